@@ -1,0 +1,285 @@
+package io.shardtrain.compute.backend;
+
+import io.shardtrain.compute.Shapes;
+import io.shardtrain.compute.Tensor;
+
+/**
+ * The CPU backend. GEMM is a packed, register-blocked JDK Vector API kernel split over
+ * {@code threads} threads for large shapes ({@link VectorGemm}); the element-wise operations are
+ * memory-bound loops the JIT vectorizes well, so they stay plain and single-threaded.
+ */
+public final class CpuBackend implements Backend {
+  private final VectorGemm gemm;
+
+  private CpuBackend(int threads) {
+    this.gemm = new VectorGemm(threads);
+  }
+
+  /** A CPU backend that uses up to {@code threads} threads for one GEMM. */
+  public static CpuBackend create(int threads) {
+    if (threads < 1) {
+      throw new IllegalArgumentException("compute threads must be at least 1, got " + threads);
+    }
+    return new CpuBackend(threads);
+  }
+
+  @Override
+  public String name() {
+    return "cpu";
+  }
+
+  @Override
+  public int threads() {
+    return gemm.threads();
+  }
+
+  @Override
+  public void gemm(boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c) {
+    Shapes.requireMatrix("gemm A", a);
+    Shapes.requireMatrix("gemm B", b);
+    Shapes.requireMatrix("gemm C", c);
+    int m = transA ? a.cols() : a.rows();
+    int k = transA ? a.rows() : a.cols();
+    int kb = transB ? b.cols() : b.rows();
+    int n = transB ? b.rows() : b.cols();
+    if (k != kb || c.rows() != m || c.cols() != n) {
+      throw new IllegalArgumentException("gemm: shape mismatch op(A)=" + a.shapeString()
+          + (transA ? "^T" : "") + " op(B)=" + b.shapeString() + (transB ? "^T" : "")
+          + " C=" + c.shapeString());
+    }
+    gemm.gemm(transA, transB, m, n, k, alpha, a.data(), a.cols(), b.data(), b.cols(), beta, c.data(), n);
+  }
+
+  @Override
+  public void axpy(float alpha, Tensor x, Tensor y) {
+    Shapes.requireSame("axpy", x, y);
+    float[] xs = x.data();
+    float[] ys = y.data();
+    for (int i = 0; i < ys.length; i++) ys[i] += alpha * xs[i];
+  }
+
+  @Override
+  public void scale(float alpha, Tensor x) {
+    float[] xs = x.data();
+    for (int i = 0; i < xs.length; i++) xs[i] *= alpha;
+  }
+
+  @Override
+  public void add(Tensor a, Tensor b, Tensor out) {
+    Shapes.requireSame("add", a, b);
+    Shapes.requireSame("add", a, out);
+    float[] as = a.data(), bs = b.data(), os = out.data();
+    for (int i = 0; i < os.length; i++) os[i] = as[i] + bs[i];
+  }
+
+  @Override
+  public void mul(Tensor a, Tensor b, Tensor out) {
+    Shapes.requireSame("mul", a, b);
+    Shapes.requireSame("mul", a, out);
+    float[] as = a.data(), bs = b.data(), os = out.data();
+    for (int i = 0; i < os.length; i++) os[i] = as[i] * bs[i];
+  }
+
+  @Override
+  public void addRowVector(Tensor m, Tensor v) {
+    int cols = m.cols();
+    Shapes.requireSize("addRowVector " + m.shapeString() + " + vector", v, cols);
+    float[] ms = m.data(), vs = v.data();
+    for (int off = 0; off < ms.length; off += cols) {
+      for (int c = 0; c < cols; c++) ms[off + c] += vs[c];
+    }
+  }
+
+  @Override
+  public void columnSums(Tensor m, Tensor out) {
+    int cols = m.cols();
+    Shapes.requireSize("columnSums of " + m.shapeString(), out, cols);
+    float[] ms = m.data(), os = out.data();
+    java.util.Arrays.fill(os, 0f);
+    for (int off = 0; off < ms.length; off += cols) {
+      for (int c = 0; c < cols; c++) os[c] += ms[off + c];
+    }
+  }
+
+  @Override
+  public void rowSums(Tensor m, Tensor out) {
+    int rows = m.rows(), cols = m.cols();
+    Shapes.requireSize("rowSums of " + m.shapeString(), out, rows);
+    float[] ms = m.data(), os = out.data();
+    for (int r = 0; r < rows; r++) {
+      float s = 0f;
+      for (int c = 0, off = r * cols; c < cols; c++) s += ms[off + c];
+      os[r] = s;
+    }
+  }
+
+  @Override
+  public void rowMax(Tensor m, Tensor out) {
+    int rows = m.rows(), cols = m.cols();
+    Shapes.requireSize("rowMax of " + m.shapeString(), out, rows);
+    float[] ms = m.data(), os = out.data();
+    for (int r = 0; r < rows; r++) {
+      float best = Float.NEGATIVE_INFINITY;
+      for (int c = 0, off = r * cols; c < cols; c++) best = Math.max(best, ms[off + c]);
+      os[r] = best;
+    }
+  }
+
+  @Override
+  public void rowArgmax(Tensor m, int[] out) {
+    int rows = m.rows(), cols = m.cols();
+    Shapes.requireLength("rowArgmax of " + m.shapeString(), rows, out.length);
+    float[] ms = m.data();
+    for (int r = 0; r < rows; r++) {
+      int off = r * cols, best = 0;
+      for (int c = 1; c < cols; c++) if (ms[off + c] > ms[off + best]) best = c;
+      out[r] = best;
+    }
+  }
+
+  @Override
+  public void relu(Tensor x, Tensor out) {
+    Shapes.requireSame("relu", x, out);
+    float[] xs = x.data(), os = out.data();
+    for (int i = 0; i < os.length; i++) os[i] = Math.max(xs[i], 0f);
+  }
+
+  @Override
+  public void reluBackward(Tensor x, Tensor gradOut, Tensor gradIn) {
+    Shapes.requireSame("reluBackward", x, gradOut);
+    Shapes.requireSame("reluBackward", x, gradIn);
+    float[] xs = x.data(), g = gradOut.data(), gi = gradIn.data();
+    for (int i = 0; i < gi.length; i++) gi[i] = xs[i] > 0f ? g[i] : 0f;
+  }
+
+  @Override
+  public void tanh(Tensor x, Tensor out) {
+    Shapes.requireSame("tanh", x, out);
+    float[] xs = x.data(), os = out.data();
+    for (int i = 0; i < os.length; i++) os[i] = (float) Math.tanh(xs[i]);
+  }
+
+  @Override
+  public void tanhBackward(Tensor y, Tensor gradOut, Tensor gradIn) {
+    Shapes.requireSame("tanhBackward", y, gradOut);
+    Shapes.requireSame("tanhBackward", y, gradIn);
+    float[] ys = y.data(), g = gradOut.data(), gi = gradIn.data();
+    for (int i = 0; i < gi.length; i++) gi[i] = g[i] * (1f - ys[i] * ys[i]);
+  }
+
+  @Override
+  public void sigmoid(Tensor x, Tensor out) {
+    Shapes.requireSame("sigmoid", x, out);
+    float[] xs = x.data(), os = out.data();
+    for (int i = 0; i < os.length; i++) os[i] = sigmoid(xs[i]);
+  }
+
+  static float sigmoid(float x) {
+    // Two branches keep exp's argument negative, so neither side overflows.
+    if (x >= 0f) return (float) (1.0 / (1.0 + Math.exp(-x)));
+    double e = Math.exp(x);
+    return (float) (e / (1.0 + e));
+  }
+
+  @Override
+  public void sigmoidBackward(Tensor y, Tensor gradOut, Tensor gradIn) {
+    Shapes.requireSame("sigmoidBackward", y, gradOut);
+    Shapes.requireSame("sigmoidBackward", y, gradIn);
+    float[] ys = y.data(), g = gradOut.data(), gi = gradIn.data();
+    for (int i = 0; i < gi.length; i++) gi[i] = g[i] * ys[i] * (1f - ys[i]);
+  }
+
+  @Override
+  public float softmaxCrossEntropy(Tensor logits, int[] labels, Tensor probs, Tensor gradLogits) {
+    Shapes.requireMatrix("softmaxCrossEntropy", logits);
+    int rows = logits.rows(), cols = logits.cols();
+    Shapes.requireLength("softmaxCrossEntropy labels for logits " + logits.shapeString(), rows, labels.length);
+    if (probs != null) Shapes.requireSame("softmaxCrossEntropy probs", logits, probs);
+    if (gradLogits != null) Shapes.requireSame("softmaxCrossEntropy grad", logits, gradLogits);
+    float[] z = logits.data();
+    float[] p = probs != null ? probs.data() : null;
+    float[] g = gradLogits != null ? gradLogits.data() : null;
+    double total = 0;
+    float invRows = 1f / rows;
+    for (int r = 0; r < rows; r++) {
+      int off = r * cols;
+      int y = labels[r];
+      if (y < 0 || y >= cols) {
+        throw new IllegalArgumentException("softmaxCrossEntropy: label " + y + " at row " + r
+            + " is outside [0, " + cols + ")");
+      }
+      float max = Float.NEGATIVE_INFINITY;
+      for (int c = 0; c < cols; c++) max = Math.max(max, z[off + c]);
+      double sum = 0;
+      for (int c = 0; c < cols; c++) sum += Math.exp(z[off + c] - max);
+      double logSum = Math.log(sum);
+      total += logSum - (z[off + y] - max);
+      if (p != null || g != null) {
+        for (int c = 0; c < cols; c++) {
+          float pc = (float) Math.exp(z[off + c] - max - logSum);
+          if (p != null) p[off + c] = pc;
+          if (g != null) g[off + c] = (pc - (c == y ? 1f : 0f)) * invRows;
+        }
+      }
+    }
+    return (float) (total / rows);
+  }
+
+  @Override
+  public float logisticLoss(Tensor logits, float[] labels, Tensor probs, Tensor gradLogits) {
+    int n = logits.size();
+    Shapes.requireLength("logisticLoss labels for logits " + logits.shapeString(), n, labels.length);
+    if (probs != null) Shapes.requireSame("logisticLoss probs", logits, probs);
+    if (gradLogits != null) Shapes.requireSame("logisticLoss grad", logits, gradLogits);
+    float[] z = logits.data();
+    double total = 0;
+    float invN = 1f / n;
+    for (int i = 0; i < n; i++) {
+      float x = z[i];
+      float y = labels[i];
+      // log(1 + exp(-|x|)) + max(x, 0) - x*y: the stable form of binary cross-entropy on logits.
+      total += Math.log1p(Math.exp(-Math.abs(x))) + Math.max(x, 0f) - x * y;
+      float p = sigmoid(x);
+      if (probs != null) probs.data()[i] = p;
+      if (gradLogits != null) gradLogits.data()[i] = (p - y) * invN;
+    }
+    return (float) (total / n);
+  }
+
+  @Override
+  public void gather(Tensor table, int[] ids, Tensor out) {
+    Shapes.requireMatrix("gather table", table);
+    int dim = table.cols(), rows = table.rows();
+    if (out.size() != ids.length * dim) {
+      throw new IllegalArgumentException("gather: output " + out.shapeString() + " does not hold "
+          + ids.length + " rows of table " + table.shapeString());
+    }
+    float[] t = table.data(), o = out.data();
+    for (int i = 0; i < ids.length; i++) {
+      int id = ids[i];
+      if (id < 0 || id >= rows) {
+        throw new IllegalArgumentException("gather: id " + id + " outside table " + table.shapeString());
+      }
+      System.arraycopy(t, id * dim, o, i * dim, dim);
+    }
+  }
+
+  @Override
+  public void scatterAdd(Tensor grad, int[] ids, Tensor tableGrad) {
+    Shapes.requireMatrix("scatterAdd table", tableGrad);
+    int dim = tableGrad.cols(), rows = tableGrad.rows();
+    if (grad.size() != ids.length * dim) {
+      throw new IllegalArgumentException("scatterAdd: gradient " + grad.shapeString()
+          + " does not hold " + ids.length + " rows of table " + tableGrad.shapeString());
+    }
+    float[] g = grad.data(), t = tableGrad.data();
+    for (int i = 0; i < ids.length; i++) {
+      int id = ids[i];
+      if (id < 0 || id >= rows) {
+        throw new IllegalArgumentException("scatterAdd: id " + id + " outside table " + tableGrad.shapeString());
+      }
+      int src = i * dim, dst = id * dim;
+      for (int c = 0; c < dim; c++) t[dst + c] += g[src + c];
+    }
+  }
+}
