@@ -1,0 +1,79 @@
+package io.shardtrain.actors.config;
+
+import com.typesafe.config.Config;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * One training job's settings, read once from {@code shardtrain.train}, {@code shardtrain.compute}
+ * and {@code shardtrain.data-dir}; command-line flags are applied as a
+ * configuration layer over the files before this is read. Values are checked here so a bad one fails before any data is loaded.
+ */
+public record TrainSettings(
+    String dataset,
+    int[] hidden,
+    String activation,
+    String optimizer,
+    double lr,
+    String lrSchedule,
+    double weightDecay,
+    int batch,
+    int epochs,
+    long steps,
+    long seed,
+    long evalEvery,
+    String backend,
+    int computeThreads,
+    Path dataDir) {
+
+  public TrainSettings {
+    if (batch < 1) throw new IllegalArgumentException("batch must be at least 1, got " + batch);
+    if (epochs < 0) throw new IllegalArgumentException("epochs must not be negative, got " + epochs);
+    if (steps < 0) throw new IllegalArgumentException("steps must not be negative, got " + steps);
+    if (epochs == 0 && steps == 0) throw new IllegalArgumentException("either epochs or steps must be positive");
+    if (!(lr > 0) || !Double.isFinite(lr)) throw new IllegalArgumentException("lr must be a positive number, got " + lr);
+    if (weightDecay < 0) throw new IllegalArgumentException("weight-decay must not be negative, got " + weightDecay);
+    if (computeThreads < 1) throw new IllegalArgumentException("compute threads must be at least 1, got " + computeThreads);
+    for (int h : hidden) {
+      if (h < 1) throw new IllegalArgumentException("hidden layer widths must be positive, got " + h);
+    }
+    hidden = hidden.clone();
+  }
+
+  public static TrainSettings fromConfig(Config config) {
+    Config t = config.getConfig("shardtrain.train");
+    List<Integer> hidden = t.getIntList("hidden");
+    return new TrainSettings(
+        t.getString("dataset"),
+        hidden.stream().mapToInt(Integer::intValue).toArray(),
+        t.getString("activation"),
+        t.getString("optimizer"),
+        t.getDouble("lr"),
+        t.getString("lr-schedule"),
+        t.getDouble("weight-decay"),
+        t.getInt("batch"),
+        t.getInt("epochs"),
+        t.getLong("steps"),
+        t.getLong("seed"),
+        t.getLong("eval-every"),
+        config.getString("shardtrain.compute.backend"),
+        config.getInt("shardtrain.compute.threads"),
+        Path.of(config.getString("shardtrain.data-dir")));
+  }
+
+  /** Parses "512,256" (or "" for no hidden layer). */
+  public static int[] parseHidden(String spec) {
+    if (spec.isBlank()) return new int[0];
+    try {
+      return java.util.Arrays.stream(spec.split(",")).map(String::trim).mapToInt(Integer::parseInt).toArray();
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("hidden must be comma-separated widths like 512,256, got '" + spec + "'");
+    }
+  }
+
+  @Override
+  public int[] hidden() {
+    return hidden.clone();
+  }
+
+}

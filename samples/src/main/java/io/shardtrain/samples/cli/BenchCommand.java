@@ -1,0 +1,63 @@
+package io.shardtrain.samples.cli;
+
+import io.shardtrain.compute.bench.GemmBenchmark;
+import io.shardtrain.samples.report.Json;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code shardtrain bench ...}: the project's benchmark commands. */
+@Command(name = "bench", mixinStandardHelpOptions = true, description = "Benchmarks.",
+    subcommands = {BenchCommand.Gemm.class})
+final class BenchCommand implements Runnable {
+  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(spec.commandLine().getOut());
+  }
+
+  @Command(name = "gemm", mixinStandardHelpOptions = true,
+      description = "Single-precision GEMM (n x n times n x n) on the CPU backend, in GFLOP/s.")
+  static final class Gemm implements Callable<Integer> {
+    @Option(names = "--n", defaultValue = "1024", description = "Matrix size (default: ${DEFAULT-VALUE}).")
+    int n;
+    @Option(names = "--threads", defaultValue = "1", description = "Threads (default: ${DEFAULT-VALUE}).")
+    int threads;
+    @Option(names = "--warmup", defaultValue = "5", description = "Warm-up runs (default: ${DEFAULT-VALUE}).")
+    int warmup;
+    @Option(names = "--iterations", defaultValue = "15", description = "Measured runs (default: ${DEFAULT-VALUE}).")
+    int iterations;
+    @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
+    Path report;
+
+    @Override
+    public Integer call() throws Exception {
+      if (n < 1) throw new IllegalArgumentException("--n must be at least 1, got " + n);
+      if (threads < 1) throw new IllegalArgumentException("--threads must be at least 1, got " + threads);
+      if (iterations < 1) throw new IllegalArgumentException("--iterations must be at least 1, got " + iterations);
+      GemmBenchmark.Result r = GemmBenchmark.run(n, threads, warmup, iterations);
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("benchmark", "gemm");
+      m.put("n", n);
+      m.put("threads", threads);
+      m.put("iterations", iterations);
+      m.put("gflops", r.gflops());
+      m.put("best_gflops", r.bestGflops());
+      m.put("median_seconds", r.medianSeconds());
+      m.put("cpu", System.getProperty("os.arch") + ", " + Runtime.getRuntime().availableProcessors() + " cores");
+      m.put("java", System.getProperty("java.version"));
+      System.out.printf("gemm n=%d threads=%d: %.1f GFLOP/s (median of %d), best %.1f%n",
+          n, threads, r.gflops(), iterations, r.bestGflops());
+      if (report != null) {
+        Files.writeString(report, Json.write(m));
+        System.out.println("report: " + report);
+      }
+      return 0;
+    }
+  }
+}

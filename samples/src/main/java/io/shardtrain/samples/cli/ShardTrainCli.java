@@ -1,0 +1,74 @@
+package io.shardtrain.samples.cli;
+
+import com.typesafe.config.ConfigException;
+import io.shardtrain.compute.data.DataUnavailableException;
+import java.io.PrintWriter;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The {@code shardtrain} command line: one subcommand per way of running ShardTrain. */
+@Command(
+    name = "shardtrain",
+    mixinStandardHelpOptions = true,
+    versionProvider = ShardTrainCli.Version.class,
+    description = "Distributed deep-learning training on Akka: parameter shards, trainers, a master.",
+    subcommands = {LocalCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
+public final class ShardTrainCli implements Runnable {
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  public static void main(String[] args) {
+    System.exit(execute(args));
+  }
+
+  /** Runs the command line and returns its exit code (used by tests). */
+  public static int execute(String... args) {
+    CommandLine cl = new CommandLine(new ShardTrainCli());
+    cl.setExecutionExceptionHandler(ShardTrainCli::onError);
+    cl.setParameterExceptionHandler(ShardTrainCli::onBadArguments);
+    return cl.execute(args);
+  }
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(spec.commandLine().getOut());
+  }
+
+  /** A bad flag is one line naming it and where to look, not a page of usage. */
+  private static int onBadArguments(CommandLine.ParameterException e, String[] args) {
+    CommandLine cl = e.getCommandLine();
+    String path = cl.getCommandSpec().qualifiedName();
+    cl.getErr().println("shardtrain: error: " + e.getMessage() + " (see '" + path + " --help')");
+    cl.getErr().flush();
+    return 2;
+  }
+
+  /** User errors are one line on stderr and exit code 2; anything else keeps its stack trace. */
+  private static int onError(Exception e, CommandLine cl, CommandLine.ParseResult parsed) {
+    PrintWriter err = cl.getErr();
+    if (isUserError(e)) {
+      err.println("shardtrain: error: " + e.getMessage());
+      err.flush();
+      return 2;
+    }
+    err.println("shardtrain: internal error: " + e);
+    e.printStackTrace(err);
+    err.flush();
+    return 1;
+  }
+
+  private static boolean isUserError(Throwable e) {
+    return e instanceof IllegalArgumentException
+        || e instanceof DataUnavailableException
+        || e instanceof ConfigException
+        || e instanceof java.nio.file.NoSuchFileException
+        || e instanceof IllegalStateException && e.getMessage() != null && e.getMessage().startsWith("training diverged");
+  }
+
+  static final class Version implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      String v = ShardTrainCli.class.getPackage().getImplementationVersion();
+      return new String[] {"shardtrain " + (v == null ? "dev" : v) + " (Akka " + akka.Version.current() + ")"};
+    }
+  }
+}

@@ -1,0 +1,39 @@
+package io.shardtrain.samples.local;
+
+import io.shardtrain.compute.data.DataUnavailableException;
+import io.shardtrain.compute.data.Dataset;
+import io.shardtrain.compute.data.Mnist;
+import io.shardtrain.compute.data.MnistFetcher;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** Loads a named data set, fetching it into the data directory when the project can. */
+public final class DataSets {
+  /** Where Debian's package dataset-fashion-mnist puts the files. */
+  static final Path FASHION_MNIST_DEBIAN = Path.of("/usr/share/datasets/fashion-mnist");
+
+  private DataSets() {}
+
+  public record TrainTest(Dataset train, Dataset test) {}
+
+  public static TrainTest load(String name, Path dataDir) throws java.io.IOException {
+    switch (name) {
+      case "mnist": {
+        Mnist.Split split = Mnist.load(MnistFetcher.ensure(dataDir));
+        return new TrainTest(split.train(), split.test());
+      }
+      case "fashion-mnist": {
+        Path local = dataDir.resolve("fashion-mnist");
+        Path dir = Files.isDirectory(local) ? local : FASHION_MNIST_DEBIAN;
+        if (!Files.isDirectory(dir)) {
+          throw new DataUnavailableException("Fashion-MNIST not found in " + local + " or " + FASHION_MNIST_DEBIAN
+              + ": run 'apt-get install dataset-fashion-mnist' or put the IDX files in " + local);
+        }
+        Mnist.Split split = Mnist.load(dir);
+        return new TrainTest(split.train(), split.test());
+      }
+      default:
+        throw new IllegalArgumentException("unknown dataset '" + name + "': expected mnist or fashion-mnist");
+    }
+  }
+}

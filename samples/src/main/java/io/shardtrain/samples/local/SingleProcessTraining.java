@@ -1,0 +1,128 @@
+package io.shardtrain.samples.local;
+
+import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.compute.Tensor;
+import io.shardtrain.compute.backend.Backend;
+import io.shardtrain.compute.data.BatchReader;
+import io.shardtrain.compute.data.Dataset;
+import io.shardtrain.compute.data.ReaderPosition;
+import io.shardtrain.compute.metrics.Accuracy;
+import io.shardtrain.compute.nn.Activation;
+import io.shardtrain.compute.nn.Mlp;
+import io.shardtrain.compute.nn.Parameter;
+import io.shardtrain.compute.optim.LearningRateSchedule;
+import io.shardtrain.compute.optim.Optimizer;
+import io.shardtrain.compute.optim.OptimizerSpec;
+import io.shardtrain.compute.optim.OptimizerState;
+import io.shardtrain.samples.report.ProgressBar;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Trains an MLP classifier in this process, on one backend, without any actor: the baseline the
+ * distributed modes are measured against, and the reference their parameters must equal in sync
+ * mode. Throughput counts training steps only (no start-up, data loading or evaluation).
+ */
+public final class SingleProcessTraining {
+
+  /** Test-set evaluation after some step. */
+  public record Evaluation(long step, int epoch, double testAccuracy, double trainLoss) {}
+
+  /** What a run produced. */
+  public record Result(long steps, int epochs, long samples, double trainSeconds, double wallSeconds,
+      double finalLoss, double testAccuracy, List<Evaluation> evaluations, Mlp model) {
+    public double samplesPerSec() {
+      return trainSeconds > 0 ? samples / trainSeconds : 0;
+    }
+  }
+
+  private final TrainSettings settings;
+  private final Backend backend;
+  private final ProgressBar progress;
+
+  public SingleProcessTraining(TrainSettings settings, Backend backend, ProgressBar progress) {
+    this.settings = settings;
+    this.backend = backend;
+    this.progress = progress;
+  }
+
+  public Result run(Dataset train, Dataset test) {
+    long wallStart = System.nanoTime();
+    if (train.numClasses() < 2) {
+      throw new IllegalArgumentException("data set '" + settings.dataset() + "' has no class labels");
+    }
+    Mlp model = Mlp.create(backend, train.dim(), settings.hidden(), train.numClasses(),
+        Activation.valueOf(settings.activation().toUpperCase(Locale.ROOT)), settings.seed());
+    Optimizer optimizer = OptimizerSpec.parse(settings.optimizer())
+        .withWeightDecay(settings.weightDecay()).create();
+    LearningRateSchedule schedule = LearningRateSchedule.parse(settings.lrSchedule(), (float) settings.lr());
+    List<Parameter> params = model.parameters();
+    List<OptimizerState> states = new ArrayList<>();
+    for (Parameter p : params) states.add(OptimizerState.create(optimizer, p.size()));
+
+    int batch = settings.batch();
+    long stepsPerEpoch = (train.size() + batch - 1) / batch;
+    long totalSteps = settings.steps() > 0 ? settings.steps() : stepsPerEpoch * settings.epochs();
+    BatchReader reader = new BatchReader(train, batch, settings.seed(), true, new ReaderPosition(0, 0));
+    Tensor x = Tensor.zeros(batch, train.dim());
+    List<Evaluation> evaluations = new ArrayList<>();
+    long trainNanos = 0;
+    long samples = 0;
+    double lossEma = Double.NaN;
+    double lastLoss = Double.NaN;
+    int epoch = 0;
+    for (long step = 1; step <= totalSteps; step++) {
+      BatchReader.Batch b = reader.next();
+      long t0 = System.nanoTime();
+      if (x.rows() != b.size()) x = Tensor.zeros(b.size(), train.dim());
+      System.arraycopy(b.features(), 0, x.data(), 0, b.size() * train.dim());
+      float loss = model.forwardBackward(x, b.labels(), p -> { });
+      if (!Float.isFinite(loss)) {
+        throw new IllegalStateException("training diverged at step " + step + " (loss " + loss
+            + "); lower --lr (now " + settings.lr() + ")");
+      }
+      for (int i = 0; i < params.size(); i++) {
+        Parameter p = params.get(i);
+        states.get(i).step(optimizer, schedule, p.value().data(), p.grad().data());
+      }
+      trainNanos += System.nanoTime() - t0;
+      samples += b.size();
+      lastLoss = loss;
+      lossEma = Double.isNaN(lossEma) ? loss : 0.98 * lossEma + 0.02 * loss;
+      progress.update(step, samples / (trainNanos / 1e9), lossEma);
+      boolean epochEnd = b.positionAfter().epoch() > epoch;
+      if (epochEnd) epoch++;
+      boolean periodic = settings.evalEvery() > 0 && step % settings.evalEvery() == 0;
+      if (epochEnd || periodic || step == totalSteps) {
+        double acc = evaluate(model, test);
+        evaluations.add(new Evaluation(step, epoch, acc, lossEma));
+        progress.message(String.format(Locale.ROOT, "step %d  epoch %d  loss %.4f  test accuracy %.4f",
+            step, epoch, lossEma, acc));
+      }
+    }
+    progress.finish();
+    double finalAcc = evaluations.isEmpty() ? evaluate(model, test) : evaluations.get(evaluations.size() - 1).testAccuracy();
+    return new Result(totalSteps, epoch, samples, trainNanos / 1e9, (System.nanoTime() - wallStart) / 1e9,
+        lastLoss, finalAcc, evaluations, model);
+  }
+
+  /** Accuracy of {@code model} on {@code data}, in batches of 1000. */
+  public static double evaluate(Mlp model, Dataset data) {
+    int chunk = 1000;
+    int correct = 0;
+    float[] buf = new float[chunk * data.dim()];
+    for (int from = 0; from < data.size(); from += chunk) {
+      int n = Math.min(chunk, data.size() - from);
+      int[] idx = new int[n];
+      for (int i = 0; i < n; i++) idx[i] = from + i;
+      data.copyFeatures(idx, 0, n, buf);
+      Tensor x = Tensor.wrap(n == chunk ? buf : java.util.Arrays.copyOf(buf, n * data.dim()), n, data.dim());
+      int[] predicted = model.predict(x);
+      int[] labels = new int[n];
+      for (int i = 0; i < n; i++) labels[i] = data.classLabel(from + i);
+      correct += Math.round(Accuracy.of(predicted, labels) * n);
+    }
+    return (double) correct / data.size();
+  }
+}
