@@ -1,0 +1,97 @@
+package io.shardtrain.compute.optim;
+
+/**
+ * The optimizer state of one parameter block: its slot arrays and how many updates it has had.
+ *
+ * <p>The update count drives Adam's bias correction and the learning-rate schedule, so in async
+ * training each block decays on its own count and needs no global step. Not thread-safe: the
+ * owner (one shard entity, or one training thread) serializes access.
+ */
+public final class OptimizerState {
+  private final int length;
+  private final float[][] slots;
+  private long updates;
+
+  private OptimizerState(int length, float[][] slots, long updates) {
+    this.length = length;
+    this.slots = slots;
+    this.updates = updates;
+  }
+
+  /** Fresh state for a block of {@code length} values, no updates applied yet. */
+  public static OptimizerState create(Optimizer optimizer, int length) {
+    if (length < 0) {
+      throw new IllegalArgumentException("block length must be >= 0, not " + length);
+    }
+    return new OptimizerState(length, optimizer.newSlots(length), 0L);
+  }
+
+  /**
+   * State rebuilt from existing arrays (a snapshot), wrapped without copying. Every slot must
+   * have {@code length} values.
+   */
+  public static OptimizerState of(int length, float[][] slots, long updates) {
+    if (length < 0) {
+      throw new IllegalArgumentException("block length must be >= 0, not " + length);
+    }
+    if (slots == null) {
+      throw new IllegalArgumentException("slots must not be null");
+    }
+    for (int s = 0; s < slots.length; s++) {
+      if (slots[s] == null || slots[s].length != length) {
+        throw new IllegalArgumentException("slot " + s + " of length "
+            + (slots[s] == null ? "null" : String.valueOf(slots[s].length))
+            + " does not match block length " + length);
+      }
+    }
+    if (updates < 0) {
+      throw new IllegalArgumentException("update count must be >= 0, not " + updates);
+    }
+    return new OptimizerState(length, slots, updates);
+  }
+
+  /** The block length this state is for. */
+  public int length() {
+    return length;
+  }
+
+  /** The live slot arrays (not copies). */
+  public float[][] slots() {
+    return slots;
+  }
+
+  /** Updates applied so far. */
+  public long updates() {
+    return updates;
+  }
+
+  /**
+   * Applies one update: the rate is {@code schedule.rate(updates())} (the count before this
+   * update), the optimizer sees {@code step = updates() + 1}, and the count advances only when
+   * the update succeeded.
+   */
+  public void step(Optimizer optimizer, LearningRateSchedule schedule, float[] weights, float[] grad) {
+    if (weights == null || weights.length != length) {
+      throw new IllegalArgumentException("weights of length "
+          + (weights == null ? "null" : String.valueOf(weights.length))
+          + " do not match optimizer state for length " + length);
+    }
+    long next = updates + 1;
+    optimizer.apply(weights, grad, slots, next, schedule.rate(updates));
+    updates = next;
+  }
+
+  /** A deep copy, e.g. for a snapshot taken while updates go on. */
+  public OptimizerState copy() {
+    float[][] c = new float[slots.length][];
+    for (int s = 0; s < slots.length; s++) {
+      c[s] = slots[s].clone();
+    }
+    return new OptimizerState(length, c, updates);
+  }
+
+  @Override
+  public String toString() {
+    return "OptimizerState[length=" + length + ", slots=" + slots.length + ", updates=" + updates + "]";
+  }
+}
