@@ -237,6 +237,10 @@ public final class CpuBackend implements Backend {
     for (int i = 0; i < n; i++) {
       float x = z[i];
       float y = labels[i];
+      if (!(y >= 0f && y <= 1f)) {
+        throw new IllegalArgumentException("logisticLoss: label " + y + " at index " + i
+            + " is outside [0, 1]");
+      }
       // log(1 + exp(-|x|)) + max(x, 0) - x*y: the stable form of binary cross-entropy on logits.
       total += Math.log1p(Math.exp(-Math.abs(x))) + Math.max(x, 0f) - x * y;
       float p = sigmoid(x);

@@ -1,0 +1,135 @@
+package io.shardtrain.compute.nn;
+
+import io.shardtrain.compute.Tensor;
+import io.shardtrain.compute.backend.Backend;
+import java.util.List;
+import java.util.Objects;
+import java.util.Random;
+
+/**
+ * A fully connected layer, {@code y = x W + b}, with {@code W} of shape {@code [in, out]} and
+ * {@code b} of shape {@code [out]}; parameters {@code <name>.weight} and {@code <name>.bias}.
+ *
+ * <p>Weights start He/Kaiming-uniform, {@code U(-sqrt(6/in), sqrt(6/in))}, which keeps the
+ * activation variance steady through ReLU layers, or Glorot-uniform,
+ * {@code U(-sqrt(6/(in+out)), sqrt(6/(in+out)))}, the usual choice before tanh and sigmoid.
+ * Biases start at zero. Backward is split in {@link #backwardParameters} and
+ * {@link #backwardInput} so a model can hand out this layer's gradients before it spends time on
+ * the input gradient (and skip that entirely for the first layer).
+ */
+public final class Dense implements Layer {
+
+  /** How the weights are drawn. */
+  public enum Init {
+    HE_UNIFORM,
+    GLOROT_UNIFORM
+  }
+
+  private final String name;
+  private final int in;
+  private final int out;
+  private final Backend backend;
+  private final Parameter weight;
+  private final Parameter bias;
+
+  private Tensor input;
+  private Tensor output;
+  private Tensor gradInput;
+
+  /** A layer with He/Kaiming-uniform weights. */
+  public Dense(String name, int in, int out, Backend backend, Random initRng) {
+    this(name, in, out, backend, initRng, Init.HE_UNIFORM);
+  }
+
+  public Dense(String name, int in, int out, Backend backend, Random initRng, Init init) {
+    if (in < 1 || out < 1) {
+      throw new IllegalArgumentException(name + ": dense sizes must be positive, got in=" + in + " out=" + out);
+    }
+    this.name = Objects.requireNonNull(name, "name");
+    this.in = in;
+    this.out = out;
+    this.backend = Objects.requireNonNull(backend, "backend");
+    Tensor w = Tensor.zeros(in, out);
+    double limit = init == Init.HE_UNIFORM ? Math.sqrt(6.0 / in) : Math.sqrt(6.0 / (in + out));
+    float[] ws = w.data();
+    for (int i = 0; i < ws.length; i++) ws[i] = (float) ((initRng.nextDouble() * 2 - 1) * limit);
+    this.weight = new Parameter(name + ".weight", w);
+    this.bias = new Parameter(name + ".bias", Tensor.zeros(out));
+  }
+
+  public String name() {
+    return name;
+  }
+
+  public int inputWidth() {
+    return in;
+  }
+
+  public int outputWidth() {
+    return out;
+  }
+
+  public Parameter weight() {
+    return weight;
+  }
+
+  public Parameter bias() {
+    return bias;
+  }
+
+  @Override
+  public Tensor forward(Tensor x) {
+    if (x.rank() != 2 || x.cols() != in) {
+      throw new IllegalArgumentException(name + ".forward: input shape " + x.shapeString()
+          + " does not match weight shape " + weight.value().shapeString() + " (needs " + in + " columns)");
+    }
+    int batch = x.rows();
+    output = Buffers.ensure(output, batch, out);
+    // Start from the bias in every row, then accumulate x W on top (beta = 1): one pass fewer
+    // than gemm followed by a bias add.
+    float[] o = output.data(), b = bias.value().data();
+    for (int r = 0; r < batch; r++) System.arraycopy(b, 0, o, r * out, out);
+    backend.gemm(false, false, 1f, x, weight.value(), 1f, output);
+    input = x;
+    return output;
+  }
+
+  @Override
+  public Tensor backward(Tensor gradOutput) {
+    backwardParameters(gradOutput);
+    return backwardInput(gradOutput);
+  }
+
+  /** Writes {@code dW = x^T g} and {@code db = columnSums(g)} for the last forward's input x. */
+  public void backwardParameters(Tensor gradOutput) {
+    checkGradOutput(gradOutput);
+    backend.gemm(true, false, 1f, input, gradOutput, 0f, weight.grad());
+    backend.columnSums(gradOutput, bias.grad());
+  }
+
+  /** Returns {@code dx = g W^T}, in a buffer this layer owns. */
+  public Tensor backwardInput(Tensor gradOutput) {
+    checkGradOutput(gradOutput);
+    gradInput = Buffers.ensure(gradInput, input.rows(), in);
+    backend.gemm(false, true, 1f, gradOutput, weight.value(), 0f, gradInput);
+    return gradInput;
+  }
+
+  private void checkGradOutput(Tensor g) {
+    Buffers.requireForward(input, name);
+    if (!g.sameShape(output)) {
+      throw new IllegalArgumentException(name + ".backward: gradient shape " + g.shapeString()
+          + " does not match output shape " + output.shapeString());
+    }
+  }
+
+  @Override
+  public List<Parameter> parameters() {
+    return List.of(weight, bias);
+  }
+
+  @Override
+  public String toString() {
+    return "Dense(" + name + ", " + in + " -> " + out + ")";
+  }
+}

@@ -1,0 +1,149 @@
+package io.shardtrain.compute.nn;
+
+import io.shardtrain.compute.Tensor;
+import io.shardtrain.compute.backend.Backend;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+import java.util.Random;
+import java.util.function.Consumer;
+
+/**
+ * A multi-layer perceptron classifier: dense layers {@code dense1 .. denseN} with one activation
+ * between each pair, softmax cross-entropy on top.
+ *
+ * <p>{@link #forwardBackward} hands each parameter to the caller the moment its gradient is
+ * final, last layer first, so a trainer can start pushing the top layers while the lower ones
+ * are still being differentiated. Hidden layers take the init that suits the activation
+ * ({@link Activation#init()}); the output layer, which feeds the softmax, is Glorot-uniform.
+ * All weights come from one {@code Random(seed)} in layer order, so a seed fixes the model.
+ *
+ * <p>Not thread-safe. Returned tensors (logits, gradients) are buffers the model reuses: they
+ * hold until the next call.
+ */
+public final class Mlp {
+  private final Backend backend;
+  private final List<Dense> dense;
+  private final List<Layer> activations;
+  private final List<Layer> layers;
+  private final List<Parameter> parameters;
+  private final SoftmaxCrossEntropyLoss loss;
+
+  private Mlp(Backend backend, List<Dense> dense, List<Layer> activations) {
+    this.backend = backend;
+    this.dense = List.copyOf(dense);
+    this.activations = List.copyOf(activations);
+    List<Layer> all = new ArrayList<>();
+    List<Parameter> params = new ArrayList<>();
+    for (int i = 0; i < dense.size(); i++) {
+      all.add(dense.get(i));
+      params.addAll(dense.get(i).parameters());
+      if (i < activations.size()) all.add(activations.get(i));
+    }
+    this.layers = Collections.unmodifiableList(all);
+    this.parameters = Collections.unmodifiableList(params);
+    this.loss = new SoftmaxCrossEntropyLoss(backend);
+  }
+
+  /**
+   * A model {@code inputDim -> hidden[0] -> ... -> outputDim}; {@code hidden} may be empty
+   * (softmax regression).
+   */
+  public static Mlp create(Backend backend, int inputDim, int[] hidden, int outputDim,
+      Activation activation, long seed) {
+    Objects.requireNonNull(backend, "backend");
+    Objects.requireNonNull(hidden, "hidden");
+    Objects.requireNonNull(activation, "activation");
+    int[] widths = new int[hidden.length + 2];
+    widths[0] = inputDim;
+    System.arraycopy(hidden, 0, widths, 1, hidden.length);
+    widths[widths.length - 1] = outputDim;
+    for (int w : widths) {
+      if (w < 1) {
+        throw new IllegalArgumentException("mlp layer widths must be positive, got input " + inputDim
+            + ", hidden " + java.util.Arrays.toString(hidden) + ", output " + outputDim);
+      }
+    }
+    Random rng = new Random(seed);
+    List<Dense> dense = new ArrayList<>();
+    List<Layer> acts = new ArrayList<>();
+    for (int i = 0; i + 1 < widths.length; i++) {
+      boolean last = i + 2 == widths.length;
+      Dense.Init init = last ? Dense.Init.GLOROT_UNIFORM : activation.init();
+      dense.add(new Dense("dense" + (i + 1), widths[i], widths[i + 1], backend, rng, init));
+      if (!last) acts.add(activation.newLayer(backend));
+    }
+    return new Mlp(backend, dense, acts);
+  }
+
+  /**
+   * Forward, softmax cross-entropy and backward for one batch {@code x [batch, inputDim]}.
+   * Calls {@code onGradient} for each parameter as soon as its gradient is written, last layer
+   * first (weight, then bias). The model reads neither the value nor the gradient of a parameter
+   * again in this call once it was handed out, so the callback may update the value in place.
+   * Returns the mean loss.
+   */
+  public float forwardBackward(Tensor x, int[] labels, Consumer<Parameter> onGradient) {
+    Objects.requireNonNull(onGradient, "onGradient");
+    float mean = loss.forward(logits(x), labels);
+    Tensor g = loss.backward();
+    for (int i = dense.size() - 1; i >= 0; i--) {
+      Dense d = dense.get(i);
+      d.backwardParameters(g);
+      // The input gradient still needs this layer's weights, so compute it before handing the
+      // parameters out: a callback may then update them in place. The first layer's input
+      // gradient is never used, so that GEMM is skipped.
+      Tensor gradInput = i > 0 ? d.backwardInput(g) : null;
+      onGradient.accept(d.weight());
+      onGradient.accept(d.bias());
+      if (i > 0) g = activations.get(i - 1).backward(gradInput);
+    }
+    return mean;
+  }
+
+  /** The output scores {@code [batch, outputDim]} before the softmax. */
+  public Tensor logits(Tensor x) {
+    Tensor h = x;
+    for (Layer layer : layers) h = layer.forward(h);
+    return h;
+  }
+
+  /** Class with the highest score for each row of {@code x} (the first on ties). */
+  public int[] predict(Tensor x) {
+    Tensor z = logits(x);
+    int[] out = new int[z.rows()];
+    backend.rowArgmax(z, out);
+    return out;
+  }
+
+  /** Softmax probabilities of the last {@link #forwardBackward}. */
+  public Tensor probabilities() {
+    return loss.probabilities();
+  }
+
+  /** All parameters: layer order, weight then bias. The list is fixed for the model's life. */
+  public List<Parameter> parameters() {
+    return parameters;
+  }
+
+  /** Total number of scalar parameters. */
+  public long parameterCount() {
+    long n = 0;
+    for (Parameter p : parameters) n += p.size();
+    return n;
+  }
+
+  /** Dense and activation layers in forward order. */
+  public List<Layer> layers() {
+    return layers;
+  }
+
+  public int inputDim() {
+    return dense.get(0).inputWidth();
+  }
+
+  public int outputDim() {
+    return dense.get(dense.size() - 1).outputWidth();
+  }
+}

@@ -1,0 +1,43 @@
+package io.shardtrain.compute.nn;
+
+import io.shardtrain.compute.Tensor;
+import io.shardtrain.compute.backend.Backend;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The logistic function {@code 1 / (1 + exp(-x))}, element-wise; backward uses {@code y (1 - y)}
+ * from the kept output {@code y}.
+ *
+ * <p>It keeps its own output, not the input, for backward, so the caller may reuse the input
+ * buffer once forward has returned.
+ */
+public final class Sigmoid implements Layer {
+  private final Backend backend;
+  private Tensor output;
+  private Tensor gradInput;
+
+  public Sigmoid(Backend backend) {
+    this.backend = Objects.requireNonNull(backend, "backend");
+  }
+
+  @Override
+  public Tensor forward(Tensor input) {
+    output = Buffers.ensureLike(output, input);
+    backend.sigmoid(input, output);
+    return output;
+  }
+
+  @Override
+  public Tensor backward(Tensor gradOutput) {
+    Buffers.requireForward(output, "Sigmoid");
+    gradInput = Buffers.ensureLike(gradInput, output);
+    backend.sigmoidBackward(output, gradOutput, gradInput);
+    return gradInput;
+  }
+
+  @Override
+  public List<Parameter> parameters() {
+    return List.of();
+  }
+}
