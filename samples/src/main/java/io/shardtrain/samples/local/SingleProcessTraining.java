@@ -3,6 +3,7 @@ package io.shardtrain.samples.local;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.Backend;
+import io.shardtrain.compute.data.Batch;
 import io.shardtrain.compute.data.BatchReader;
 import io.shardtrain.compute.data.Dataset;
 import io.shardtrain.compute.data.ReaderPosition;
@@ -55,7 +56,7 @@ public final class SingleProcessTraining {
     Mlp model = Mlp.create(backend, train.dim(), settings.hidden(), train.numClasses(),
         Activation.valueOf(settings.activation().toUpperCase(Locale.ROOT)), settings.seed());
     Optimizer optimizer = OptimizerSpec.parse(settings.optimizer())
-        .withWeightDecay(settings.weightDecay()).create();
+        .withWeightDecay((float) settings.weightDecay()).create();
     LearningRateSchedule schedule = LearningRateSchedule.parse(settings.lrSchedule(), (float) settings.lr());
     List<Parameter> params = model.parameters();
     List<OptimizerState> states = new ArrayList<>();
@@ -73,7 +74,7 @@ public final class SingleProcessTraining {
     double lastLoss = Double.NaN;
     int epoch = 0;
     for (long step = 1; step <= totalSteps; step++) {
-      BatchReader.Batch b = reader.next();
+      Batch b = reader.next();
       long t0 = System.nanoTime();
       if (x.rows() != b.size()) x = Tensor.zeros(b.size(), train.dim());
       System.arraycopy(b.features(), 0, x.data(), 0, b.size() * train.dim());
@@ -120,7 +121,7 @@ public final class SingleProcessTraining {
       Tensor x = Tensor.wrap(n == chunk ? buf : java.util.Arrays.copyOf(buf, n * data.dim()), n, data.dim());
       int[] predicted = model.predict(x);
       int[] labels = new int[n];
-      for (int i = 0; i < n; i++) labels[i] = data.classLabel(from + i);
+      for (int i = 0; i < n; i++) labels[i] = data.label(from + i);
       correct += Math.round(Accuracy.of(predicted, labels) * n);
     }
     return (double) correct / data.size();
