@@ -24,6 +24,7 @@ final class BenchCommand implements Runnable {
   @Command(name = "gemm", mixinStandardHelpOptions = true,
       description = "Single-precision GEMM (n x n times n x n) on the CPU backend, in GFLOP/s.")
   static final class Gemm implements Callable<Integer> {
+    @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
     @Option(names = "--n", defaultValue = "1024", description = "Matrix size (default: ${DEFAULT-VALUE}).")
     int n;
     @Option(names = "--threads", defaultValue = "1", description = "Threads (default: ${DEFAULT-VALUE}).")
@@ -51,11 +52,11 @@ final class BenchCommand implements Runnable {
       m.put("median_seconds", r.medianSeconds());
       m.put("cpu", System.getProperty("os.arch") + ", " + Runtime.getRuntime().availableProcessors() + " cores");
       m.put("java", System.getProperty("java.version"));
-      System.out.printf("gemm n=%d threads=%d: %.1f GFLOP/s (median of %d), best %.1f%n",
+      spec.commandLine().getOut().printf("gemm n=%d threads=%d: %.1f GFLOP/s (median of %d), best %.1f%n",
           n, threads, r.gflops(), iterations, r.bestGflops());
       if (report != null) {
         Files.writeString(report, Json.write(m));
-        System.out.println("report: " + report);
+        spec.commandLine().getOut().println("report: " + report);
       }
       return 0;
     }

@@ -24,6 +24,7 @@ import picocli.CommandLine.Option;
 @Command(name = "local", mixinStandardHelpOptions = true,
     description = "Train on this machine. Flags override the HOCON settings (shardtrain.train.*).")
 final class LocalCommand implements Callable<Integer> {
+  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
   @Option(names = "--config", paramLabel = "FILE", description = "HOCON file layered over the defaults.")
   Path config;
   @Option(names = "--dataset", description = "mnist or fashion-mnist (default: ${DEFAULT-VALUE} from config).")
@@ -71,26 +72,25 @@ final class LocalCommand implements Callable<Integer> {
     }
     TrainSettings settings = TrainSettings.fromConfig(effectiveConfig());
     var choice = Backends.create(settings.backend(), settings.computeThreads());
-    System.err.println("shardtrain: backend " + choice.backend().name() + " (" + choice.reason() + "), "
+    var out = spec.commandLine().getOut();
+    spec.commandLine().getErr().println("shardtrain: backend " + choice.backend().name() + " (" + choice.reason() + "), "
         + settings.computeThreads() + " compute thread(s)");
     var data = DataSets.load(settings.dataset(), settings.dataDir());
-    ProgressBar progress = noProgress ? new ProgressBar(System.err, false, 1, Double.MAX_VALUE)
-        : ProgressBar.forTerminal(0);
+    long total = settings.steps() > 0 ? settings.steps()
+        : (long) Math.ceil((double) data.train().size() / settings.batch()) * settings.epochs();
+    ProgressBar progress = noProgress ? ProgressBar.messagesOnly(System.err) : ProgressBar.forTerminal(total);
     SingleProcessTraining.Result r;
     try (var backendToClose = choice.backend()) {
-      long total = settings.steps() > 0 ? settings.steps()
-          : (long) Math.ceil((double) data.train().size() / settings.batch()) * settings.epochs();
-      progress = noProgress ? progress : ProgressBar.forTerminal(total);
       r = new SingleProcessTraining(settings, choice.backend(), progress).run(data.train(), data.test());
     }
     Map<String, Object> out = report(settings, r);
-    System.out.printf("%s: %d steps, %.0f samples/s, test accuracy %.4f, final loss %.4f%n",
+    out.printf("%s: %d steps, %.0f samples/s, test accuracy %.4f, final loss %.4f%n",
         settings.dataset(), r.steps(), r.samplesPerSec(), r.testAccuracy(), r.finalLoss());
     if (report != null) {
       Path parent = report.toAbsolutePath().getParent();
       if (parent != null) Files.createDirectories(parent);
       Files.writeString(report, Json.write(out));
-      System.out.println("report: " + report);
+      out.println("report: " + report);
     }
     return 0;
   }

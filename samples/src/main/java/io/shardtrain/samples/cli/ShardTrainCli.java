@@ -22,7 +22,14 @@ public final class ShardTrainCli implements Runnable {
 
   /** Runs the command line and returns its exit code (used by tests). */
   public static int execute(String... args) {
+    return execute(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
+  }
+
+  /** Runs the command line with the given output and error writers. */
+  public static int execute(PrintWriter out, PrintWriter err, String... args) {
     CommandLine cl = new CommandLine(new ShardTrainCli());
+    cl.setOut(out);
+    cl.setErr(err);
     cl.setExecutionExceptionHandler(ShardTrainCli::onError);
     cl.setParameterExceptionHandler(ShardTrainCli::onBadArguments);
     return cl.execute(args);

@@ -12,6 +12,7 @@ public final class ProgressBar {
   private final boolean interactive;
   private final long total;
   private final long plainEveryNanos;
+  private final boolean showSteps;
   private long lastPrint;
   private boolean dirty;
 
@@ -20,7 +21,13 @@ public final class ProgressBar {
     this.interactive = interactive;
     this.total = totalSteps;
     this.plainEveryNanos = (long) (plainEverySeconds * 1e9);
+    this.showSteps = plainEverySeconds > 0;
     this.lastPrint = System.nanoTime();
+  }
+
+  /** Prints only messages (evaluations), no step updates. */
+  public static ProgressBar messagesOnly(PrintStream out) {
+    return new ProgressBar(out, false, 0, 0);
   }
 
   /** A bar on stderr, redrawn in place when stderr is a terminal. */
@@ -29,6 +36,7 @@ public final class ProgressBar {
   }
 
   public void update(long step, double samplesPerSec, double loss) {
+    if (!showSteps) return;
     long now = System.nanoTime();
     if (interactive) {
       if (now - lastPrint < 100_000_000L && step < total) return;

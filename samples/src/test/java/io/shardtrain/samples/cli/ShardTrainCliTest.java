@@ -1,0 +1,159 @@
+package io.shardtrain.samples.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ShardTrainCliTest {
+  @TempDir static Path dataDir;
+
+  record Run(int exit, String out, String err) {}
+
+  static Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int exit = ShardTrainCli.execute(new PrintWriter(out, true), new PrintWriter(err, true), args);
+    return new Run(exit, out.toString(), err.toString());
+  }
+
+  /**
+   * A small IDX data set in the Fashion-MNIST layout: 8x8 images whose class is the quadrant
+   * holding a bright blob (4 classes), so a model can learn it in a few steps.
+   */
+  @BeforeAll
+  static void writeTinyDataSet() throws IOException {
+    Path dir = dataDir.resolve("fashion-mnist");
+    Files.createDirectories(dir);
+    Random rnd = new Random(7);
+    writeSplit(dir, "train", 512, rnd);
+    writeSplit(dir, "t10k", 256, rnd);
+  }
+
+  private static void writeSplit(Path dir, String prefix, int n, Random rnd) throws IOException {
+    byte[] images = new byte[n * 64];
+    byte[] labels = new byte[n];
+    for (int i = 0; i < n; i++) {
+      int label = rnd.nextInt(4);
+      labels[i] = (byte) label;
+      int r0 = (label / 2) * 4, c0 = (label % 2) * 4;
+      for (int p = 0; p < 64; p++) images[i * 64 + p] = (byte) rnd.nextInt(60);
+      for (int r = r0; r < r0 + 4; r++) {
+        for (int c = c0; c < c0 + 4; c++) images[i * 64 + r * 8 + c] = (byte) (150 + rnd.nextInt(100));
+      }
+    }
+    try (var out = new DataOutputStream(Files.newOutputStream(dir.resolve(prefix + "-images-idx3-ubyte")))) {
+      out.writeInt(0x00000803);
+      out.writeInt(n);
+      out.writeInt(8);
+      out.writeInt(8);
+      out.write(images);
+    }
+    try (var out = new DataOutputStream(Files.newOutputStream(dir.resolve(prefix + "-labels-idx1-ubyte")))) {
+      out.writeInt(0x00000801);
+      out.writeInt(n);
+      out.write(labels);
+    }
+  }
+
+  private static double field(String json, String name) {
+    Matcher m = Pattern.compile("\"" + name + "\": ([-0-9.eE]+)").matcher(json);
+    assertTrue(m.find(), "report has no numeric field " + name + ":\n" + json);
+    return Double.parseDouble(m.group(1));
+  }
+
+  @Test
+  void helpListsTheCommands() {
+    Run r = run("--help");
+    assertEquals(0, r.exit());
+    assertTrue(r.out().contains("local"), r.out());
+    assertTrue(r.out().contains("bench"), r.out());
+    Run local = run("local", "--help");
+    assertEquals(0, local.exit());
+    assertTrue(local.out().contains("--compute-threads"), local.out());
+  }
+
+  @Test
+  void localTrainingWritesAReportWithTheAgreedFields() throws IOException {
+    Path report = dataDir.resolve("out/report.json");
+    Run r = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(),
+        "--hidden", "32", "--optimizer", "adam", "--lr", "0.01", "--batch", "32", "--epochs", "3",
+        "--seed", "3", "--no-progress", "--report", report.toString());
+    assertEquals(0, r.exit(), r.err());
+    String json = Files.readString(report);
+    for (String f : new String[] {"mode", "trainers", "epochs", "steps", "batch", "samples_per_sec",
+        "wall_seconds", "test_accuracy", "final_loss"}) {
+      assertTrue(json.contains("\"" + f + "\""), "missing " + f + " in\n" + json);
+    }
+    assertTrue(json.contains("\"mode\": \"single\""), json);
+    assertEquals(3, field(json, "epochs"));
+    assertEquals(48, field(json, "steps")); // 512 / 32 = 16 steps per epoch
+    assertTrue(field(json, "samples_per_sec") > 0);
+    // Quadrant blobs are easy: chance is 25%.
+    assertTrue(field(json, "test_accuracy") > 0.9, json);
+  }
+
+  @Test
+  void stepsReplaceEpochs() throws IOException {
+    Path report = dataDir.resolve("steps.json");
+    Run r = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(),
+        "--hidden", "16", "--batch", "10", "--steps", "7", "--no-progress", "--report", report.toString());
+    assertEquals(0, r.exit(), r.err());
+    assertEquals(7, field(Files.readString(report), "steps"));
+  }
+
+  @Test
+  void unknownFlagIsOneLineAndExitCode2() {
+    Run r = run("local", "--learning-rate", "0.1");
+    assertEquals(2, r.exit());
+    assertEquals(1, r.err().strip().lines().count(), r.err());
+    assertTrue(r.err().contains("--learning-rate"), r.err());
+  }
+
+  @Test
+  void badValuesAreOneLineErrors() {
+    Run lr = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--lr", "-1");
+    assertEquals(2, lr.exit());
+    assertTrue(lr.err().contains("lr must be a positive number"), lr.err());
+    assertFalse(lr.err().contains("\tat "), "no stack trace expected:\n" + lr.err());
+    Run opt = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(),
+        "--optimizer", "rmsprop", "--steps", "1");
+    assertEquals(2, opt.exit());
+    assertTrue(opt.err().contains("rmsprop"), opt.err());
+    Run ds = run("local", "--dataset", "imagenet", "--data-dir", dataDir.toString());
+    assertEquals(2, ds.exit());
+    assertTrue(ds.err().contains("imagenet"), ds.err());
+  }
+
+  @Test
+  void unknownConfigKeyFailsNamingTheKey() throws IOException {
+    Path conf = dataDir.resolve("bad.conf");
+    Files.writeString(conf, "shardtrain.train.bacth = 32\n");
+    Run r = run("local", "--config", conf.toString());
+    assertEquals(2, r.exit());
+    assertTrue(r.err().contains("shardtrain.train.bacth"), r.err());
+  }
+
+  @Test
+  void missingDataSaysWhatToDo() {
+    Assumptions.assumeFalse(Files.isDirectory(Path.of("/usr/share/datasets/fashion-mnist")),
+        "Fashion-MNIST is installed here, so it is not missing");
+    Run r = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.resolve("empty").toString());
+    assertEquals(2, r.exit());
+    assertEquals(1, r.err().strip().lines().filter(l -> l.startsWith("shardtrain: error")).count(), r.err());
+    assertTrue(r.err().contains("apt-get install dataset-fashion-mnist"), r.err());
+  }
+}
