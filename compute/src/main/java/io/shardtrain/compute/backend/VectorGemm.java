@@ -1,36 +1,500 @@
 package io.shardtrain.compute.backend;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+
 /**
- * Single-precision GEMM on row-major arrays. TEMPORARY straightforward version; replaced by the
- * packed, register-blocked Vector API kernel.
+ * Single-precision GEMM on row-major arrays, GotoBLAS/BLIS style, on the JDK Vector API.
+ *
+ * <p>{@code C = alpha * op(A) * op(B) + beta * C} is blocked over n ({@link #NC}), k ({@link #KC})
+ * and m ({@link #MC}). Each block of op(B) is packed into {@link #NR}-column micro-panels and each
+ * block of op(A) (scaled by alpha) into {@link #MR}-row micro-panels, so the micro-kernel reads
+ * both operands contiguously and never sees a transpose. The micro-kernel keeps an MR x NR tile of
+ * C in {@code 2 * MR} vector accumulators and does one broadcast and two FMAs per row and k step.
+ * Edge tiles are computed into a zero-padded scratch tile and merged into C element by element.
+ * Shapes under {@link #SMALL_VOLUME} multiply-adds skip packing.
+ *
+ * <p>With {@code threads > 1}, large products are split along the larger of m and n into
+ * contiguous slices, one per thread: the caller computes the first slice and a pool of
+ * {@code threads - 1} daemon threads owned by this instance computes the rest. Pack buffers are
+ * per thread, so concurrent calls on one instance are safe.
  */
 final class VectorGemm {
+  private static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
+  private static final int VL = SPECIES.length();
+  /** Micro-tile columns: two vectors. */
+  static final int NR = 2 * VL;
+  /** Micro-tile rows; 8 x 2 accumulators fit the 32 AVX-512 registers, 6 x 2 the 16 of AVX2. */
+  static final int MR = VL >= 16 ? 8 : 6;
+  /** Depth of one packed block; a KC x NR micro-panel of B stays in L1. */
+  static final int KC = 256;
+  /** Rows of A packed at once (a multiple of MR); the MC x KC block stays in L2. */
+  static final int MC = 16 * MR;
+  /** Columns of B packed at once (a multiple of NR). */
+  static final int NC = 128 * NR;
+  /** Below this many multiply-adds the packing overhead is not worth it. */
+  static final long SMALL_VOLUME = 64L * 64 * 64;
+  /** Below this many multiply-adds a product is not split across threads. */
+  static final long PARALLEL_VOLUME = 128L * 128 * 128;
+
+  private static final ThreadLocal<Workspace> WORKSPACE = ThreadLocal.withInitial(Workspace::new);
+  private static final AtomicInteger POOL_IDS = new AtomicInteger();
+
   private final int threads;
+  private final ExecutorService pool;
 
   VectorGemm(int threads) {
-    this.threads = threads;
-  }
-
-  /**
-   * C[m x n] = alpha * op(A)[m x k] * op(B)[k x n] + beta * C. lda/ldb/ldc are the row strides of
-   * the arrays as stored (A is m x k, or k x m when transposed).
-   */
-  void gemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
-      float[] a, int lda, float[] b, int ldb, float beta, float[] c, int ldc) {
-    for (int i = 0; i < m; i++) {
-      for (int j = 0; j < n; j++) {
-        float s = 0f;
-        for (int p = 0; p < k; p++) {
-          float av = transA ? a[p * lda + i] : a[i * lda + p];
-          float bv = transB ? b[j * ldb + p] : b[p * ldb + j];
-          s += av * bv;
-        }
-        c[i * ldc + j] = alpha * s + (beta == 0f ? 0f : beta * c[i * ldc + j]);
-      }
+    if (threads < 1) {
+      throw new IllegalArgumentException("gemm threads must be at least 1, got " + threads);
     }
+    this.threads = threads;
+    this.pool = threads == 1 ? null : newPool(threads - 1);
   }
 
   int threads() {
     return threads;
+  }
+
+  /**
+   * C[m x n] = alpha * op(A)[m x k] * op(B)[k x n] + beta * C. lda/ldb/ldc are the row strides of
+   * the arrays as stored (A is m x k, or k x m when transposed; B is k x n, or n x k when
+   * transposed). When beta is 0 the previous contents of C are ignored, NaN included.
+   */
+  void gemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
+      float[] a, int lda, float[] b, int ldb, float beta, float[] c, int ldc) {
+    if (m == 0 || n == 0) {
+      return;
+    }
+    if (k == 0 || alpha == 0f) {
+      scaleC(m, n, beta, c, 0, ldc);
+      return;
+    }
+    long volume = (long) m * n * k;
+    if (volume < SMALL_VOLUME) {
+      small(transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
+    } else if (threads == 1 || volume < PARALLEL_VOLUME) {
+      blocked(transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
+    } else {
+      parallel(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    }
+  }
+
+  private void parallel(boolean transA, boolean transB, int m, int n, int k, float alpha,
+      float[] a, int lda, float[] b, int ldb, float beta, float[] c, int ldc) {
+    // Slicing the larger dimension keeps every slice a well-shaped GEMM; each slice packs its own
+    // copy of the shared operand, which costs O(k * n) against O(m * n * k / threads) of math.
+    boolean splitRows = m >= n;
+    int dim = splitRows ? m : n;
+    int align = splitRows ? MR : NR;
+    int parts = Math.min(threads, ceilDiv(dim, align));
+    int chunk = ceilDiv(ceilDiv(dim, parts), align) * align;
+    parts = ceilDiv(dim, chunk);
+    List<Future<?>> pending = new ArrayList<>(parts - 1);
+    for (int part = 1; part < parts; part++) {
+      int start = part * chunk;
+      int len = Math.min(chunk, dim - start);
+      pending.add(pool.submit(() -> slice(splitRows, start, len, transA, transB, m, n, k, alpha,
+          a, lda, b, ldb, beta, c, ldc)));
+    }
+    RuntimeException failure = null;
+    try {
+      slice(splitRows, 0, Math.min(chunk, dim), transA, transB, m, n, k, alpha, a, lda, b, ldb,
+          beta, c, ldc);
+    } catch (RuntimeException e) {
+      failure = e;
+    }
+    // The workers write into c, so wait for all of them even if interrupted or one failed.
+    boolean interrupted = false;
+    for (Future<?> f : pending) {
+      while (true) {
+        try {
+          f.get();
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true;
+        } catch (ExecutionException e) {
+          if (failure == null) {
+            failure = e.getCause() instanceof RuntimeException re
+                ? re : new IllegalStateException("gemm worker failed", e.getCause());
+          }
+          break;
+        }
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  private static void slice(boolean splitRows, int start, int len, boolean transA, boolean transB,
+      int m, int n, int k, float alpha, float[] a, int lda, float[] b, int ldb, float beta,
+      float[] c, int ldc) {
+    if (splitRows) {
+      int aOff = transA ? start : start * lda;
+      blocked(transA, transB, len, n, k, alpha, a, aOff, lda, b, 0, ldb, beta, c, start * ldc, ldc);
+    } else {
+      int bOff = transB ? start * ldb : start;
+      blocked(transA, transB, m, len, k, alpha, a, 0, lda, b, bOff, ldb, beta, c, start, ldc);
+    }
+  }
+
+  private static void blocked(boolean transA, boolean transB, int m, int n, int k, float alpha,
+      float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
+      float[] c, int cOff, int ldc) {
+    Workspace ws = WORKSPACE.get();
+    float[] ap = ws.ap;
+    for (int jc = 0; jc < n; jc += NC) {
+      int nc = Math.min(NC, n - jc);
+      float[] bp = ws.bPanel(KC * roundUp(nc, NR));
+      for (int pc = 0; pc < k; pc += KC) {
+        int kc = Math.min(KC, k - pc);
+        // beta applies once; later k blocks accumulate onto what the first one wrote.
+        float blockBeta = pc == 0 ? beta : 1f;
+        packB(transB, b, bOff, ldb, pc, kc, jc, nc, bp);
+        for (int ic = 0; ic < m; ic += MC) {
+          int mc = Math.min(MC, m - ic);
+          packA(transA, a, aOff, lda, alpha, ic, mc, pc, kc, ap);
+          macroKernel(ap, bp, mc, nc, kc, c, cOff + ic * ldc + jc, ldc, blockBeta, ws.tile);
+        }
+      }
+    }
+  }
+
+  private static void macroKernel(float[] ap, float[] bp, int mc, int nc, int kc,
+      float[] c, int cOff, int ldc, float beta, float[] tile) {
+    for (int jr = 0; jr < nc; jr += NR) {
+      int nr = Math.min(NR, nc - jr);
+      int bo = jr * kc;
+      for (int ir = 0; ir < mc; ir += MR) {
+        int mr = Math.min(MR, mc - ir);
+        int ao = ir * kc;
+        int co = cOff + ir * ldc + jr;
+        microKernel(ap, ao, bp, bo, kc, tile);
+        if (mr == MR && nr == NR) {
+          mergeFullTile(tile, c, co, ldc, beta);
+        } else {
+          mergeTile(tile, mr, nr, c, co, ldc, beta);
+        }
+      }
+    }
+  }
+
+  private static void mergeFullTile(float[] tile, float[] c, int co, int ldc, float beta) {
+    for (int r = 0, t = 0, ci = co; r < MR; r++, t += NR, ci += ldc) {
+      FloatVector t0 = FloatVector.fromArray(SPECIES, tile, t);
+      FloatVector t1 = FloatVector.fromArray(SPECIES, tile, t + VL);
+      if (beta == 0f) {
+        t0.intoArray(c, ci);
+        t1.intoArray(c, ci + VL);
+      } else if (beta == 1f) {
+        t0.add(FloatVector.fromArray(SPECIES, c, ci)).intoArray(c, ci);
+        t1.add(FloatVector.fromArray(SPECIES, c, ci + VL)).intoArray(c, ci + VL);
+      } else {
+        FloatVector vb = FloatVector.broadcast(SPECIES, beta);
+        FloatVector.fromArray(SPECIES, c, ci).fma(vb, t0).intoArray(c, ci);
+        FloatVector.fromArray(SPECIES, c, ci + VL).fma(vb, t1).intoArray(c, ci + VL);
+      }
+    }
+  }
+
+  private static void mergeTile(float[] tile, int mr, int nr, float[] c, int co, int ldc,
+      float beta) {
+    for (int r = 0; r < mr; r++) {
+      int t = r * NR;
+      int ci = co + r * ldc;
+      if (beta == 0f) {
+        System.arraycopy(tile, t, c, ci, nr);
+      } else if (beta == 1f) {
+        for (int j = 0; j < nr; j++) c[ci + j] += tile[t + j];
+      } else {
+        for (int j = 0; j < nr; j++) c[ci + j] = tile[t + j] + beta * c[ci + j];
+      }
+    }
+  }
+
+  /**
+   * Writes the MR x NR product of one packed A micro-panel and one packed B micro-panel to
+   * {@code tile}. The accumulators go to the scratch tile rather than straight into C because any
+   * possible deoptimization (a failed range check on C, an untaken beta branch) while they are
+   * live makes C2 box every vector inside the k loop, which costs a factor of ten.
+   */
+  private static void microKernel(float[] ap, int ao, float[] bp, int bo, int kc, float[] tile) {
+    if (MR == 8) {
+      microKernel8(ap, ao, bp, bo, kc, tile);
+    } else {
+      microKernel6(ap, ao, bp, bo, kc, tile);
+    }
+  }
+
+  private static void microKernel8(float[] ap, int ao, float[] bp, int bo, int kc,
+      float[] tile) {
+    FloatVector c00 = FloatVector.zero(SPECIES);
+    FloatVector c01 = FloatVector.zero(SPECIES);
+    FloatVector c10 = FloatVector.zero(SPECIES);
+    FloatVector c11 = FloatVector.zero(SPECIES);
+    FloatVector c20 = FloatVector.zero(SPECIES);
+    FloatVector c21 = FloatVector.zero(SPECIES);
+    FloatVector c30 = FloatVector.zero(SPECIES);
+    FloatVector c31 = FloatVector.zero(SPECIES);
+    FloatVector c40 = FloatVector.zero(SPECIES);
+    FloatVector c41 = FloatVector.zero(SPECIES);
+    FloatVector c50 = FloatVector.zero(SPECIES);
+    FloatVector c51 = FloatVector.zero(SPECIES);
+    FloatVector c60 = FloatVector.zero(SPECIES);
+    FloatVector c61 = FloatVector.zero(SPECIES);
+    FloatVector c70 = FloatVector.zero(SPECIES);
+    FloatVector c71 = FloatVector.zero(SPECIES);
+    for (int p = 0; p < kc; p++) {
+      FloatVector b0 = FloatVector.fromArray(SPECIES, bp, bo);
+      FloatVector b1 = FloatVector.fromArray(SPECIES, bp, bo + VL);
+      FloatVector x = FloatVector.broadcast(SPECIES, ap[ao]);
+      c00 = x.fma(b0, c00);
+      c01 = x.fma(b1, c01);
+      x = FloatVector.broadcast(SPECIES, ap[ao + 1]);
+      c10 = x.fma(b0, c10);
+      c11 = x.fma(b1, c11);
+      x = FloatVector.broadcast(SPECIES, ap[ao + 2]);
+      c20 = x.fma(b0, c20);
+      c21 = x.fma(b1, c21);
+      x = FloatVector.broadcast(SPECIES, ap[ao + 3]);
+      c30 = x.fma(b0, c30);
+      c31 = x.fma(b1, c31);
+      x = FloatVector.broadcast(SPECIES, ap[ao + 4]);
+      c40 = x.fma(b0, c40);
+      c41 = x.fma(b1, c41);
+      x = FloatVector.broadcast(SPECIES, ap[ao + 5]);
+      c50 = x.fma(b0, c50);
+      c51 = x.fma(b1, c51);
+      x = FloatVector.broadcast(SPECIES, ap[ao + 6]);
+      c60 = x.fma(b0, c60);
+      c61 = x.fma(b1, c61);
+      x = FloatVector.broadcast(SPECIES, ap[ao + 7]);
+      c70 = x.fma(b0, c70);
+      c71 = x.fma(b1, c71);
+      ao += 8;
+      bo += NR;
+    }
+    c00.intoArray(tile, 0);
+    c01.intoArray(tile, VL);
+    c10.intoArray(tile, NR);
+    c11.intoArray(tile, NR + VL);
+    c20.intoArray(tile, 2 * NR);
+    c21.intoArray(tile, 2 * NR + VL);
+    c30.intoArray(tile, 3 * NR);
+    c31.intoArray(tile, 3 * NR + VL);
+    c40.intoArray(tile, 4 * NR);
+    c41.intoArray(tile, 4 * NR + VL);
+    c50.intoArray(tile, 5 * NR);
+    c51.intoArray(tile, 5 * NR + VL);
+    c60.intoArray(tile, 6 * NR);
+    c61.intoArray(tile, 6 * NR + VL);
+    c70.intoArray(tile, 7 * NR);
+    c71.intoArray(tile, 7 * NR + VL);
+  }
+
+  private static void microKernel6(float[] ap, int ao, float[] bp, int bo, int kc,
+      float[] tile) {
+    FloatVector c00 = FloatVector.zero(SPECIES);
+    FloatVector c01 = FloatVector.zero(SPECIES);
+    FloatVector c10 = FloatVector.zero(SPECIES);
+    FloatVector c11 = FloatVector.zero(SPECIES);
+    FloatVector c20 = FloatVector.zero(SPECIES);
+    FloatVector c21 = FloatVector.zero(SPECIES);
+    FloatVector c30 = FloatVector.zero(SPECIES);
+    FloatVector c31 = FloatVector.zero(SPECIES);
+    FloatVector c40 = FloatVector.zero(SPECIES);
+    FloatVector c41 = FloatVector.zero(SPECIES);
+    FloatVector c50 = FloatVector.zero(SPECIES);
+    FloatVector c51 = FloatVector.zero(SPECIES);
+    for (int p = 0; p < kc; p++) {
+      FloatVector b0 = FloatVector.fromArray(SPECIES, bp, bo);
+      FloatVector b1 = FloatVector.fromArray(SPECIES, bp, bo + VL);
+      FloatVector x = FloatVector.broadcast(SPECIES, ap[ao]);
+      c00 = x.fma(b0, c00);
+      c01 = x.fma(b1, c01);
+      x = FloatVector.broadcast(SPECIES, ap[ao + 1]);
+      c10 = x.fma(b0, c10);
+      c11 = x.fma(b1, c11);
+      x = FloatVector.broadcast(SPECIES, ap[ao + 2]);
+      c20 = x.fma(b0, c20);
+      c21 = x.fma(b1, c21);
+      x = FloatVector.broadcast(SPECIES, ap[ao + 3]);
+      c30 = x.fma(b0, c30);
+      c31 = x.fma(b1, c31);
+      x = FloatVector.broadcast(SPECIES, ap[ao + 4]);
+      c40 = x.fma(b0, c40);
+      c41 = x.fma(b1, c41);
+      x = FloatVector.broadcast(SPECIES, ap[ao + 5]);
+      c50 = x.fma(b0, c50);
+      c51 = x.fma(b1, c51);
+      ao += 6;
+      bo += NR;
+    }
+    c00.intoArray(tile, 0);
+    c01.intoArray(tile, VL);
+    c10.intoArray(tile, NR);
+    c11.intoArray(tile, NR + VL);
+    c20.intoArray(tile, 2 * NR);
+    c21.intoArray(tile, 2 * NR + VL);
+    c30.intoArray(tile, 3 * NR);
+    c31.intoArray(tile, 3 * NR + VL);
+    c40.intoArray(tile, 4 * NR);
+    c41.intoArray(tile, 4 * NR + VL);
+    c50.intoArray(tile, 5 * NR);
+    c51.intoArray(tile, 5 * NR + VL);
+  }
+
+  /** Packs alpha * op(A)[ic.., pc..] (mc x kc) into MR-row micro-panels, zero-padding rows. */
+  private static void packA(boolean transA, float[] a, int aOff, int lda, float alpha,
+      int ic, int mc, int pc, int kc, float[] ap) {
+    for (int ir = 0; ir < mc; ir += MR) {
+      int rows = Math.min(MR, mc - ir);
+      int base = ir * kc;
+      if (!transA) {
+        for (int r = 0; r < rows; r++) {
+          int src = aOff + (ic + ir + r) * lda + pc;
+          for (int p = 0, d = base + r; p < kc; p++, d += MR) {
+            ap[d] = alpha * a[src + p];
+          }
+        }
+      } else {
+        for (int p = 0; p < kc; p++) {
+          int src = aOff + (pc + p) * lda + ic + ir;
+          int d = base + p * MR;
+          for (int r = 0; r < rows; r++) {
+            ap[d + r] = alpha * a[src + r];
+          }
+        }
+      }
+      for (int r = rows; r < MR; r++) {
+        for (int p = 0, d = base + r; p < kc; p++, d += MR) {
+          ap[d] = 0f;
+        }
+      }
+    }
+  }
+
+  /** Packs op(B)[pc.., jc..] (kc x nc) into NR-column micro-panels, zero-padding columns. */
+  private static void packB(boolean transB, float[] b, int bOff, int ldb, int pc, int kc,
+      int jc, int nc, float[] bp) {
+    for (int jr = 0; jr < nc; jr += NR) {
+      int cols = Math.min(NR, nc - jr);
+      int base = jr * kc;
+      if (!transB) {
+        for (int p = 0; p < kc; p++) {
+          int src = bOff + (pc + p) * ldb + jc + jr;
+          int d = base + p * NR;
+          if (cols == NR) {
+            FloatVector.fromArray(SPECIES, b, src).intoArray(bp, d);
+            FloatVector.fromArray(SPECIES, b, src + VL).intoArray(bp, d + VL);
+          } else {
+            System.arraycopy(b, src, bp, d, cols);
+          }
+        }
+      } else {
+        for (int j = 0; j < cols; j++) {
+          int src = bOff + (jc + jr + j) * ldb + pc;
+          for (int p = 0, d = base + j; p < kc; p++, d += NR) {
+            bp[d] = b[src + p];
+          }
+        }
+      }
+      if (cols < NR) {
+        for (int p = 0; p < kc; p++) {
+          int d = base + p * NR;
+          for (int j = cols; j < NR; j++) {
+            bp[d + j] = 0f;
+          }
+        }
+      }
+    }
+  }
+
+  /** Unpacked path for tiny products, where packing would cost more than the math. */
+  private static void small(boolean transA, boolean transB, int m, int n, int k, float alpha,
+      float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
+      float[] c, int cOff, int ldc) {
+    scaleC(m, n, beta, c, cOff, ldc);
+    for (int i = 0; i < m; i++) {
+      int ci = cOff + i * ldc;
+      if (!transB) {
+        for (int p = 0; p < k; p++) {
+          float av = alpha * (transA ? a[aOff + p * lda + i] : a[aOff + i * lda + p]);
+          int bi = bOff + p * ldb;
+          for (int j = 0; j < n; j++) {
+            c[ci + j] += av * b[bi + j];
+          }
+        }
+      } else {
+        for (int j = 0; j < n; j++) {
+          int bj = bOff + j * ldb;
+          float s = 0f;
+          for (int p = 0; p < k; p++) {
+            s += (transA ? a[aOff + p * lda + i] : a[aOff + i * lda + p]) * b[bj + p];
+          }
+          c[ci + j] += alpha * s;
+        }
+      }
+    }
+  }
+
+  private static void scaleC(int m, int n, float beta, float[] c, int cOff, int ldc) {
+    if (beta == 1f) {
+      return;
+    }
+    for (int i = 0; i < m; i++) {
+      int ci = cOff + i * ldc;
+      for (int j = 0; j < n; j++) {
+        c[ci + j] = beta == 0f ? 0f : beta * c[ci + j];
+      }
+    }
+  }
+
+  private static int ceilDiv(int x, int y) {
+    return (x + y - 1) / y;
+  }
+
+  private static int roundUp(int x, int multiple) {
+    return ceilDiv(x, multiple) * multiple;
+  }
+
+  private static ExecutorService newPool(int workers) {
+    int id = POOL_IDS.incrementAndGet();
+    AtomicInteger count = new AtomicInteger();
+    ThreadPoolExecutor executor = new ThreadPoolExecutor(workers, workers, 30, TimeUnit.SECONDS,
+        new LinkedBlockingQueue<>(), r -> {
+          Thread t = new Thread(r, "shardtrain-gemm-" + id + "-" + count.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
+    // Idle workers exit, so an unreachable backend does not pin threads forever.
+    executor.allowCoreThreadTimeOut(true);
+    return executor;
+  }
+
+  /** Per-thread pack buffers, reused across calls. */
+  private static final class Workspace {
+    final float[] ap = new float[MC * KC];
+    final float[] tile = new float[MR * NR];
+    private float[] bp = new float[0];
+
+    float[] bPanel(int size) {
+      if (bp.length < size) {
+        bp = new float[size];
+      }
+      return bp;
+    }
   }
 }

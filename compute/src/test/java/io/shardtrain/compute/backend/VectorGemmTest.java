@@ -1,0 +1,264 @@
+package io.shardtrain.compute.backend;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.shardtrain.compute.Tensor;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+class VectorGemmTest {
+  private static final int[] SIZES = {1, 3, 17, 33, 65, 127, 130, 257};
+  private static final CpuBackend ONE = CpuBackend.create(1);
+  private static final CpuBackend TWO = CpuBackend.create(2);
+
+  @Test
+  void randomShapesMatchReferenceForAllTransposesAndThreadCounts() {
+    SplittableRandom random = new SplittableRandom(7);
+    for (int trial = 0; trial < 14; trial++) {
+      int m = SIZES[random.nextInt(SIZES.length)];
+      int n = SIZES[random.nextInt(SIZES.length)];
+      int k = SIZES[random.nextInt(SIZES.length)];
+      for (int t = 0; t < 4; t++) {
+        boolean transA = (t & 1) != 0;
+        boolean transB = (t & 2) != 0;
+        checkAgainstReference(ONE, transA, transB, m, n, k, 1f, 0f, random);
+        checkAgainstReference(TWO, transA, transB, m, n, k, 1f, 0f, random);
+      }
+    }
+  }
+
+  @Test
+  void blockBoundariesInEveryDimensionMatchReference() {
+    SplittableRandom random = new SplittableRandom(11);
+    // k crosses KC twice, m crosses MC, n crosses NC, and the last shape only the small path sees.
+    int[][] shapes = {{130, 65, 600}, {257, 33, 257}, {3, VectorGemm.NC + 5, 70},
+        {VectorGemm.MR + 1, VectorGemm.NR + 1, 1000}, {1, 1, 1}, {5, 7, 9}};
+    for (int[] s : shapes) {
+      for (int t = 0; t < 4; t++) {
+        checkAgainstReference(ONE, (t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 1f, 0f, random);
+        checkAgainstReference(TWO, (t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 1f, 0f, random);
+      }
+    }
+  }
+
+  @Test
+  void alphaAndBetaScaleProductAndPreviousOutput() {
+    SplittableRandom random = new SplittableRandom(13);
+    float[][] alphaBeta = {{1f, 1f}, {-0.75f, 0.5f}, {2f, 1f}, {0.5f, -1.5f}, {3f, 0f}};
+    int[][] shapes = {{17, 33, 65}, {130, 127, 257}, {3, 1, 2}, {257, 65, 130}};
+    for (float[] ab : alphaBeta) {
+      for (int[] s : shapes) {
+        for (int t = 0; t < 4; t++) {
+          boolean transA = (t & 1) != 0;
+          boolean transB = (t & 2) != 0;
+          checkAgainstReference(ONE, transA, transB, s[0], s[1], s[2], ab[0], ab[1], random);
+          checkAgainstReference(TWO, transA, transB, s[0], s[1], s[2], ab[0], ab[1], random);
+        }
+      }
+    }
+  }
+
+  @Test
+  void betaZeroOverwritesNanInOutput() {
+    SplittableRandom random = new SplittableRandom(17);
+    int[][] shapes = {{3, 5, 7}, {65, 33, 17}, {257, 130, 127}, {130, 257, 1}};
+    for (int[] s : shapes) {
+      for (CpuBackend backend : new CpuBackend[] {ONE, TWO}) {
+        Tensor a = random(s[0], s[2], random);
+        Tensor b = random(s[2], s[1], random);
+        Tensor c = Tensor.zeros(s[0], s[1]).fill(Float.NaN);
+        backend.gemm(false, false, 1f, a, b, 0f, c);
+        double[] expected = reference(false, false, a, b, s[0], s[1], s[2]);
+        for (int i = 0; i < expected.length; i++) {
+          assertTrue(Math.abs(c.data()[i] - expected[i]) <= 1e-4,
+              "shape " + s[0] + "x" + s[1] + "x" + s[2] + " element " + i + " = " + c.data()[i]);
+        }
+      }
+    }
+  }
+
+  @Test
+  void emptyInnerDimensionScalesOutputByBeta() {
+    Tensor a = Tensor.zeros(4, 0);
+    Tensor b = Tensor.zeros(0, 3);
+    Tensor c = Tensor.zeros(4, 3).fill(2f);
+    ONE.gemm(false, false, 1f, a, b, 0.5f, c);
+    assertArrayEquals(filled(12, 1f), c.data());
+    c.fill(Float.NaN);
+    TWO.gemm(false, false, 1f, a, b, 0f, c);
+    assertArrayEquals(filled(12, 0f), c.data());
+  }
+
+  @Test
+  void smallProductMatchesHandComputedValues() {
+    Tensor a = Tensor.of(new float[] {1, 2, 3, 4, 5, 6}, 2, 3);
+    Tensor b = Tensor.of(new float[] {7, 8, 9, 10, 11, 12}, 3, 2);
+    Tensor c = Tensor.of(new float[] {1, 1, 1, 1}, 2, 2);
+    ONE.gemm(false, false, 2f, a, b, 10f, c);
+    assertArrayEquals(new float[] {126, 138, 288, 318}, c.data());
+    // A^T (3x2)^T * B^T (2x3)^T: with a = 3x2 and b = 2x3 stored, op(A) = 2x3, op(B) = 3x2.
+    Tensor at = Tensor.of(new float[] {1, 4, 2, 5, 3, 6}, 3, 2);
+    Tensor bt = Tensor.of(new float[] {7, 9, 11, 8, 10, 12}, 2, 3);
+    Tensor c2 = Tensor.zeros(2, 2);
+    TWO.gemm(true, true, 1f, at, bt, 0f, c2);
+    assertArrayEquals(new float[] {58, 64, 139, 154}, c2.data());
+  }
+
+  @Test
+  void twoThreadsGiveBitIdenticalResultsToOne() {
+    SplittableRandom random = new SplittableRandom(19);
+    int[][] shapes = {{257, 130, 300}, {33, 1100, 257}};
+    for (int[] s : shapes) {
+      for (int t = 0; t < 4; t++) {
+        boolean transA = (t & 1) != 0;
+        boolean transB = (t & 2) != 0;
+        Tensor a = transA ? random(s[2], s[0], random) : random(s[0], s[2], random);
+        Tensor b = transB ? random(s[1], s[2], random) : random(s[2], s[1], random);
+        Tensor c1 = random(s[0], s[1], random);
+        Tensor c2 = c1.copy();
+        ONE.gemm(transA, transB, 1.5f, a, b, 0.25f, c1);
+        TWO.gemm(transA, transB, 1.5f, a, b, 0.25f, c2);
+        assertArrayEquals(c1.data(), c2.data());
+      }
+    }
+  }
+
+  @Test
+  void concurrentCallsOnOneBackendDoNotInterfere() throws Exception {
+    SplittableRandom random = new SplittableRandom(23);
+    Tensor[] as = {random(200, 150, random), random(130, 257, random)};
+    Tensor[] bs = {random(150, 180, random), random(257, 90, random)};
+    float[][] expected = new float[2][];
+    for (int i = 0; i < 2; i++) {
+      Tensor c = Tensor.zeros(as[i].rows(), bs[i].cols());
+      ONE.gemm(false, false, 1f, as[i], bs[i], 0f, c);
+      expected[i] = c.data();
+    }
+    ExecutorService callers = Executors.newFixedThreadPool(2);
+    try {
+      Future<?>[] futures = new Future<?>[2];
+      for (int i = 0; i < 2; i++) {
+        int idx = i;
+        futures[i] = callers.submit(() -> {
+          for (int rep = 0; rep < 5; rep++) {
+            Tensor c = Tensor.zeros(as[idx].rows(), bs[idx].cols());
+            TWO.gemm(false, false, 1f, as[idx], bs[idx], 0f, c);
+            assertArrayEquals(expected[idx], c.data());
+          }
+          return null;
+        });
+      }
+      for (Future<?> f : futures) {
+        f.get();
+      }
+    } finally {
+      callers.shutdownNow();
+    }
+  }
+
+  @Test
+  void shapeMismatchNamesBothShapes() {
+    Tensor a = Tensor.zeros(3, 4);
+    Tensor b = Tensor.zeros(5, 2);
+    Tensor c = Tensor.zeros(3, 2);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> ONE.gemm(false, false, 1f, a, b, 0f, c));
+    assertTrue(e.getMessage().contains("[3, 4]"), e.getMessage());
+    assertTrue(e.getMessage().contains("[5, 2]"), e.getMessage());
+    IllegalArgumentException wrongC = assertThrows(IllegalArgumentException.class,
+        () -> ONE.gemm(true, false, 1f, a, Tensor.zeros(3, 2), 0f, Tensor.zeros(3, 2)));
+    assertTrue(wrongC.getMessage().contains("[3, 4]^T"), wrongC.getMessage());
+    assertTrue(wrongC.getMessage().contains("C=[3, 2]"), wrongC.getMessage());
+  }
+
+  @Test
+  void threadCountIsReported() {
+    assertEquals(1, ONE.threads());
+    assertEquals(2, TWO.threads());
+  }
+
+  private static void checkAgainstReference(CpuBackend backend, boolean transA, boolean transB,
+      int m, int n, int k, float alpha, float beta, SplittableRandom random) {
+    Tensor a = transA ? random(k, m, random) : random(m, k, random);
+    Tensor b = transB ? random(n, k, random) : random(k, n, random);
+    Tensor c = beta == 0f ? Tensor.zeros(m, n).fill(Float.NaN) : random(m, n, random);
+    float[] before = c.data().clone();
+    backend.gemm(transA, transB, alpha, a, b, beta, c);
+    double[] product = reference(transA, transB, a, b, m, n, k);
+    double[] magnitude = referenceMagnitude(transA, transB, a, b, m, n, k);
+    for (int i = 0; i < m; i++) {
+      for (int j = 0; j < n; j++) {
+        int idx = i * n + j;
+        double prev = beta == 0f ? 0 : (double) beta * before[idx];
+        double expected = alpha * product[idx] + prev;
+        double bound = 1e-5 * (Math.abs(alpha) * magnitude[idx] + Math.abs(prev)) + 1e-30;
+        double got = c.data()[idx];
+        if (!(Math.abs(got - expected) <= bound)) {
+          throw new AssertionError(String.format(
+              "threads=%d transA=%b transB=%b m=%d n=%d k=%d alpha=%s beta=%s: C[%d,%d]=%s, "
+                  + "expected %s (bound %s)",
+              backend.threads(), transA, transB, m, n, k, alpha, beta, i, j, got, expected,
+              bound));
+        }
+      }
+    }
+  }
+
+  private static double opA(boolean transA, Tensor a, int i, int p) {
+    return transA ? a.get(p, i) : a.get(i, p);
+  }
+
+  private static double opB(boolean transB, Tensor b, int p, int j) {
+    return transB ? b.get(j, p) : b.get(p, j);
+  }
+
+  private static double[] reference(boolean transA, boolean transB, Tensor a, Tensor b,
+      int m, int n, int k) {
+    double[] out = new double[m * n];
+    for (int i = 0; i < m; i++) {
+      for (int j = 0; j < n; j++) {
+        double s = 0;
+        for (int p = 0; p < k; p++) {
+          s += opA(transA, a, i, p) * opB(transB, b, p, j);
+        }
+        out[i * n + j] = s;
+      }
+    }
+    return out;
+  }
+
+  private static double[] referenceMagnitude(boolean transA, boolean transB, Tensor a, Tensor b,
+      int m, int n, int k) {
+    double[] out = new double[m * n];
+    for (int i = 0; i < m; i++) {
+      for (int j = 0; j < n; j++) {
+        double s = 0;
+        for (int p = 0; p < k; p++) {
+          s += Math.abs(opA(transA, a, i, p) * opB(transB, b, p, j));
+        }
+        out[i * n + j] = s;
+      }
+    }
+    return out;
+  }
+
+  private static Tensor random(int rows, int cols, SplittableRandom random) {
+    float[] data = new float[rows * cols];
+    for (int i = 0; i < data.length; i++) {
+      data[i] = (float) (random.nextDouble() * 2 - 1);
+    }
+    return Tensor.wrap(data, rows, cols);
+  }
+
+  private static float[] filled(int size, float value) {
+    float[] out = new float[size];
+    java.util.Arrays.fill(out, value);
+    return out;
+  }
+}
