@@ -61,6 +61,14 @@ public record TrainSettings(
         Path.of(config.getString("shardtrain.data-dir")));
   }
 
+  /**
+   * The learning-rate schedule spec with a bare {@code cosine} (no length) bound to the job's
+   * length: {@code cosine} decays over {@code totalUpdates}, so the default schedule fits any job.
+   */
+  public String lrScheduleFor(long totalUpdates) {
+    return lrSchedule.replaceAll("(^|,)cosine($|,)", "$1cosine:" + Math.max(1, totalUpdates) + "$2");
+  }
+
   /** Parses "512,256" (or "" for no hidden layer). */
   public static int[] parseHidden(String spec) {
     if (spec.isBlank()) return new int[0];

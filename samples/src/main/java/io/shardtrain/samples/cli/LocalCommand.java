@@ -83,13 +83,13 @@ final class LocalCommand implements Callable<Integer> {
     try (var backendToClose = choice.backend()) {
       r = new SingleProcessTraining(settings, choice.backend(), progress).run(data.train(), data.test());
     }
-    Map<String, Object> out = report(settings, r);
+    Map<String, Object> summary = report(settings, r);
     out.printf("%s: %d steps, %.0f samples/s, test accuracy %.4f, final loss %.4f%n",
         settings.dataset(), r.steps(), r.samplesPerSec(), r.testAccuracy(), r.finalLoss());
     if (report != null) {
       Path parent = report.toAbsolutePath().getParent();
       if (parent != null) Files.createDirectories(parent);
-      Files.writeString(report, Json.write(out));
+      Files.writeString(report, Json.write(summary));
       out.println("report: " + report);
     }
     return 0;

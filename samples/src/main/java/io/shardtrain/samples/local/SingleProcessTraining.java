@@ -57,7 +57,6 @@ public final class SingleProcessTraining {
         Activation.valueOf(settings.activation().toUpperCase(Locale.ROOT)), settings.seed());
     Optimizer optimizer = OptimizerSpec.parse(settings.optimizer())
         .withWeightDecay((float) settings.weightDecay()).create();
-    LearningRateSchedule schedule = LearningRateSchedule.parse(settings.lrSchedule(), (float) settings.lr());
     List<Parameter> params = model.parameters();
     List<OptimizerState> states = new ArrayList<>();
     for (Parameter p : params) states.add(OptimizerState.create(optimizer, p.size()));
@@ -65,6 +64,7 @@ public final class SingleProcessTraining {
     int batch = settings.batch();
     long stepsPerEpoch = (train.size() + batch - 1) / batch;
     long totalSteps = settings.steps() > 0 ? settings.steps() : stepsPerEpoch * settings.epochs();
+    LearningRateSchedule schedule = LearningRateSchedule.parse(settings.lrScheduleFor(totalSteps), (float) settings.lr());
     BatchReader reader = new BatchReader(train, batch, settings.seed(), true, new ReaderPosition(0, 0));
     Tensor x = Tensor.zeros(batch, train.dim());
     List<Evaluation> evaluations = new ArrayList<>();
@@ -92,7 +92,8 @@ public final class SingleProcessTraining {
       lastLoss = loss;
       lossEma = Double.isNaN(lossEma) ? loss : 0.98 * lossEma + 0.02 * loss;
       progress.update(step, samples / (trainNanos / 1e9), lossEma);
-      boolean epochEnd = b.positionAfter().epoch() > epoch;
+      // The reader stays at (e, epochLength) after an epoch's last batch, until the next call.
+      boolean epochEnd = reader.epochDone();
       if (epochEnd) epoch++;
       boolean periodic = settings.evalEvery() > 0 && step % settings.evalEvery() == 0;
       if (epochEnd || periodic || step == totalSteps) {

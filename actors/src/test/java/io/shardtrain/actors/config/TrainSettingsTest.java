@@ -1,0 +1,43 @@
+package io.shardtrain.actors.config;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import org.junit.jupiter.api.Test;
+
+class TrainSettingsTest {
+  private static TrainSettings with(String hocon) {
+    return TrainSettings.fromConfig(ConfigFactory.parseString(hocon).withFallback(ConfigFactory.load()).resolve());
+  }
+
+  @Test
+  void defaultsComeFromReferenceConf() {
+    TrainSettings s = with("");
+    assertEquals("mnist", s.dataset());
+    assertArrayEquals(new int[] {512, 256}, s.hidden());
+    assertEquals(64, s.batch());
+    assertEquals(3, s.epochs());
+    assertEquals(0.05, s.lr(), 1e-12);
+  }
+
+  @Test
+  void bareCosineIsBoundToTheJobLength() {
+    TrainSettings s = with("shardtrain.train.lr-schedule = \"warmup:10,cosine\"");
+    assertEquals("warmup:10,cosine:2814", s.lrScheduleFor(2814));
+    assertEquals("cosine:500:0.001", with("shardtrain.train.lr-schedule = \"cosine:500:0.001\"").lrScheduleFor(9));
+    assertEquals("step:100:0.5", with("shardtrain.train.lr-schedule = \"step:100:0.5\"").lrScheduleFor(9));
+  }
+
+  @Test
+  void badValuesFailWithTheirName() {
+    var e = assertThrows(IllegalArgumentException.class, () -> with("shardtrain.train.batch = 0"));
+    assertTrue(e.getMessage().contains("batch"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> with("shardtrain.train.hidden = [512, -1]"));
+    assertTrue(e.getMessage().contains("hidden"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> TrainSettings.parseHidden("512,x"));
+    assertTrue(e.getMessage().contains("512,x"), e.getMessage());
+  }
+}
