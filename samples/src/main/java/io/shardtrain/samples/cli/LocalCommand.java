@@ -5,7 +5,15 @@ import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.config.ShardTrainConfig;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.compute.backend.Backends;
+import io.shardtrain.actors.ps.BlockSpec;
+import io.shardtrain.actors.ps.PsSettings;
+import io.shardtrain.persistence.journal.Journal;
+import io.shardtrain.persistence.journal.JournalSettings;
 import io.shardtrain.samples.local.DataSets;
+import io.shardtrain.samples.local.DistributedTraining;
+import io.shardtrain.samples.local.LocalCluster;
+import io.shardtrain.samples.report.MetricsLog;
+import java.time.Duration;
 import io.shardtrain.samples.local.SingleProcessTraining;
 import io.shardtrain.samples.report.Json;
 import io.shardtrain.samples.report.ProgressBar;
@@ -29,8 +37,20 @@ final class LocalCommand implements Callable<Integer> {
   Path config;
   @Option(names = "--dataset", description = "mnist or fashion-mnist (default: ${DEFAULT-VALUE} from config).")
   String dataset;
-  @Option(names = "--trainers", defaultValue = "1", description = "Trainers (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--trainers", defaultValue = "1",
+      description = "Trainers, one node each (default: ${DEFAULT-VALUE}).")
   int trainers;
+  @Option(names = "--ps", defaultValue = "0", description = "Parameter-server nodes; 0 with one trainer trains "
+      + "in a single process without actors (default: ${DEFAULT-VALUE}).")
+  int ps;
+  @Option(names = "--mode", description = "sync or async (default from shardtrain.train.mode).")
+  String mode;
+  @Option(names = "--max-staleness", description = "Async: refuse pushes whose base version lags more (-1: off).")
+  Long maxStaleness;
+  @Option(names = "--block-size", description = "Floats per parameter block.")
+  Integer blockSize;
+  @Option(names = "--journal", description = "h2 (default), memory or postgres.")
+  String journal;
   @Option(names = "--epochs", description = "Passes over the training set.")
   Integer epochs;
   @Option(names = "--steps", description = "Steps per trainer, instead of epochs.")
@@ -66,11 +86,11 @@ final class LocalCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    if (trainers != 1) {
-      throw new IllegalArgumentException("--trainers " + trainers
-          + ": this build trains in a single process only (--trainers 1)");
-    }
-    TrainSettings settings = TrainSettings.fromConfig(effectiveConfig());
+    if (trainers < 1) throw new IllegalArgumentException("--trainers must be at least 1, got " + trainers);
+    if (ps < 0) throw new IllegalArgumentException("--ps must not be negative, got " + ps);
+    Config config = effectiveConfig();
+    TrainSettings settings = TrainSettings.fromConfig(config);
+    if (ps > 0 || trainers > 1) return runCluster(config, settings);
     var choice = Backends.create(settings.backend(), settings.computeThreads());
     var out = spec.commandLine().getOut();
     spec.commandLine().getErr().println("shardtrain: backend " + choice.backend().name() + " (" + choice.reason() + "), "
@@ -80,18 +100,13 @@ final class LocalCommand implements Callable<Integer> {
         : (long) Math.ceil((double) data.train().size() / settings.batch()) * settings.epochs();
     ProgressBar progress = noProgress ? ProgressBar.messagesOnly(System.err) : ProgressBar.forTerminal(total);
     SingleProcessTraining.Result r;
+    MetricsLog metrics = new MetricsLog();
     try (var backendToClose = choice.backend()) {
-      r = new SingleProcessTraining(settings, choice.backend(), progress).run(data.train(), data.test());
+      r = new SingleProcessTraining(settings, choice.backend(), progress, metrics).run(data.train(), data.test());
     }
-    Map<String, Object> summary = report(settings, r);
     out.printf("%s: %d steps, %.0f samples/s, test accuracy %.4f, final loss %.4f%n",
         settings.dataset(), r.steps(), r.samplesPerSec(), r.testAccuracy(), r.finalLoss());
-    if (report != null) {
-      Path parent = report.toAbsolutePath().getParent();
-      if (parent != null) Files.createDirectories(parent);
-      Files.writeString(report, Json.write(summary));
-      out.println("report: " + report);
-    }
+    writeOutputs(report(settings, r), metrics, settings.dataset() + " single process");
     return 0;
   }
 
@@ -112,6 +127,10 @@ final class LocalCommand implements Callable<Integer> {
     put(flags, "train.eval-every", evalEvery);
     put(flags, "compute.threads", computeThreads);
     put(flags, "compute.backend", backend);
+    put(flags, "train.mode", mode);
+    put(flags, "ps.max-staleness", maxStaleness);
+    put(flags, "ps.block-size", blockSize);
+    put(flags, "persistence.journal", journal);
     if (dataDir != null) put(flags, "data-dir", dataDir.toAbsolutePath().toString());
     Config files = ShardTrainConfig.load(config);
     Config merged = ConfigFactory.parseMap(flags, "command-line flags").withFallback(files);
@@ -127,6 +146,93 @@ final class LocalCommand implements Callable<Integer> {
     List<Integer> l = new ArrayList<>();
     for (int v : a) l.add(v);
     return l;
+  }
+
+  private Integer runCluster(Config config, TrainSettings settings) throws Exception {
+    var out = spec.commandLine().getOut();
+    String modeName = config.getString("shardtrain.train.mode").toUpperCase(java.util.Locale.ROOT);
+    BlockSpec.Mode blockMode;
+    try {
+      blockMode = BlockSpec.Mode.valueOf(modeName);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("--mode must be sync or async, got '" + modeName.toLowerCase() + "'");
+    }
+    Backends.create(settings.backend(), settings.computeThreads()).backend().close();
+    var data = DataSets.load(settings.dataset(), settings.dataDir());
+    // Each local run journals into a fresh H2 file, so runs never see each other's blocks.
+    Path journalDir = settings.dataDir().resolve("journal").resolve("local-" + System.currentTimeMillis());
+    Config runConfig = ConfigFactory.parseMap(Map.of("shardtrain.persistence.h2-path",
+        journalDir.resolve("shardtrain").toAbsolutePath().toString())).withFallback(config).resolve();
+    PsSettings psSettings = PsSettings.fromConfig(runConfig);
+    int psNodes = Math.max(1, ps);
+    spec.commandLine().getErr().printf("shardtrain: local cluster of %d ps and %d trainer node(s), %s mode, "
+        + "%s journal%n", psNodes, trainers, modeName.toLowerCase(), runConfig.getString("shardtrain.persistence.journal"));
+    MetricsLog metrics = new MetricsLog();
+    long stepsPerTrainer = settings.steps() > 0 ? settings.steps()
+        : (long) Math.ceil(Math.ceil((double) data.train().size() / trainers) / settings.batch()) * settings.epochs();
+    ProgressBar progress = noProgress ? ProgressBar.messagesOnly(System.err)
+        : ProgressBar.forTerminal(stepsPerTrainer * trainers);
+    DistributedTraining.Result r;
+    long journalBytes;
+    try (LocalCluster cluster = LocalCluster.start("shardtrain", psNodes, trainers, runConfig, Duration.ofSeconds(60))) {
+      r = new DistributedTraining(settings, blockMode, psSettings.blockSize(), psSettings.maxStaleness(), progress,
+          metrics).run(cluster, data.train(), data.test());
+      journalBytes = Journal.journalBytes(JournalSettings.fromConfig(runConfig));
+    } finally {
+      deleteRecursively(journalDir);
+    }
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("mode", modeName.toLowerCase());
+    m.put("dataset", settings.dataset());
+    m.put("trainers", trainers);
+    m.put("ps", psNodes);
+    m.put("blocks", r.job().blocks().size());
+    m.put("epochs", r.job().steps() > 0 ? 0 : r.job().epochs());
+    m.put("steps", r.steps());
+    m.put("batch", settings.batch());
+    m.put("hidden", settings.hidden());
+    m.put("optimizer", settings.optimizer());
+    m.put("lr", settings.lr());
+    m.put("seed", settings.seed());
+    m.put("compute_threads", settings.computeThreads());
+    m.put("backend", settings.backend());
+    m.put("journal", runConfig.getString("shardtrain.persistence.journal"));
+    m.put("samples", r.samples());
+    m.put("samples_per_sec", r.samplesPerSec());
+    m.put("train_seconds", r.trainSeconds());
+    m.put("wall_seconds", r.wallSeconds());
+    m.put("test_accuracy", r.testAccuracy());
+    m.put("final_loss", r.finalLoss());
+    m.put("version", r.version());
+    m.put("pushes", r.pushes());
+    m.put("pulls", r.pulls());
+    m.put("stale_pushes", r.stalePushes());
+    m.put("journal_bytes", journalBytes);
+    out.printf("%s %s: %d steps per trainer, %.0f samples/s, test accuracy %.4f, final loss %.4f%n",
+        settings.dataset(), modeName.toLowerCase(), r.steps(), r.samplesPerSec(), r.testAccuracy(), r.finalLoss());
+    writeOutputs(m, metrics, settings.dataset() + " " + modeName.toLowerCase() + ", " + trainers + " trainers");
+    return 0;
+  }
+
+  private void writeOutputs(Map<String, Object> summary, MetricsLog metrics, String title) throws java.io.IOException {
+    if (report == null) return;
+    var out = spec.commandLine().getOut();
+    Path parent = report.toAbsolutePath().getParent();
+    if (parent != null) Files.createDirectories(parent);
+    Files.writeString(report, Json.write(summary));
+    String base = report.getFileName().toString().replaceFirst("\\.json$", "");
+    Path csv = report.resolveSibling(base + ".csv");
+    Path png = report.resolveSibling(base + ".png");
+    metrics.writeCsv(csv);
+    metrics.writePng(png, title);
+    out.println("report: " + report + " (metrics " + csv.getFileName() + ", plot " + png.getFileName() + ")");
+  }
+
+  private static void deleteRecursively(Path dir) throws java.io.IOException {
+    if (!Files.exists(dir)) return;
+    try (var paths = Files.walk(dir)) {
+      for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+    }
   }
 
   private Map<String, Object> report(TrainSettings s, SingleProcessTraining.Result r) {

@@ -15,6 +15,7 @@ import io.shardtrain.compute.optim.LearningRateSchedule;
 import io.shardtrain.compute.optim.Optimizer;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import io.shardtrain.compute.optim.OptimizerState;
+import io.shardtrain.samples.report.MetricsLog;
 import io.shardtrain.samples.report.ProgressBar;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,11 +42,13 @@ public final class SingleProcessTraining {
   private final TrainSettings settings;
   private final Backend backend;
   private final ProgressBar progress;
+  private final MetricsLog metrics;
 
-  public SingleProcessTraining(TrainSettings settings, Backend backend, ProgressBar progress) {
+  public SingleProcessTraining(TrainSettings settings, Backend backend, ProgressBar progress, MetricsLog metrics) {
     this.settings = settings;
     this.backend = backend;
     this.progress = progress;
+    this.metrics = metrics;
   }
 
   public Result run(Dataset train, Dataset test) {
@@ -90,6 +93,7 @@ public final class SingleProcessTraining {
       trainNanos += System.nanoTime() - t0;
       samples += b.size();
       lastLoss = loss;
+      metrics.step(trainNanos / 1e9, "trainer-1", step, b.size(), loss);
       lossEma = Double.isNaN(lossEma) ? loss : 0.98 * lossEma + 0.02 * loss;
       progress.update(step, samples / (trainNanos / 1e9), lossEma);
       // The reader stays at (e, epochLength) after an epoch's last batch, until the next call.
@@ -99,6 +103,7 @@ public final class SingleProcessTraining {
       if (epochEnd || periodic || step == totalSteps) {
         double acc = evaluate(model, test);
         evaluations.add(new Evaluation(step, epoch, acc, lossEma));
+        metrics.evaluation(trainNanos / 1e9, step, acc);
         progress.message(String.format(Locale.ROOT, "step %d  epoch %d  loss %.4f  test accuracy %.4f",
             step, epoch, lossEma, acc));
       }

@@ -1,0 +1,169 @@
+package io.shardtrain.actors;
+
+import akka.Done;
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.DispatcherSelector;
+import akka.actor.typed.javadsl.AskPattern;
+import akka.cluster.sharding.typed.javadsl.ClusterSharding;
+import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.actors.master.JobSpec;
+import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.ps.BlockLayout;
+import io.shardtrain.actors.ps.BlockSlice;
+import io.shardtrain.actors.ps.BlockSpec;
+import io.shardtrain.actors.ps.ParamShape;
+import io.shardtrain.actors.ps.ParameterBlock;
+import io.shardtrain.actors.trainer.Trainer;
+import io.shardtrain.compute.backend.CpuBackend;
+import io.shardtrain.compute.nn.Activation;
+import io.shardtrain.compute.nn.Mlp;
+import io.shardtrain.compute.nn.Parameter;
+import io.shardtrain.compute.optim.OptimizerSpec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The programmatic API: start ShardTrain's roles on an {@link ActorSystem} that is (or will be)
+ * a member of an Akka cluster, submit a job, start trainers, and read results.
+ *
+ * <pre>{@code
+ * ShardTrain st = ShardTrain.start(system);            // roles come from akka.cluster.roles
+ * ShardTrain.Plan plan = ShardTrain.plan(settings, "job-1", train.dim(), train.size(), 10,
+ *     BlockSpec.Mode.SYNC, 2, 262144, -1);
+ * st.submit(plan).toCompletableFuture().join();         // initialises every block, then the master
+ * st.startTrainer(new Trainer.Setup("t1", st.master(), train, test, () -> CpuBackend.create(1),
+ *     TrainerSettings.create(system), listener));
+ * }</pre>
+ */
+public final class ShardTrain {
+  private final ActorSystem<?> system;
+  private final ActorRef<Master.Command> master;
+  private final Duration timeout;
+
+  private ShardTrain(ActorSystem<?> system, ActorRef<Master.Command> master) {
+    this.system = system;
+    this.master = master;
+    this.timeout = system.settings().config().getDuration("shardtrain.trainer.ask-timeout");
+  }
+
+  /**
+   * Starts this node's part: the parameter-block shard region (hosting blocks on nodes with role
+   * {@code ps}, a proxy elsewhere) and the master singleton (on a node with role {@code master}).
+   */
+  public static ShardTrain start(ActorSystem<?> system) {
+    AkkaVersionGuard.require();
+    ParameterBlock.init(system);
+    return new ShardTrain(system, Master.initSingleton(system));
+  }
+
+  public ActorRef<Master.Command> master() {
+    return master;
+  }
+
+  public ActorSystem<?> system() {
+    return system;
+  }
+
+  /** A job and the initial model whose values the blocks start from. */
+  public record Plan(JobSpec job, Mlp model, OptimizerSpec optimizer) {}
+
+  /**
+   * Plans a job from settings: builds the model with the job's seed (the initial parameters),
+   * cuts its parameters into blocks of at most {@code blockSize} floats.
+   */
+  public static Plan plan(TrainSettings s, String jobId, int inputDim, int trainExamples, int classes,
+      BlockSpec.Mode mode, int trainers, int blockSize, long maxStaleness) {
+    OptimizerSpec optimizer = OptimizerSpec.parse(s.optimizer()).withWeightDecay((float) s.weightDecay());
+    Mlp model = Mlp.create(CpuBackend.create(1), inputDim, s.hidden(), classes,
+        Activation.valueOf(s.activation().toUpperCase(Locale.ROOT)), s.seed());
+    List<ParamShape> shapes = new ArrayList<>();
+    for (Parameter p : model.parameters()) shapes.add(new ParamShape(p.name(), p.size()));
+    List<String> blocks = BlockLayout.of(shapes, blockSize).stream().map(BlockSlice::entityId).toList();
+    long stepsPerTrainer = s.steps() > 0 ? s.steps()
+        : (long) Math.ceil((double) ((trainExamples + trainers - 1) / trainers) / s.batch()) * s.epochs();
+    // Sync blocks update once per step; async blocks once per push of every trainer.
+    long updates = mode == BlockSpec.Mode.SYNC ? stepsPerTrainer : stepsPerTrainer * trainers;
+    List<Integer> hidden = new ArrayList<>();
+    for (int h : s.hidden()) hidden.add(h);
+    JobSpec job = new JobSpec(jobId, s.dataset(), trainExamples, inputDim, classes, hidden, s.activation(),
+        s.seed(), mode, trainers, s.batch(), s.steps() > 0 ? 0 : s.epochs(), s.steps(), s.optimizer(),
+        (float) s.lr(), s.lrScheduleFor(updates), (float) s.weightDecay(), maxStaleness, blockSize, blocks);
+    return new Plan(job, model, optimizer);
+  }
+
+  /** Initialises every block from the plan's model (idempotent), then submits the job to the master. */
+  public CompletionStage<Done> submit(Plan plan) {
+    JobSpec job = plan.job();
+    List<ParamShape> shapes = new ArrayList<>();
+    Map<String, float[]> values = new HashMap<>();
+    for (Parameter p : plan.model().parameters()) {
+      shapes.add(new ParamShape(p.name(), p.size()));
+      values.put(p.name(), p.value().data());
+    }
+    List<CompletableFuture<Long>> inits = new ArrayList<>();
+    for (BlockSlice slice : BlockLayout.of(shapes, job.blockSize())) {
+      BlockSpec spec = BlockSpec.of(slice, plan.optimizer(), job.lrSchedule(), job.lr(), job.mode(), job.maxStaleness());
+      float[] init = new float[slice.length()];
+      System.arraycopy(values.get(slice.parameter()), slice.offset(), init, 0, slice.length());
+      inits.add(ParameterBlock.entityRef(system, slice.entityId())
+          .<Long>askWithStatus(replyTo -> new ParameterBlock.Initialize(spec, init, replyTo), timeout)
+          .toCompletableFuture());
+    }
+    return CompletableFuture.allOf(inits.toArray(CompletableFuture[]::new))
+        .thenCompose(x -> AskPattern.<Master.Command, Done>askWithStatus(master,
+            replyTo -> new Master.SubmitJob(job, replyTo), timeout, system.scheduler()));
+  }
+
+  /** Spawns a trainer on this node, on the trainer dispatcher (compute blocks its thread). */
+  public ActorRef<Trainer.Command> startTrainer(Trainer.Setup setup) {
+    return system.systemActorOf(Trainer.create(setup), "trainer-" + setup.trainerId(),
+        DispatcherSelector.fromConfig("shardtrain.trainer.dispatcher"));
+  }
+
+  public CompletionStage<Master.JobStatus> status() {
+    return AskPattern.ask(master, Master.GetStatus::new, timeout, system.scheduler());
+  }
+
+  /** Every block's values at version >= {@code minVersion}, written into {@code model}'s parameters. */
+  public CompletionStage<Long> pullInto(Mlp model, JobSpec job, long minVersion) {
+    Map<String, Parameter> byName = new HashMap<>();
+    List<ParamShape> shapes = new ArrayList<>();
+    for (Parameter p : model.parameters()) {
+      byName.put(p.name(), p);
+      shapes.add(new ParamShape(p.name(), p.size()));
+    }
+    List<CompletableFuture<ParameterBlock.BlockValues>> pulls = new ArrayList<>();
+    for (BlockSlice slice : BlockLayout.of(shapes, job.blockSize())) {
+      pulls.add(ParameterBlock.entityRef(system, slice.entityId())
+          .<ParameterBlock.BlockValues>askWithStatus(replyTo -> new ParameterBlock.Pull(minVersion, replyTo), timeout)
+          .toCompletableFuture());
+    }
+    return CompletableFuture.allOf(pulls.toArray(CompletableFuture[]::new)).thenApply(x -> {
+      long version = Long.MAX_VALUE;
+      for (var f : pulls) {
+        ParameterBlock.BlockValues v = f.join();
+        System.arraycopy(v.values(), 0, byName.get(v.parameter()).value().data(), v.offset(), v.values().length);
+        version = Math.min(version, v.version());
+      }
+      return version;
+    });
+  }
+
+  /** Statistics of every block of the job. */
+  public CompletionStage<List<ParameterBlock.BlockStats>> blockStats(JobSpec job) {
+    List<CompletableFuture<ParameterBlock.BlockStats>> stats = new ArrayList<>();
+    for (String id : job.blocks()) {
+      stats.add(ParameterBlock.entityRef(system, id)
+          .<ParameterBlock.BlockStats>ask(ParameterBlock.GetStats::new, timeout).toCompletableFuture());
+    }
+    return CompletableFuture.allOf(stats.toArray(CompletableFuture[]::new))
+        .thenApply(x -> stats.stream().map(CompletableFuture::join).toList());
+  }
+}

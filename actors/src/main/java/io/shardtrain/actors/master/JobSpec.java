@@ -1,0 +1,72 @@
+package io.shardtrain.actors.master;
+
+import io.shardtrain.actors.CborSerializable;
+import io.shardtrain.actors.ps.BlockSpec;
+import java.util.List;
+
+/**
+ * One training job as the master stores it and every trainer reads it: the model, the data, the
+ * optimizer and how trainers and blocks synchronise. {@code blocks} are the parameter-block
+ * entity ids, computed once by whoever submits the job from the real model.
+ */
+public record JobSpec(
+    String jobId,
+    String dataset,
+    int trainExamples,
+    int inputDim,
+    int classes,
+    List<Integer> hidden,
+    String activation,
+    long seed,
+    BlockSpec.Mode mode,
+    int trainers,
+    int batch,
+    int epochs,
+    long steps,
+    String optimizer,
+    float lr,
+    String lrSchedule,
+    float weightDecay,
+    long maxStaleness,
+    int blockSize,
+    List<String> blocks) implements CborSerializable {
+
+  public JobSpec {
+    if (trainers < 1) throw new IllegalArgumentException("a job needs at least 1 trainer, got " + trainers);
+    if (trainExamples < trainers) {
+      throw new IllegalArgumentException(trainExamples + " training examples cannot be split over " + trainers + " trainers");
+    }
+    if (epochs < 1 && steps < 1) throw new IllegalArgumentException("a job needs epochs or steps");
+    if (blocks.isEmpty()) throw new IllegalArgumentException("a job needs at least one parameter block");
+    hidden = List.copyOf(hidden);
+    blocks = List.copyOf(blocks);
+  }
+
+  /** Examples per data task: one task per trainer per epoch, so sync trainers step in lockstep. */
+  public int taskSize() {
+    return (trainExamples + trainers - 1) / trainers;
+  }
+
+  /** Data tasks per epoch. */
+  public int tasksPerEpoch() {
+    return (trainExamples + taskSize() - 1) / taskSize();
+  }
+
+  /** The range {@code [from, to)} of the training set that task {@code index} covers. */
+  public int taskFrom(int index) {
+    return index * taskSize();
+  }
+
+  public int taskTo(int index) {
+    return Math.min(trainExamples, (index + 1) * taskSize());
+  }
+
+  /** Epochs to run; a job bounded by steps keeps handing out data until its trainers stop. */
+  public boolean boundedByEpochs() {
+    return steps <= 0;
+  }
+
+  public int[] hiddenArray() {
+    return hidden.stream().mapToInt(Integer::intValue).toArray();
+  }
+}

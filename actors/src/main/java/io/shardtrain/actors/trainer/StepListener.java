@@ -1,0 +1,13 @@
+package io.shardtrain.actors.trainer;
+
+/** Receives a trainer's progress in its own process (for progress bars, metrics files, tests). */
+public interface StepListener {
+  /** A step whose gradients every block acknowledged. */
+  void onStep(String trainerId, long step, float loss, int examples, long computeNanos);
+
+  /** The trainer stopped: the job is done, its step budget is spent, or it was told to stop. */
+  void onFinished(String trainerId, long steps, long pushes, long pulls, long stalePushes);
+
+  /** The trainer gave up: a block refused its gradient for a reason a retry cannot fix. */
+  void onFailed(String trainerId, String reason);
+}

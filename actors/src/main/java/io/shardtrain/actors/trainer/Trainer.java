@@ -1,0 +1,378 @@
+package io.shardtrain.actors.trainer;
+
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.Behavior;
+import akka.actor.typed.javadsl.AbstractBehavior;
+import akka.actor.typed.javadsl.ActorContext;
+import akka.actor.typed.javadsl.Behaviors;
+import akka.actor.typed.javadsl.Receive;
+import akka.actor.typed.javadsl.TimerScheduler;
+import akka.cluster.sharding.typed.javadsl.ClusterSharding;
+import akka.cluster.sharding.typed.javadsl.EntityRef;
+import akka.pattern.StatusReply;
+import io.shardtrain.actors.master.JobSpec;
+import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.ps.BlockLayout;
+import io.shardtrain.actors.ps.BlockSlice;
+import io.shardtrain.actors.ps.BlockSpec;
+import io.shardtrain.actors.ps.ParamShape;
+import io.shardtrain.actors.ps.ParameterBlock;
+import io.shardtrain.compute.Tensor;
+import io.shardtrain.compute.backend.Backend;
+import io.shardtrain.compute.data.Batch;
+import io.shardtrain.compute.data.BatchReader;
+import io.shardtrain.compute.data.Dataset;
+import io.shardtrain.compute.data.ReaderPosition;
+import io.shardtrain.compute.nn.Activation;
+import io.shardtrain.compute.nn.Mlp;
+import io.shardtrain.compute.nn.Parameter;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * A trainer: leases data tasks from the {@link Master}, computes gradients on its backend, pushes
+ * each block's gradient as soon as backward has produced it (last layer first, so communication
+ * overlaps the rest of backward), and pulls the parameters of the next step.
+ *
+ * <p>Sync mode: step t is computed on the parameters of version t-1; right after the pushes the
+ * trainer asks every block for version t, and each block answers the moment it has applied the
+ * step, so the next parameters arrive block by block while others are still being applied. A
+ * trainer without data for a step (the others still finish their tasks) takes part in the
+ * barrier with an empty, zero-weight push. Async mode: pushes are applied as they arrive and the
+ * trainer pulls the latest values after every step.
+ *
+ * <p>After all blocks acknowledged a step the trainer reports its reader offset, so a restarted
+ * trainer, or another one taking over the task, resumes exactly there. Pushes and pulls that
+ * time out are retried with the same (trainer, step) key, which blocks treat as idempotent.
+ * Compute runs inside the actor, so trainers belong on a dispatcher of their own.
+ */
+public final class Trainer extends AbstractBehavior<Trainer.Command> {
+
+  public sealed interface Command {}
+
+  /** Stop after the current step and leave the job. */
+  public enum Stop implements Command { INSTANCE }
+
+  private record Registered(Master.Registration registration, Throwable failure) implements Command {}
+
+  private record TaskAnswer(Master.TaskReply reply, Throwable failure) implements Command {}
+
+  private record PushDone(String blockId, long step, ParameterBlock.PushAck ack, Throwable failure) implements Command {}
+
+  private record PullDone(String blockId, long minVersion, ParameterBlock.BlockValues values, Throwable failure)
+      implements Command {}
+
+  private record ProgressDone(Throwable failure) implements Command {}
+
+  private enum Retry implements Command { REGISTER, NEXT_STEP }
+
+  /** What a trainer needs from the outside world; one per trainer. */
+  public record Setup(String trainerId, ActorRef<Master.Command> master, Dataset train, Dataset test,
+      Supplier<Backend> backend, TrainerSettings settings, StepListener listener) {}
+
+  private final ActorContext<Command> context;
+  private final TimerScheduler<Command> timers;
+  private final Setup setup;
+  private final ClusterSharding sharding;
+
+  private JobSpec job;
+  private long membershipEpoch;
+  private Mlp model;
+  private Backend backend;
+  private List<BlockSlice> layout;
+  private Map<String, Parameter> paramsByName;
+  private Map<String, List<BlockSlice>> blocksByParam;
+
+  /** The step being computed or awaited; version {@code step - 1} is what it is computed on. */
+  private long step;
+  private long baseVersion;
+  private final Map<String, Long> blockVersion = new HashMap<>();
+  private Master.Lease lease;
+  private BatchReader reader;
+  private Tensor x;
+  private int pendingPushes;
+  private int pendingPulls;
+  private final Map<String, float[]> unacked = new HashMap<>();
+  private long pulledMinVersion;
+  private long resumeStep;
+  private long stepsDone;
+  private float lastLoss = Float.NaN;
+  private int lastBatch;
+  private long computeNanos;
+  private ReaderPosition positionAfterStep;
+  private boolean stopping;
+  private long pushes;
+  private long pulls;
+  private long stale;
+
+  public static Behavior<Command> create(Setup setup) {
+    return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new Trainer(ctx, timers, setup)));
+  }
+
+  private Trainer(ActorContext<Command> context, TimerScheduler<Command> timers, Setup setup) {
+    super(context);
+    this.context = context;
+    this.timers = timers;
+    this.setup = setup;
+    this.sharding = ClusterSharding.get(context.getSystem());
+    register();
+  }
+
+  @Override
+  public Receive<Command> createReceive() {
+    return newReceiveBuilder()
+        .onMessage(Registered.class, this::onRegistered)
+        .onMessage(TaskAnswer.class, this::onTask)
+        .onMessage(PushDone.class, this::onPushDone)
+        .onMessage(PullDone.class, this::onPullDone)
+        .onMessage(ProgressDone.class, m -> {
+          if (m.failure() != null) context.getLog().warn("progress report failed: {}", m.failure().getMessage());
+          return this;
+        })
+        .onMessageEquals(Retry.REGISTER, () -> {
+          register();
+          return this;
+        })
+        .onMessageEquals(Retry.NEXT_STEP, () -> nextStep())
+        .onMessageEquals(Stop.INSTANCE, () -> {
+          stopping = true;
+          return pendingPushes == 0 && pendingPulls == 0 ? finish("stopped") : this;
+        })
+        .build();
+  }
+
+  // ---- registration ----
+
+  private void register() {
+    context.askWithStatus(Master.Registration.class, setup.master(), setup.settings().askTimeout(),
+        replyTo -> new Master.RegisterTrainer(setup.trainerId(), context.getSelf(), replyTo),
+        Registered::new);
+  }
+
+  private Behavior<Command> onRegistered(Registered m) {
+    if (m.failure() != null) {
+      context.getLog().info("trainer {}: master not ready ({}), retrying", setup.trainerId(), m.failure().getMessage());
+      timers.startSingleTimer(Retry.REGISTER, setup.settings().retryDelay());
+      return this;
+    }
+    boolean first = job == null;
+    job = m.registration().job();
+    membershipEpoch = m.registration().membershipEpoch();
+    resumeStep = m.registration().lastStep();
+    if (first) buildModel();
+    // A (re)started trainer pulls the latest parameters before its first step.
+    step = 0;
+    pullAll(0);
+    return this;
+  }
+
+  private void buildModel() {
+    backend = setup.backend().get();
+    model = Mlp.create(backend, job.inputDim(), job.hiddenArray(), job.classes(),
+        Activation.valueOf(job.activation().toUpperCase(Locale.ROOT)), job.seed());
+    paramsByName = new HashMap<>();
+    List<ParamShape> shapes = new ArrayList<>();
+    for (Parameter p : model.parameters()) {
+      paramsByName.put(p.name(), p);
+      shapes.add(new ParamShape(p.name(), p.size()));
+    }
+    layout = BlockLayout.of(shapes, job.blockSize());
+    List<String> ids = layout.stream().map(BlockSlice::entityId).toList();
+    if (!ids.equals(job.blocks())) {
+      throw new IllegalStateException("trainer " + setup.trainerId() + ": the model's blocks " + ids
+          + " differ from the job's " + job.blocks());
+    }
+    blocksByParam = new HashMap<>();
+    for (BlockSlice s : layout) blocksByParam.computeIfAbsent(s.parameter(), k -> new ArrayList<>()).add(s);
+  }
+
+  // ---- the step loop ----
+
+  private Behavior<Command> nextStep() {
+    if (stopping) return finish("stopped");
+    if (job.steps() > 0 && stepsDone >= job.steps()) return finish("reached " + job.steps() + " steps");
+    if (reader == null) {
+      context.askWithStatus(Master.TaskReply.class, setup.master(), setup.settings().askTimeout(),
+          replyTo -> new Master.RequestTask(setup.trainerId(), replyTo), TaskAnswer::new);
+      return this;
+    }
+    return computeStep();
+  }
+
+  private Behavior<Command> onTask(TaskAnswer m) {
+    if (m.failure() != null) {
+      context.getLog().warn("trainer {}: task request failed ({}), retrying", setup.trainerId(), m.failure().getMessage());
+      timers.startSingleTimer(Retry.NEXT_STEP, setup.settings().retryDelay());
+      return this;
+    }
+    if (m.reply() instanceof Master.Lease l) {
+      lease = l;
+      reader = new BatchReader(setup.train(), l.from(), l.to(), job.batch(), job.seed() * 1_000_003L + l.task(),
+          true, false, new ReaderPosition(l.epoch(), l.offset()));
+      return computeStep();
+    }
+    Master.NoTask none = (Master.NoTask) m.reply();
+    if (none.jobDone()) return finish("job done");
+    if (job.mode() == BlockSpec.Mode.SYNC) return idleStep();
+    timers.startSingleTimer(Retry.NEXT_STEP, setup.settings().retryDelay());
+    return this;
+  }
+
+  private Behavior<Command> computeStep() {
+    Batch b = reader.next();
+    long t0 = System.nanoTime();
+    if (x == null || x.rows() != b.size()) x = Tensor.zeros(b.size(), job.inputDim());
+    System.arraycopy(b.features(), 0, x.data(), 0, b.size() * job.inputDim());
+    step = step + 1;
+    lastBatch = b.size();
+    positionAfterStep = b.positionAfter();
+    // Pushes leave while backward is still running for the lower layers.
+    lastLoss = model.forwardBackward(x, b.labels(), p -> push(p, b.size()));
+    computeNanos = System.nanoTime() - t0;
+    pullAll(job.mode() == BlockSpec.Mode.SYNC ? step : 0);
+    return this;
+  }
+
+  private Behavior<Command> idleStep() {
+    step = step + 1;
+    lastBatch = 0;
+    positionAfterStep = null;
+    computeNanos = 0;
+    for (BlockSlice s : layout) sendPush(s.entityId(), new float[0], 0f);
+    pullAll(step);
+    return this;
+  }
+
+  private void push(Parameter p, int weight) {
+    float[] grad = p.grad().data();
+    for (BlockSlice s : blocksByParam.get(p.name())) {
+      float[] slice = new float[s.length()];
+      System.arraycopy(grad, s.offset(), slice, 0, s.length());
+      sendPush(s.entityId(), slice, weight);
+    }
+  }
+
+  private void sendPush(String blockId, float[] values, float weight) {
+    pendingPushes++;
+    pushes++;
+    unacked.put(blockId, values);
+    long s = step;
+    long base = blockVersion.getOrDefault(blockId, baseVersion);
+    long epoch = membershipEpoch;
+    EntityRef<ParameterBlock.Command> ref = sharding.entityRefFor(ParameterBlock.ENTITY_KEY, blockId);
+    context.askWithStatus(ParameterBlock.PushAck.class, ref, setup.settings().askTimeout(),
+        replyTo -> new ParameterBlock.PushGradient(setup.trainerId(), s, base, epoch, weight, values, replyTo),
+        (ack, failure) -> new PushDone(blockId, s, ack, failure));
+  }
+
+  private Behavior<Command> onPushDone(PushDone m) {
+    if (m.step() != step) return this; // a late answer to a retried push
+    if (m.failure() != null) {
+      if (isRetryable(m.failure())) {
+        context.getLog().warn("trainer {}: push of step {} to {} failed ({}), retrying", setup.trainerId(),
+            m.step(), m.blockId(), m.failure().getMessage());
+        float[] values = unacked.get(m.blockId());
+        pendingPushes--;
+        pushes--;
+        sendPush(m.blockId(), values, values.length == 0 ? 0f : lastBatch);
+        return this;
+      }
+      return fail("block " + m.blockId() + " refused step " + m.step() + ": " + m.failure().getMessage());
+    }
+    if (m.ack() instanceof ParameterBlock.Stale) stale++;
+    unacked.remove(m.blockId());
+    pendingPushes--;
+    return maybeStepDone();
+  }
+
+  private void pullAll(long minVersion) {
+    pulledMinVersion = minVersion;
+    for (BlockSlice s : layout) sendPull(s.entityId(), minVersion);
+  }
+
+  private void sendPull(String blockId, long minVersion) {
+    pendingPulls++;
+    pulls++;
+    EntityRef<ParameterBlock.Command> ref = sharding.entityRefFor(ParameterBlock.ENTITY_KEY, blockId);
+    context.askWithStatus(ParameterBlock.BlockValues.class, ref, setup.settings().pullTimeout(),
+        replyTo -> new ParameterBlock.Pull(minVersion, replyTo),
+        (v, failure) -> new PullDone(blockId, minVersion, v, failure));
+  }
+
+  private Behavior<Command> onPullDone(PullDone m) {
+    if (m.minVersion() != pulledMinVersion) return this;
+    if (m.failure() != null) {
+      context.getLog().warn("trainer {}: pull of {} (version >= {}) failed ({}), retrying", setup.trainerId(),
+          m.blockId(), m.minVersion(), m.failure().getMessage());
+      pendingPulls--;
+      pulls--;
+      sendPull(m.blockId(), m.minVersion());
+      return this;
+    }
+    ParameterBlock.BlockValues v = m.values();
+    Parameter p = paramsByName.get(v.parameter());
+    System.arraycopy(v.values(), 0, p.value().data(), v.offset(), v.values().length);
+    blockVersion.put(m.blockId(), v.version());
+    if (step == 0) {
+      // First pull after (re)registration: continue from the oldest block's version.
+      baseVersion = pendingPulls == layout.size() ? v.version() : Math.min(baseVersion, v.version());
+    } else {
+      baseVersion = Math.max(baseVersion, v.version());
+    }
+    pendingPulls--;
+    return maybeStepDone();
+  }
+
+  private Behavior<Command> maybeStepDone() {
+    if (pendingPushes > 0 || pendingPulls > 0) return this;
+    if (step == 0) {
+      // Registered and pulled. Sync: the next step is the one after the oldest block's version.
+      // Async: steps only key a trainer's pushes, so continue after its last reported step.
+      step = job.mode() == BlockSpec.Mode.SYNC ? baseVersion : resumeStep;
+      return nextStep();
+    }
+    stepsDone++;
+    if (lastBatch > 0) {
+      reportProgress();
+      setup.listener().onStep(setup.trainerId(), step, lastLoss, lastBatch, computeNanos);
+    }
+    if (reader != null && reader.epochDone()) {
+      reader = null;
+      lease = null;
+    }
+    return nextStep();
+  }
+
+  private void reportProgress() {
+    Master.Lease l = lease;
+    long offset = positionAfterStep.offset();
+    long s = step;
+    context.askWithStatus(akka.Done.class, setup.master(), setup.settings().askTimeout(),
+        replyTo -> new Master.ReportProgress(setup.trainerId(), l.epoch(), l.task(), offset, s, replyTo),
+        (done, failure) -> new ProgressDone(failure));
+  }
+
+  private Behavior<Command> finish(String why) {
+    context.getLog().info("trainer {} finished after {} steps: {}", setup.trainerId(), stepsDone, why);
+    setup.master().tell(new Master.LeaveJob(setup.trainerId(), context.getSystem().ignoreRef()));
+    setup.listener().onFinished(setup.trainerId(), stepsDone, pushes, pulls, stale);
+    if (backend != null) backend.close();
+    return Behaviors.stopped();
+  }
+
+  private Behavior<Command> fail(String why) {
+    context.getLog().error("trainer {} failed: {}", setup.trainerId(), why);
+    setup.master().tell(new Master.LeaveJob(setup.trainerId(), context.getSystem().ignoreRef()));
+    setup.listener().onFailed(setup.trainerId(), why);
+    if (backend != null) backend.close();
+    return Behaviors.stopped();
+  }
+
+  private static boolean isRetryable(Throwable t) {
+    return t instanceof java.util.concurrent.TimeoutException;
+  }
+}

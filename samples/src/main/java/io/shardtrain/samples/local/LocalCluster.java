@@ -1,0 +1,130 @@
+package io.shardtrain.samples.local;
+
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.javadsl.Behaviors;
+import akka.cluster.MemberStatus;
+import akka.cluster.typed.Cluster;
+import akka.cluster.typed.Join;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.ShardTrain;
+import io.shardtrain.persistence.journal.Journal;
+import io.shardtrain.persistence.journal.JournalConfig;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A ShardTrain cluster inside this JVM: one ActorSystem per node, joined through Akka Cluster on
+ * loopback ports, as separate machines would be. Node 0 has roles {@code ps} and {@code master};
+ * the other {@code ps} nodes hold blocks; each trainer node runs one trainer.
+ */
+public final class LocalCluster implements AutoCloseable {
+  private final List<ActorSystem<Void>> psNodes = new ArrayList<>();
+  private final List<ActorSystem<Void>> trainerNodes = new ArrayList<>();
+  private final List<ShardTrain> psShardTrain = new ArrayList<>();
+  private final List<ShardTrain> trainerShardTrain = new ArrayList<>();
+
+  private LocalCluster() {}
+
+  /**
+   * Starts {@code ps} parameter-server nodes and {@code trainers} trainer nodes over {@code base}
+   * (the effective ShardTrain configuration, whose {@code shardtrain.persistence} section picks the
+   * journal) and waits until all are members.
+   */
+  public static LocalCluster start(String name, int ps, int trainers, Config base, Duration timeout) {
+    if (ps < 1) throw new IllegalArgumentException("--ps must be at least 1, got " + ps);
+    if (trainers < 1) throw new IllegalArgumentException("--trainers must be at least 1, got " + trainers);
+    LocalCluster c = new LocalCluster();
+    try {
+      Config common = ConfigFactory.parseResources("cluster.conf")
+          .withFallback(JournalConfig.of(base))
+          .withFallback(base);
+      for (int i = 0; i < ps; i++) {
+        List<String> roles = i == 0 ? List.of("ps", "master") : List.of("ps");
+        c.psNodes.add(node(name, roles, common));
+      }
+      for (int i = 0; i < trainers; i++) c.trainerNodes.add(node(name, List.of("trainer"), common));
+      var seed = Cluster.get(c.psNodes.get(0)).selfMember().address();
+      for (ActorSystem<Void> s : c.all()) Cluster.get(s).manager().tell(Join.create(seed));
+      c.awaitUp(timeout);
+      Journal.start(c.psNodes.get(0));
+      for (ActorSystem<Void> s : c.psNodes) c.psShardTrain.add(ShardTrain.start(s));
+      for (ActorSystem<Void> s : c.trainerNodes) c.trainerShardTrain.add(ShardTrain.start(s));
+      return c;
+    } catch (RuntimeException e) {
+      c.close();
+      throw e;
+    }
+  }
+
+  private static ActorSystem<Void> node(String name, List<String> roles, Config common) {
+    Config own = ConfigFactory.parseMap(Map.of(
+        "akka.cluster.roles", roles,
+        "akka.remote.artery.canonical.port", 0,
+        "akka.remote.artery.canonical.hostname", "127.0.0.1"));
+    return ActorSystem.create(Behaviors.empty(), name, own.withFallback(common).resolve());
+  }
+
+  private List<ActorSystem<Void>> all() {
+    List<ActorSystem<Void>> all = new ArrayList<>(psNodes);
+    all.addAll(trainerNodes);
+    return all;
+  }
+
+  private void awaitUp(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    int expected = all().size();
+    while (System.nanoTime() < deadline) {
+      boolean up = true;
+      for (ActorSystem<Void> s : all()) {
+        long members = 0;
+        for (var m : Cluster.get(s).state().getMembers()) {
+          if (m.status() == MemberStatus.up()) members++;
+        }
+        up &= members == expected;
+      }
+      if (up) return;
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while forming the local cluster", e);
+      }
+    }
+    throw new IllegalStateException("the local cluster of " + expected + " nodes did not form within " + timeout);
+  }
+
+  /** The API on the first ps node, which also runs the master. */
+  public ShardTrain coordinator() {
+    return psShardTrain.get(0);
+  }
+
+  /** The API on trainer node {@code i}. */
+  public ShardTrain trainerNode(int i) {
+    return trainerShardTrain.get(i);
+  }
+
+  public int psCount() {
+    return psNodes.size();
+  }
+
+  public int trainerCount() {
+    return trainerNodes.size();
+  }
+
+  @Override
+  public void close() {
+    List<ActorSystem<Void>> all = all();
+    java.util.Collections.reverse(all);
+    for (ActorSystem<Void> s : all) s.terminate();
+    for (ActorSystem<Void> s : all) {
+      try {
+        s.getWhenTerminated().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS);
+      } catch (Exception e) {
+        // Best effort: the JVM exits soon after anyway.
+      }
+    }
+  }
+}

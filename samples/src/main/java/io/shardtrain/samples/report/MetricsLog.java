@@ -1,0 +1,94 @@
+package io.shardtrain.samples.report;
+
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.io.IOException;
+import java.io.Writer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.NumberAxis;
+import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
+
+/**
+ * Per-step training metrics of a run: every trainer step (loss, examples) and every test-set
+ * evaluation, written as a CSV and drawn as a PNG (loss and test accuracy over trainer steps).
+ * Thread-safe: trainers and the evaluator add rows concurrently.
+ */
+public final class MetricsLog {
+  private record Row(double seconds, String trainer, long step, long stepsDone, int examples, double loss,
+      double accuracy) {}
+
+  private final List<Row> rows = new ArrayList<>();
+  private long stepsDone;
+
+  public synchronized void step(double seconds, String trainer, long step, int examples, double loss) {
+    stepsDone++;
+    rows.add(new Row(seconds, trainer, step, stepsDone, examples, loss, Double.NaN));
+  }
+
+  public synchronized void evaluation(double seconds, long stepsDone, double accuracy) {
+    rows.add(new Row(seconds, "", -1, stepsDone, 0, Double.NaN, accuracy));
+  }
+
+  /** Columns: time_s, trainer, step, trainer_steps_done, examples, loss, test_accuracy (blank when absent). */
+  public synchronized void writeCsv(Path file) throws IOException {
+    try (Writer w = Files.newBufferedWriter(file)) {
+      w.write("time_s,trainer,step,trainer_steps_done,examples,loss,test_accuracy\n");
+      for (Row r : rows) {
+        w.write(String.format(Locale.ROOT, "%.4f,%s,%s,%d,%s,%s,%s%n", r.seconds(), r.trainer(),
+            r.step() < 0 ? "" : Long.toString(r.step()), r.stepsDone(),
+            r.examples() == 0 ? "" : Integer.toString(r.examples()),
+            Double.isNaN(r.loss()) ? "" : String.format(Locale.ROOT, "%.6f", r.loss()),
+            Double.isNaN(r.accuracy()) ? "" : String.format(Locale.ROOT, "%.5f", r.accuracy())));
+      }
+    }
+  }
+
+  /** Loss (smoothed over 50 steps) and test accuracy against trainer steps done. */
+  public synchronized void writePng(Path file, String title) throws IOException {
+    XYSeries loss = new XYSeries("training loss (mean of 50 steps)");
+    XYSeries acc = new XYSeries("test accuracy");
+    double window = 0;
+    int n = 0;
+    double[] last = new double[50];
+    for (Row r : rows) {
+      if (!Double.isNaN(r.loss())) {
+        window += r.loss() - last[n % 50];
+        last[n % 50] = r.loss();
+        n++;
+        if (n % 10 == 0) loss.add(r.stepsDone(), window / Math.min(n, 50));
+      }
+      if (!Double.isNaN(r.accuracy())) acc.add(r.stepsDone(), r.accuracy());
+    }
+    XYPlot plot = new XYPlot();
+    plot.setDomainAxis(new NumberAxis("trainer steps"));
+    plot.setDataset(0, new XYSeriesCollection(loss));
+    plot.setRangeAxis(0, new NumberAxis("loss"));
+    XYLineAndShapeRenderer lossRenderer = new XYLineAndShapeRenderer(true, false);
+    lossRenderer.setSeriesPaint(0, new Color(0x1f77b4));
+    lossRenderer.setSeriesStroke(0, new BasicStroke(1.5f));
+    plot.setRenderer(0, lossRenderer);
+    NumberAxis accAxis = new NumberAxis("test accuracy");
+    accAxis.setAutoRangeIncludesZero(false);
+    plot.setDataset(1, new XYSeriesCollection(acc));
+    plot.setRangeAxis(1, accAxis);
+    plot.mapDatasetToRangeAxis(1, 1);
+    XYLineAndShapeRenderer accRenderer = new XYLineAndShapeRenderer(true, true);
+    accRenderer.setSeriesPaint(0, new Color(0xd62728));
+    plot.setRenderer(1, accRenderer);
+    plot.setBackgroundPaint(Color.WHITE);
+    plot.setDomainGridlinePaint(Color.LIGHT_GRAY);
+    plot.setRangeGridlinePaint(Color.LIGHT_GRAY);
+    JFreeChart chart = new JFreeChart(title, JFreeChart.DEFAULT_TITLE_FONT, plot, true);
+    chart.setBackgroundPaint(Color.WHITE);
+    ChartUtils.saveChartAsPNG(file.toFile(), chart, 900, 500);
+  }
+}
