@@ -1,0 +1,176 @@
+package io.shardtrain.persistence.journal;
+
+import akka.actor.typed.ActorSystem;
+import akka.persistence.jdbc.db.SlickDatabase;
+import akka.persistence.jdbc.db.SlickExtension;
+import akka.persistence.jdbc.db.SlickExtensionImpl;
+import akka.persistence.jdbc.testkit.javadsl.SchemaUtils;
+import com.typesafe.config.Config;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
+
+/**
+ * Prepares the journal of a running ActorSystem configured by {@link JournalConfig}: checks that
+ * the database is reachable, creates the journal and snapshot tables if absent, and closes the
+ * shared connection pool when the system terminates. Call {@link #start} once per system, before
+ * the first persistent actor.
+ */
+public final class Journal {
+  private Journal() {}
+
+  /**
+   * Creates the tables if absent (idempotent), waiting at most {@code shardtrain.persistence.schema-timeout}.
+   * Does nothing for the in-memory journal.
+   *
+   * @throws IllegalStateException with a one-line message naming the journal URL and the cause when
+   *     the database cannot be reached or the tables cannot be created
+   */
+  public static void start(ActorSystem<?> system) {
+    Config config = system.settings().config();
+    if (!"jdbc-journal".equals(config.getString("akka.persistence.journal.plugin"))) return;
+    Duration timeout = config.getDuration("shardtrain.persistence.schema-timeout");
+    Config db = config.getConfig(JournalConfig.SHARED_DB_PATH + ".db");
+    String url = db.getString("url");
+    String user = db.hasPath("user") ? db.getString("user") : null;
+    String password = db.hasPath("password") ? db.getString("password") : null;
+    // A plain connection first: it fails fast with the driver's own reason and bounds the wait,
+    // where the pool would retry for its whole connectionTimeout.
+    await(url, timeout, CompletableFuture.runAsync(() -> probe(url, user, password, timeout), daemonExecutor()));
+    // The plugins do not close a shared pool when they stop: close it once the system is gone, which
+    // also lets H2 flush, compact and unlock its file.
+    SlickDatabase shared = ((SlickExtensionImpl) SlickExtension.get(system.classicSystem()))
+        .database(config.getConfig("jdbc-journal"));
+    system.getWhenTerminated().thenRun(() -> shared.database().close());
+    await(url, timeout, SchemaUtils.createIfNotExists(system).toCompletableFuture());
+  }
+
+  /**
+   * Bytes the journal occupies: the H2 database files, or the PostgreSQL journal, tag and snapshot
+   * tables with their indexes ({@code pg_total_relation_size}); 0 for the in-memory journal.
+   */
+  public static long journalBytes(JournalSettings settings) {
+    return switch (settings.kind()) {
+      case MEMORY -> 0L;
+      case H2 -> h2Bytes(settings.h2Path());
+      case POSTGRES -> postgresBytes(settings);
+    };
+  }
+
+  private static long h2Bytes(Path base) {
+    Path dir = base.getParent();
+    String prefix = base.getFileName() + ".";
+    if (dir == null || !Files.isDirectory(dir)) return 0L;
+    try (Stream<Path> files = Files.list(dir)) {
+      return files.filter(p -> p.getFileName().toString().startsWith(prefix))
+          .filter(Files::isRegularFile)
+          .mapToLong(p -> {
+            try {
+              return Files.size(p);
+            } catch (IOException e) {
+              return 0L; // deleted between listing and sizing (H2 temp files)
+            }
+          })
+          .sum();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot list the H2 journal directory " + dir, e);
+    }
+  }
+
+  private static long postgresBytes(JournalSettings s) {
+    String sql = "SELECT coalesce(pg_total_relation_size(to_regclass('event_journal')), 0)"
+        + " + coalesce(pg_total_relation_size(to_regclass('event_tag')), 0)"
+        + " + coalesce(pg_total_relation_size(to_regclass('snapshot')), 0)";
+    try (Connection c = DriverManager.getConnection(s.postgresUrl(), credentials(s.postgresUrl(), s.postgresUser(),
+            s.postgresPassword(), s.schemaTimeout()));
+         Statement st = c.createStatement();
+         ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (SQLException e) {
+      throw new IllegalStateException(oneLine("journal " + s.postgresUrl() + " size unavailable", e));
+    }
+  }
+
+  private static void probe(String url, String user, String password, Duration timeout) {
+    try (Connection c = DriverManager.getConnection(url, credentials(url, user, password, timeout))) {
+      if (!c.isValid((int) Math.max(1, timeout.toSeconds()))) throw new SQLException("connection is not valid");
+    } catch (SQLException e) {
+      throw new CompletionFailure(e);
+    }
+  }
+
+  private static Properties credentials(String url, String user, String password, Duration timeout) {
+    Properties p = new Properties();
+    if (user != null) p.setProperty("user", user);
+    if (password != null) p.setProperty("password", password);
+    if (url.startsWith("jdbc:postgresql:")) {
+      // Seconds for the TCP connect and for the whole login (H2 rejects unknown properties).
+      String seconds = Long.toString(Math.max(1, timeout.toSeconds()));
+      p.setProperty("connectTimeout", seconds);
+      p.setProperty("loginTimeout", seconds);
+    }
+    return p;
+  }
+
+  private static void await(String url, Duration timeout, CompletableFuture<?> f) {
+    try {
+      f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      f.cancel(true);
+      throw new IllegalStateException("journal " + mask(url) + " unusable: no answer within " + timeout.toMillis()
+          + " ms (shardtrain.persistence.schema-timeout)");
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause() instanceof CompletionFailure cf ? cf.getCause() : e.getCause();
+      throw new IllegalStateException(oneLine("journal " + mask(url) + " unusable", cause), cause);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("journal " + mask(url) + ": interrupted while creating the tables");
+    }
+  }
+
+  /** "{@code what}: RootClass: first line of its message", one line. */
+  static String oneLine(String what, Throwable t) {
+    Throwable root = t;
+    while (root.getCause() != null && root.getCause() != root) root = root.getCause();
+    String msg = root.getMessage() == null ? "" : root.getMessage().strip();
+    int nl = msg.indexOf('\n');
+    if (nl >= 0) msg = msg.substring(0, nl).strip();
+    return what + ": " + root.getClass().getSimpleName() + (msg.isEmpty() ? "" : ": " + msg);
+  }
+
+  /** Hides a password given in the URL's query ({@code password=...}). */
+  static String mask(String url) {
+    return url.replaceAll("(?i)(password=)[^&;]*", "$1***");
+  }
+
+  private static java.util.concurrent.Executor daemonExecutor() {
+    return r -> {
+      Thread t = new Thread(r, "shardtrain-journal-probe");
+      t.setDaemon(true);
+      t.start();
+    };
+  }
+
+  /** Carries a checked SQLException out of the probe thread. */
+  private static final class CompletionFailure extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    CompletionFailure(SQLException e) {
+      super(e);
+    }
+  }
+}

@@ -1,0 +1,114 @@
+package io.shardtrain.persistence.journal;
+
+import akka.actor.typed.ActorSystem;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+
+/**
+ * Where events and snapshots are stored, read once from {@code shardtrain.persistence.*}: an embedded
+ * H2 file (the one-JVM default), a PostgreSQL database that every {@code ps} node reaches, or
+ * memory. {@link JournalConfig} turns these settings into the Akka persistence configuration.
+ */
+public record JournalSettings(
+    Kind kind,
+    Path h2Path,
+    boolean h2AutoServer,
+    String postgresUrl,
+    String postgresUser,
+    String postgresPassword,
+    Duration schemaTimeout) {
+
+  /** The storage behind the journal and snapshot store. */
+  public enum Kind {
+    H2, POSTGRES, MEMORY;
+
+    /** The value of {@code shardtrain.persistence.journal} for this kind. */
+    public String configName() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+
+    static Kind parse(String value) {
+      for (Kind k : values()) {
+        if (k.configName().equals(value.trim().toLowerCase(Locale.ROOT))) return k;
+      }
+      throw new IllegalArgumentException("shardtrain.persistence.journal must be h2, postgres or memory, got '"
+          + value + "'");
+    }
+  }
+
+  public JournalSettings {
+    if (kind == null) throw new IllegalArgumentException("journal kind is missing");
+    if (h2Path == null || !h2Path.isAbsolute()) {
+      throw new IllegalArgumentException("shardtrain.persistence.h2-path must be an absolute path, got " + h2Path);
+    }
+    if (postgresUrl == null || !postgresUrl.startsWith("jdbc:postgresql:")) {
+      throw new IllegalArgumentException("shardtrain.persistence.postgres-url must start with jdbc:postgresql:, got '"
+          + postgresUrl + "'");
+    }
+    if (schemaTimeout == null || schemaTimeout.isNegative() || schemaTimeout.isZero()) {
+      throw new IllegalArgumentException("shardtrain.persistence.schema-timeout must be positive, got " + schemaTimeout);
+    }
+  }
+
+  /** Reads {@code shardtrain.persistence.*} from a resolved configuration. */
+  public static JournalSettings fromConfig(Config config) {
+    try {
+      Config c = config.getConfig("shardtrain.persistence");
+      return new JournalSettings(
+          Kind.parse(c.getString("journal")),
+          h2Path(c.getString("h2-path")),
+          c.getBoolean("h2-auto-server"),
+          c.getString("postgres-url"),
+          c.getString("postgres-user"),
+          c.getString("postgres-password"),
+          c.getDuration("schema-timeout"));
+    } catch (ConfigException e) {
+      throw new IllegalArgumentException("shardtrain.persistence: " + e.getMessage(), e);
+    }
+  }
+
+  /** The settings of a running system. */
+  public static JournalSettings create(ActorSystem<?> system) {
+    return fromConfig(system.settings().config());
+  }
+
+  /** The H2 URL for {@link #h2Path()}, or the PostgreSQL URL, or "memory". */
+  public String jdbcUrl() {
+    return switch (kind) {
+      case H2 -> h2Url(h2Path, h2AutoServer);
+      case POSTGRES -> postgresUrl;
+      case MEMORY -> "memory";
+    };
+  }
+
+  /**
+   * No {@code DB_CLOSE_DELAY=-1}: H2 then closes the file when the pool closes (on ActorSystem
+   * termination), which flushes it, releases the file lock for the next system or process, and
+   * lets H2 compact on close. With {@code -1} the database would stay open, locked, until JVM exit.
+   * {@code AUTO_SERVER=TRUE} lets other JVMs on this machine open the same file (checked here with
+   * three JVMs, H2 2.2.224): the first process serves it over TCP on a random port bound to all
+   * interfaces (port and a random key in the .lock.db file, which clients must present), the others
+   * connect as clients, and a later process serves it once the first has exited. Without it a
+   * second JVM fails with "Database may be already in use". Several machines need PostgreSQL.
+   */
+  static String h2Url(Path path, boolean autoServer) {
+    return "jdbc:h2:file:" + path + (autoServer ? ";AUTO_SERVER=TRUE" : "");
+  }
+
+  static Path h2Path(String value) {
+    String v = value.trim();
+    if (v.isEmpty()) throw new IllegalArgumentException("shardtrain.persistence.h2-path is empty");
+    if (v.equals("~") || v.startsWith("~/")) v = System.getProperty("user.home") + v.substring(1);
+    // H2 2.x refuses paths implicitly relative to the working directory: make them explicit here.
+    return Path.of(v).toAbsolutePath().normalize();
+  }
+
+  @Override
+  public String toString() {
+    return "JournalSettings[" + kind.configName() + " " + jdbcUrl()
+        + (kind == Kind.POSTGRES ? " user " + postgresUser : "") + ", schema-timeout " + schemaTimeout + "]";
+  }
+}
