@@ -1,0 +1,771 @@
+package io.shardtrain.actors.ps;
+
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.Behavior;
+import akka.actor.typed.SupervisorStrategy;
+import akka.actor.typed.javadsl.ActorContext;
+import akka.actor.typed.javadsl.Behaviors;
+import akka.actor.typed.javadsl.TimerScheduler;
+import akka.cluster.sharding.typed.ShardingEnvelope;
+import akka.cluster.sharding.typed.javadsl.ClusterSharding;
+import akka.cluster.sharding.typed.javadsl.Entity;
+import akka.cluster.sharding.typed.javadsl.EntityRef;
+import akka.cluster.sharding.typed.javadsl.EntityTypeKey;
+import akka.pattern.StatusReply;
+import akka.persistence.typed.PersistenceId;
+import akka.persistence.typed.RecoveryCompleted;
+import akka.persistence.typed.SnapshotAdapter;
+import akka.persistence.typed.javadsl.CommandHandler;
+import akka.persistence.typed.javadsl.Effect;
+import akka.persistence.typed.javadsl.EventHandler;
+import akka.persistence.typed.javadsl.EventSourcedBehavior;
+import akka.persistence.typed.javadsl.RetentionCriteria;
+import akka.persistence.typed.javadsl.SignalHandler;
+import io.shardtrain.compute.NumericChecks;
+import io.shardtrain.compute.optim.LearningRateSchedule;
+import io.shardtrain.compute.optim.Optimizer;
+import io.shardtrain.compute.optim.OptimizerState;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * One parameter block: a Cluster Sharding entity on role {@code ps} that owns a slice of one
+ * parameter (values, optimizer slots, update count, version) and applies trainers' gradients to it.
+ *
+ * <p>SYNC: version {@code v} counts the steps applied. Pushes for step {@code v+1} are journaled as
+ * they arrive (so nothing acknowledged is lost) and, once every trainer of the current membership
+ * has contributed, one {@link StepApplied} applies their weighted mean through the block's
+ * optimizer. ASYNC: each push is journaled and applied at once, optionally refused when its base
+ * version is too stale. Either way the learning-rate schedule runs on the block's own update count,
+ * replaying the journal through the same optimizer rebuilds the state bit for bit, a duplicate
+ * (trainer, step) is acknowledged without being applied again, and a malformed command gets an
+ * error reply and changes nothing. {@link Pull} waits for a version and is answered from memory.
+ */
+public final class ParameterBlock
+    extends EventSourcedBehavior<ParameterBlock.Command, ParameterBlock.Event, ParameterBlock.State> {
+
+  /** The sharding type of parameter blocks. */
+  public static final EntityTypeKey<Command> ENTITY_KEY = EntityTypeKey.create(Command.class, "ParameterBlock");
+  /** The cluster role whose nodes host parameter blocks. */
+  public static final String ROLE = "ps";
+
+  // ---------------------------------------------------------------------------------------------
+  // Protocol
+
+  /** What a parameter block accepts. */
+  public sealed interface Command {}
+
+  /** Sets the block's spec and initial values; idempotent for the same spec. Replies with the version. */
+  public record Initialize(BlockSpec spec, float[] values, ActorRef<StatusReply<Long>> replyTo) implements Command {}
+
+  /**
+   * A trainer's gradient for this block at {@code step}, computed on parameters of
+   * {@code baseVersion}; {@code weight} is the number of examples behind it (sync mean weight).
+   */
+  public record PushGradient(
+      String trainerId,
+      long step,
+      long baseVersion,
+      long membershipEpoch,
+      float weight,
+      float[] values,
+      ActorRef<StatusReply<PushAck>> replyTo) implements Command {}
+
+  /** The block's values once its version is at least {@code minVersion}. */
+  public record Pull(long minVersion, ActorRef<StatusReply<BlockValues>> replyTo) implements Command {}
+
+  /** The trainers a sync step waits for, as of membership {@code epoch}; replies with the epoch in force. */
+  public record UpdateMembership(long epoch, List<String> trainers, ActorRef<StatusReply<Long>> replyTo)
+      implements Command {
+    public UpdateMembership {
+      trainers = trainers == null ? null : List.copyOf(trainers);
+    }
+  }
+
+  /** Counters and the barrier's state, for inspection. */
+  public record GetStats(ActorRef<BlockStats> replyTo) implements Command {}
+
+  private record PullTimedOut(long pullId) implements Command {}
+
+  private enum BarrierCheck implements Command { INSTANCE }
+
+  /** How a block acknowledged a push; {@code version} is the block's version after it. */
+  public sealed interface PushAck {
+    long version();
+  }
+
+  /** The gradient (and, in sync mode, the step it completed) was applied. */
+  public record Applied(long version) implements PushAck {}
+
+  /** Sync: the gradient is journaled and waits for the step's other trainers. */
+  public record Accepted(long version) implements PushAck {}
+
+  /** This (trainer, step) was already received; nothing was applied again. */
+  public record Duplicate(long version) implements PushAck {}
+
+  /** Async: the gradient's base version lags the block by more than the staleness bound; not applied. */
+  public record Stale(long version) implements PushAck {}
+
+  /** The gradient held NaN or an infinity and the policy is {@code skip}: not applied, counted. */
+  public record Skipped(long version) implements PushAck {}
+
+  /** The block's values at {@code version}; the array belongs to the receiver. */
+  public record BlockValues(String parameter, int index, int offset, long version, float[] values) {}
+
+  /**
+   * A block's counters since its entity (re)started, and its barrier. {@code pendingStep} is the
+   * sync step that has contributions but is not applied yet (-1 if none), {@code waitingFor} the
+   * trainers of the membership that have not contributed to it. {@code eventsReplayed} is how many
+   * events the last recovery replayed on top of its snapshot.
+   */
+  public record BlockStats(
+      String entityId,
+      boolean initialised,
+      long version,
+      long updates,
+      long pushes,
+      long duplicates,
+      long rejectedStale,
+      long rejectedNonFinite,
+      long rejectedBadLength,
+      long rejectedNotInitialised,
+      long rejectedAhead,
+      long rejectedMalformed,
+      long skippedNonFinite,
+      long pullTimeouts,
+      long pendingStep,
+      List<String> waitingFor,
+      long membershipEpoch,
+      int pendingPulls,
+      long eventsReplayed) {
+    public BlockStats {
+      waitingFor = List.copyOf(waitingFor);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Events
+
+  /** What the journal records. */
+  public sealed interface Event {}
+
+  /** The block got its spec and initial values. */
+  public record Initialized(BlockSpec spec, float[] values) implements Event {}
+
+  /** Sync: a trainer's gradient for the pending step, kept until the barrier completes. */
+  public record GradientReceived(String trainerId, long step, float weight, float[] values) implements Event {}
+
+  /** Sync: a trainer's non-finite gradient for the pending step was skipped; it counts for the barrier. */
+  public record GradientSkipped(String trainerId, long step) implements Event {}
+
+  /** Sync: the barrier of {@code step} completed and the weighted mean was applied. */
+  public record StepApplied(long step) implements Event {}
+
+  /** Async: a trainer's gradient was applied. */
+  public record GradientApplied(String trainerId, long step, float[] values) implements Event {}
+
+  /** The trainers sync steps wait for, from membership {@code epoch} on. */
+  public record MembershipUpdated(long epoch, List<String> trainers) implements Event {
+    public MembershipUpdated {
+      trainers = List.copyOf(trainers);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // State
+
+  /** A sync contribution to the pending step; weight 0 and no values when it was skipped. */
+  public record Contribution(String trainerId, float weight, float[] values) {}
+
+  /**
+   * The block's state. Mutable, owned by the entity: accessors hand out copies, and snapshots are
+   * taken of a deep copy (the snapshot store serializes asynchronously).
+   */
+  public static final class State {
+    BlockSpec spec;
+    float[] values;
+    OptimizerState optimizerState;
+    long version;
+    long membershipEpoch;
+    List<String> members = new ArrayList<>();
+    List<Contribution> pending = new ArrayList<>();
+    TreeMap<String, Long> lastSteps = new TreeMap<>();
+    private Optimizer optimizer;
+    private LearningRateSchedule schedule;
+
+    State() {}
+
+    static State restore(BlockSpec spec, float[] values, float[][] slots, long updates, long version,
+        long membershipEpoch, List<String> members, List<Contribution> pending, Map<String, Long> lastSteps) {
+      State s = new State();
+      s.spec = spec;
+      if (spec != null) {
+        if (values.length != spec.length()) {
+          throw new IllegalArgumentException("state of block " + spec.entityId() + " has " + values.length
+              + " values, its spec says " + spec.length());
+        }
+        s.values = values;
+        s.optimizerState = OptimizerState.of(spec.length(), slots, updates);
+      }
+      s.version = version;
+      s.membershipEpoch = membershipEpoch;
+      s.members = new ArrayList<>(members);
+      s.pending = new ArrayList<>(pending);
+      s.lastSteps = new TreeMap<>(lastSteps);
+      return s;
+    }
+
+    public boolean isInitialised() {
+      return spec != null;
+    }
+
+    /** The spec, or null before {@link Initialize}. */
+    public BlockSpec spec() {
+      return spec;
+    }
+
+    public long version() {
+      return version;
+    }
+
+    /** Optimizer updates applied (differs from the sync version only when a whole step was skipped). */
+    public long updates() {
+      return optimizerState == null ? 0 : optimizerState.updates();
+    }
+
+    public long membershipEpoch() {
+      return membershipEpoch;
+    }
+
+    public List<String> members() {
+      return List.copyOf(members);
+    }
+
+    /** A copy of the values (empty before initialisation). */
+    public float[] values() {
+      return values == null ? new float[0] : values.clone();
+    }
+
+    /** A deep copy of the optimizer slots. */
+    public float[][] slots() {
+      return optimizerState == null ? new float[0][] : optimizerState.copy().slots();
+    }
+
+    /** The sync contributions to the pending step, in arrival order. */
+    public List<Contribution> pending() {
+      return List.copyOf(pending);
+    }
+
+    /** Per trainer, the last step it pushed that the block accepted. */
+    public Map<String, Long> lastSteps() {
+      return new TreeMap<>(lastSteps);
+    }
+
+    /** A deep copy; contribution arrays are never mutated, so they are shared. */
+    public State copy() {
+      State c = new State();
+      c.spec = spec;
+      c.values = values == null ? null : values.clone();
+      c.optimizerState = optimizerState == null ? null : optimizerState.copy();
+      c.version = version;
+      c.membershipEpoch = membershipEpoch;
+      c.members = new ArrayList<>(members);
+      c.pending = new ArrayList<>(pending);
+      c.lastSteps = new TreeMap<>(lastSteps);
+      return c;
+    }
+
+    boolean isSync() {
+      return spec != null && spec.mode() == BlockSpec.Mode.SYNC;
+    }
+
+    boolean hasContributed(String trainerId) {
+      for (Contribution c : pending) {
+        if (c.trainerId().equals(trainerId)) return true;
+      }
+      return false;
+    }
+
+    /** Members of the current membership that have not contributed to the pending step. */
+    List<String> missing(String alsoContributed) {
+      List<String> out = new ArrayList<>();
+      for (String m : members) {
+        if (!m.equals(alsoContributed) && !hasContributed(m)) out.add(m);
+      }
+      return out;
+    }
+
+    /**
+     * Whether the pending step (plus a contribution of {@code extra}, if not null) is complete
+     * under {@code memberSet}: a membership was received and all its trainers contributed.
+     */
+    boolean barrierComplete(long epoch, List<String> memberSet, String extra) {
+      if (epoch <= 0 || (pending.isEmpty() && extra == null)) return false;
+      for (String m : memberSet) {
+        if (!m.equals(extra) && !hasContributed(m)) return false;
+      }
+      return true;
+    }
+
+    // Event handlers: deterministic, so replay rebuilds the same floats.
+
+    State onInitialized(Initialized e) {
+      spec = e.spec();
+      values = e.values().clone();
+      optimizerState = OptimizerState.create(optimizer(), spec.length());
+      version = 0;
+      pending.clear();
+      lastSteps.clear();
+      return this;
+    }
+
+    State onGradientReceived(GradientReceived e) {
+      pending.add(new Contribution(e.trainerId(), e.weight(), e.values()));
+      lastSteps.put(e.trainerId(), e.step());
+      return this;
+    }
+
+    State onGradientSkipped(GradientSkipped e) {
+      pending.add(new Contribution(e.trainerId(), 0f, new float[0]));
+      lastSteps.put(e.trainerId(), e.step());
+      return this;
+    }
+
+    State onStepApplied(StepApplied e) {
+      float[] mean = new float[spec.length()];
+      float total = 0f;
+      // Arrival order = journal order, so the sum replays bit for bit.
+      for (Contribution c : pending) {
+        if (c.weight() <= 0f) continue;
+        float w = c.weight();
+        float[] g = c.values();
+        total += w;
+        for (int j = 0; j < mean.length; j++) {
+          mean[j] += w * g[j];
+        }
+      }
+      if (total > 0f) {
+        for (int j = 0; j < mean.length; j++) {
+          mean[j] /= total;
+        }
+        optimizerState.step(optimizer(), schedule(), values, mean);
+      }
+      version = e.step();
+      pending.clear();
+      return this;
+    }
+
+    State onGradientApplied(GradientApplied e) {
+      optimizerState.step(optimizer(), schedule(), values, e.values());
+      version++;
+      lastSteps.put(e.trainerId(), e.step());
+      return this;
+    }
+
+    State onMembershipUpdated(MembershipUpdated e) {
+      membershipEpoch = e.epoch();
+      members = new ArrayList<>(e.trainers());
+      return this;
+    }
+
+    private Optimizer optimizer() {
+      if (optimizer == null) optimizer = spec.optimizer().create();
+      return optimizer;
+    }
+
+    private LearningRateSchedule schedule() {
+      if (schedule == null) schedule = spec.schedule();
+      return schedule;
+    }
+
+    @Override
+    public String toString() {
+      return "ParameterBlock.State[" + (spec == null ? "uninitialised" : spec.entityId()) + ", version=" + version
+          + ", updates=" + updates() + ", epoch=" + membershipEpoch + ", pending=" + pending.size() + "]";
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Entity
+
+  /** Starts sharding of parameter blocks on nodes with role {@value #ROLE}; returns the shard region. */
+  public static ActorRef<ShardingEnvelope<Command>> init(ActorSystem<?> system) {
+    PsSettings settings = PsSettings.create(system);
+    return ClusterSharding.get(system).init(
+        Entity.of(ENTITY_KEY, ctx -> create(ctx.getEntityId(), settings)).withRole(ROLE));
+  }
+
+  /** A reference to the block {@code entityId} ({@code parameter#index}) through sharding. */
+  public static EntityRef<Command> entityRef(ActorSystem<?> system, String entityId) {
+    return ClusterSharding.get(system).entityRefFor(ENTITY_KEY, entityId);
+  }
+
+  /** The behavior of block {@code entityId}, persisted as {@code ParameterBlock|entityId}. */
+  public static Behavior<Command> create(String entityId, PsSettings settings) {
+    if (entityId == null || entityId.isBlank()) {
+      throw new IllegalArgumentException("parameter block entity id must not be blank");
+    }
+    if (settings == null) throw new IllegalArgumentException("parameter server settings must not be null");
+    return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new ParameterBlock(entityId, settings, ctx, timers)));
+  }
+
+  private static final String BARRIER_TIMER = "barrier-warn";
+
+  private final String entityId;
+  private final PsSettings settings;
+  private final ActorContext<Command> context;
+  private final TimerScheduler<Command> timers;
+  private final TreeMap<Long, Pull> pendingPulls = new TreeMap<>();
+  private long nextPullId;
+  private long pendingSinceNanos;
+  private long eventsHandled;
+  private long eventsReplayed;
+  private long pushes;
+  private long duplicates;
+  private long rejectedStale;
+  private long rejectedNonFinite;
+  private long rejectedBadLength;
+  private long rejectedNotInitialised;
+  private long rejectedAhead;
+  private long rejectedMalformed;
+  private long skippedNonFinite;
+  private long pullTimeouts;
+
+  private ParameterBlock(String entityId, PsSettings settings, ActorContext<Command> context,
+      TimerScheduler<Command> timers) {
+    super(PersistenceId.of(ENTITY_KEY.name(), entityId),
+        SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(10), 0.2));
+    this.entityId = entityId;
+    this.settings = settings;
+    this.context = context;
+    this.timers = timers;
+  }
+
+  @Override
+  public State emptyState() {
+    return new State();
+  }
+
+  @Override
+  public RetentionCriteria retentionCriteria() {
+    return RetentionCriteria.snapshotEvery(settings.snapshotEvery(), 2).withDeleteEventsOnSnapshot();
+  }
+
+  @Override
+  public SnapshotAdapter<State> snapshotAdapter() {
+    return new SnapshotAdapter<>() {
+      @Override
+      public Object toJournal(State state) {
+        // The store serializes later, while this entity keeps mutating its live state.
+        return state.copy();
+      }
+
+      @Override
+      public State fromJournal(Object from) {
+        return ((State) from).copy();
+      }
+    };
+  }
+
+  @Override
+  public SignalHandler<State> signalHandler() {
+    return newSignalHandlerBuilder()
+        .onSignal(RecoveryCompleted.class, (state, signal) -> {
+          eventsReplayed = eventsHandled;
+          afterChange(state);
+        })
+        .build();
+  }
+
+  @Override
+  public CommandHandler<Command, Event, State> commandHandler() {
+    return newCommandHandlerBuilder()
+        .forAnyState()
+        .onCommand(Initialize.class, this::onInitialize)
+        .onCommand(PushGradient.class, this::onPush)
+        .onCommand(Pull.class, this::onPull)
+        .onCommand(UpdateMembership.class, this::onUpdateMembership)
+        .onCommand(GetStats.class, this::onGetStats)
+        .onCommand(PullTimedOut.class, this::onPullTimedOut)
+        .onCommand(BarrierCheck.class, (state, check) -> onBarrierCheck(state))
+        .build();
+  }
+
+  @Override
+  public EventHandler<State, Event> eventHandler() {
+    return newEventHandlerBuilder()
+        .forAnyState()
+        .onEvent(Initialized.class, (s, e) -> counted(s.onInitialized(e)))
+        .onEvent(GradientReceived.class, (s, e) -> counted(s.onGradientReceived(e)))
+        .onEvent(GradientSkipped.class, (s, e) -> counted(s.onGradientSkipped(e)))
+        .onEvent(StepApplied.class, (s, e) -> counted(s.onStepApplied(e)))
+        .onEvent(GradientApplied.class, (s, e) -> counted(s.onGradientApplied(e)))
+        .onEvent(MembershipUpdated.class, (s, e) -> counted(s.onMembershipUpdated(e)))
+        .build();
+  }
+
+  private State counted(State s) {
+    eventsHandled++;
+    return s;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Command handlers
+
+  private Effect<Event, State> onInitialize(State state, Initialize cmd) {
+    BlockSpec spec = cmd.spec();
+    if (spec == null || cmd.values() == null) {
+      return error(cmd.replyTo(), "Initialize of block " + entityId + " needs a spec and values");
+    }
+    if (!spec.entityId().equals(entityId)) {
+      return error(cmd.replyTo(), "Initialize for block " + spec.entityId() + " was sent to block " + entityId);
+    }
+    if (cmd.values().length != spec.length()) {
+      return error(cmd.replyTo(), "Initialize of block " + entityId + ": " + cmd.values().length
+          + " values, the spec says length " + spec.length());
+    }
+    int bad = NumericChecks.firstNonFinite(cmd.values());
+    if (bad >= 0) {
+      return error(cmd.replyTo(), "Initialize of block " + entityId + ": non-finite initial value "
+          + cmd.values()[bad] + " at index " + bad);
+    }
+    if (state.isInitialised()) {
+      if (state.spec().equals(spec)) {
+        return Effect().reply(cmd.replyTo(), StatusReply.success(state.version()));
+      }
+      return error(cmd.replyTo(), "block " + entityId + " is already initialised with " + state.spec()
+          + "; refusing a different spec " + spec);
+    }
+    return Effect().persist(new Initialized(spec, cmd.values().clone()))
+        .thenRun(s -> cmd.replyTo().tell(StatusReply.success(s.version())));
+  }
+
+  private Effect<Event, State> onPush(State state, PushGradient cmd) {
+    pushes++;
+    ActorRef<StatusReply<PushAck>> replyTo = cmd.replyTo();
+    if (!state.isInitialised()) {
+      rejectedNotInitialised++;
+      return error(replyTo, "block " + entityId + " is not initialised; push of trainer " + cmd.trainerId()
+          + " for step " + cmd.step() + " refused");
+    }
+    if (cmd.trainerId() == null || cmd.trainerId().isBlank()) {
+      rejectedMalformed++;
+      return error(replyTo, "push to block " + entityId + " has a blank trainer id");
+    }
+    if (cmd.step() < 1) {
+      rejectedMalformed++;
+      return error(replyTo, "push of trainer " + cmd.trainerId() + " to block " + entityId + ": step must be >= 1, not "
+          + cmd.step());
+    }
+    int length = state.spec().length();
+    if (cmd.values() == null || cmd.values().length != length) {
+      rejectedBadLength++;
+      return error(replyTo, "gradient of length " + (cmd.values() == null ? "null" : cmd.values().length)
+          + " from trainer " + cmd.trainerId() + " does not match block " + entityId + " of length " + length);
+    }
+    return state.isSync() ? onSyncPush(state, cmd) : onAsyncPush(state, cmd);
+  }
+
+  private Effect<Event, State> onSyncPush(State state, PushGradient cmd) {
+    long v = state.version();
+    String trainer = cmd.trainerId();
+    if (cmd.step() <= v || (cmd.step() == v + 1 && state.hasContributed(trainer))) {
+      duplicates++;
+      return Effect().reply(cmd.replyTo(), StatusReply.success(new Duplicate(v)));
+    }
+    if (cmd.step() > v + 1) {
+      rejectedAhead++;
+      return error(cmd.replyTo(), "push of trainer " + trainer + " for step " + cmd.step() + " is ahead of block "
+          + entityId + " at version " + v + " (it expects step " + (v + 1) + ")");
+    }
+    if (!(cmd.weight() > 0f) || Float.isInfinite(cmd.weight())) {
+      rejectedMalformed++;
+      return error(cmd.replyTo(), "push of trainer " + trainer + " for step " + cmd.step() + " to block " + entityId
+          + ": weight must be a finite number > 0, not " + cmd.weight());
+    }
+    Event received;
+    boolean skipped = false;
+    int bad = NumericChecks.firstNonFinite(cmd.values());
+    if (bad >= 0) {
+      if (settings.nonFinite() == PsSettings.NonFinitePolicy.REJECT) {
+        rejectedNonFinite++;
+        return error(cmd.replyTo(), nonFiniteMessage(cmd, bad));
+      }
+      skippedNonFinite++;
+      skipped = true;
+      // Recorded, so the barrier does not wait for a trainer whose gradient was dropped.
+      received = new GradientSkipped(trainer, cmd.step());
+    } else {
+      received = new GradientReceived(trainer, cmd.step(), cmd.weight(), cmd.values().clone());
+    }
+    boolean completes = state.barrierComplete(state.membershipEpoch(), state.members, trainer);
+    List<Event> events = completes ? List.of(received, new StepApplied(cmd.step())) : List.of(received);
+    boolean wasSkipped = skipped;
+    return Effect().persist(events).thenRun(s -> {
+      afterChange(s);
+      PushAck ack = wasSkipped ? new Skipped(s.version()) : completes ? new Applied(s.version()) : new Accepted(s.version());
+      cmd.replyTo().tell(StatusReply.success(ack));
+    });
+  }
+
+  private Effect<Event, State> onAsyncPush(State state, PushGradient cmd) {
+    long v = state.version();
+    String trainer = cmd.trainerId();
+    Long last = state.lastSteps.get(trainer);
+    if (last != null && cmd.step() <= last) {
+      duplicates++;
+      return Effect().reply(cmd.replyTo(), StatusReply.success(new Duplicate(v)));
+    }
+    if (cmd.baseVersion() < 0 || cmd.baseVersion() > v) {
+      rejectedAhead++;
+      return error(cmd.replyTo(), "push of trainer " + trainer + " for step " + cmd.step() + ": base version "
+          + cmd.baseVersion() + " is not one block " + entityId + " has had (its version is " + v + ")");
+    }
+    long maxStaleness = state.spec().maxStaleness();
+    if (maxStaleness >= 0 && v - cmd.baseVersion() > maxStaleness) {
+      rejectedStale++;
+      return Effect().reply(cmd.replyTo(), StatusReply.success(new Stale(v)));
+    }
+    int bad = NumericChecks.firstNonFinite(cmd.values());
+    if (bad >= 0) {
+      if (settings.nonFinite() == PsSettings.NonFinitePolicy.REJECT) {
+        rejectedNonFinite++;
+        return error(cmd.replyTo(), nonFiniteMessage(cmd, bad));
+      }
+      skippedNonFinite++;
+      return Effect().reply(cmd.replyTo(), StatusReply.success(new Skipped(v)));
+    }
+    return Effect().persist(new GradientApplied(trainer, cmd.step(), cmd.values().clone())).thenRun(s -> {
+      answerPulls(s);
+      cmd.replyTo().tell(StatusReply.success(new Applied(s.version())));
+    });
+  }
+
+  private String nonFiniteMessage(PushGradient cmd, int index) {
+    return "gradient of trainer " + cmd.trainerId() + " for step " + cmd.step() + " to block " + entityId
+        + " has a non-finite value " + cmd.values()[index] + " at index " + index;
+  }
+
+  private Effect<Event, State> onPull(State state, Pull cmd) {
+    if (!state.isInitialised()) {
+      rejectedNotInitialised++;
+      return error(cmd.replyTo(), "block " + entityId + " is not initialised; pull for version " + cmd.minVersion()
+          + " refused");
+    }
+    if (cmd.minVersion() <= state.version()) {
+      return Effect().reply(cmd.replyTo(), StatusReply.success(valuesOf(state)));
+    }
+    long id = nextPullId++;
+    pendingPulls.put(id, cmd);
+    timers.startSingleTimer(pullTimerKey(id), new PullTimedOut(id), settings.pullTimeout());
+    return Effect().none();
+  }
+
+  private Effect<Event, State> onPullTimedOut(State state, PullTimedOut timeout) {
+    Pull pull = pendingPulls.remove(timeout.pullId());
+    if (pull != null) {
+      pullTimeouts++;
+      pull.replyTo().tell(StatusReply.error("block " + entityId + " did not reach version " + pull.minVersion()
+          + " within " + settings.pullTimeout().toMillis() + " ms (it is at version " + state.version() + ")"));
+    }
+    return Effect().none();
+  }
+
+  private Effect<Event, State> onUpdateMembership(State state, UpdateMembership cmd) {
+    if (cmd.trainers() == null) {
+      return error(cmd.replyTo(), "membership epoch " + cmd.epoch() + " for block " + entityId + " has no trainer list");
+    }
+    Set<String> unique = new LinkedHashSet<>();
+    for (String t : cmd.trainers()) {
+      if (t == null || t.isBlank()) {
+        return error(cmd.replyTo(), "membership epoch " + cmd.epoch() + " for block " + entityId
+            + " holds a blank trainer id");
+      }
+      unique.add(t);
+    }
+    if (cmd.epoch() <= state.membershipEpoch()) {
+      // An older or repeated epoch: the master's newer word is already in force.
+      return Effect().reply(cmd.replyTo(), StatusReply.success(state.membershipEpoch()));
+    }
+    List<String> members = List.copyOf(unique);
+    List<Event> events = new ArrayList<>();
+    events.add(new MembershipUpdated(cmd.epoch(), members));
+    if (state.isSync() && state.barrierComplete(cmd.epoch(), members, null)) {
+      events.add(new StepApplied(state.version() + 1));
+    }
+    return Effect().persist(events).thenRun(s -> {
+      afterChange(s);
+      cmd.replyTo().tell(StatusReply.success(s.membershipEpoch()));
+    });
+  }
+
+  private Effect<Event, State> onGetStats(State state, GetStats cmd) {
+    boolean waiting = state.isSync() && !state.pending.isEmpty();
+    cmd.replyTo().tell(new BlockStats(entityId, state.isInitialised(), state.version(), state.updates(), pushes,
+        duplicates, rejectedStale, rejectedNonFinite, rejectedBadLength, rejectedNotInitialised, rejectedAhead,
+        rejectedMalformed, skippedNonFinite, pullTimeouts, waiting ? state.version() + 1 : -1,
+        waiting ? state.missing(null) : List.of(), state.membershipEpoch(), pendingPulls.size(), eventsReplayed));
+    return Effect().none();
+  }
+
+  private Effect<Event, State> onBarrierCheck(State state) {
+    if (!state.isSync() || state.pending.isEmpty()) {
+      timers.cancel(BARRIER_TIMER);
+      return Effect().none();
+    }
+    List<String> contributed = new ArrayList<>();
+    for (Contribution c : state.pending) contributed.add(c.trainerId());
+    context.getLog().warn("parameter block {} has waited {} ms for step {}: missing trainers {} of membership epoch {}"
+            + " (contributed: {})", entityId, (System.nanoTime() - pendingSinceNanos) / 1_000_000,
+        state.version() + 1, state.missing(null), state.membershipEpoch(), contributed);
+    return Effect().none();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  /** After a persisted change: answer pulls the version now satisfies, and arm or stop the barrier timer. */
+  private void afterChange(State state) {
+    answerPulls(state);
+    boolean waiting = state.isSync() && !state.pending.isEmpty();
+    if (waiting && !timers.isTimerActive(BARRIER_TIMER)) {
+      pendingSinceNanos = System.nanoTime();
+      timers.startTimerWithFixedDelay(BARRIER_TIMER, BarrierCheck.INSTANCE, settings.barrierWarnAfter());
+    } else if (!waiting) {
+      timers.cancel(BARRIER_TIMER);
+    }
+  }
+
+  private void answerPulls(State state) {
+    if (pendingPulls.isEmpty()) return;
+    Iterator<Map.Entry<Long, Pull>> it = pendingPulls.entrySet().iterator();
+    while (it.hasNext()) {
+      Map.Entry<Long, Pull> e = it.next();
+      if (e.getValue().minVersion() <= state.version()) {
+        it.remove();
+        timers.cancel(pullTimerKey(e.getKey()));
+        e.getValue().replyTo().tell(StatusReply.success(valuesOf(state)));
+      }
+    }
+  }
+
+  private static String pullTimerKey(long id) {
+    return "pull-" + id;
+  }
+
+  private static BlockValues valuesOf(State state) {
+    BlockSpec spec = state.spec();
+    return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), state.values.clone());
+  }
+
+  private <T> Effect<Event, State> error(ActorRef<StatusReply<T>> replyTo, String message) {
+    if (replyTo != null) replyTo.tell(StatusReply.error(message));
+    return Effect().none();
+  }
+}

@@ -1,0 +1,489 @@
+package io.shardtrain.actors.ps;
+
+import akka.actor.ExtendedActorSystem;
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.ActorRefResolver;
+import akka.actor.typed.javadsl.Adapter;
+import akka.serialization.SerializerWithStringManifest;
+import io.shardtrain.actors.ps.ParameterBlock.Accepted;
+import io.shardtrain.actors.ps.ParameterBlock.Applied;
+import io.shardtrain.actors.ps.ParameterBlock.BlockStats;
+import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
+import io.shardtrain.actors.ps.ParameterBlock.Contribution;
+import io.shardtrain.actors.ps.ParameterBlock.Duplicate;
+import io.shardtrain.actors.ps.ParameterBlock.GetStats;
+import io.shardtrain.actors.ps.ParameterBlock.GradientApplied;
+import io.shardtrain.actors.ps.ParameterBlock.GradientReceived;
+import io.shardtrain.actors.ps.ParameterBlock.GradientSkipped;
+import io.shardtrain.actors.ps.ParameterBlock.Initialize;
+import io.shardtrain.actors.ps.ParameterBlock.Initialized;
+import io.shardtrain.actors.ps.ParameterBlock.MembershipUpdated;
+import io.shardtrain.actors.ps.ParameterBlock.Pull;
+import io.shardtrain.actors.ps.ParameterBlock.PushGradient;
+import io.shardtrain.actors.ps.ParameterBlock.Skipped;
+import io.shardtrain.actors.ps.ParameterBlock.Stale;
+import io.shardtrain.actors.ps.ParameterBlock.State;
+import io.shardtrain.actors.ps.ParameterBlock.StepApplied;
+import io.shardtrain.actors.ps.ParameterBlock.UpdateMembership;
+import io.shardtrain.compute.optim.OptimizerSpec;
+import java.io.NotSerializableException;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Binary Akka serializer for the parameter server: every command, reply, event and the snapshot
+ * state of {@link ParameterBlock}. Floats are written little-endian in bulk, strings as UTF-8 with
+ * a length, actor references through {@link ActorRefResolver}; every payload starts with a format
+ * version byte. Malformed bytes fail with a {@link NotSerializableException} naming the manifest.
+ */
+public final class PsSerializer extends SerializerWithStringManifest {
+  /** Unique among the system's serializers; 0-40 are Akka's own, 717001 is the tensor serializer. */
+  public static final int IDENTIFIER = 717_002;
+  private static final byte FORMAT = 1;
+
+  static final String INITIALIZE = "Initialize";
+  static final String PUSH = "PushGradient";
+  static final String PULL = "Pull";
+  static final String MEMBERSHIP = "UpdateMembership";
+  static final String GET_STATS = "GetStats";
+  static final String APPLIED = "Applied";
+  static final String ACCEPTED = "Accepted";
+  static final String DUPLICATE = "Duplicate";
+  static final String STALE = "Stale";
+  static final String SKIPPED = "Skipped";
+  static final String VALUES = "BlockValues";
+  static final String STATS = "BlockStats";
+  static final String INITIALIZED = "Initialized";
+  static final String RECEIVED = "GradientReceived";
+  static final String GRADIENT_SKIPPED = "GradientSkipped";
+  static final String STEP_APPLIED = "StepApplied";
+  static final String GRADIENT_APPLIED = "GradientApplied";
+  static final String MEMBERSHIP_UPDATED = "MembershipUpdated";
+  static final String STATE = "State";
+
+  private final ExtendedActorSystem system;
+  private volatile ActorRefResolver resolver;
+
+  public PsSerializer(ExtendedActorSystem system) {
+    this.system = system;
+  }
+
+  @Override
+  public int identifier() {
+    return IDENTIFIER;
+  }
+
+  @Override
+  public String manifest(Object o) {
+    if (o instanceof Initialize) return INITIALIZE;
+    if (o instanceof PushGradient) return PUSH;
+    if (o instanceof Pull) return PULL;
+    if (o instanceof UpdateMembership) return MEMBERSHIP;
+    if (o instanceof GetStats) return GET_STATS;
+    if (o instanceof Applied) return APPLIED;
+    if (o instanceof Accepted) return ACCEPTED;
+    if (o instanceof Duplicate) return DUPLICATE;
+    if (o instanceof Stale) return STALE;
+    if (o instanceof Skipped) return SKIPPED;
+    if (o instanceof BlockValues) return VALUES;
+    if (o instanceof BlockStats) return STATS;
+    if (o instanceof Initialized) return INITIALIZED;
+    if (o instanceof GradientReceived) return RECEIVED;
+    if (o instanceof GradientSkipped) return GRADIENT_SKIPPED;
+    if (o instanceof StepApplied) return STEP_APPLIED;
+    if (o instanceof GradientApplied) return GRADIENT_APPLIED;
+    if (o instanceof MembershipUpdated) return MEMBERSHIP_UPDATED;
+    if (o instanceof State) return STATE;
+    throw new IllegalArgumentException("PsSerializer cannot serialize " + o.getClass().getName());
+  }
+
+  @Override
+  public byte[] toBinary(Object o) {
+    Out out = new Out(64);
+    out.putByte(FORMAT);
+    if (o instanceof Initialize m) {
+      putSpec(out, m.spec());
+      out.putFloats(m.values());
+      putRef(out, m.replyTo());
+    } else if (o instanceof PushGradient m) {
+      out.putString(m.trainerId());
+      out.putLong(m.step());
+      out.putLong(m.baseVersion());
+      out.putLong(m.membershipEpoch());
+      out.putFloat(m.weight());
+      out.putFloats(m.values());
+      putRef(out, m.replyTo());
+    } else if (o instanceof Pull m) {
+      out.putLong(m.minVersion());
+      putRef(out, m.replyTo());
+    } else if (o instanceof UpdateMembership m) {
+      out.putLong(m.epoch());
+      out.putStrings(m.trainers());
+      putRef(out, m.replyTo());
+    } else if (o instanceof GetStats m) {
+      putRef(out, m.replyTo());
+    } else if (o instanceof ParameterBlock.PushAck m) {
+      out.putLong(m.version());
+    } else if (o instanceof BlockValues m) {
+      out.putString(m.parameter());
+      out.putInt(m.index());
+      out.putInt(m.offset());
+      out.putLong(m.version());
+      out.putFloats(m.values());
+    } else if (o instanceof BlockStats m) {
+      out.putString(m.entityId());
+      out.putByte(m.initialised() ? (byte) 1 : 0);
+      for (long v : new long[] {m.version(), m.updates(), m.pushes(), m.duplicates(), m.rejectedStale(),
+          m.rejectedNonFinite(), m.rejectedBadLength(), m.rejectedNotInitialised(), m.rejectedAhead(),
+          m.rejectedMalformed(), m.skippedNonFinite(), m.pullTimeouts(), m.pendingStep()}) {
+        out.putLong(v);
+      }
+      out.putStrings(m.waitingFor());
+      out.putLong(m.membershipEpoch());
+      out.putInt(m.pendingPulls());
+      out.putLong(m.eventsReplayed());
+    } else if (o instanceof Initialized m) {
+      putSpec(out, m.spec());
+      out.putFloats(m.values());
+    } else if (o instanceof GradientReceived m) {
+      out.putString(m.trainerId());
+      out.putLong(m.step());
+      out.putFloat(m.weight());
+      out.putFloats(m.values());
+    } else if (o instanceof GradientSkipped m) {
+      out.putString(m.trainerId());
+      out.putLong(m.step());
+    } else if (o instanceof StepApplied m) {
+      out.putLong(m.step());
+    } else if (o instanceof GradientApplied m) {
+      out.putString(m.trainerId());
+      out.putLong(m.step());
+      out.putFloats(m.values());
+    } else if (o instanceof MembershipUpdated m) {
+      out.putLong(m.epoch());
+      out.putStrings(m.trainers());
+    } else if (o instanceof State s) {
+      putState(out, s);
+    } else {
+      throw new IllegalArgumentException("PsSerializer cannot serialize " + o.getClass().getName());
+    }
+    return out.toArray();
+  }
+
+  @Override
+  public Object fromBinary(byte[] bytes, String manifest) throws NotSerializableException {
+    try {
+      In in = new In(bytes);
+      byte format = in.getByte();
+      if (format != FORMAT) {
+        throw new IllegalArgumentException("unknown format version " + format + " (this code reads " + FORMAT + ")");
+      }
+      Object result = read(in, manifest);
+      if (in.buf.hasRemaining()) {
+        throw new IllegalArgumentException(in.buf.remaining() + " trailing bytes");
+      }
+      return result;
+    } catch (NotSerializableException e) {
+      throw e;
+    } catch (BufferUnderflowException | IllegalArgumentException e) {
+      String why = e instanceof BufferUnderflowException ? "truncated" : e.getMessage();
+      NotSerializableException ex = new NotSerializableException(
+          "cannot read a '" + manifest + "' of " + bytes.length + " bytes: " + why);
+      ex.initCause(e);
+      throw ex;
+    }
+  }
+
+  private Object read(In in, String manifest) throws NotSerializableException {
+    switch (manifest) {
+      case INITIALIZE:
+        return new Initialize(getSpec(in), in.getFloats(), getRef(in));
+      case PUSH:
+        return new PushGradient(in.getString(), in.getLong(), in.getLong(), in.getLong(), in.getFloat(),
+            in.getFloats(), getRef(in));
+      case PULL:
+        return new Pull(in.getLong(), getRef(in));
+      case MEMBERSHIP:
+        return new UpdateMembership(in.getLong(), in.getStrings(), getRef(in));
+      case GET_STATS:
+        return new GetStats(getRef(in));
+      case APPLIED:
+        return new Applied(in.getLong());
+      case ACCEPTED:
+        return new Accepted(in.getLong());
+      case DUPLICATE:
+        return new Duplicate(in.getLong());
+      case STALE:
+        return new Stale(in.getLong());
+      case SKIPPED:
+        return new Skipped(in.getLong());
+      case VALUES:
+        return new BlockValues(in.getString(), in.getInt(), in.getInt(), in.getLong(), in.getFloats());
+      case STATS: {
+        String entityId = in.getString();
+        boolean initialised = in.getBoolean();
+        long[] v = new long[13];
+        for (int i = 0; i < v.length; i++) v[i] = in.getLong();
+        return new BlockStats(entityId, initialised, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9],
+            v[10], v[11], v[12], in.getStrings(), in.getLong(), in.getInt(), in.getLong());
+      }
+      case INITIALIZED:
+        return new Initialized(getSpec(in), in.getFloats());
+      case RECEIVED:
+        return new GradientReceived(in.getString(), in.getLong(), in.getFloat(), in.getFloats());
+      case GRADIENT_SKIPPED:
+        return new GradientSkipped(in.getString(), in.getLong());
+      case STEP_APPLIED:
+        return new StepApplied(in.getLong());
+      case GRADIENT_APPLIED:
+        return new GradientApplied(in.getString(), in.getLong(), in.getFloats());
+      case MEMBERSHIP_UPDATED:
+        return new MembershipUpdated(in.getLong(), in.getStrings());
+      case STATE:
+        return getState(in);
+      default:
+        throw new NotSerializableException("unknown manifest '" + manifest + "' for PsSerializer");
+    }
+  }
+
+  // --- composite values
+
+  private static void putSpec(Out out, BlockSpec spec) {
+    out.putString(spec.parameter());
+    out.putInt(spec.index());
+    out.putInt(spec.offset());
+    out.putInt(spec.length());
+    OptimizerSpec o = spec.optimizer();
+    out.putString(o.kind().name());
+    out.putFloat(o.momentum());
+    out.putByte(o.nesterov() ? (byte) 1 : 0);
+    out.putFloat(o.beta1());
+    out.putFloat(o.beta2());
+    out.putFloat(o.eps());
+    out.putFloat(o.weightDecay());
+    out.putFloat(o.trustCoefficient());
+    out.putByte(o.decoupledWeightDecay() ? (byte) 1 : 0);
+    out.putFloat(o.initialAccumulator());
+    out.putString(spec.lrSchedule());
+    out.putFloat(spec.lr());
+    out.putString(spec.mode().name());
+    out.putLong(spec.maxStaleness());
+  }
+
+  private static BlockSpec getSpec(In in) {
+    String parameter = in.getString();
+    int index = in.getInt();
+    int offset = in.getInt();
+    int length = in.getInt();
+    OptimizerSpec.Kind kind = OptimizerSpec.Kind.valueOf(in.getString());
+    OptimizerSpec optimizer = new OptimizerSpec(kind, in.getFloat(), in.getBoolean(), in.getFloat(), in.getFloat(),
+        in.getFloat(), in.getFloat(), in.getFloat(), in.getBoolean(), in.getFloat());
+    String schedule = in.getString();
+    float lr = in.getFloat();
+    BlockSpec.Mode mode = BlockSpec.Mode.valueOf(in.getString());
+    return new BlockSpec(parameter, index, offset, length, optimizer, schedule, lr, mode, in.getLong());
+  }
+
+  private static void putState(Out out, State s) {
+    out.putByte(s.spec == null ? (byte) 0 : 1);
+    if (s.spec != null) {
+      putSpec(out, s.spec);
+      out.putFloats(s.values);
+      float[][] slots = s.optimizerState.slots();
+      out.putInt(slots.length);
+      for (float[] slot : slots) out.putFloats(slot);
+      out.putLong(s.optimizerState.updates());
+    }
+    out.putLong(s.version);
+    out.putLong(s.membershipEpoch);
+    out.putStrings(s.members);
+    out.putInt(s.pending.size());
+    for (Contribution c : s.pending) {
+      out.putString(c.trainerId());
+      out.putFloat(c.weight());
+      out.putFloats(c.values());
+    }
+    out.putInt(s.lastSteps.size());
+    for (Map.Entry<String, Long> e : s.lastSteps.entrySet()) {
+      out.putString(e.getKey());
+      out.putLong(e.getValue());
+    }
+  }
+
+  private static State getState(In in) {
+    BlockSpec spec = null;
+    float[] values = null;
+    float[][] slots = null;
+    long updates = 0;
+    if (in.getBoolean()) {
+      spec = getSpec(in);
+      values = in.getFloats();
+      slots = new float[in.getCount(4)][];
+      for (int i = 0; i < slots.length; i++) slots[i] = in.getFloats();
+      updates = in.getLong();
+    }
+    long version = in.getLong();
+    long epoch = in.getLong();
+    List<String> members = in.getStrings();
+    int n = in.getCount(12);
+    List<Contribution> pending = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      pending.add(new Contribution(in.getString(), in.getFloat(), in.getFloats()));
+    }
+    int m = in.getCount(12);
+    Map<String, Long> lastSteps = new TreeMap<>();
+    for (int i = 0; i < m; i++) lastSteps.put(in.getString(), in.getLong());
+    return State.restore(spec, values, slots, updates, version, epoch, members, pending, lastSteps);
+  }
+
+  private void putRef(Out out, ActorRef<?> ref) {
+    out.putString(resolver().toSerializationFormat(ref));
+  }
+
+  private <T> ActorRef<T> getRef(In in) {
+    return resolver().resolveActorRef(in.getString());
+  }
+
+  private ActorRefResolver resolver() {
+    // Resolved lazily: serializers are created while the system is still starting.
+    ActorRefResolver r = resolver;
+    if (r == null) {
+      r = ActorRefResolver.get(Adapter.toTyped(system));
+      resolver = r;
+    }
+    return r;
+  }
+
+  // --- little-endian primitives
+
+  private static final class Out {
+    private ByteBuffer buf;
+
+    Out(int capacity) {
+      buf = ByteBuffer.allocate(capacity).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    private void ensure(long extra) {
+      if (buf.remaining() >= extra) return;
+      long needed = (long) buf.position() + extra;
+      if (needed > Integer.MAX_VALUE - 8) throw new IllegalArgumentException("message too large: " + needed + " bytes");
+      int capacity = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(needed, 2L * buf.capacity()));
+      ByteBuffer bigger = ByteBuffer.allocate(capacity).order(ByteOrder.LITTLE_ENDIAN);
+      buf.flip();
+      bigger.put(buf);
+      buf = bigger;
+    }
+
+    void putByte(byte b) {
+      ensure(1);
+      buf.put(b);
+    }
+
+    void putInt(int v) {
+      ensure(4);
+      buf.putInt(v);
+    }
+
+    void putLong(long v) {
+      ensure(8);
+      buf.putLong(v);
+    }
+
+    void putFloat(float v) {
+      ensure(4);
+      buf.putFloat(v);
+    }
+
+    void putString(String s) {
+      byte[] b = s.getBytes(StandardCharsets.UTF_8);
+      ensure(4L + b.length);
+      buf.putInt(b.length);
+      buf.put(b);
+    }
+
+    void putStrings(List<String> list) {
+      putInt(list.size());
+      for (String s : list) putString(s);
+    }
+
+    void putFloats(float[] a) {
+      ensure(4L + 4L * a.length);
+      buf.putInt(a.length);
+      buf.asFloatBuffer().put(a);
+      buf.position(buf.position() + 4 * a.length);
+    }
+
+    byte[] toArray() {
+      return Arrays.copyOf(buf.array(), buf.position());
+    }
+  }
+
+  private static final class In {
+    final ByteBuffer buf;
+
+    In(byte[] bytes) {
+      buf = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    byte getByte() {
+      return buf.get();
+    }
+
+    boolean getBoolean() {
+      byte b = buf.get();
+      if (b != 0 && b != 1) throw new IllegalArgumentException("boolean byte " + b + " at " + (buf.position() - 1));
+      return b == 1;
+    }
+
+    int getInt() {
+      return buf.getInt();
+    }
+
+    long getLong() {
+      return buf.getLong();
+    }
+
+    float getFloat() {
+      return buf.getFloat();
+    }
+
+    /** A count of items of at least {@code minBytes} each, checked against what is left. */
+    int getCount(int minBytes) {
+      int n = buf.getInt();
+      if (n < 0 || (long) n * minBytes > buf.remaining()) {
+        throw new IllegalArgumentException("count " + n + " at " + (buf.position() - 4) + " exceeds the "
+            + buf.remaining() + " bytes left");
+      }
+      return n;
+    }
+
+    String getString() {
+      int n = getCount(1);
+      byte[] b = new byte[n];
+      buf.get(b);
+      return new String(b, StandardCharsets.UTF_8);
+    }
+
+    List<String> getStrings() {
+      int n = getCount(4);
+      List<String> out = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) out.add(getString());
+      return out;
+    }
+
+    float[] getFloats() {
+      int n = getCount(4);
+      float[] a = new float[n];
+      buf.asFloatBuffer().get(a);
+      buf.position(buf.position() + 4 * n);
+      return a;
+    }
+  }
+}

@@ -1,0 +1,71 @@
+package io.shardtrain.actors.ps;
+
+import akka.actor.typed.ActorSystem;
+import com.typesafe.config.Config;
+import java.time.Duration;
+import java.util.Locale;
+
+/**
+ * The parameter server's settings, read once from {@code shardtrain.ps}: the block size of the
+ * layout, how often a block snapshots, how long a pull may wait, when a waiting sync barrier is
+ * reported, what to do with a non-finite gradient, and the default async staleness bound.
+ */
+public record PsSettings(
+    int blockSize,
+    int snapshotEvery,
+    Duration pullTimeout,
+    Duration barrierWarnAfter,
+    NonFinitePolicy nonFinite,
+    long maxStaleness) {
+
+  /** What a block does with a gradient holding NaN or an infinity. */
+  public enum NonFinitePolicy {
+    /** Answer with an error; the trainer sees it. */
+    REJECT,
+    /** Acknowledge with {@code Skipped}, apply nothing, count it. */
+    SKIP
+  }
+
+  public PsSettings {
+    if (blockSize < 1) throw new IllegalArgumentException("shardtrain.ps.block-size must be >= 1, not " + blockSize);
+    if (snapshotEvery < 1) {
+      throw new IllegalArgumentException("shardtrain.ps.snapshot-every must be >= 1, not " + snapshotEvery);
+    }
+    positive("shardtrain.ps.pull-timeout", pullTimeout);
+    positive("shardtrain.ps.barrier-warn-after", barrierWarnAfter);
+    if (nonFinite == null) throw new IllegalArgumentException("shardtrain.ps.non-finite must not be null");
+    if (maxStaleness < -1) {
+      throw new IllegalArgumentException("shardtrain.ps.max-staleness must be -1 (off) or >= 0, not " + maxStaleness);
+    }
+  }
+
+  /** The settings of {@code system}'s configuration. */
+  public static PsSettings create(ActorSystem<?> system) {
+    return fromConfig(system.settings().config());
+  }
+
+  /** The settings under {@code shardtrain.ps} of {@code config}. */
+  public static PsSettings fromConfig(Config config) {
+    Config ps = config.getConfig("shardtrain.ps");
+    String nonFinite = ps.getString("non-finite").trim().toLowerCase(Locale.ROOT);
+    NonFinitePolicy policy = switch (nonFinite) {
+      case "reject" -> NonFinitePolicy.REJECT;
+      case "skip" -> NonFinitePolicy.SKIP;
+      default -> throw new IllegalArgumentException(
+          "shardtrain.ps.non-finite must be reject or skip, not '" + ps.getString("non-finite") + "'");
+    };
+    return new PsSettings(
+        ps.getInt("block-size"),
+        ps.getInt("snapshot-every"),
+        ps.getDuration("pull-timeout"),
+        ps.getDuration("barrier-warn-after"),
+        policy,
+        ps.getLong("max-staleness"));
+  }
+
+  private static void positive(String key, Duration d) {
+    if (d == null || d.isZero() || d.isNegative()) {
+      throw new IllegalArgumentException(key + " must be a positive duration, not " + d);
+    }
+  }
+}

@@ -1,0 +1,104 @@
+package io.shardtrain.actors.ps;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.pattern.StatusReply;
+import akka.persistence.testkit.PersistenceTestKitSnapshotPlugin;
+import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.ps.ParameterBlock.BlockStats;
+import io.shardtrain.actors.ps.ParameterBlock.Command;
+import io.shardtrain.actors.ps.ParameterBlock.Event;
+import io.shardtrain.actors.ps.ParameterBlock.GetStats;
+import io.shardtrain.actors.ps.ParameterBlock.Initialize;
+import io.shardtrain.actors.ps.ParameterBlock.PushAck;
+import io.shardtrain.actors.ps.ParameterBlock.PushGradient;
+import io.shardtrain.actors.ps.ParameterBlock.State;
+import io.shardtrain.actors.ps.ParameterBlock.UpdateMembership;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** Shared setup of the parameter block tests: an in-memory journal and snapshot store that serialize. */
+final class BlockTestSupport {
+  private BlockTestSupport() {}
+
+  private static final AtomicInteger IDS = new AtomicInteger();
+
+  /** Journal and snapshots go through the real serializer, so every event and snapshot is round-tripped. */
+  static final Config CONFIG = ConfigFactory.parseString(
+          "akka.persistence.testkit.events.serialize = on\n"
+              + "akka.persistence.testkit.snapshots.serialize = on\n")
+      .withFallback(PersistenceTestKitSnapshotPlugin.config())
+      .withFallback(EventSourcedBehaviorTestKit.config());
+
+  static PsSettings settings(int snapshotEvery, Duration pullTimeout, PsSettings.NonFinitePolicy nonFinite) {
+    return new PsSettings(1024, snapshotEvery, pullTimeout, Duration.ofMillis(200), nonFinite, -1);
+  }
+
+  static PsSettings settings() {
+    return settings(100, Duration.ofSeconds(5), PsSettings.NonFinitePolicy.REJECT);
+  }
+
+  /** A fresh parameter name, so tests of one class never share a persistence id. */
+  static String freshParameter() {
+    return "p" + IDS.incrementAndGet();
+  }
+
+  static EventSourcedBehaviorTestKit<Command, Event, State> block(ActorTestKit kit, BlockSpec spec, PsSettings s) {
+    return EventSourcedBehaviorTestKit.create(kit.system(), ParameterBlock.create(spec.entityId(), s));
+  }
+
+  static StatusReply<Long> init(EventSourcedBehaviorTestKit<Command, Event, State> tk, BlockSpec spec, float[] values) {
+    return tk.<StatusReply<Long>>runCommand(r -> new Initialize(spec, values, r)).reply();
+  }
+
+  static StatusReply<Long> membership(EventSourcedBehaviorTestKit<Command, Event, State> tk, long epoch,
+      String... trainers) {
+    return tk.<StatusReply<Long>>runCommand(r -> new UpdateMembership(epoch, List.of(trainers), r)).reply();
+  }
+
+  static StatusReply<PushAck> push(EventSourcedBehaviorTestKit<Command, Event, State> tk, String trainer, long step,
+      long baseVersion, float weight, float[] g) {
+    return tk.<StatusReply<PushAck>>runCommand(
+        r -> new PushGradient(trainer, step, baseVersion, 1, weight, g, r)).reply();
+  }
+
+  static BlockStats stats(EventSourcedBehaviorTestKit<Command, Event, State> tk) {
+    return tk.<BlockStats>runCommand(GetStats::new).reply();
+  }
+
+  static void assertBitsEqual(float[] expected, float[] actual, String what) {
+    assertEquals(expected.length, actual.length, what + " length");
+    for (int i = 0; i < expected.length; i++) {
+      assertEquals(Float.floatToRawIntBits(expected[i]), Float.floatToRawIntBits(actual[i]),
+          what + "[" + i + "]: expected " + expected[i] + ", got " + actual[i]);
+    }
+  }
+
+  /** Values, slots, version, update count, membership, pending contributions and last steps agree bit for bit. */
+  static void assertSameState(State expected, State actual) {
+    assertEquals(expected.spec(), actual.spec());
+    assertEquals(expected.version(), actual.version(), "version");
+    assertEquals(expected.updates(), actual.updates(), "updates");
+    assertEquals(expected.membershipEpoch(), actual.membershipEpoch(), "membership epoch");
+    assertEquals(expected.members(), actual.members(), "members");
+    assertEquals(expected.lastSteps(), actual.lastSteps(), "last steps");
+    assertBitsEqual(expected.values(), actual.values(), "values");
+    float[][] es = expected.slots();
+    float[][] as = actual.slots();
+    assertEquals(es.length, as.length, "slot count");
+    for (int s = 0; s < es.length; s++) assertBitsEqual(es[s], as[s], "slot " + s);
+    assertEquals(expected.pending().size(), actual.pending().size(), "pending contributions");
+    for (int i = 0; i < expected.pending().size(); i++) {
+      ParameterBlock.Contribution e = expected.pending().get(i);
+      ParameterBlock.Contribution a = actual.pending().get(i);
+      assertEquals(e.trainerId(), a.trainerId());
+      assertEquals(e.weight(), a.weight());
+      assertArrayEquals(e.values(), a.values());
+    }
+  }
+}

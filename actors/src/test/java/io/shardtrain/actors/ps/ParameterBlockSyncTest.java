@@ -1,0 +1,350 @@
+package io.shardtrain.actors.ps;
+
+import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
+import static io.shardtrain.actors.ps.BlockTestSupport.assertSameState;
+import static io.shardtrain.actors.ps.BlockTestSupport.block;
+import static io.shardtrain.actors.ps.BlockTestSupport.init;
+import static io.shardtrain.actors.ps.BlockTestSupport.membership;
+import static io.shardtrain.actors.ps.BlockTestSupport.push;
+import static io.shardtrain.actors.ps.BlockTestSupport.settings;
+import static io.shardtrain.actors.ps.BlockTestSupport.stats;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.testkit.typed.javadsl.LoggingTestKit;
+import akka.actor.testkit.typed.javadsl.TestProbe;
+import akka.pattern.StatusReply;
+import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
+import io.shardtrain.actors.ps.ParameterBlock.Accepted;
+import io.shardtrain.actors.ps.ParameterBlock.Applied;
+import io.shardtrain.actors.ps.ParameterBlock.BlockStats;
+import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
+import io.shardtrain.actors.ps.ParameterBlock.Command;
+import io.shardtrain.actors.ps.ParameterBlock.Duplicate;
+import io.shardtrain.actors.ps.ParameterBlock.Event;
+import io.shardtrain.actors.ps.ParameterBlock.GradientReceived;
+import io.shardtrain.actors.ps.ParameterBlock.GradientSkipped;
+import io.shardtrain.actors.ps.ParameterBlock.Initialize;
+import io.shardtrain.actors.ps.ParameterBlock.MembershipUpdated;
+import io.shardtrain.actors.ps.ParameterBlock.Pull;
+import io.shardtrain.actors.ps.ParameterBlock.PushAck;
+import io.shardtrain.actors.ps.ParameterBlock.Skipped;
+import io.shardtrain.actors.ps.ParameterBlock.State;
+import io.shardtrain.actors.ps.ParameterBlock.StepApplied;
+import io.shardtrain.compute.optim.LearningRateSchedule;
+import io.shardtrain.compute.optim.Optimizer;
+import io.shardtrain.compute.optim.OptimizerSpec;
+import io.shardtrain.compute.optim.OptimizerState;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class ParameterBlockSyncTest {
+  private static ActorTestKit kit;
+
+  private static final float[] INIT = {0.5f, -1.25f, 2f, 0.125f, -0.75f};
+  private static final float[] GA = {0.1f, -0.2f, 0.3f, 0.05f, 1.5f};
+  private static final float[] GB = {-0.4f, 0.25f, 0.7f, -0.9f, 0.01f};
+
+  @BeforeAll
+  static void start() {
+    kit = ActorTestKit.create("ParameterBlockSyncTest", BlockTestSupport.CONFIG);
+  }
+
+  @AfterAll
+  static void stop() {
+    kit.shutdownTestKit();
+  }
+
+  private static BlockSpec adamSpec() {
+    return new BlockSpec(BlockTestSupport.freshParameter(), 0, 0, INIT.length,
+        OptimizerSpec.defaults(OptimizerSpec.Kind.ADAM), "step:1:0.5", 0.01f, BlockSpec.Mode.SYNC, -1);
+  }
+
+  private static EventSourcedBehaviorTestKit<Command, Event, State> started(BlockSpec spec, PsSettings s,
+      String... trainers) {
+    EventSourcedBehaviorTestKit<Command, Event, State> tk = block(kit, spec, s);
+    assertEquals(0L, init(tk, spec, INIT).getValue());
+    assertEquals(1L, membership(tk, 1, trainers).getValue());
+    return tk;
+  }
+
+  /** sum(w_i g_i) / sum(w_i) in arrival order, the way the block computes it. */
+  private static float[] weightedMean(float[] wts, float[]... grads) {
+    float[] mean = new float[grads[0].length];
+    float total = 0f;
+    for (int i = 0; i < grads.length; i++) {
+      total += wts[i];
+      for (int j = 0; j < mean.length; j++) mean[j] += wts[i] * grads[i][j];
+    }
+    for (int j = 0; j < mean.length; j++) mean[j] /= total;
+    return mean;
+  }
+
+  @Test
+  void barrierOfTwoTrainersAppliesTheirWeightedMeanOnceBothPushed() {
+    BlockSpec spec = adamSpec();
+    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings(), "a", "b");
+
+    EventSourcedBehaviorTestKit.CommandResultWithReply<Command, Event, State, StatusReply<PushAck>> first =
+        tk.runCommand(r -> new ParameterBlock.PushGradient("a", 1, 0, 1, 3f, GA.clone(), r));
+    assertEquals(new Accepted(0), first.reply().getValue());
+    assertEquals(1, first.events().size());
+    assertTrue(first.events().get(0) instanceof GradientReceived);
+    assertBitsEqual(INIT, first.state().values(), "values before the barrier");
+
+    EventSourcedBehaviorTestKit.CommandResultWithReply<Command, Event, State, StatusReply<PushAck>> second =
+        tk.runCommand(r -> new ParameterBlock.PushGradient("b", 1, 0, 1, 1f, GB.clone(), r));
+    assertEquals(new Applied(1), second.reply().getValue());
+    assertEquals(2, second.events().size());
+    assertEquals(new StepApplied(1), second.events().get(1));
+
+    Optimizer adam = spec.optimizer().create();
+    LearningRateSchedule schedule = spec.schedule();
+    OptimizerState expectedState = OptimizerState.create(adam, INIT.length);
+    float[] expected = INIT.clone();
+    expectedState.step(adam, schedule, expected, weightedMean(new float[] {3f, 1f}, GA, GB));
+    assertBitsEqual(expected, second.state().values(), "values after step 1");
+
+    // Step 2 in the other arrival order: slots and the halved rate carry over.
+    assertEquals(new Accepted(1), push(tk, "b", 2, 1, 2f, GA).getValue());
+    assertEquals(new Applied(2), push(tk, "a", 2, 1, 5f, GB).getValue());
+    expectedState.step(adam, schedule, expected, weightedMean(new float[] {2f, 5f}, GA, GB));
+    State state = tk.getState();
+    assertBitsEqual(expected, state.values(), "values after step 2");
+    for (int s = 0; s < adam.slotCount(); s++) {
+      assertBitsEqual(expectedState.slots()[s], state.slots()[s], "slot " + s);
+    }
+    assertEquals(2, state.version());
+    assertEquals(2, state.updates());
+  }
+
+  @Test
+  void duplicatePushIsAcknowledgedAndNotAppliedAgain() {
+    BlockSpec spec = adamSpec();
+    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings(), "a", "b");
+    assertEquals(new Accepted(0), push(tk, "a", 1, 0, 1f, GA).getValue());
+    // A retry of the pending contribution, with other numbers even: nothing is recorded.
+    var retry = tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("a", 1, 0, 1, 1f, GB, r));
+    assertEquals(new Duplicate(0), retry.reply().getValue());
+    assertTrue(retry.hasNoEvents());
+    assertEquals(new Applied(1), push(tk, "b", 1, 0, 1f, GB).getValue());
+    float[] after = tk.getState().values();
+
+    var late = tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("b", 1, 0, 1, 1f, GA, r));
+    assertEquals(new Duplicate(1), late.reply().getValue());
+    assertTrue(late.hasNoEvents());
+    assertBitsEqual(after, tk.getState().values(), "values");
+    assertEquals(2, stats(tk).duplicates());
+  }
+
+  @Test
+  void pushAheadOfTheNextStepIsRejectedNamingStepAndVersion() {
+    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(adamSpec(), settings(), "a");
+    var ahead = tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("a", 3, 0, 1, 1f, GA, r));
+    assertTrue(ahead.reply().isError());
+    String msg = ahead.reply().getError().getMessage();
+    assertTrue(msg.contains("step 3") && msg.contains("version 0"), msg);
+    assertTrue(ahead.hasNoEvents());
+    assertEquals(1, stats(tk).rejectedAhead());
+  }
+
+  @Test
+  void membershipShrinkReleasesAWaitingBarrierAndStatsNameTheMissingTrainer() {
+    BlockSpec spec = adamSpec();
+    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings(), "a", "b");
+    assertEquals(new Accepted(0), push(tk, "a", 1, 0, 4f, GA).getValue());
+    BlockStats waiting = stats(tk);
+    assertEquals(1, waiting.pendingStep());
+    assertEquals(List.of("b"), waiting.waitingFor());
+    assertEquals(1, waiting.membershipEpoch());
+
+    var shrink = tk.<StatusReply<Long>>runCommand(r -> new ParameterBlock.UpdateMembership(2, List.of("a"), r));
+    assertEquals(2L, shrink.reply().getValue());
+    assertEquals(List.of(new MembershipUpdated(2, List.of("a")), new StepApplied(1)), shrink.events());
+    Optimizer adam = spec.optimizer().create();
+    OptimizerState expectedState = OptimizerState.create(adam, INIT.length);
+    float[] expected = INIT.clone();
+    expectedState.step(adam, spec.schedule(), expected, weightedMean(new float[] {4f}, GA));
+    assertBitsEqual(expected, shrink.state().values(), "values");
+
+    BlockStats after = stats(tk);
+    assertEquals(1, after.version());
+    assertEquals(-1, after.pendingStep());
+    assertEquals(List.of(), after.waitingFor());
+    // An older epoch arriving late changes nothing and is answered with the epoch in force.
+    var old = tk.<StatusReply<Long>>runCommand(r -> new ParameterBlock.UpdateMembership(1, List.of("a", "b"), r));
+    assertEquals(2L, old.reply().getValue());
+    assertTrue(old.hasNoEvents());
+  }
+
+  @Test
+  void barrierThatWaitsTooLongLogsTheTrainersItWaitsFor() {
+    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(adamSpec(), settings(), "a", "b", "c");
+    LoggingTestKit.warn("missing trainers [b, c]").expect(kit.system(), () -> push(tk, "a", 1, 0, 1f, GA));
+  }
+
+  @Test
+  void pullWaitsUntilTheVersionExistsThenAnswers() {
+    BlockSpec spec = adamSpec();
+    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings(), "a", "b");
+    TestProbe<StatusReply<BlockValues>> probe = kit.createTestProbe();
+    tk.runCommand(new Pull(1, probe.ref()));
+    probe.expectNoMessage(Duration.ofMillis(100));
+    assertEquals(1, stats(tk).pendingPulls());
+    push(tk, "a", 1, 0, 1f, GA);
+    probe.expectNoMessage(Duration.ofMillis(50));
+    push(tk, "b", 1, 0, 1f, GB);
+    BlockValues values = probe.receiveMessage(Duration.ofSeconds(3)).getValue();
+    assertEquals(1, values.version());
+    assertEquals(spec.parameter(), values.parameter());
+    assertBitsEqual(tk.getState().values(), values.values(), "pulled values");
+
+    // A version already there is answered at once.
+    BlockValues now = tk.<StatusReply<BlockValues>>runCommand(r -> new Pull(0, r)).reply().getValue();
+    assertEquals(1, now.version());
+  }
+
+  @Test
+  void pullForAVersionThatNeverComesFailsAfterThePullTimeout() {
+    EventSourcedBehaviorTestKit<Command, Event, State> tk =
+        started(adamSpec(), settings(100, Duration.ofMillis(300), PsSettings.NonFinitePolicy.REJECT), "a");
+    TestProbe<StatusReply<BlockValues>> probe = kit.createTestProbe();
+    tk.runCommand(new Pull(5, probe.ref()));
+    probe.expectNoMessage(Duration.ofMillis(150));
+    StatusReply<BlockValues> reply = probe.receiveMessage(Duration.ofSeconds(3));
+    assertTrue(reply.isError());
+    String msg = reply.getError().getMessage();
+    assertTrue(msg.contains("version 5") && msg.contains("300 ms") && msg.contains("at version 0"), msg);
+    BlockStats s = stats(tk);
+    assertEquals(1, s.pullTimeouts());
+    assertEquals(0, s.pendingPulls());
+  }
+
+  @Test
+  void badInputGetsAnErrorNamingTheProblemAndChangesNothing() {
+    BlockSpec spec = adamSpec();
+    EventSourcedBehaviorTestKit<Command, Event, State> fresh = block(kit, spec, settings());
+    assertError(fresh.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("a", 1, 0, 1, 1f, GA, r)), "not initialised");
+    assertError(fresh.<StatusReply<BlockValues>>runCommand(r -> new Pull(0, r)), "not initialised");
+    assertError(fresh.<StatusReply<Long>>runCommand(r -> new Initialize(spec, new float[3], r)), "3 values", "length 5");
+    BlockSpec other = new BlockSpec(spec.parameter(), 1, 5, 5, spec.optimizer(), "constant", 0.1f, BlockSpec.Mode.SYNC, -1);
+    assertError(fresh.<StatusReply<Long>>runCommand(r -> new Initialize(other, INIT, r)), spec.parameter() + "#1", spec.entityId());
+    assertEquals(2, stats(fresh).rejectedNotInitialised());
+
+    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings(), "a", "b");
+    push(tk, "a", 1, 0, 1f, GA);
+    push(tk, "b", 1, 0, 1f, GB);
+    push(tk, "a", 2, 1, 1f, GB);
+    State before = tk.getState().copy();
+
+    assertError(tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("b", 2, 1, 1, 1f, new float[3], r)),
+        "length 3", "length 5");
+    float[] nan = GB.clone();
+    nan[2] = Float.NaN;
+    assertError(tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("b", 2, 1, 1, 1f, nan, r)), "non-finite", "index 2");
+    float[] inf = GB.clone();
+    inf[4] = Float.NEGATIVE_INFINITY;
+    assertError(tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("b", 2, 1, 1, 1f, inf, r)), "index 4");
+    assertError(tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("b", 2, 1, 1, 0f, GB, r)), "weight");
+    assertError(tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("b", 0, 1, 1, 1f, GB, r)), "step must be >= 1");
+    BlockSpec sgd = new BlockSpec(spec.parameter(), 0, 0, 5, OptimizerSpec.defaults(OptimizerSpec.Kind.SGD),
+        "constant", 0.1f, BlockSpec.Mode.SYNC, -1);
+    assertError(tk.<StatusReply<Long>>runCommand(r -> new Initialize(sgd, INIT, r)), "already initialised");
+    // The same spec again (a restarted job) is acknowledged with the version; the values stay.
+    var again = tk.<StatusReply<Long>>runCommand(r -> new Initialize(spec, new float[] {9f, 9f, 9f, 9f, 9f}, r));
+    assertEquals(1L, again.reply().getValue());
+    assertTrue(again.hasNoEvents());
+
+    assertSameState(before, tk.getState());
+    BlockStats s = stats(tk);
+    assertEquals(1, s.rejectedBadLength());
+    assertEquals(2, s.rejectedNonFinite());
+    assertEquals(2, s.rejectedMalformed());
+    assertEquals(List.of("b"), s.waitingFor());
+  }
+
+  @Test
+  void nonFiniteGradientUnderSkipPolicyIsCountedNotAppliedAndDoesNotHoldTheBarrier() {
+    BlockSpec spec = adamSpec();
+    PsSettings skip = settings(100, Duration.ofSeconds(5), PsSettings.NonFinitePolicy.SKIP);
+    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, skip, "a", "b");
+    float[] nan = GA.clone();
+    nan[0] = Float.NaN;
+    var skipped = tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("a", 1, 0, 1, 1f, nan, r));
+    assertEquals(new Skipped(0), skipped.reply().getValue());
+    assertEquals(List.of(new GradientSkipped("a", 1)), skipped.events());
+    assertBitsEqual(INIT, skipped.state().values(), "values after the skip");
+
+    assertEquals(new Applied(1), push(tk, "b", 1, 0, 2f, GB).getValue());
+    Optimizer adam = spec.optimizer().create();
+    OptimizerState expectedState = OptimizerState.create(adam, INIT.length);
+    float[] expected = INIT.clone();
+    expectedState.step(adam, spec.schedule(), expected, weightedMean(new float[] {2f}, GB));
+    assertBitsEqual(expected, tk.getState().values(), "values");
+    assertEquals(1, stats(tk).skippedNonFinite());
+    assertEquals(0, stats(tk).rejectedNonFinite());
+  }
+
+  @Test
+  void restartRecoversBitIdenticalStateIncludingAPendingBarrier() {
+    BlockSpec spec = adamSpec();
+    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings(), "a", "b");
+    for (int step = 1; step <= 3; step++) {
+      push(tk, "a", step, step - 1, 1f + step, GA);
+      push(tk, "b", step, step - 1, 2f, GB);
+    }
+    push(tk, "b", 4, 3, 3f, GA);
+    State before = tk.getState().copy();
+    State recovered = tk.restart().state();
+    assertSameState(before, recovered);
+    assertEquals(1, recovered.pending().size());
+
+    // The barrier recovered from the journal completes as it would have.
+    assertEquals(new Applied(4), push(tk, "a", 4, 3, 1f, GB).getValue());
+    Optimizer adam = spec.optimizer().create();
+    OptimizerState expectedState = OptimizerState.of(INIT.length, before.slots(), before.updates());
+    float[] expected = before.values();
+    expectedState.step(adam, spec.schedule(), expected, weightedMean(new float[] {3f, 1f}, GA, GB));
+    assertBitsEqual(expected, tk.getState().values(), "values after the recovered barrier");
+  }
+
+  @Test
+  void snapshotsBoundReplayToSnapshotEveryEvents() {
+    BlockSpec spec = adamSpec();
+    PsSettings every5 = settings(5, Duration.ofSeconds(5), PsSettings.NonFinitePolicy.REJECT);
+    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, every5, "a", "b");
+    for (int step = 1; step <= 6; step++) {
+      push(tk, "a", step, step - 1, 1f, GA);
+      push(tk, "b", step, step - 1, 1f, GB);
+    }
+    push(tk, "a", 7, 6, 1f, GA);
+    // 2 + 6 * 3 + 1 = 21 events.
+    State before = tk.getState().copy();
+    String pid = "ParameterBlock|" + spec.entityId();
+    // Snapshots are saved asynchronously: restart once the one at event 20 is stored.
+    kit.createTestProbe().awaitAssert(Duration.ofSeconds(3), () -> {
+      var snaps = tk.snapshotTestKit().get().persistedInStorage(pid);
+      assertEquals(20L, snaps.get(snaps.size() - 1).first().sequenceNr());
+      return null;
+    });
+    State recovered = tk.restart().state();
+    assertSameState(before, recovered);
+    long replayed = stats(tk).eventsReplayed();
+    assertTrue(replayed <= 5, "replayed " + replayed + " events");
+    int kept = tk.persistenceTestKit().persistedInStorage(pid).size();
+    assertTrue(kept <= 15, "journal still holds " + kept + " events");
+  }
+
+  private static void assertError(EventSourcedBehaviorTestKit.CommandResultWithReply<Command, Event, State, ?> result,
+      String... parts) {
+    Object reply = result.reply();
+    assertTrue(reply instanceof StatusReply<?> s && s.isError(), "expected an error reply, got " + reply);
+    String msg = ((StatusReply<?>) reply).getError().getMessage();
+    for (String p : parts) assertTrue(msg.contains(p), "'" + msg + "' should name '" + p + "'");
+    assertTrue(result.hasNoEvents(), "a rejected command persisted " + result.events());
+  }
+}
