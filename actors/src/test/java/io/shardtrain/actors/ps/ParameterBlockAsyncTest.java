@@ -1,0 +1,194 @@
+package io.shardtrain.actors.ps;
+
+import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
+import static io.shardtrain.actors.ps.BlockTestSupport.assertSameState;
+import static io.shardtrain.actors.ps.BlockTestSupport.block;
+import static io.shardtrain.actors.ps.BlockTestSupport.init;
+import static io.shardtrain.actors.ps.BlockTestSupport.push;
+import static io.shardtrain.actors.ps.BlockTestSupport.settings;
+import static io.shardtrain.actors.ps.BlockTestSupport.stats;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.testkit.typed.javadsl.TestProbe;
+import akka.pattern.StatusReply;
+import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
+import io.shardtrain.actors.ps.ParameterBlock.Applied;
+import io.shardtrain.actors.ps.ParameterBlock.BlockStats;
+import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
+import io.shardtrain.actors.ps.ParameterBlock.Command;
+import io.shardtrain.actors.ps.ParameterBlock.Duplicate;
+import io.shardtrain.actors.ps.ParameterBlock.Event;
+import io.shardtrain.actors.ps.ParameterBlock.GradientApplied;
+import io.shardtrain.actors.ps.ParameterBlock.Pull;
+import io.shardtrain.actors.ps.ParameterBlock.PushAck;
+import io.shardtrain.actors.ps.ParameterBlock.PushGradient;
+import io.shardtrain.actors.ps.ParameterBlock.Skipped;
+import io.shardtrain.actors.ps.ParameterBlock.Stale;
+import io.shardtrain.actors.ps.ParameterBlock.State;
+import io.shardtrain.compute.optim.Optimizer;
+import io.shardtrain.compute.optim.OptimizerSpec;
+import io.shardtrain.compute.optim.OptimizerState;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class ParameterBlockAsyncTest {
+  private static ActorTestKit kit;
+
+  private static final float[] INIT = {0.5f, -1.25f, 2f, 0.125f};
+  private static final float[] GA = {0.1f, -0.2f, 0.3f, 0.05f};
+  private static final float[] GB = {-0.4f, 0.25f, 0.7f, -0.9f};
+
+  @BeforeAll
+  static void start() {
+    kit = ActorTestKit.create("ParameterBlockAsyncTest", BlockTestSupport.CONFIG);
+  }
+
+  @AfterAll
+  static void stop() {
+    kit.shutdownTestKit();
+  }
+
+  private static BlockSpec spec(OptimizerSpec.Kind kind, String schedule, float lr, long maxStaleness) {
+    return new BlockSpec(BlockTestSupport.freshParameter(), 0, 0, INIT.length, OptimizerSpec.defaults(kind), schedule,
+        lr, BlockSpec.Mode.ASYNC, maxStaleness);
+  }
+
+  private static EventSourcedBehaviorTestKit<Command, Event, State> started(BlockSpec spec, PsSettings s) {
+    EventSourcedBehaviorTestKit<Command, Event, State> tk = block(kit, spec, s);
+    assertEquals(0L, init(tk, spec, INIT).getValue());
+    return tk;
+  }
+
+  @Test
+  void eachPushIsAppliedAtOnceInArrivalOrder() {
+    BlockSpec spec = spec(OptimizerSpec.Kind.ADAM, "constant", 0.01f, -1);
+    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings());
+    var first = tk.<StatusReply<PushAck>>runCommand(r -> new PushGradient("a", 1, 0, 1, 1f, GA, r));
+    assertEquals(new Applied(1), first.reply().getValue());
+    assertEquals(1, first.events().size());
+    assertTrue(first.events().get(0) instanceof GradientApplied g && g.trainerId().equals("a") && g.step() == 1);
+    assertEquals(new Applied(2), push(tk, "b", 1, 0, 1f, GB).getValue());
+    assertEquals(new Applied(3), push(tk, "a", 2, 1, 1f, GB).getValue());
+
+    Optimizer adam = spec.optimizer().create();
+    OptimizerState st = OptimizerState.create(adam, INIT.length);
+    float[] expected = INIT.clone();
+    st.step(adam, spec.schedule(), expected, GA);
+    st.step(adam, spec.schedule(), expected, GB);
+    st.step(adam, spec.schedule(), expected, GB);
+    State state = tk.getState();
+    assertBitsEqual(expected, state.values(), "values");
+    for (int s = 0; s < adam.slotCount(); s++) assertBitsEqual(st.slots()[s], state.slots()[s], "slot " + s);
+    assertEquals(3, state.version());
+    assertEquals(3, state.updates());
+  }
+
+  @Test
+  void repeatedTrainerStepIsAcknowledgedAsDuplicateAndNotApplied() {
+    EventSourcedBehaviorTestKit<Command, Event, State> tk =
+        started(spec(OptimizerSpec.Kind.SGD, "constant", 0.1f, -1), settings());
+    push(tk, "a", 1, 0, 1f, GA);
+    push(tk, "a", 2, 1, 1f, GA);
+    float[] before = tk.getState().values();
+    var again = tk.<StatusReply<PushAck>>runCommand(r -> new PushGradient("a", 1, 0, 1, 1f, GB, r));
+    assertEquals(new Duplicate(2), again.reply().getValue());
+    assertTrue(again.hasNoEvents());
+    assertBitsEqual(before, tk.getState().values(), "values");
+    // Another trainer's step 1 is new.
+    assertEquals(new Applied(3), push(tk, "b", 1, 2, 1f, GB).getValue());
+    assertEquals(1, stats(tk).duplicates());
+  }
+
+  @Test
+  void pushOverTheStalenessBoundIsRefusedWithTheCurrentVersion() {
+    EventSourcedBehaviorTestKit<Command, Event, State> tk =
+        started(spec(OptimizerSpec.Kind.SGD, "constant", 0.1f, 1), settings());
+    push(tk, "a", 1, 0, 1f, GA);
+    push(tk, "a", 2, 1, 1f, GA);
+    push(tk, "a", 3, 2, 1f, GA);
+    float[] before = tk.getState().values();
+    // Version 3, base 1: two versions behind, the bound is one.
+    var stale = tk.<StatusReply<PushAck>>runCommand(r -> new PushGradient("b", 1, 1, 1, 1f, GB, r));
+    assertEquals(new Stale(3), stale.reply().getValue());
+    assertTrue(stale.hasNoEvents());
+    assertBitsEqual(before, tk.getState().values(), "values after a stale push");
+    assertEquals(new Applied(4), push(tk, "b", 1, 2, 1f, GB).getValue());
+    BlockStats s = stats(tk);
+    assertEquals(1, s.rejectedStale());
+    assertEquals(4, s.version());
+    // A base version the block never had is bad input.
+    var future = tk.<StatusReply<PushAck>>runCommand(r -> new PushGradient("c", 1, 9, 1, 1f, GB, r));
+    assertTrue(future.reply().isError());
+    assertTrue(future.reply().getError().getMessage().contains("base version 9"), future.reply().getError().getMessage());
+  }
+
+  @Test
+  void learningRateScheduleRunsOnTheBlockUpdateCount() {
+    // lr 0.5 for updates 0 and 1, 0.25 for 2 and 3, 0.125 for 4: plain SGD on a gradient of ones.
+    EventSourcedBehaviorTestKit<Command, Event, State> tk =
+        started(spec(OptimizerSpec.Kind.SGD, "step:2:0.5", 0.5f, -1), settings());
+    float[] ones = {1f, 1f, 1f, 1f};
+    float[] rates = {0.5f, 0.5f, 0.25f, 0.25f, 0.125f};
+    float[] expected = INIT.clone();
+    for (int u = 0; u < rates.length; u++) {
+      // Five trainers, one push each: the schedule follows the block's count, not the trainers' steps.
+      assertEquals(new Applied(u + 1), push(tk, "t" + u, 1, u, 1f, ones).getValue());
+      for (int j = 0; j < expected.length; j++) expected[j] -= rates[u];
+      float[] actual = tk.getState().values();
+      for (int j = 0; j < expected.length; j++) assertEquals(expected[j], actual[j], 1e-7f, "update " + u + " [" + j + "]");
+    }
+    assertEquals(5, tk.getState().updates());
+  }
+
+  @Test
+  void nonFiniteGradientUnderSkipPolicyIsCountedAndNotApplied() {
+    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec(OptimizerSpec.Kind.SGD, "constant", 0.1f, -1),
+        settings(100, Duration.ofSeconds(5), PsSettings.NonFinitePolicy.SKIP));
+    push(tk, "a", 1, 0, 1f, GA);
+    State before = tk.getState().copy();
+    float[] inf = GB.clone();
+    inf[3] = Float.POSITIVE_INFINITY;
+    var skipped = tk.<StatusReply<PushAck>>runCommand(r -> new PushGradient("a", 2, 1, 1, 1f, inf, r));
+    assertEquals(new Skipped(1), skipped.reply().getValue());
+    assertTrue(skipped.hasNoEvents());
+    assertSameState(before, tk.getState());
+    BlockStats s = stats(tk);
+    assertEquals(1, s.skippedNonFinite());
+    assertEquals(0, s.rejectedNonFinite());
+  }
+
+  @Test
+  void pullIsAnsweredWhenAnAsyncPushReachesItsVersion() {
+    BlockSpec spec = spec(OptimizerSpec.Kind.SGD, "constant", 0.1f, -1);
+    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings());
+    TestProbe<StatusReply<BlockValues>> probe = kit.createTestProbe();
+    tk.runCommand(new Pull(2, probe.ref()));
+    push(tk, "a", 1, 0, 1f, GA);
+    probe.expectNoMessage(Duration.ofMillis(100));
+    push(tk, "b", 1, 1, 1f, GB);
+    BlockValues v = probe.receiveMessage(Duration.ofSeconds(3)).getValue();
+    assertEquals(2, v.version());
+    assertBitsEqual(tk.getState().values(), v.values(), "pulled values");
+  }
+
+  @Test
+  void restartRecoversBitIdenticalValuesSlotsAndVersion() {
+    BlockSpec spec = spec(OptimizerSpec.Kind.ADAM, "cosine:20", 0.01f, -1);
+    PsSettings every4 = settings(4, Duration.ofSeconds(5), PsSettings.NonFinitePolicy.REJECT);
+    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, every4);
+    for (int step = 1; step <= 7; step++) {
+      push(tk, "a", step, 2L * step - 2, 1f, GA);
+      push(tk, "b", step, 2L * step - 1, 1f, GB);
+    }
+    State before = tk.getState().copy();
+    State recovered = tk.restart().state();
+    assertSameState(before, recovered);
+    assertEquals(14, recovered.version());
+    // Replayed duplicates are still recognised after recovery.
+    assertEquals(new Duplicate(14), push(tk, "a", 7, 12, 1f, GA).getValue());
+  }
+}

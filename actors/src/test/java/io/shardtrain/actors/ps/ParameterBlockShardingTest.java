@@ -1,0 +1,82 @@
+package io.shardtrain.actors.ps;
+
+import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.cluster.sharding.typed.javadsl.EntityRef;
+import akka.cluster.typed.Cluster;
+import akka.cluster.typed.Join;
+import akka.persistence.testkit.PersistenceTestKitPlugin;
+import akka.persistence.testkit.PersistenceTestKitSnapshotPlugin;
+import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.ps.ParameterBlock.Applied;
+import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
+import io.shardtrain.actors.ps.ParameterBlock.Command;
+import io.shardtrain.actors.ps.ParameterBlock.PushAck;
+import io.shardtrain.compute.optim.Optimizer;
+import io.shardtrain.compute.optim.OptimizerSpec;
+import io.shardtrain.compute.optim.OptimizerState;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The block as a sharded entity on a one-node cluster, every message forced through serialization. */
+class ParameterBlockShardingTest {
+  private static ActorTestKit kit;
+  private static final Duration TIMEOUT = Duration.ofSeconds(5);
+
+  @BeforeAll
+  static void start() {
+    kit = ActorTestKit.create("ParameterBlockShardingTest", ConfigFactory.parseString(
+            "akka.actor.provider = cluster\n"
+                + "akka.remote.artery.canonical.port = 0\n"
+                + "akka.remote.artery.canonical.hostname = 127.0.0.1\n"
+                + "akka.cluster.roles = [ps]\n"
+                + "akka.cluster.jmx.multi-mbeans-in-same-jvm = on\n"
+                + "akka.actor.serialize-messages = on\n"
+                + "akka.actor.no-serialization-verification-needed-class-prefix = [\"akka.\"]\n")
+        .withFallback(PersistenceTestKitPlugin.config())
+        .withFallback(PersistenceTestKitSnapshotPlugin.config()));
+    Cluster cluster = Cluster.get(kit.system());
+    cluster.manager().tell(Join.create(cluster.selfMember().address()));
+    ParameterBlock.init(kit.system());
+  }
+
+  @AfterAll
+  static void stop() {
+    kit.shutdownTestKit();
+  }
+
+  @Test
+  void shardedBlockInitialisesAppliesAPushAndServesAPull() throws Exception {
+    BlockSpec spec = BlockSpec.of(new BlockSlice("w", 2, 8, 3), OptimizerSpec.defaults(OptimizerSpec.Kind.MOMENTUM),
+        "constant", 0.1f, BlockSpec.Mode.SYNC, PsSettings.create(kit.system()));
+    float[] init = {1f, 2f, 3f};
+    float[] grad = {0.5f, -0.5f, 0.25f};
+    EntityRef<Command> block = ParameterBlock.entityRef(kit.system(), spec.entityId());
+
+    long version = block.<Long>askWithStatus(r -> new ParameterBlock.Initialize(spec, init, r), TIMEOUT)
+        .toCompletableFuture().get();
+    assertEquals(0L, version);
+    assertEquals(1L, block.<Long>askWithStatus(r -> new ParameterBlock.UpdateMembership(1, List.of("t1"), r), TIMEOUT)
+        .toCompletableFuture().get());
+    PushAck ack = block.<PushAck>askWithStatus(r -> new ParameterBlock.PushGradient("t1", 1, 0, 1, 8f, grad, r),
+        TIMEOUT).toCompletableFuture().get();
+    assertEquals(new Applied(1), ack);
+    BlockValues values = block.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(1, r), TIMEOUT)
+        .toCompletableFuture().get();
+
+    Optimizer momentum = spec.optimizer().create();
+    OptimizerState st = OptimizerState.create(momentum, 3);
+    float[] expected = init.clone();
+    float[] mean = new float[3];
+    for (int j = 0; j < 3; j++) mean[j] = 8f * grad[j] / 8f;
+    st.step(momentum, spec.schedule(), expected, mean);
+    assertEquals(1, values.version());
+    assertEquals(8, values.offset());
+    assertBitsEqual(expected, values.values(), "pulled values");
+  }
+}

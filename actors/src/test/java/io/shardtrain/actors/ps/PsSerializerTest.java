@@ -1,0 +1,165 @@
+package io.shardtrain.actors.ps;
+
+import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
+import static io.shardtrain.actors.ps.BlockTestSupport.assertSameState;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import akka.actor.ExtendedActorSystem;
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.testkit.typed.javadsl.TestProbe;
+import akka.actor.typed.javadsl.Adapter;
+import akka.serialization.SerializationExtension;
+import io.shardtrain.actors.ps.ParameterBlock.Accepted;
+import io.shardtrain.actors.ps.ParameterBlock.Applied;
+import io.shardtrain.actors.ps.ParameterBlock.BlockStats;
+import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
+import io.shardtrain.actors.ps.ParameterBlock.Contribution;
+import io.shardtrain.actors.ps.ParameterBlock.Duplicate;
+import io.shardtrain.actors.ps.ParameterBlock.GetStats;
+import io.shardtrain.actors.ps.ParameterBlock.GradientApplied;
+import io.shardtrain.actors.ps.ParameterBlock.GradientReceived;
+import io.shardtrain.actors.ps.ParameterBlock.GradientSkipped;
+import io.shardtrain.actors.ps.ParameterBlock.Initialize;
+import io.shardtrain.actors.ps.ParameterBlock.Initialized;
+import io.shardtrain.actors.ps.ParameterBlock.MembershipUpdated;
+import io.shardtrain.actors.ps.ParameterBlock.Pull;
+import io.shardtrain.actors.ps.ParameterBlock.PushGradient;
+import io.shardtrain.actors.ps.ParameterBlock.Skipped;
+import io.shardtrain.actors.ps.ParameterBlock.Stale;
+import io.shardtrain.actors.ps.ParameterBlock.State;
+import io.shardtrain.actors.ps.ParameterBlock.StepApplied;
+import io.shardtrain.actors.ps.ParameterBlock.UpdateMembership;
+import io.shardtrain.compute.optim.OptimizerSpec;
+import java.io.NotSerializableException;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class PsSerializerTest {
+  private static ActorTestKit kit;
+
+  private static final float[] VALUES = {1.5f, -0f, Float.MIN_VALUE, -3.25e7f, 0.1f};
+
+  @BeforeAll
+  static void start() {
+    kit = ActorTestKit.create("PsSerializerTest", BlockTestSupport.CONFIG);
+  }
+
+  @AfterAll
+  static void stop() {
+    kit.shutdownTestKit();
+  }
+
+  private static BlockSpec spec() {
+    OptimizerSpec adamw = new OptimizerSpec(OptimizerSpec.Kind.ADAM, 0.25f, false, 0.8f, 0.99f, 1e-7f, 0.01f, 0.002f,
+        true, 0.3f);
+    return new BlockSpec("layer.w", 3, 786_432, 5, adamw, "warmup:10,cosine:1000:0.001", 0.003f,
+        BlockSpec.Mode.ASYNC, 7);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T> T roundTrip(T message) {
+    ExtendedActorSystem classic = (ExtendedActorSystem) Adapter.toClassic(kit.system());
+    assertEquals(PsSerializer.IDENTIFIER, SerializationExtension.get(classic).findSerializerFor(message).identifier(),
+        message.getClass().getName() + " is bound to another serializer");
+    return kit.serializationTestKit().verifySerialization(message, false);
+  }
+
+  @Test
+  void commandsRoundTripWithTheirFloatsAndReplyRefs() {
+    TestProbe<Object> probe = kit.createTestProbe();
+    Initialize init = roundTrip(new Initialize(spec(), VALUES, probe.ref().unsafeUpcast()));
+    assertEquals(spec(), init.spec());
+    assertBitsEqual(VALUES, init.values(), "Initialize values");
+    assertEquals(probe.ref(), init.replyTo());
+
+    PushGradient push = roundTrip(new PushGradient("trainer-ü", 42, 41, 3, 64f, VALUES, probe.ref().unsafeUpcast()));
+    assertEquals("trainer-ü", push.trainerId());
+    assertEquals(42, push.step());
+    assertEquals(41, push.baseVersion());
+    assertEquals(3, push.membershipEpoch());
+    assertEquals(64f, push.weight());
+    assertBitsEqual(VALUES, push.values(), "PushGradient values");
+    assertEquals(probe.ref(), push.replyTo());
+
+    Pull pull = new Pull(17, probe.ref().unsafeUpcast());
+    assertEquals(pull, roundTrip(pull));
+    UpdateMembership members = new UpdateMembership(5, List.of("a", "b"), probe.ref().unsafeUpcast());
+    assertEquals(members, roundTrip(members));
+    GetStats stats = new GetStats(probe.ref().unsafeUpcast());
+    assertEquals(stats, roundTrip(stats));
+  }
+
+  @Test
+  void repliesRoundTrip() {
+    for (Object ack : List.of(new Applied(3), new Accepted(4), new Duplicate(5), new Stale(6), new Skipped(7))) {
+      assertEquals(ack, roundTrip(ack));
+    }
+    BlockValues values = roundTrip(new BlockValues("layer.w", 3, 786_432, 12, VALUES));
+    assertEquals(List.of("layer.w", 3, 786_432, 12L), List.of(values.parameter(), values.index(), values.offset(),
+        values.version()));
+    assertBitsEqual(VALUES, values.values(), "BlockValues values");
+    BlockStats stats = new BlockStats("layer.w#3", true, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, List.of("b", "c"),
+        14, 15, 16);
+    assertEquals(stats, roundTrip(stats));
+  }
+
+  @Test
+  void eventsRoundTrip() {
+    Initialized init = roundTrip(new Initialized(spec(), VALUES));
+    assertEquals(spec(), init.spec());
+    assertBitsEqual(VALUES, init.values(), "Initialized values");
+    GradientReceived received = roundTrip(new GradientReceived("a", 9, 32f, VALUES));
+    assertEquals(List.of("a", 9L, 32f), List.of(received.trainerId(), received.step(), received.weight()));
+    assertBitsEqual(VALUES, received.values(), "GradientReceived values");
+    GradientApplied applied = roundTrip(new GradientApplied("b", 10, VALUES));
+    assertEquals(List.of("b", 10L), List.of(applied.trainerId(), applied.step()));
+    assertBitsEqual(VALUES, applied.values(), "GradientApplied values");
+    assertEquals(new GradientSkipped("c", 11), roundTrip(new GradientSkipped("c", 11)));
+    assertEquals(new StepApplied(12), roundTrip(new StepApplied(12)));
+    assertEquals(new MembershipUpdated(4, List.of("a", "c")), roundTrip(new MembershipUpdated(4, List.of("a", "c"))));
+  }
+
+  @Test
+  void stateRoundTripsWithSlotsMembershipPendingContributionsAndLastSteps() {
+    BlockSpec spec = spec();
+    float[][] slots = {VALUES.clone(), {5f, 4f, 3f, 2f, 1f}};
+    State state = State.restore(spec, VALUES.clone(), slots, 17, 9, 3, List.of("a", "b", "c"),
+        List.of(new Contribution("a", 2f, new float[] {1f, 2f, 3f, 4f, 5f}), new Contribution("c", 0f, new float[0])),
+        Map.of("a", 10L, "b", 9L, "c", 10L));
+    State back = roundTrip(state);
+    assertSameState(state, back);
+    assertEquals(17, back.updates());
+
+    State empty = roundTrip(new State());
+    assertTrue(!empty.isInitialised() && empty.version() == 0 && empty.members().isEmpty());
+  }
+
+  @Test
+  void malformedBytesFailNamingTheManifest() {
+    PsSerializer serializer = new PsSerializer((ExtendedActorSystem) Adapter.toClassic(kit.system()));
+    byte[] bytes = serializer.toBinary(new GradientReceived("a", 9, 32f, VALUES));
+    NotSerializableException truncated = assertThrows(NotSerializableException.class,
+        () -> serializer.fromBinary(Arrays.copyOf(bytes, bytes.length - 3), PsSerializer.RECEIVED));
+    assertTrue(truncated.getMessage().contains("GradientReceived"), truncated.getMessage());
+    byte[] longer = Arrays.copyOf(bytes, bytes.length + 2);
+    NotSerializableException trailing = assertThrows(NotSerializableException.class,
+        () -> serializer.fromBinary(longer, PsSerializer.RECEIVED));
+    assertTrue(trailing.getMessage().contains("trailing"), trailing.getMessage());
+    byte[] hugeCount = bytes.clone();
+    hugeCount[1] = (byte) 0xff; // the trainer id's length, little-endian: now about 2^31
+    hugeCount[4] = (byte) 0x7f;
+    NotSerializableException count = assertThrows(NotSerializableException.class,
+        () -> serializer.fromBinary(hugeCount, PsSerializer.RECEIVED));
+    assertTrue(count.getMessage().contains("GradientReceived") && count.getMessage().contains("exceeds"),
+        count.getMessage());
+    NotSerializableException unknown = assertThrows(NotSerializableException.class,
+        () -> serializer.fromBinary(bytes, "Nope"));
+    assertTrue(unknown.getMessage().contains("Nope"), unknown.getMessage());
+  }
+}
