@@ -26,7 +26,8 @@ public final class ShardTrainConfig {
         throw new IllegalArgumentException("config file " + userFile + " does not exist");
       }
       try {
-        config = ConfigFactory.parseFile(userFile.toFile()).withFallback(base).resolve();
+        // Layered before resolving, so the file's values reach substitutions such as ${shardtrain.data-dir}.
+        config = ConfigFactory.load(ConfigFactory.parseFile(userFile.toFile()));
       } catch (ConfigException e) {
         throw new IllegalArgumentException("config file " + userFile + ": " + e.getMessage(), e);
       }

@@ -565,6 +565,10 @@ public final class ParameterBlock
           + cmd.step());
     }
     int length = state.spec().length();
+    if (state.isSync() && isIdle(cmd)) {
+      // A trainer with no data for this step still takes part in the barrier, contributing nothing.
+      return onSyncPush(state, cmd);
+    }
     if (cmd.values() == null || cmd.values().length != length) {
       rejectedBadLength++;
       return error(replyTo, "gradient of length " + (cmd.values() == null ? "null" : cmd.values().length)
@@ -585,7 +589,7 @@ public final class ParameterBlock
       return error(cmd.replyTo(), "push of trainer " + trainer + " for step " + cmd.step() + " is ahead of block "
           + entityId + " at version " + v + " (it expects step " + (v + 1) + ")");
     }
-    if (!(cmd.weight() > 0f) || Float.isInfinite(cmd.weight())) {
+    if (!isIdle(cmd) && (!(cmd.weight() > 0f) || Float.isInfinite(cmd.weight()))) {
       rejectedMalformed++;
       return error(cmd.replyTo(), "push of trainer " + trainer + " for step " + cmd.step() + " to block " + entityId
           + ": weight must be a finite number > 0, not " + cmd.weight());
@@ -613,6 +617,11 @@ public final class ParameterBlock
       PushAck ack = wasSkipped ? new Skipped(s.version()) : completes ? new Applied(s.version()) : new Accepted(s.version());
       cmd.replyTo().tell(StatusReply.success(ack));
     });
+  }
+
+  /** An empty, zero-weight sync push: the trainer had no data for this step. */
+  private static boolean isIdle(PushGradient cmd) {
+    return cmd.weight() == 0f && cmd.values() != null && cmd.values().length == 0;
   }
 
   private Effect<Event, State> onAsyncPush(State state, PushGradient cmd) {

@@ -123,6 +123,28 @@ class ParameterBlockSyncTest {
   }
 
   @Test
+  void emptyZeroWeightPushTakesPartInTheBarrierWithoutChangingTheMean() {
+    BlockSpec spec = adamSpec();
+    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings(), "a", "b");
+    assertEquals(new Accepted(0), push(tk, "a", 1, 0, 4f, GA).getValue());
+    // "b" has no data for step 1: an empty push of weight 0 completes the barrier.
+    assertEquals(new Applied(1),
+        tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("b", 1, 0, 1, 0f, new float[0], r))
+            .reply().getValue());
+    Optimizer adam = spec.optimizer().create();
+    OptimizerState expectedState = OptimizerState.create(adam, INIT.length);
+    float[] expected = INIT.clone();
+    expectedState.step(adam, spec.schedule(), expected, weightedMean(new float[] {4f}, GA));
+    assertBitsEqual(expected, tk.getState().values(), "values after a step with one idle trainer");
+    // Both idle: the version advances, the optimizer does not run.
+    push(tk, "a", 2, 1, 0f, new float[0]);
+    push(tk, "b", 2, 1, 0f, new float[0]);
+    assertEquals(2, tk.getState().version());
+    assertEquals(1, tk.getState().updates());
+    assertBitsEqual(expected, tk.getState().values(), "values after an all-idle step");
+  }
+
+  @Test
   void duplicatePushIsAcknowledgedAndNotAppliedAgain() {
     BlockSpec spec = adamSpec();
     EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings(), "a", "b");
