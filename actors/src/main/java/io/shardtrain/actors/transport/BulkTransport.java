@@ -179,7 +179,9 @@ public final class BulkTransport implements Extension {
   /**
    * The payload of transfer {@code transferId}, whether it arrived already or arrives within
    * {@code timeout}; otherwise the stage fails with a {@link TimeoutException} naming the id. Each id
-   * can be claimed once. The stage completes on the ActorSystem's default dispatcher.
+   * can be claimed once. The stage completes on the connection's reader thread (or the caller's,
+   * when the payload is already there): attach only quick callbacks, such as {@code pipeToSelf}, or
+   * use the async variants, since a slow callback stalls that connection.
    */
   public CompletionStage<float[]> receive(long transferId, Duration timeout) {
     if (timeout == null || timeout.isNegative() || timeout.isZero()) {
@@ -245,8 +247,7 @@ public final class BulkTransport implements Extension {
     }
     if (waiting != null) {
       if (waiting.timer()[0] != null) waiting.timer()[0].cancel();
-      // Complete off the reader thread so a slow callback cannot stall this connection.
-      waiting.future().completeAsync(() -> values, system.executionContext());
+      waiting.future().complete(values);
     } else if (dropped != null) {
       log.warn("Dropped bulk transfer {} ({} floats) from {}: {}", transferId, values.length, from, dropped);
     }

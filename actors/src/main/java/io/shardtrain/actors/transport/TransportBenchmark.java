@@ -103,26 +103,27 @@ public final class TransportBenchmark {
     for (int i = 0; i < floats; i++) param[i] = i * 0.001f;
     int[][] blocks = blocks(floats, blockFloats);
     try {
-      double raw = gbps(floats, measure(rounds, rawPath(param, blocks)));
-      double artery;
-      double bulk;
       ActorSystem<ServerMessage> server = ActorSystem.create(serverBehavior(), "bench-server", akkaConfig());
       ActorSystem<Void> trainer = ActorSystem.create(Behaviors.empty(), "bench-trainer", akkaConfig());
-      try {
+      long[][] nanos;
+      try (Path raw = rawPath(param, blocks)) {
         // Started up front so a bad setting fails here rather than as a timed-out round.
         BulkTransport bulkTrainer = BulkTransport.get(trainer);
         InetSocketAddress serverAddress = BulkTransport.get(server).address();
         ActorRef<ServerMessage> remoteServer = ActorRefResolver.get(trainer)
             .resolveActorRef(ActorRefResolver.get(server).toSerializationFormat(server));
-        artery = gbps(floats, measure(rounds, () -> arteryRound(trainer, remoteServer, param, blocks, inFlight)));
-        bulk = gbps(floats, measure(rounds,
-            () -> bulkRound(trainer, bulkTrainer, serverAddress, remoteServer, param, blocks, inFlight)));
+        Round artery = () -> arteryRound(trainer, remoteServer, param, blocks, inFlight);
+        Round bulk = () -> bulkRound(trainer, bulkTrainer, serverAddress, remoteServer, param, blocks, inFlight);
+        nanos = measure(rounds, raw, artery, bulk);
       } finally {
         trainer.terminate();
         trainer.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
         server.terminate();
         server.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
       }
+      double raw = gbps(floats, nanos[0]);
+      double artery = gbps(floats, nanos[1]);
+      double bulk = gbps(floats, nanos[2]);
       return new Result(floats, blockFloats, inFlight, rounds, raw, artery, bulk, artery / raw, bulk / raw);
     } catch (Exception e) {
       throw new IllegalStateException("transport benchmark failed: " + e, e);
@@ -148,19 +149,23 @@ public final class TransportBenchmark {
     void close() throws Exception;
   }
 
-  private static long[] measure(int rounds, Round round) throws Exception {
-    try {
-      for (int i = 0; i < rounds; i++) round.run();
-      long[] nanos = new long[rounds];
-      for (int i = 0; i < rounds; i++) {
-        long t0 = System.nanoTime();
-        round.run();
-        nanos[i] = System.nanoTime() - t0;
-      }
-      return nanos;
-    } finally {
-      if (round instanceof Path p) p.close();
+  /**
+   * Warm-up, then the timed rounds; the paths take turns round by round, so a burst of load from
+   * elsewhere on the machine hits all of them alike.
+   */
+  private static long[][] measure(int rounds, Round... paths) throws Exception {
+    for (int i = 0; i < rounds; i++) {
+      for (Round p : paths) p.run();
     }
+    long[][] nanos = new long[paths.length][rounds];
+    for (int i = 0; i < rounds; i++) {
+      for (int p = 0; p < paths.length; p++) {
+        long t0 = System.nanoTime();
+        paths[p].run();
+        nanos[p][i] = System.nanoTime() - t0;
+      }
+    }
+    return nanos;
   }
 
   private static double gbps(int floats, long[] nanos) {
