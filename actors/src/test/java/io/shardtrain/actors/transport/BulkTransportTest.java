@@ -55,7 +55,7 @@ class BulkTransportTest {
     kitB = ActorTestKit.create("bulkB", config("""
         shardtrain.transport.bulk.max-floats = 1024
         shardtrain.transport.bulk.max-unclaimed-floats = 4096
-        shardtrain.transport.bulk.claim-timeout = 400ms
+        shardtrain.transport.bulk.claim-timeout = 1s
         """));
     a = BulkTransport.get(kitA.system());
     b = BulkTransport.get(kitB.system());
@@ -179,7 +179,7 @@ class BulkTransportTest {
   void unclaimedPayloadIsDiscardedAfterTheClaimTimeout() throws Exception {
     long id = a.newTransferId();
     await(a.send(b.address(), id, new float[] {1f, 2f, 3f}, 0, 3));
-    Thread.sleep(400 + 2 * 100 + 300); // claim-timeout plus two sweep periods and slack
+    Thread.sleep(1000 + 2 * 250 + 300); // claim-timeout plus two sweep periods and slack
     assertInstanceOf(TimeoutException.class, failureOf(b.receive(id, Duration.ofMillis(100))));
   }
 
