@@ -1,0 +1,155 @@
+package io.shardtrain.actors.transport;
+
+import akka.actor.ExtendedActorSystem;
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.ActorRefResolver;
+import akka.actor.typed.javadsl.Adapter;
+import akka.serialization.ByteBufferSerializer;
+import akka.serialization.SerializerWithStringManifest;
+import io.shardtrain.actors.transport.TransportBenchmark.ArteryBlock;
+import io.shardtrain.actors.transport.TransportBenchmark.BulkPulled;
+import io.shardtrain.actors.transport.TransportBenchmark.BulkPush;
+import java.io.NotSerializableException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Binary serializer for the {@link TransportBenchmark} messages: little-endian floats written
+ * straight into Artery's envelope buffer ({@link ByteBufferSerializer}), so the Artery figure is
+ * not held back by an extra byte[] copy.
+ */
+public final class BenchSerializer extends SerializerWithStringManifest implements ByteBufferSerializer {
+  private static final String BLOCK = "B";
+  private static final String PUSH = "P";
+  private static final String PULLED = "L";
+
+  private final ExtendedActorSystem system;
+  private volatile ActorRefResolver resolver;
+
+  public BenchSerializer(ExtendedActorSystem system) {
+    this.system = system;
+  }
+
+  @Override
+  public int identifier() {
+    return 731_001;
+  }
+
+  @Override
+  public String manifest(Object o) {
+    if (o instanceof ArteryBlock) return BLOCK;
+    if (o instanceof BulkPush) return PUSH;
+    if (o instanceof BulkPulled) return PULLED;
+    throw new IllegalArgumentException("BenchSerializer cannot serialize " + o.getClass().getName());
+  }
+
+  @Override
+  public byte[] toBinary(Object o) {
+    ByteBuffer buf = ByteBuffer.allocate(size(o));
+    toBinary(o, buf);
+    return buf.array();
+  }
+
+  @Override
+  public Object fromBinary(byte[] bytes, String manifest) throws NotSerializableException {
+    return fromBinary(ByteBuffer.wrap(bytes), manifest);
+  }
+
+  @Override
+  public void toBinary(Object o, ByteBuffer buf) {
+    ByteOrder order = buf.order();
+    buf.order(ByteOrder.LITTLE_ENDIAN);
+    try {
+      if (o instanceof ArteryBlock b) {
+        buf.putInt(b.seq());
+        putRef(buf, b.replyTo());
+        buf.putInt(b.length());
+        buf.asFloatBuffer().put(b.values(), b.offset(), b.length());
+        buf.position(buf.position() + b.length() * Float.BYTES);
+      } else if (o instanceof BulkPush p) {
+        buf.putLong(p.transferId()).putInt(p.length()).putInt(p.port());
+        putString(buf, p.host());
+        putRef(buf, p.replyTo());
+      } else if (o instanceof BulkPulled p) {
+        buf.putLong(p.transferId()).putInt(p.length());
+      } else {
+        throw new IllegalArgumentException("BenchSerializer cannot serialize " + o.getClass().getName());
+      }
+    } finally {
+      buf.order(order);
+    }
+  }
+
+  @Override
+  public Object fromBinary(ByteBuffer buf, String manifest) throws NotSerializableException {
+    ByteOrder order = buf.order();
+    buf.order(ByteOrder.LITTLE_ENDIAN);
+    try {
+      switch (manifest) {
+        case BLOCK -> {
+          int seq = buf.getInt();
+          ActorRef<ArteryBlock> replyTo = getRef(buf);
+          int length = buf.getInt();
+          float[] values = new float[length];
+          buf.asFloatBuffer().get(values);
+          buf.position(buf.position() + length * Float.BYTES);
+          return new ArteryBlock(seq, values, 0, length, replyTo);
+        }
+        case PUSH -> {
+          long id = buf.getLong();
+          int length = buf.getInt();
+          int port = buf.getInt();
+          String host = getString(buf);
+          ActorRef<BulkPulled> replyTo = getRef(buf);
+          return new BulkPush(id, length, host, port, replyTo);
+        }
+        case PULLED -> {
+          return new BulkPulled(buf.getLong(), buf.getInt());
+        }
+        default -> throw new NotSerializableException("unknown benchmark manifest '" + manifest + "'");
+      }
+    } finally {
+      buf.order(order);
+    }
+  }
+
+  private int size(Object o) {
+    if (o instanceof ArteryBlock b) return 8 + refSize(b.replyTo()) + b.length() * Float.BYTES;
+    if (o instanceof BulkPush p) return 16 + 4 + p.host().length() * 3 + refSize(p.replyTo());
+    return 12;
+  }
+
+  private ActorRefResolver resolver() {
+    ActorRefResolver r = resolver;
+    if (r == null) {
+      r = ActorRefResolver.get(Adapter.toTyped(system));
+      resolver = r;
+    }
+    return r;
+  }
+
+  private int refSize(ActorRef<?> ref) {
+    return 4 + (ref == null ? 0 : resolver().toSerializationFormat(ref).length() * 3);
+  }
+
+  private void putRef(ByteBuffer buf, ActorRef<?> ref) {
+    putString(buf, ref == null ? "" : resolver().toSerializationFormat(ref));
+  }
+
+  private <T> ActorRef<T> getRef(ByteBuffer buf) {
+    String s = getString(buf);
+    return s.isEmpty() ? null : resolver().resolveActorRef(s);
+  }
+
+  private static void putString(ByteBuffer buf, String s) {
+    byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
+    buf.putInt(bytes.length).put(bytes);
+  }
+
+  private static String getString(ByteBuffer buf) {
+    byte[] bytes = new byte[buf.getInt()];
+    buf.get(bytes);
+    return new String(bytes, StandardCharsets.UTF_8);
+  }
+}
