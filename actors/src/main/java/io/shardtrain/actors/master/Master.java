@@ -8,7 +8,7 @@ import akka.actor.typed.Terminated;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.TimerScheduler;
-import akka.cluster.sharding.typed.javadsl.ClusterSharding;
+import akka.cluster.sharding.typed.ShardingEnvelope;
 import akka.cluster.typed.ClusterSingleton;
 import akka.cluster.typed.ClusterSingletonSettings;
 import akka.cluster.typed.SingletonActor;
@@ -108,26 +108,35 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   private final ActorContext<Command> context;
   private final TimerScheduler<Command> timers;
   private final MasterSettings settings;
+  private final ActorRef<ShardingEnvelope<ParameterBlock.Command>> blocks;
   private final Map<String, Long> lastSeen = new HashMap<>();
   private final Map<String, Long> blockAcked = new HashMap<>();
 
-  /** Starts (or finds) the singleton on this node's cluster and returns its proxy. */
+  /**
+   * Starts (or finds) the singleton on this node's cluster and returns its proxy; membership
+   * updates go to the parameter blocks through this node's shard region.
+   */
   public static ActorRef<Command> initSingleton(ActorSystem<?> system) {
     MasterSettings settings = MasterSettings.create(system);
+    ActorRef<ShardingEnvelope<ParameterBlock.Command>> blocks = ParameterBlock.init(system);
     return ClusterSingleton.get(system).init(
-        SingletonActor.of(create(settings), SINGLETON_NAME)
+        SingletonActor.of(create(settings, blocks), SINGLETON_NAME)
             .withSettings(ClusterSingletonSettings.create(system).withRole("master")));
   }
 
-  public static Behavior<Command> create(MasterSettings settings) {
-    return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new Master(ctx, timers, settings)));
+  /** The master, sending membership updates to parameter blocks through {@code blocks}. */
+  public static Behavior<Command> create(MasterSettings settings,
+      ActorRef<ShardingEnvelope<ParameterBlock.Command>> blocks) {
+    return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new Master(ctx, timers, settings, blocks)));
   }
 
-  private Master(ActorContext<Command> context, TimerScheduler<Command> timers, MasterSettings settings) {
+  private Master(ActorContext<Command> context, TimerScheduler<Command> timers, MasterSettings settings,
+      ActorRef<ShardingEnvelope<ParameterBlock.Command>> blocks) {
     super(PersistenceId.ofUniqueId("shardtrain-master"));
     this.context = context;
     this.timers = timers;
     this.settings = settings;
+    this.blocks = blocks;
     timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.tick());
   }
 
@@ -299,10 +308,9 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   private void sendMembership(MasterState s, String blockId) {
     long epoch = s.membershipEpoch();
     List<String> members = List.copyOf(s.members().keySet());
-    var ref = ClusterSharding.get(context.getSystem()).entityRefFor(ParameterBlock.ENTITY_KEY, blockId);
     // A lost update is re-sent by the next tick until the block acknowledges this epoch.
-    context.askWithStatus(Long.class, ref, settings.askTimeout(),
-        replyTo -> new ParameterBlock.UpdateMembership(epoch, members, replyTo),
+    context.askWithStatus(Long.class, blocks, settings.askTimeout(),
+        replyTo -> new ShardingEnvelope<>(blockId, new ParameterBlock.UpdateMembership(epoch, members, replyTo)),
         (ok, failure) -> new BlockAcked(blockId, failure == null ? epoch : -1L));
   }
 

@@ -1,0 +1,217 @@
+package io.shardtrain.actors.master;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import akka.Done;
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.testkit.typed.javadsl.TestProbe;
+import akka.cluster.sharding.typed.ShardingEnvelope;
+import akka.pattern.StatusReply;
+import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
+import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.ps.BlockSpec;
+import io.shardtrain.actors.ps.ParameterBlock;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+class MasterTest {
+  static final ActorTestKit kit = ActorTestKit.create("MasterTest",
+      EventSourcedBehaviorTestKit.config().withFallback(ConfigFactory.load()));
+  static final MasterSettings SETTINGS =
+      new MasterSettings(Duration.ofSeconds(60), Duration.ofMillis(100), Duration.ofSeconds(1), 1000);
+  static final MasterSettings IMPATIENT =
+      new MasterSettings(Duration.ofMillis(400), Duration.ofMillis(100), Duration.ofSeconds(1), 1000);
+
+  @AfterAll
+  static void stop() {
+    kit.shutdownTestKit();
+  }
+
+  /** 100 examples, 2 trainers: tasks [0, 50) and [50, 100), two epochs, two blocks. */
+  static JobSpec job() {
+    return new JobSpec("job-1", "test", 100, 4, 2, List.of(3), "relu", 7, BlockSpec.Mode.SYNC, 2, 10, 2, 0,
+        "sgd", 0.1f, "constant", 0f, -1, 16, List.of("w#0", "w#1"));
+  }
+
+  record Setup(EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk,
+      TestProbe<ShardingEnvelope<ParameterBlock.Command>> blocks) {}
+
+  static Setup submitted() {
+    return submitted(SETTINGS);
+  }
+
+  static Setup submitted(MasterSettings settings) {
+    TestProbe<ShardingEnvelope<ParameterBlock.Command>> blocks = kit.createTestProbe();
+    EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk =
+        EventSourcedBehaviorTestKit.create(kit.system(), Master.create(settings, blocks.ref()));
+    tk.clear();
+    StatusReply<Done> r = tk.<StatusReply<Done>>runCommand(replyTo -> new Master.SubmitJob(job(), replyTo)).reply();
+    assertTrue(r.isSuccess());
+    return new Setup(tk, blocks);
+  }
+
+  static Master.Registration register(Setup s, String id, TestProbe<?> trainer) {
+    return s.tk().<StatusReply<Master.Registration>>runCommand(r -> new Master.RegisterTrainer(id, trainer.ref(), r))
+        .reply().getValue();
+  }
+
+  static Master.TaskReply request(Setup s, String id) {
+    return s.tk().<StatusReply<Master.TaskReply>>runCommand(r -> new Master.RequestTask(id, r)).reply().getValue();
+  }
+
+  static StatusReply<Done> report(Setup s, String id, int epoch, int task, long offset, long step) {
+    return s.tk().<StatusReply<Done>>runCommand(r -> new Master.ReportProgress(id, epoch, task, offset, step, r)).reply();
+  }
+
+  @Test
+  void eachEpochIsCutIntoOneTaskPerTrainerAndALeaseResumesAtTheReportedOffset() {
+    Setup s = submitted();
+    register(s, "a", kit.createTestProbe());
+    register(s, "b", kit.createTestProbe());
+    assertEquals(new Master.Lease(0, 0, 0, 50, 0), request(s, "a"));
+    assertEquals(new Master.Lease(0, 1, 50, 100, 0), request(s, "b"));
+    assertTrue(report(s, "a", 0, 0, 20, 2).isSuccess());
+    // Asking again (e.g. after a restart) returns the same task at the reported offset.
+    assertEquals(new Master.Lease(0, 0, 0, 50, 20), request(s, "a"));
+    assertEquals(20, s.tk().getState().status().examplesReported());
+  }
+
+  @Test
+  void progressOnATaskLeasedToAnotherTrainerOrBackwardsIsRefused() {
+    Setup s = submitted();
+    register(s, "a", kit.createTestProbe());
+    register(s, "b", kit.createTestProbe());
+    request(s, "a");
+    request(s, "b");
+    StatusReply<Done> wrong = report(s, "b", 0, 0, 10, 1);
+    assertTrue(wrong.isError());
+    assertTrue(wrong.getError().getMessage().contains("not leased to b"), wrong.getError().getMessage());
+    report(s, "a", 0, 0, 30, 3);
+    StatusReply<Done> back = report(s, "a", 0, 0, 10, 4);
+    assertTrue(back.isError());
+    assertTrue(back.getError().getMessage().contains("outside [30, 50]"), back.getError().getMessage());
+  }
+
+  @Test
+  void aTrainerThatLeavesGivesItsTaskBackAtItsLastReportedOffset() {
+    Setup s = submitted();
+    TestProbe<Object> a = kit.createTestProbe();
+    register(s, "a", a);
+    register(s, "b", kit.createTestProbe());
+    request(s, "a");
+    request(s, "b");
+    report(s, "a", 0, 0, 30, 3);
+    s.tk().<StatusReply<Done>>runCommand(r -> new Master.LeaveJob("a", r));
+    assertEquals(List.of("b"), s.tk().getState().status().members());
+    // A new trainer takes the task over exactly where "a" stopped: nothing skipped, nothing twice.
+    register(s, "c", kit.createTestProbe());
+    assertEquals(new Master.Lease(0, 0, 0, 50, 30), request(s, "c"));
+  }
+
+  @Test
+  void finishedTasksOpenTheNextEpochAndTheJobEndsAfterTheLastEpoch() {
+    Setup s = submitted();
+    register(s, "a", kit.createTestProbe());
+    register(s, "b", kit.createTestProbe());
+    request(s, "a");
+    request(s, "b");
+    report(s, "a", 0, 0, 50, 5);
+    // "a" moves on to epoch 1 while "b" still finishes epoch 0.
+    assertEquals(new Master.Lease(1, 0, 0, 50, 0), request(s, "a"));
+    report(s, "b", 0, 1, 50, 5);
+    assertEquals(1, s.tk().getState().status().epochsDone());
+    assertEquals(new Master.Lease(1, 1, 50, 100, 0), request(s, "b"));
+    report(s, "a", 1, 0, 50, 10);
+    assertEquals(new Master.NoTask(false), request(s, "a"));
+    report(s, "b", 1, 1, 50, 10);
+    assertEquals(new Master.NoTask(true), request(s, "a"));
+    assertTrue(s.tk().getState().done());
+    assertEquals(200, s.tk().getState().status().examplesReported());
+  }
+
+  @Test
+  void everyMembershipChangeIsSentToEveryBlock() {
+    Setup s = submitted();
+    register(s, "a", kit.createTestProbe());
+    Set<String> seen = new HashSet<>();
+    long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+    while (seen.size() < 2 && System.nanoTime() < deadline) {
+      ShardingEnvelope<ParameterBlock.Command> env = s.blocks().receiveMessage(Duration.ofSeconds(3));
+      if (env.message() instanceof ParameterBlock.UpdateMembership u && u.epoch() == 1) {
+        assertEquals(List.of("a"), u.trainers());
+        seen.add(env.entityId());
+      }
+    }
+    assertEquals(Set.of("w#0", "w#1"), seen);
+  }
+
+  @Test
+  void aSilentTrainerLeavesAfterTheFailureTimeout() {
+    Setup s = submitted(IMPATIENT);
+    register(s, "a", kit.createTestProbe());
+    register(s, "b", kit.createTestProbe());
+    request(s, "a");
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (System.nanoTime() < deadline && s.tk().getState().members().size() == 2) {
+      request(s, "a"); // "a" keeps reporting, "b" is silent
+      sleep(100);
+    }
+    assertEquals(Set.of("a"), s.tk().getState().members().keySet());
+  }
+
+  @Test
+  void aStoppedTrainerActorLeavesTheMembership() {
+    Setup s = submitted();
+    TestProbe<Object> a = kit.createTestProbe();
+    register(s, "a", a);
+    a.stop();
+    long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+    while (System.nanoTime() < deadline && !s.tk().getState().members().isEmpty()) sleep(20);
+    assertTrue(s.tk().getState().members().isEmpty());
+    assertEquals(2, s.tk().getState().membershipEpoch());
+  }
+
+  @Test
+  void recoveryRebuildsTasksOffsetsAndMembership() {
+    Setup s = submitted();
+    register(s, "a", kit.createTestProbe());
+    register(s, "b", kit.createTestProbe());
+    request(s, "a");
+    request(s, "b");
+    report(s, "a", 0, 0, 50, 5);
+    request(s, "a");
+    report(s, "a", 1, 0, 20, 7);
+    Master.JobStatus before = s.tk().getState().status();
+    s.tk().restart();
+    Master.JobStatus after = s.tk().getState().status();
+    assertEquals(before, after);
+    assertEquals(new Master.Lease(1, 0, 0, 50, 20), request(s, "a"));
+    assertEquals(7, register(s, "a2", kit.createTestProbe()).lastStep() + 7);
+    assertFalse(after.done());
+  }
+
+  @Test
+  void aSecondJobIsRefusedWhileOneRuns() {
+    Setup s = submitted();
+    JobSpec other = new JobSpec("job-2", "test", 100, 4, 2, List.of(3), "relu", 7, BlockSpec.Mode.SYNC, 2, 10, 2,
+        0, "sgd", 0.1f, "constant", 0f, -1, 16, List.of("w#0"));
+    StatusReply<Done> r = s.tk().<StatusReply<Done>>runCommand(replyTo -> new Master.SubmitJob(other, replyTo)).reply();
+    assertTrue(r.isError());
+    assertTrue(r.getError().getMessage().contains("job-1"), r.getError().getMessage());
+    assertTrue(s.tk().<StatusReply<Done>>runCommand(replyTo -> new Master.SubmitJob(job(), replyTo)).reply().isSuccess());
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
