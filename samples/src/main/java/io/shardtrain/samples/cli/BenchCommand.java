@@ -12,7 +12,7 @@ import picocli.CommandLine.Option;
 
 /** {@code shardtrain bench ...}: the project's benchmark commands. */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Benchmarks.",
-    subcommands = {BenchCommand.Gemm.class})
+    subcommands = {BenchCommand.Gemm.class, BenchCommand.Transport.class})
 final class BenchCommand implements Runnable {
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -54,6 +54,45 @@ final class BenchCommand implements Runnable {
       m.put("java", System.getProperty("java.version"));
       spec.commandLine().getOut().printf("gemm n=%d threads=%d: %.1f GFLOP/s (median of %d), best %.1f%n",
           n, threads, r.gflops(), iterations, r.bestGflops());
+      if (report != null) {
+        Files.writeString(report, Json.write(m));
+        spec.commandLine().getOut().println("report: " + report);
+      }
+      return 0;
+    }
+  }
+
+  @Command(name = "transport", mixinStandardHelpOptions = true,
+      description = "Push + pull of a parameter between two ActorSystems over loopback: raw socket, Artery "
+          + "and the bulk channel, measured in one run, in GB/s.")
+  static final class Transport implements Callable<Integer> {
+    @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+    @Option(names = "--floats", defaultValue = "1048576", description = "Parameter size (default: ${DEFAULT-VALUE}).")
+    int floats;
+    @Option(names = "--rounds", defaultValue = "20", description = "Measured rounds (default: ${DEFAULT-VALUE}).")
+    int rounds;
+    @Option(names = "--block", defaultValue = "262144", description = "Floats per message (default: ${DEFAULT-VALUE}).")
+    int block;
+    @Option(names = "--in-flight", defaultValue = "4", description = "Messages in flight (default: ${DEFAULT-VALUE}).")
+    int inFlight;
+    @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
+    Path report;
+
+    @Override
+    public Integer call() throws Exception {
+      var r = io.shardtrain.actors.transport.TransportBenchmark.run(floats, rounds, Math.min(block, floats), inFlight);
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("benchmark", "transport");
+      m.put("floats", r.floats());
+      m.put("block_floats", r.blockFloats());
+      m.put("in_flight", r.inFlight());
+      m.put("rounds", r.rounds());
+      m.put("raw_gbps", r.rawGBps());
+      m.put("artery_gbps", r.arteryGBps());
+      m.put("bulk_gbps", r.bulkGBps());
+      m.put("artery_to_raw", r.arteryToRaw());
+      m.put("bulk_to_raw", r.bulkToRaw());
+      spec.commandLine().getOut().println(r.summary());
       if (report != null) {
         Files.writeString(report, Json.write(m));
         spec.commandLine().getOut().println("report: " + report);
