@@ -264,18 +264,24 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   }
 
   private Effect<Event, MasterState> onLeave(MasterState s, LeaveJob c) {
-    Effect<Event, MasterState> e = leave(s, c.trainerId(), "it left the job");
+    Effect<Event, MasterState> e = leave(s, c.trainerId(), null);
     c.replyTo().tell(StatusReply.ack());
     return e;
   }
 
-  private Effect<Event, MasterState> leave(MasterState s, String trainerId, String reason) {
+  /** {@code failure} says why a trainer was dropped; null when it left on its own. */
+  private Effect<Event, MasterState> leave(MasterState s, String trainerId, String failure) {
     lastSeen.remove(trainerId);
     if (!s.members().containsKey(trainerId)) return Effect().none();
-    return Effect().persist(new TrainerLeft(trainerId, reason))
+    return Effect().persist(new TrainerLeft(trainerId, failure == null ? "left the job" : failure))
         .thenRun(st -> {
-          context.getLog().warn("trainer {} left ({}); membership epoch {} = {}", trainerId, reason,
-              st.membershipEpoch(), st.members().keySet());
+          if (failure == null) {
+            context.getLog().info("trainer {} left the job; membership epoch {} = {}", trainerId,
+                st.membershipEpoch(), st.members().keySet());
+          } else {
+            context.getLog().warn("trainer {} dropped: {}; membership epoch {} = {}", trainerId, failure,
+                st.membershipEpoch(), st.members().keySet());
+          }
           broadcastMembership(st);
         });
   }

@@ -116,14 +116,16 @@ public final class LocalCluster implements AutoCloseable {
 
   @Override
   public void close() {
+    // One node at a time, trainers first: each leaves the cluster before the next goes, so the
+    // others see an orderly exit instead of a lost connection.
     List<ActorSystem<Void>> all = all();
     java.util.Collections.reverse(all);
-    for (ActorSystem<Void> s : all) s.terminate();
     for (ActorSystem<Void> s : all) {
+      s.terminate();
       try {
         s.getWhenTerminated().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS);
       } catch (Exception e) {
-        // Best effort: the JVM exits soon after anyway.
+        // Best effort: a node that does not stop in time is left to the JVM's exit.
       }
     }
   }
