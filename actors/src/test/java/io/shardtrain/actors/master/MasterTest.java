@@ -207,6 +207,16 @@ class MasterTest {
     assertTrue(s.tk().<StatusReply<Done>>runCommand(replyTo -> new Master.SubmitJob(job(), replyTo)).reply().isSuccess());
   }
 
+  @Test
+  void repliesRoundTripThroughCborSerialization() {
+    var serialization = kit.serializationTestKit();
+    serialization.verifySerialization(new Master.Registration(job(), 3, List.of("a", "b"), 42), true);
+    serialization.verifySerialization(new Master.Lease(1, 0, 0, 50, 20), true);
+    serialization.verifySerialization(new Master.NoTask(true), true);
+    serialization.verifySerialization(new Master.JobStatus("job-1", true, false, 1, 4, List.of("a"), 120,
+        List.of("1/0@20 -> a")), true);
+  }
+
   private static void sleep(long ms) {
     try {
       Thread.sleep(ms);
