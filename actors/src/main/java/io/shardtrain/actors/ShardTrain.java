@@ -15,6 +15,7 @@ import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParamShape;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.actors.trainer.Trainer;
+import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.nn.Activation;
 import io.shardtrain.compute.nn.Mlp;
@@ -141,9 +142,7 @@ public final class ShardTrain {
     }
     List<CompletableFuture<ParameterBlock.BlockValues>> pulls = new ArrayList<>();
     for (BlockSlice slice : BlockLayout.of(shapes, job.blockSize())) {
-      pulls.add(ParameterBlock.entityRef(system, slice.entityId())
-          .<ParameterBlock.BlockValues>askWithStatus(replyTo -> new ParameterBlock.Pull(minVersion, replyTo), timeout)
-          .toCompletableFuture());
+      pulls.add(pull(slice.entityId(), minVersion).toCompletableFuture());
     }
     return CompletableFuture.allOf(pulls.toArray(CompletableFuture[]::new)).thenApply(x -> {
       long version = Long.MAX_VALUE;
@@ -154,6 +153,34 @@ public final class ShardTrain {
       }
       return version;
     });
+  }
+
+  /**
+   * The values of block {@code entityId} at version >= {@code minVersion}, inline. With this
+   * node's bulk channel on they come over it where the block's node can send them, and inline
+   * again if that fails.
+   */
+  public CompletionStage<ParameterBlock.BlockValues> pull(String entityId, long minVersion) {
+    var block = ParameterBlock.entityRef(system, entityId);
+    BulkTransport bulk = BulkTransport.get(system);
+    if (!bulk.isEnabled()) {
+      return block.askWithStatus(replyTo -> new ParameterBlock.Pull(minVersion, replyTo), timeout);
+    }
+    ParameterBlock.BulkAddress self = ParameterBlock.BulkAddress.of(bulk.address());
+    Duration receiveTimeout = bulk.settings().receiveTimeout();
+    return block.<ParameterBlock.BlockValues>askWithStatus(replyTo -> new ParameterBlock.Pull(minVersion, self, replyTo),
+            timeout)
+        .thenCompose(v -> v.bulk() == null ? CompletableFuture.completedFuture(v)
+            : bulk.receive(v.bulk().transferId(), receiveTimeout).thenApply(floats -> {
+              if (floats.length != v.bulk().length()) {
+                throw new IllegalStateException(v.bulk() + " brought " + floats.length + " floats");
+              }
+              return v.withValues(floats);
+            }))
+        .handle((v, failure) -> failure == null ? CompletableFuture.completedFuture(v)
+            : block.<ParameterBlock.BlockValues>askWithStatus(
+                replyTo -> new ParameterBlock.Pull(minVersion, replyTo), timeout))
+        .thenCompose(stage -> stage);
   }
 
   /** Statistics of every block of the job. */

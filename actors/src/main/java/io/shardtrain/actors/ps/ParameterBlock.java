@@ -22,10 +22,12 @@ import akka.persistence.typed.javadsl.EventHandler;
 import akka.persistence.typed.javadsl.EventSourcedBehavior;
 import akka.persistence.typed.javadsl.RetentionCriteria;
 import akka.persistence.typed.javadsl.SignalHandler;
+import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.compute.NumericChecks;
 import io.shardtrain.compute.optim.LearningRateSchedule;
 import io.shardtrain.compute.optim.Optimizer;
 import io.shardtrain.compute.optim.OptimizerState;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -65,9 +67,49 @@ public final class ParameterBlock
   /** Sets the block's spec and initial values; idempotent for the same spec. Replies with the version. */
   public record Initialize(BlockSpec spec, float[] values, ActorRef<StatusReply<Long>> replyTo) implements Command {}
 
+  /** A node's bulk channel address ({@link BulkTransport#address()}). */
+  public record BulkAddress(String host, int port) {
+    public BulkAddress {
+      if (host == null || host.isBlank()) throw new IllegalArgumentException("bulk address needs a host");
+      if (port < 1 || port > 65535) throw new IllegalArgumentException("bulk port must be in 1..65535, got " + port);
+    }
+
+    public static BulkAddress of(InetSocketAddress a) {
+      return new BulkAddress(a.getHostString(), a.getPort());
+    }
+
+    public InetSocketAddress socketAddress() {
+      return new InetSocketAddress(host, port);
+    }
+
+    @Override
+    public String toString() {
+      return host + ":" + port;
+    }
+  }
+
+  /**
+   * A payload sent over the bulk channel instead of inside the message: {@code length} floats sent
+   * as transfer {@code transferId} from the node whose bulk channel is at {@code host:port}.
+   */
+  public record BulkRef(String host, int port, long transferId, int length) {
+    public BulkRef {
+      if (host == null || host.isBlank()) throw new IllegalArgumentException("bulk reference needs a host");
+      if (port < 1 || port > 65535) throw new IllegalArgumentException("bulk port must be in 1..65535, got " + port);
+      if (length < 0) throw new IllegalArgumentException("bulk length must be >= 0, got " + length);
+    }
+
+    @Override
+    public String toString() {
+      return "bulk transfer " + transferId + " (" + length + " floats from " + host + ":" + port + ")";
+    }
+  }
+
   /**
    * A trainer's gradient for this block at {@code step}, computed on parameters of
    * {@code baseVersion}; {@code weight} is the number of examples behind it (sync mean weight).
+   * The floats come either inline in {@code values} or, when {@code bulk} is set (and
+   * {@code values} null), over the bulk channel.
    */
   public record PushGradient(
       String trainerId,
@@ -76,10 +118,34 @@ public final class ParameterBlock
       long membershipEpoch,
       float weight,
       float[] values,
-      ActorRef<StatusReply<PushAck>> replyTo) implements Command {}
+      BulkRef bulk,
+      ActorRef<StatusReply<PushAck>> replyTo) implements Command {
 
-  /** The block's values once its version is at least {@code minVersion}. */
-  public record Pull(long minVersion, ActorRef<StatusReply<BlockValues>> replyTo) implements Command {}
+    /** A push with its floats inline. */
+    public PushGradient(String trainerId, long step, long baseVersion, long membershipEpoch, float weight,
+        float[] values, ActorRef<StatusReply<PushAck>> replyTo) {
+      this(trainerId, step, baseVersion, membershipEpoch, weight, values, null, replyTo);
+    }
+
+    /** This push with its floats inline (what a bulk push becomes once its payload arrived). */
+    public PushGradient withValues(float[] inline) {
+      return new PushGradient(trainerId, step, baseVersion, membershipEpoch, weight, inline, null, replyTo);
+    }
+  }
+
+  /**
+   * The block's values once its version is at least {@code minVersion}. With a {@code replyBulk}
+   * address, a block on another node whose bulk channel is on sends the values there and replies
+   * with a {@link BulkRef}.
+   */
+  public record Pull(long minVersion, BulkAddress replyBulk, ActorRef<StatusReply<BlockValues>> replyTo)
+      implements Command {
+
+    /** A pull answered inline. */
+    public Pull(long minVersion, ActorRef<StatusReply<BlockValues>> replyTo) {
+      this(minVersion, null, replyTo);
+    }
+  }
 
   /** The trainers a sync step waits for, as of membership {@code epoch}; replies with the epoch in force. */
   public record UpdateMembership(long epoch, List<String> trainers, ActorRef<StatusReply<Long>> replyTo)
@@ -93,6 +159,9 @@ public final class ParameterBlock
   public record GetStats(ActorRef<BlockStats> replyTo) implements Command {}
 
   private record PullTimedOut(long pullId) implements Command {}
+
+  /** The payload of a bulk push arrived ({@code values}) or did not ({@code failure}). */
+  private record BulkPushArrived(PushGradient push, float[] values, Throwable failure) implements Command {}
 
   private enum BarrierCheck implements Command { INSTANCE }
 
@@ -116,14 +185,33 @@ public final class ParameterBlock
   /** The gradient held NaN or an infinity and the policy is {@code skip}: not applied, counted. */
   public record Skipped(long version) implements PushAck {}
 
-  /** The block's values at {@code version}; the array belongs to the receiver. */
-  public record BlockValues(String parameter, int index, int offset, long version, float[] values) {}
+  /**
+   * The block's values at {@code version}; the array belongs to the receiver. Either inline in
+   * {@code values}, or ({@code values} null) over the bulk channel as {@code bulk}. {@code node} is
+   * the bulk address of the block's node when the pull asked for bulk and the node has it on
+   * (where to send gradients of this block), else null.
+   */
+  public record BlockValues(String parameter, int index, int offset, long version, float[] values, BulkRef bulk,
+      BulkAddress node) {
+
+    /** Values inline, no bulk address. */
+    public BlockValues(String parameter, int index, int offset, long version, float[] values) {
+      this(parameter, index, offset, version, values, null, null);
+    }
+
+    /** These values with the floats inline (what a bulk reply becomes once its payload arrived). */
+    public BlockValues withValues(float[] inline) {
+      return new BlockValues(parameter, index, offset, version, inline, null, node);
+    }
+  }
 
   /**
    * A block's counters since its entity (re)started, and its barrier. {@code pendingStep} is the
    * sync step that has contributions but is not applied yet (-1 if none), {@code waitingFor} the
    * trainers of the membership that have not contributed to it. {@code eventsReplayed} is how many
-   * events the last recovery replayed on top of its snapshot.
+   * events the last recovery replayed on top of its snapshot. {@code bulkPushes} and
+   * {@code bulkPulls} count payloads that went over the bulk channel, {@code bulkFailures} bulk
+   * pushes whose payload never arrived.
    */
   public record BlockStats(
       String entityId,
@@ -144,7 +232,10 @@ public final class ParameterBlock
       List<String> waitingFor,
       long membershipEpoch,
       int pendingPulls,
-      long eventsReplayed) {
+      long eventsReplayed,
+      long bulkPushes,
+      long bulkPulls,
+      long bulkFailures) {
     public BlockStats {
       waitingFor = List.copyOf(waitingFor);
     }
@@ -437,6 +528,10 @@ public final class ParameterBlock
   private long rejectedMalformed;
   private long skippedNonFinite;
   private long pullTimeouts;
+  private long bulkPushes;
+  private long bulkPulls;
+  private long bulkFailures;
+  private BulkTransport bulk;
 
   private ParameterBlock(String entityId, PsSettings settings, ActorContext<Command> context,
       TimerScheduler<Command> timers) {
@@ -494,6 +589,7 @@ public final class ParameterBlock
         .onCommand(UpdateMembership.class, this::onUpdateMembership)
         .onCommand(GetStats.class, this::onGetStats)
         .onCommand(PullTimedOut.class, this::onPullTimedOut)
+        .onCommand(BulkPushArrived.class, this::onBulkPushArrived)
         .onCommand(BarrierCheck.class, (state, check) -> onBarrierCheck(state))
         .build();
   }
@@ -548,6 +644,7 @@ public final class ParameterBlock
   }
 
   private Effect<Event, State> onPush(State state, PushGradient cmd) {
+    if (cmd.bulk() != null) return onBulkPush(cmd);
     pushes++;
     ActorRef<StatusReply<PushAck>> replyTo = cmd.replyTo();
     if (!state.isInitialised()) {
@@ -575,6 +672,50 @@ public final class ParameterBlock
           + " from trainer " + cmd.trainerId() + " does not match block " + entityId + " of length " + length);
     }
     return state.isSync() ? onSyncPush(state, cmd) : onAsyncPush(state, cmd);
+  }
+
+  /**
+   * Claims a bulk push's payload; {@link BulkPushArrived} then runs the inline path. Commands that
+   * arrive meanwhile are handled as usual: the order in which pushes are persisted (the arrival
+   * order of their payloads) is the journal's, and replay follows the journal.
+   */
+  private Effect<Event, State> onBulkPush(PushGradient cmd) {
+    BulkRef ref = cmd.bulk();
+    if (cmd.values() != null) {
+      pushes++;
+      rejectedMalformed++;
+      return error(cmd.replyTo(), "push of trainer " + cmd.trainerId() + " for step " + cmd.step() + " to block "
+          + entityId + " carries both inline values and " + ref);
+    }
+    BulkTransport transport = bulk();
+    if (!transport.isEnabled()) {
+      pushes++;
+      bulkFailures++;
+      return error(cmd.replyTo(), ref + " of trainer " + cmd.trainerId() + " for step " + cmd.step()
+          + " cannot reach block " + entityId + ": the bulk channel is off on its node; send it inline");
+    }
+    context.pipeToSelf(transport.receive(ref.transferId(), transport.settings().receiveTimeout()),
+        (values, failure) -> new BulkPushArrived(cmd, values, failure));
+    return Effect().none();
+  }
+
+  private Effect<Event, State> onBulkPushArrived(State state, BulkPushArrived m) {
+    PushGradient cmd = m.push();
+    BulkRef ref = cmd.bulk();
+    if (m.failure() != null) {
+      pushes++;
+      bulkFailures++;
+      return error(cmd.replyTo(), ref + " of trainer " + cmd.trainerId() + " for step " + cmd.step()
+          + " did not reach block " + entityId + ": " + m.failure().getMessage());
+    }
+    if (m.values().length != ref.length()) {
+      pushes++;
+      rejectedBadLength++;
+      return error(cmd.replyTo(), ref + " of trainer " + cmd.trainerId() + " for step " + cmd.step() + " to block "
+          + entityId + " brought " + m.values().length + " floats, its reference says " + ref.length());
+    }
+    bulkPushes++;
+    return onPush(state, cmd.withValues(m.values()));
   }
 
   private Effect<Event, State> onSyncPush(State state, PushGradient cmd) {
@@ -669,7 +810,7 @@ public final class ParameterBlock
           + " refused");
     }
     if (cmd.minVersion() <= state.version()) {
-      return Effect().reply(cmd.replyTo(), StatusReply.success(valuesOf(state)));
+      return Effect().reply(cmd.replyTo(), StatusReply.success(valuesFor(state, cmd)));
     }
     long id = nextPullId++;
     pendingPulls.put(id, cmd);
@@ -720,7 +861,8 @@ public final class ParameterBlock
     cmd.replyTo().tell(new BlockStats(entityId, state.isInitialised(), state.version(), state.updates(), pushes,
         duplicates, rejectedStale, rejectedNonFinite, rejectedBadLength, rejectedNotInitialised, rejectedAhead,
         rejectedMalformed, skippedNonFinite, pullTimeouts, waiting ? state.version() + 1 : -1,
-        waiting ? state.missing(null) : List.of(), state.membershipEpoch(), pendingPulls.size(), eventsReplayed));
+        waiting ? state.missing(null) : List.of(), state.membershipEpoch(), pendingPulls.size(), eventsReplayed,
+        bulkPushes, bulkPulls, bulkFailures));
     return Effect().none();
   }
 
@@ -759,7 +901,7 @@ public final class ParameterBlock
       if (e.getValue().minVersion() <= state.version()) {
         it.remove();
         timers.cancel(pullTimerKey(e.getKey()));
-        e.getValue().replyTo().tell(StatusReply.success(valuesOf(state)));
+        e.getValue().replyTo().tell(StatusReply.success(valuesFor(state, e.getValue())));
       }
     }
   }
@@ -768,9 +910,39 @@ public final class ParameterBlock
     return "pull-" + id;
   }
 
-  private static BlockValues valuesOf(State state) {
+  /**
+   * The reply to {@code pull}: inline, or, when the pull gave a bulk address of another node and
+   * this node's bulk channel carries payloads of this size, a copy of the values sent there.
+   */
+  private BlockValues valuesFor(State state, Pull pull) {
     BlockSpec spec = state.spec();
-    return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), state.values.clone());
+    float[] copy = state.values.clone();
+    BulkAddress to = pull.replyBulk();
+    if (to == null) return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), copy);
+    BulkTransport transport = bulk();
+    if (!transport.isEnabled()) {
+      return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), copy);
+    }
+    BulkAddress node = BulkAddress.of(transport.address());
+    if (to.equals(node) || !transport.settings().carries(copy.length)) {
+      return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), copy, null, node);
+    }
+    long id = transport.newTransferId();
+    BulkRef ref = new BulkRef(node.host(), node.port(), id, copy.length);
+    org.slf4j.Logger log = context.getSystem().log();
+    String block = entityId;
+    transport.send(to.socketAddress(), id, copy, 0, copy.length).whenComplete((done, failure) -> {
+      // The puller's receive times out and it pulls again inline.
+      if (failure != null) log.warn("block {}: {} to {} failed: {}", block, ref, to, failure.getMessage());
+    });
+    bulkPulls++;
+    return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), null, ref, node);
+  }
+
+  private BulkTransport bulk() {
+    // Started on first use: blocks that only ever see inline traffic open no socket.
+    if (bulk == null) bulk = BulkTransport.get(context.getSystem());
+    return bulk;
   }
 
   private <T> Effect<Event, State> error(ActorRef<StatusReply<T>> replyTo, String message) {

@@ -9,6 +9,8 @@ import io.shardtrain.actors.ps.ParameterBlock.Accepted;
 import io.shardtrain.actors.ps.ParameterBlock.Applied;
 import io.shardtrain.actors.ps.ParameterBlock.BlockStats;
 import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
+import io.shardtrain.actors.ps.ParameterBlock.BulkAddress;
+import io.shardtrain.actors.ps.ParameterBlock.BulkRef;
 import io.shardtrain.actors.ps.ParameterBlock.Contribution;
 import io.shardtrain.actors.ps.ParameterBlock.Duplicate;
 import io.shardtrain.actors.ps.ParameterBlock.GetStats;
@@ -40,13 +42,16 @@ import java.util.TreeMap;
 /**
  * Binary Akka serializer for the parameter server: every command, reply, event and the snapshot
  * state of {@link ParameterBlock}. Floats are written little-endian in bulk, strings as UTF-8 with
- * a length, actor references through {@link ActorRefResolver}; every payload starts with a format
- * version byte. Malformed bytes fail with a {@link NotSerializableException} naming the manifest.
+ * a length, actor references through {@link ActorRefResolver}, an optional value after a presence
+ * byte; every payload starts with a format version byte (format 1 payloads are still read). Malformed bytes fail with a {@link NotSerializableException} naming the manifest.
  */
 public final class PsSerializer extends SerializerWithStringManifest {
   /** Unique among the system's serializers; 0-40 are Akka's own, 717001 is the tensor serializer. */
   public static final int IDENTIFIER = 717_002;
-  private static final byte FORMAT = 1;
+  /** Format 2 added bulk references and addresses to pushes, pulls and values, and bulk counters to stats. */
+  private static final byte FORMAT = 2;
+  /** Format 1 is still read: events and snapshots did not change, so old journals stay readable. */
+  private static final byte FORMAT_1 = 1;
 
   static final String INITIALIZE = "Initialize";
   static final String PUSH = "PushGradient";
@@ -118,10 +123,11 @@ public final class PsSerializer extends SerializerWithStringManifest {
       out.putLong(m.baseVersion());
       out.putLong(m.membershipEpoch());
       out.putFloat(m.weight());
-      out.putFloats(m.values());
+      putPayload(out, m.values(), m.bulk());
       putRef(out, m.replyTo());
     } else if (o instanceof Pull m) {
       out.putLong(m.minVersion());
+      putAddress(out, m.replyBulk());
       putRef(out, m.replyTo());
     } else if (o instanceof UpdateMembership m) {
       out.putLong(m.epoch());
@@ -136,7 +142,8 @@ public final class PsSerializer extends SerializerWithStringManifest {
       out.putInt(m.index());
       out.putInt(m.offset());
       out.putLong(m.version());
-      out.putFloats(m.values());
+      putPayload(out, m.values(), m.bulk());
+      putAddress(out, m.node());
     } else if (o instanceof BlockStats m) {
       out.putString(m.entityId());
       out.putByte(m.initialised() ? (byte) 1 : 0);
@@ -149,6 +156,9 @@ public final class PsSerializer extends SerializerWithStringManifest {
       out.putLong(m.membershipEpoch());
       out.putInt(m.pendingPulls());
       out.putLong(m.eventsReplayed());
+      out.putLong(m.bulkPushes());
+      out.putLong(m.bulkPulls());
+      out.putLong(m.bulkFailures());
     } else if (o instanceof Initialized m) {
       putSpec(out, m.spec());
       out.putFloats(m.values());
@@ -182,10 +192,11 @@ public final class PsSerializer extends SerializerWithStringManifest {
     try {
       In in = new In(bytes);
       byte format = in.getByte();
-      if (format != FORMAT) {
-        throw new IllegalArgumentException("unknown format version " + format + " (this code reads " + FORMAT + ")");
+      if (format != FORMAT && format != FORMAT_1) {
+        throw new IllegalArgumentException("unknown format version " + format + " (this code reads " + FORMAT_1
+            + " and " + FORMAT + ")");
       }
-      Object result = read(in, manifest);
+      Object result = read(in, manifest, format == FORMAT_1);
       if (in.buf.hasRemaining()) {
         throw new IllegalArgumentException(in.buf.remaining() + " trailing bytes");
       }
@@ -201,15 +212,24 @@ public final class PsSerializer extends SerializerWithStringManifest {
     }
   }
 
-  private Object read(In in, String manifest) throws NotSerializableException {
+  private Object read(In in, String manifest, boolean v1) throws NotSerializableException {
     switch (manifest) {
       case INITIALIZE:
         return new Initialize(getSpec(in), in.getFloats(), getRef(in));
-      case PUSH:
-        return new PushGradient(in.getString(), in.getLong(), in.getLong(), in.getLong(), in.getFloat(),
-            in.getFloats(), getRef(in));
+      case PUSH: {
+        String trainer = in.getString();
+        long step = in.getLong();
+        long base = in.getLong();
+        long epoch = in.getLong();
+        float weight = in.getFloat();
+        if (v1) return new PushGradient(trainer, step, base, epoch, weight, in.getFloats(), getRef(in));
+        boolean bulk = in.getBoolean();
+        float[] values = bulk ? null : in.getFloats();
+        BulkRef ref = bulk ? getBulkRef(in) : null;
+        return new PushGradient(trainer, step, base, epoch, weight, values, ref, getRef(in));
+      }
       case PULL:
-        return new Pull(in.getLong(), getRef(in));
+        return v1 ? new Pull(in.getLong(), getRef(in)) : new Pull(in.getLong(), getAddress(in), getRef(in));
       case MEMBERSHIP:
         return new UpdateMembership(in.getLong(), in.getStrings(), getRef(in));
       case GET_STATS:
@@ -224,15 +244,29 @@ public final class PsSerializer extends SerializerWithStringManifest {
         return new Stale(in.getLong());
       case SKIPPED:
         return new Skipped(in.getLong());
-      case VALUES:
-        return new BlockValues(in.getString(), in.getInt(), in.getInt(), in.getLong(), in.getFloats());
+      case VALUES: {
+        String parameter = in.getString();
+        int index = in.getInt();
+        int offset = in.getInt();
+        long version = in.getLong();
+        if (v1) return new BlockValues(parameter, index, offset, version, in.getFloats());
+        boolean bulk = in.getBoolean();
+        float[] values = bulk ? null : in.getFloats();
+        BulkRef ref = bulk ? getBulkRef(in) : null;
+        return new BlockValues(parameter, index, offset, version, values, ref, getAddress(in));
+      }
       case STATS: {
         String entityId = in.getString();
         boolean initialised = in.getBoolean();
         long[] v = new long[13];
         for (int i = 0; i < v.length; i++) v[i] = in.getLong();
+        List<String> waitingFor = in.getStrings();
+        long epoch = in.getLong();
+        int pendingPulls = in.getInt();
+        long replayed = in.getLong();
+        long[] b = v1 ? new long[3] : new long[] {in.getLong(), in.getLong(), in.getLong()};
         return new BlockStats(entityId, initialised, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9],
-            v[10], v[11], v[12], in.getStrings(), in.getLong(), in.getInt(), in.getLong());
+            v[10], v[11], v[12], waitingFor, epoch, pendingPulls, replayed, b[0], b[1], b[2]);
       }
       case INITIALIZED:
         return new Initialized(getSpec(in), in.getFloats());
@@ -254,6 +288,37 @@ public final class PsSerializer extends SerializerWithStringManifest {
   }
 
   // --- composite values
+
+  /** Inline floats, or (presence byte 1) a bulk reference instead. */
+  private static void putPayload(Out out, float[] values, BulkRef bulk) {
+    if (bulk != null) {
+      if (values != null) throw new IllegalArgumentException("a payload is either inline or a bulk reference, not both");
+      out.putByte((byte) 1);
+      out.putString(bulk.host());
+      out.putInt(bulk.port());
+      out.putLong(bulk.transferId());
+      out.putInt(bulk.length());
+    } else {
+      out.putByte((byte) 0);
+      out.putFloats(values);
+    }
+  }
+
+  private static BulkRef getBulkRef(In in) {
+    return new BulkRef(in.getString(), in.getInt(), in.getLong(), in.getInt());
+  }
+
+  private static void putAddress(Out out, BulkAddress address) {
+    out.putByte(address == null ? (byte) 0 : 1);
+    if (address != null) {
+      out.putString(address.host());
+      out.putInt(address.port());
+    }
+  }
+
+  private static BulkAddress getAddress(In in) {
+    return in.getBoolean() ? new BulkAddress(in.getString(), in.getInt()) : null;
+  }
 
   private static void putSpec(Out out, BlockSpec spec) {
     out.putString(spec.parameter());

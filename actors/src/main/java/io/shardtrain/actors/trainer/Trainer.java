@@ -17,6 +17,7 @@ import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParamShape;
 import io.shardtrain.actors.ps.ParameterBlock;
+import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.Backend;
 import io.shardtrain.compute.data.Batch;
@@ -49,6 +50,12 @@ import java.util.function.Supplier;
  * trainer, or another one taking over the task, resumes exactly there. Pushes and pulls that
  * time out are retried with the same (trainer, step) key, which blocks treat as idempotent.
  * Compute runs inside the actor, so trainers belong on a dispatcher of their own.
+ *
+ * <p>With the bulk channel on ({@code shardtrain.transport.bulk.enabled}), gradient slices and
+ * pulled values of at least {@code min-floats} floats travel over it and only small control
+ * messages over Artery. Every pull reply names the bulk address of the block's node; gradients go
+ * inline until it is known, when the block is on this node, and for the retry of any bulk push
+ * or pull that failed (a block that moved, or a node with the channel off).
  */
 public final class Trainer extends AbstractBehavior<Trainer.Command> {
 
@@ -61,9 +68,18 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
 
   private record TaskAnswer(Master.TaskReply reply, Throwable failure) implements Command {}
 
-  private record PushDone(String blockId, long step, ParameterBlock.PushAck ack, Throwable failure) implements Command {}
+  private record PushDone(String blockId, long step, boolean viaBulk, ParameterBlock.PushAck ack, Throwable failure)
+      implements Command {}
 
   private record PullDone(String blockId, long minVersion, ParameterBlock.BlockValues values, Throwable failure)
+      implements Command {}
+
+  /** The payload of a bulk pull reply arrived ({@code floats}) or did not ({@code failure}). */
+  private record PullArrived(String blockId, long minVersion, ParameterBlock.BlockValues values, float[] floats,
+      Throwable failure) implements Command {}
+
+  /** A bulk send of a gradient to {@code target} failed: send that block's next gradients inline. */
+  private record BulkSendFailed(String blockId, ParameterBlock.BulkAddress target, Throwable failure)
       implements Command {}
 
   private record ProgressDone(Throwable failure) implements Command {}
@@ -78,6 +94,11 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private final TimerScheduler<Command> timers;
   private final Setup setup;
   private final ClusterSharding sharding;
+  /** This node's bulk channel, or null when it is off. */
+  private final BulkTransport bulk;
+  private final ParameterBlock.BulkAddress selfBulk;
+  /** Per block, the bulk address of its node as of the last pull; absent: push inline. */
+  private final Map<String, ParameterBlock.BulkAddress> blockBulk = new HashMap<>();
 
   private JobSpec job;
   private long membershipEpoch;
@@ -119,6 +140,9 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     this.timers = timers;
     this.setup = setup;
     this.sharding = ClusterSharding.get(context.getSystem());
+    BulkTransport transport = BulkTransport.get(context.getSystem());
+    this.bulk = transport.isEnabled() ? transport : null;
+    this.selfBulk = bulk == null ? null : ParameterBlock.BulkAddress.of(bulk.address());
     register();
   }
 
@@ -129,6 +153,13 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
         .onMessage(TaskAnswer.class, this::onTask)
         .onMessage(PushDone.class, this::onPushDone)
         .onMessage(PullDone.class, this::onPullDone)
+        .onMessage(PullArrived.class, this::onPullArrived)
+        .onMessage(BulkSendFailed.class, m -> {
+          context.getLog().warn("trainer {}: {}; pushing to {} inline until its next pull", setup.trainerId(),
+              m.failure().getMessage(), m.blockId());
+          blockBulk.remove(m.blockId(), m.target());
+          return this;
+        })
         .onMessage(ProgressDone.class, m -> {
           if (m.failure() != null) context.getLog().warn("progress report failed: {}", m.failure().getMessage());
           return this;
@@ -242,7 +273,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     lastBatch = 0;
     positionAfterStep = null;
     computeNanos = 0;
-    for (BlockSlice s : layout) sendPush(s.entityId(), new float[0], 0f);
+    for (BlockSlice s : layout) sendPush(s.entityId(), new float[0], 0f, false);
     pullAll(step);
     return this;
   }
@@ -252,33 +283,59 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     for (BlockSlice s : blocksByParam.get(p.name())) {
       float[] slice = new float[s.length()];
       System.arraycopy(grad, s.offset(), slice, 0, s.length());
-      sendPush(s.entityId(), slice, weight);
+      sendPush(s.entityId(), slice, weight, true);
     }
   }
 
-  private void sendPush(String blockId, float[] values, float weight) {
+  private void sendPush(String blockId, float[] values, float weight, boolean allowBulk) {
     pendingPushes++;
     pushes++;
     unacked.put(blockId, values);
     long s = step;
     long base = blockVersion.getOrDefault(blockId, baseVersion);
     long epoch = membershipEpoch;
+    ParameterBlock.BulkRef bulkRef = allowBulk ? sendBulk(blockId, values) : null;
+    float[] inline = bulkRef == null ? values : null;
     EntityRef<ParameterBlock.Command> ref = sharding.entityRefFor(ParameterBlock.ENTITY_KEY, blockId);
     context.askWithStatus(ParameterBlock.PushAck.class, ref, setup.settings().askTimeout(),
-        replyTo -> new ParameterBlock.PushGradient(setup.trainerId(), s, base, epoch, weight, values, replyTo),
-        (ack, failure) -> new PushDone(blockId, s, ack, failure));
+        replyTo -> new ParameterBlock.PushGradient(setup.trainerId(), s, base, epoch, weight, inline, bulkRef, replyTo),
+        (ack, failure) -> new PushDone(blockId, s, bulkRef != null, ack, failure));
+  }
+
+  /** Sends {@code values} to the block's node over the bulk channel; null when they go inline. */
+  private ParameterBlock.BulkRef sendBulk(String blockId, float[] values) {
+    ParameterBlock.BulkAddress target = blockBulk.get(blockId);
+    if (bulk == null || target == null || !bulk.settings().carries(values.length)) return null;
+    long id = bulk.newTransferId();
+    ActorRef<Command> self = context.getSelf();
+    // values is this step's own slice and stays unchanged (it is kept for retries).
+    bulk.send(target.socketAddress(), id, values, 0, values.length).whenComplete((done, failure) -> {
+      if (failure != null) self.tell(new BulkSendFailed(blockId, target, failure));
+    });
+    return new ParameterBlock.BulkRef(selfBulk.host(), selfBulk.port(), id, values.length);
   }
 
   private Behavior<Command> onPushDone(PushDone m) {
     if (m.step() != step) return this; // a late answer to a retried push
     if (m.failure() != null) {
+      if (m.viaBulk()) {
+        // The payload may have gone to a node the block left, or one with the channel off.
+        context.getLog().info("trainer {}: bulk push of step {} to {} failed ({}), retrying inline",
+            setup.trainerId(), m.step(), m.blockId(), m.failure().getMessage());
+        blockBulk.remove(m.blockId());
+        float[] values = unacked.get(m.blockId());
+        pendingPushes--;
+        pushes--;
+        sendPush(m.blockId(), values, values.length == 0 ? 0f : lastBatch, false);
+        return this;
+      }
       if (isRetryable(m.failure())) {
         context.getLog().warn("trainer {}: push of step {} to {} failed ({}), retrying", setup.trainerId(),
             m.step(), m.blockId(), m.failure().getMessage());
         float[] values = unacked.get(m.blockId());
         pendingPushes--;
         pushes--;
-        sendPush(m.blockId(), values, values.length == 0 ? 0f : lastBatch);
+        sendPush(m.blockId(), values, values.length == 0 ? 0f : lastBatch, true);
         return this;
       }
       return fail("block " + m.blockId() + " refused step " + m.step() + ": " + m.failure().getMessage());
@@ -291,15 +348,16 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
 
   private void pullAll(long minVersion) {
     pulledMinVersion = minVersion;
-    for (BlockSlice s : layout) sendPull(s.entityId(), minVersion);
+    for (BlockSlice s : layout) sendPull(s.entityId(), minVersion, true);
   }
 
-  private void sendPull(String blockId, long minVersion) {
+  private void sendPull(String blockId, long minVersion, boolean allowBulk) {
     pendingPulls++;
     pulls++;
+    ParameterBlock.BulkAddress replyBulk = allowBulk ? selfBulk : null;
     EntityRef<ParameterBlock.Command> ref = sharding.entityRefFor(ParameterBlock.ENTITY_KEY, blockId);
     context.askWithStatus(ParameterBlock.BlockValues.class, ref, setup.settings().pullTimeout(),
-        replyTo -> new ParameterBlock.Pull(minVersion, replyTo),
+        replyTo -> new ParameterBlock.Pull(minVersion, replyBulk, replyTo),
         (v, failure) -> new PullDone(blockId, minVersion, v, failure));
   }
 
@@ -310,13 +368,46 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
           m.blockId(), m.minVersion(), m.failure().getMessage());
       pendingPulls--;
       pulls--;
-      sendPull(m.blockId(), m.minVersion());
+      sendPull(m.blockId(), m.minVersion(), true);
       return this;
     }
     ParameterBlock.BlockValues v = m.values();
+    if (v.bulk() != null) {
+      if (bulk == null) return onPullArrived(new PullArrived(m.blockId(), m.minVersion(), v, null,
+          new IllegalStateException("a bulk reply reached a trainer whose bulk channel is off")));
+      context.pipeToSelf(bulk.receive(v.bulk().transferId(), bulk.settings().receiveTimeout()),
+          (floats, failure) -> new PullArrived(m.blockId(), m.minVersion(), v, floats, failure));
+      return this;
+    }
+    return pulled(m.blockId(), v);
+  }
+
+  private Behavior<Command> onPullArrived(PullArrived m) {
+    if (m.minVersion() != pulledMinVersion) return this;
+    Throwable failure = m.failure();
+    if (failure == null && m.floats().length != m.values().bulk().length()) {
+      failure = new IllegalStateException(m.values().bulk() + " brought " + m.floats().length + " floats");
+    }
+    if (failure != null) {
+      context.getLog().warn("trainer {}: bulk pull of {} (version >= {}) failed ({}), pulling inline",
+          setup.trainerId(), m.blockId(), m.minVersion(), failure.getMessage());
+      pendingPulls--;
+      pulls--;
+      sendPull(m.blockId(), m.minVersion(), false);
+      return this;
+    }
+    return pulled(m.blockId(), m.values().withValues(m.floats()));
+  }
+
+  private Behavior<Command> pulled(String blockId, ParameterBlock.BlockValues v) {
+    if (v.node() != null && !v.node().equals(selfBulk)) {
+      blockBulk.put(blockId, v.node());
+    } else {
+      blockBulk.remove(blockId);
+    }
     Parameter p = paramsByName.get(v.parameter());
     System.arraycopy(v.values(), 0, p.value().data(), v.offset(), v.values().length);
-    blockVersion.put(m.blockId(), v.version());
+    blockVersion.put(blockId, v.version());
     if (step == 0) {
       // First pull after (re)registration: continue from the oldest block's version.
       baseVersion = pendingPulls == layout.size() ? v.version() : Math.min(baseVersion, v.version());

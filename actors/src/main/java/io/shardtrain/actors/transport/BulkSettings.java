@@ -6,7 +6,8 @@ import java.time.Duration;
 /**
  * Settings of the bulk data channel, read once from {@code shardtrain.transport.bulk}. An empty
  * {@code host} means "use the ActorSystem's canonical hostname" and is resolved by
- * {@link BulkTransport}.
+ * {@link BulkTransport}. Payloads under {@code minFloats} floats travel inline; a receiver waits
+ * {@code receiveTimeout} for a payload its control message announced.
  */
 public record BulkSettings(
     boolean enabled,
@@ -14,7 +15,9 @@ public record BulkSettings(
     int port,
     int maxFloats,
     long maxUnclaimedFloats,
-    Duration claimTimeout) {
+    Duration claimTimeout,
+    int minFloats,
+    Duration receiveTimeout) {
 
   public BulkSettings {
     if (host == null) throw new IllegalArgumentException("host must not be null (use \"\" for the default)");
@@ -31,6 +34,18 @@ public record BulkSettings(
     if (claimTimeout == null || claimTimeout.isNegative() || claimTimeout.isZero()) {
       throw new IllegalArgumentException("shardtrain.transport.bulk.claim-timeout must be positive, got " + claimTimeout);
     }
+    if (minFloats < 0) {
+      throw new IllegalArgumentException("shardtrain.transport.bulk.min-floats must be >= 0, got " + minFloats);
+    }
+    if (receiveTimeout == null || receiveTimeout.isNegative() || receiveTimeout.isZero()) {
+      throw new IllegalArgumentException("shardtrain.transport.bulk.receive-timeout must be positive, got "
+          + receiveTimeout);
+    }
+  }
+
+  /** Whether a payload of {@code floats} floats goes over the bulk channel rather than inline. */
+  public boolean carries(int floats) {
+    return enabled && floats >= minFloats && floats <= maxFloats;
   }
 
   public static BulkSettings fromConfig(Config config) {
@@ -41,6 +56,8 @@ public record BulkSettings(
         c.getInt("port"),
         c.getInt("max-floats"),
         c.getLong("max-unclaimed-floats"),
-        c.getDuration("claim-timeout"));
+        c.getDuration("claim-timeout"),
+        c.getInt("min-floats"),
+        c.getDuration("receive-timeout"));
   }
 }

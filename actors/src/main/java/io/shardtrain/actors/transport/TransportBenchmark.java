@@ -139,12 +139,12 @@ public final class TransportBenchmark {
     System.out.println(run(floats, rounds, block, inFlight).summary());
   }
 
-  private interface Round {
+  interface Round {
     void run() throws Exception;
   }
 
   /** A path: the rounds to time, and how to release its resources. */
-  private interface Path extends Round, AutoCloseable {
+  interface Path extends Round, AutoCloseable {
     @Override
     void close() throws Exception;
   }
@@ -153,7 +153,7 @@ public final class TransportBenchmark {
    * Warm-up, then the timed rounds; the paths take turns round by round, so a burst of load from
    * elsewhere on the machine hits all of them alike.
    */
-  private static long[][] measure(int rounds, Round... paths) throws Exception {
+  static long[][] measure(int rounds, Round... paths) throws Exception {
     for (int i = 0; i < rounds; i++) {
       for (Round p : paths) p.run();
     }
@@ -168,7 +168,7 @@ public final class TransportBenchmark {
     return nanos;
   }
 
-  private static double gbps(int floats, long[] nanos) {
+  static double gbps(int floats, long[] nanos) {
     long[] sorted = nanos.clone();
     Arrays.sort(sorted);
     double median = sorted.length % 2 == 1
@@ -178,7 +178,7 @@ public final class TransportBenchmark {
     return bytes / Math.max(median, 1.0);
   }
 
-  private static int[][] blocks(int floats, int blockFloats) {
+  static int[][] blocks(int floats, int blockFloats) {
     int n = (floats + blockFloats - 1) / blockFloats;
     int[][] blocks = new int[n][];
     for (int b = 0; b < n; b++) {
@@ -190,7 +190,7 @@ public final class TransportBenchmark {
 
   // (a) Raw socket pair: the trainer thread writes every block, a reader thread counts the echoes.
 
-  private static Path rawPath(float[] param, int[][] blocks) throws IOException {
+  static Path rawPath(float[] param, int[][] blocks) throws IOException {
     InetAddress loopback = InetAddress.getLoopbackAddress();
     ServerSocketChannel listener = ServerSocketChannel.open().bind(new InetSocketAddress(loopback, 0));
     SocketChannel client = SocketChannel.open(listener.getLocalAddress());

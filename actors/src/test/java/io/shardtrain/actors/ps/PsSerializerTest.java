@@ -15,6 +15,8 @@ import io.shardtrain.actors.ps.ParameterBlock.Accepted;
 import io.shardtrain.actors.ps.ParameterBlock.Applied;
 import io.shardtrain.actors.ps.ParameterBlock.BlockStats;
 import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
+import io.shardtrain.actors.ps.ParameterBlock.BulkAddress;
+import io.shardtrain.actors.ps.ParameterBlock.BulkRef;
 import io.shardtrain.actors.ps.ParameterBlock.Contribution;
 import io.shardtrain.actors.ps.ParameterBlock.Duplicate;
 import io.shardtrain.actors.ps.ParameterBlock.GetStats;
@@ -105,8 +107,74 @@ class PsSerializerTest {
         values.version()));
     assertBitsEqual(VALUES, values.values(), "BlockValues values");
     BlockStats stats = new BlockStats("layer.w#3", true, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, List.of("b", "c"),
-        14, 15, 16);
+        14, 15, 16, 17, 18, 19);
     assertEquals(stats, roundTrip(stats));
+  }
+
+  @Test
+  void bulkReferencesAndAddressesRoundTripInPushesPullsAndValues() {
+    TestProbe<Object> probe = kit.createTestProbe();
+    BulkRef ref = new BulkRef("10.1.2.3", 40_123, 0x8000_0001_0000_0007L, 262_144);
+    PushGradient push = roundTrip(new PushGradient("t1", 5, 4, 2, 32f, null, ref, probe.ref().unsafeUpcast()));
+    assertEquals(ref, push.bulk());
+    assertEquals(null, push.values());
+    assertEquals(List.of("t1", 5L, 4L, 2L, 32f), List.of(push.trainerId(), push.step(), push.baseVersion(),
+        push.membershipEpoch(), push.weight()));
+    assertEquals(probe.ref(), push.replyTo());
+
+    BulkAddress address = new BulkAddress("127.0.0.1", 51_000);
+    Pull pull = new Pull(9, address, probe.ref().unsafeUpcast());
+    assertEquals(pull, roundTrip(pull));
+
+    BlockValues viaBulk = roundTrip(new BlockValues("layer.w", 1, 262_144, 8, null, ref, address));
+    assertEquals(List.of("layer.w", 1, 262_144, 8L), List.of(viaBulk.parameter(), viaBulk.index(), viaBulk.offset(),
+        viaBulk.version()));
+    assertEquals(null, viaBulk.values());
+    assertEquals(ref, viaBulk.bulk());
+    assertEquals(address, viaBulk.node());
+    BlockValues inlineWithNode = roundTrip(new BlockValues("b", 0, 0, 3, VALUES, null, address));
+    assertBitsEqual(VALUES, inlineWithNode.values(), "inline values");
+    assertEquals(null, inlineWithNode.bulk());
+    assertEquals(address, inlineWithNode.node());
+  }
+
+  @Test
+  void aPayloadBothInlineAndByReferenceIsRefused() {
+    PsSerializer serializer = new PsSerializer((ExtendedActorSystem) Adapter.toClassic(kit.system()));
+    BulkRef ref = new BulkRef("10.1.2.3", 40_123, 7, VALUES.length);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> serializer.toBinary(new BlockValues("b", 0, 0, 3, VALUES, ref, null)));
+    assertTrue(e.getMessage().contains("not both"), e.getMessage());
+  }
+
+  @Test
+  void formatOnePayloadsAreStillRead() throws Exception {
+    TestProbe<Object> probe = kit.createTestProbe();
+    PsSerializer serializer = new PsSerializer((ExtendedActorSystem) Adapter.toClassic(kit.system()));
+    byte[] event = serializer.toBinary(new GradientReceived("a", 9, 32f, VALUES));
+    assertEquals(2, event[0], "current format version");
+    event[0] = 1;
+    GradientReceived received = (GradientReceived) serializer.fromBinary(event, PsSerializer.RECEIVED);
+    assertBitsEqual(VALUES, received.values(), "format 1 GradientReceived values");
+
+    // Format 1 pushes had no presence byte before the inline floats.
+    byte[] v2 = serializer.toBinary(new PushGradient("t", 3, 2, 1, 8f, VALUES, probe.ref().unsafeUpcast()));
+    int presence = 1 + 4 + 1 + 8 + 8 + 8 + 4;
+    assertEquals(0, v2[presence]);
+    byte[] v1 = new byte[v2.length - 1];
+    System.arraycopy(v2, 0, v1, 0, presence);
+    System.arraycopy(v2, presence + 1, v1, presence, v2.length - presence - 1);
+    v1[0] = 1;
+    PushGradient push = (PushGradient) serializer.fromBinary(v1, PsSerializer.PUSH);
+    assertBitsEqual(VALUES, push.values(), "format 1 push values");
+    assertEquals(null, push.bulk());
+    assertEquals(probe.ref(), push.replyTo());
+
+    byte[] unknown = event.clone();
+    unknown[0] = 3;
+    NotSerializableException e = assertThrows(NotSerializableException.class,
+        () -> serializer.fromBinary(unknown, PsSerializer.RECEIVED));
+    assertTrue(e.getMessage().contains("format version 3"), e.getMessage());
   }
 
   @Test

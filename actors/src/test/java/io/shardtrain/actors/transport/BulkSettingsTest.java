@@ -22,6 +22,11 @@ class BulkSettingsTest {
     assertEquals(16_777_216, s.maxFloats());
     assertEquals(67_108_864L, s.maxUnclaimedFloats());
     assertEquals(Duration.ofSeconds(30), s.claimTimeout());
+    assertEquals(8192, s.minFloats());
+    assertEquals(Duration.ofSeconds(5), s.receiveTimeout());
+    assertTrue(s.carries(8192));
+    assertTrue(!s.carries(8191));
+    assertTrue(!s.carries(16_777_217));
   }
 
   @Test
@@ -33,5 +38,9 @@ class BulkSettingsTest {
         .withFallback(ConfigFactory.load());
     e = assertThrows(IllegalArgumentException.class, () -> BulkSettings.fromConfig(small));
     assertTrue(e.getMessage().contains("max-unclaimed-floats"), e.getMessage());
+    var zero = ConfigFactory.parseString("shardtrain.transport.bulk.receive-timeout = 0s")
+        .withFallback(ConfigFactory.load());
+    e = assertThrows(IllegalArgumentException.class, () -> BulkSettings.fromConfig(zero));
+    assertTrue(e.getMessage().contains("receive-timeout"), e.getMessage());
   }
 }

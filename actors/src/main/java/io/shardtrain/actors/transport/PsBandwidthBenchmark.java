@@ -1,0 +1,227 @@
+package io.shardtrain.actors.transport;
+
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.javadsl.Behaviors;
+import akka.cluster.MemberStatus;
+import akka.cluster.sharding.typed.javadsl.EntityRef;
+import akka.cluster.typed.Cluster;
+import akka.cluster.typed.Join;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.ps.BlockLayout;
+import io.shardtrain.actors.ps.BlockSlice;
+import io.shardtrain.actors.ps.BlockSpec;
+import io.shardtrain.actors.ps.ParamShape;
+import io.shardtrain.actors.ps.ParameterBlock;
+import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
+import io.shardtrain.actors.ps.ParameterBlock.BulkAddress;
+import io.shardtrain.actors.ps.ParameterBlock.BulkRef;
+import io.shardtrain.actors.ps.ParameterBlock.Command;
+import io.shardtrain.actors.ps.ParameterBlock.PushAck;
+import io.shardtrain.compute.optim.OptimizerSpec;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * Parameter-server bandwidth: push + pull rounds of one parameter through real
+ * {@link ParameterBlock}s (async mode, SGD, Akka's in-memory journal and a local snapshot store in
+ * a temporary directory) on a {@code ps} node, from a client node of the same cluster over
+ * loopback, with the payloads on the bulk channel and inline in the Artery messages, next to a
+ * raw socket moving the same bytes in the same run. A round pushes a gradient to every block and
+ * then pulls every block's values, all blocks at once. Figures are GB/s: bytes pushed plus bytes
+ * pulled over the median round time, after as many warm-up rounds as measured ones.
+ */
+public final class PsBandwidthBenchmark {
+  private static final Duration TIMEOUT = Duration.ofSeconds(60);
+  private static final String TRAINER = "bench";
+
+  private PsBandwidthBenchmark() {}
+
+  /** GB/s (10^9 bytes pushed plus pulled per second, median round) for each path. */
+  public record Result(
+      int floats,
+      int blockFloats,
+      int blocks,
+      int rounds,
+      double rawGBps,
+      double inlineGBps,
+      double bulkGBps) {
+
+    public double bulkToInline() {
+      return bulkGBps / inlineGBps;
+    }
+
+    public String summary() {
+      return String.format(Locale.ROOT,
+          "ps push+pull of %d floats in %d block(s) of %d, median of %d rounds: raw socket %.2f GB/s, "
+              + "parameter blocks over Artery %.2f GB/s, over the bulk channel %.2f GB/s (%.2f x Artery, %.2f x raw)",
+          floats, blocks, blockFloats, rounds, rawGBps, inlineGBps, bulkGBps, bulkToInline(), bulkGBps / rawGBps);
+    }
+  }
+
+  /**
+   * Runs the three paths on a parameter of {@code floats} floats cut into blocks of at most
+   * {@code blockFloats}; {@code rounds} warm-up rounds, then {@code rounds} measured ones per path.
+   */
+  public static Result run(int floats, int blockFloats, int rounds) {
+    if (floats < 1) throw new IllegalArgumentException("floats must be at least 1, got " + floats);
+    if (rounds < 1) throw new IllegalArgumentException("rounds must be at least 1, got " + rounds);
+    if (blockFloats < 1 || blockFloats > 1 << 20) {
+      throw new IllegalArgumentException("blockFloats must be in 1.." + (1 << 20) + ", got " + blockFloats);
+    }
+    float[] grad = new float[floats];
+    for (int i = 0; i < floats; i++) grad[i] = (float) Math.sin(i * 0.001) * 1e-3f;
+    List<BlockSlice> slices = BlockLayout.of(List.of(new ParamShape("bench.w", floats)), blockFloats);
+    Path snapshots = null;
+    try {
+      snapshots = Files.createTempDirectory("shardtrain-ps-bench");
+      ActorSystem<Void> ps = ActorSystem.create(Behaviors.empty(), "ps-bench", config("ps", snapshots));
+      ActorSystem<Void> client = ActorSystem.create(Behaviors.empty(), "ps-bench", config("client", snapshots));
+      try (TransportBenchmark.Path raw = TransportBenchmark.rawPath(grad, TransportBenchmark.blocks(floats,
+          blockFloats))) {
+        List<EntityRef<Command>> blocks = start(ps, client, slices);
+        BulkTransport bulk = BulkTransport.get(client);
+        BulkAddress self = BulkAddress.of(bulk.address());
+        // A bulk pull of each block tells the client where its node takes payloads.
+        List<BulkAddress> nodes = new ArrayList<>();
+        for (EntityRef<Command> b : blocks) nodes.add(pull(b, bulk, self).join().node());
+        long[] step = {0};
+        TransportBenchmark.Round inline = () -> round(blocks, slices, grad, ++step[0], null, null, null);
+        TransportBenchmark.Round viaBulk = () -> round(blocks, slices, grad, ++step[0], bulk, self, nodes);
+        long[][] nanos = TransportBenchmark.measure(rounds, raw, inline, viaBulk);
+        return new Result(floats, blockFloats, slices.size(), rounds, TransportBenchmark.gbps(floats, nanos[0]),
+            TransportBenchmark.gbps(floats, nanos[1]), TransportBenchmark.gbps(floats, nanos[2]));
+      } finally {
+        client.terminate();
+        client.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        ps.terminate();
+        ps.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException("ps bandwidth benchmark failed: " + e, e);
+    } finally {
+      deleteQuietly(snapshots);
+    }
+  }
+
+  /**
+   * From the command line: {@code [floats] [rounds]}; runs the parameter as blocks of 256K floats
+   * and as one block.
+   */
+  public static void main(String[] args) {
+    int floats = args.length > 0 ? Integer.parseInt(args[0]) : 1_048_576;
+    int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 20;
+    System.out.println(run(floats, Math.min(floats, 262_144), rounds).summary());
+    if (floats > 262_144 && floats <= 1 << 20) System.out.println(run(floats, floats, rounds).summary());
+  }
+
+  private static List<EntityRef<Command>> start(ActorSystem<?> ps, ActorSystem<?> client, List<BlockSlice> slices)
+      throws Exception {
+    Cluster cps = Cluster.get(ps);
+    cps.manager().tell(Join.create(cps.selfMember().address()));
+    Cluster.get(client).manager().tell(Join.create(cps.selfMember().address()));
+    ParameterBlock.init(ps);
+    ParameterBlock.init(client);
+    long deadline = System.nanoTime() + TIMEOUT.toNanos();
+    while (Cluster.get(ps).state().members().count(m -> m.status() == MemberStatus.up()) < 2) {
+      if (System.nanoTime() > deadline) throw new IllegalStateException("benchmark cluster did not form");
+      Thread.sleep(20);
+    }
+    OptimizerSpec sgd = OptimizerSpec.defaults(OptimizerSpec.Kind.SGD);
+    List<EntityRef<Command>> blocks = new ArrayList<>();
+    for (BlockSlice s : slices) {
+      BlockSpec spec = BlockSpec.of(s, sgd, "constant", 1e-3f, BlockSpec.Mode.ASYNC, -1);
+      EntityRef<Command> ref = ParameterBlock.entityRef(client, s.entityId());
+      ref.<Long>askWithStatus(r -> new ParameterBlock.Initialize(spec, new float[s.length()], r), TIMEOUT)
+          .toCompletableFuture().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      blocks.add(ref);
+    }
+    return blocks;
+  }
+
+  /** Pushes a gradient to every block, then pulls each; all blocks at once. Null bulk: inline. */
+  private static void round(List<EntityRef<Command>> blocks, List<BlockSlice> slices, float[] grad, long step,
+      BulkTransport bulk, BulkAddress self, List<BulkAddress> nodes) throws Exception {
+    List<CompletableFuture<BlockValues>> done = new ArrayList<>();
+    for (int b = 0; b < blocks.size(); b++) {
+      BlockSlice s = slices.get(b);
+      EntityRef<Command> block = blocks.get(b);
+      CompletionStage<PushAck> pushed;
+      if (bulk == null) {
+        float[] slice = new float[s.length()];
+        System.arraycopy(grad, s.offset(), slice, 0, s.length());
+        pushed = block.askWithStatus(r -> new ParameterBlock.PushGradient(TRAINER, step, 0, 0, 1f, slice, r), TIMEOUT);
+      } else {
+        long id = bulk.newTransferId();
+        bulk.send(nodes.get(b).socketAddress(), id, grad, s.offset(), s.length());
+        BulkRef ref = new BulkRef(self.host(), self.port(), id, s.length());
+        pushed = block.askWithStatus(r -> new ParameterBlock.PushGradient(TRAINER, step, 0, 0, 1f, null, ref, r),
+            TIMEOUT);
+      }
+      done.add(pushed.thenCompose(ack -> {
+        if (!(ack instanceof ParameterBlock.Applied)) {
+          throw new IllegalStateException("block " + s.entityId() + " did not apply step " + step + ": " + ack);
+        }
+        return pull(block, bulk, self);
+      }).toCompletableFuture());
+    }
+    CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    for (int b = 0; b < blocks.size(); b++) {
+      int got = done.get(b).join().values().length;
+      if (got != slices.get(b).length()) {
+        throw new IllegalStateException("block " + b + " pulled " + got + " floats, expected " + slices.get(b).length());
+      }
+    }
+  }
+
+  private static CompletableFuture<BlockValues> pull(EntityRef<Command> block, BulkTransport bulk, BulkAddress self) {
+    if (bulk == null) {
+      return block.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(0, r), TIMEOUT).toCompletableFuture();
+    }
+    return block.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(0, self, r), TIMEOUT)
+        .thenCompose(v -> {
+          if (v.bulk() == null) throw new IllegalStateException("block answered a bulk pull inline");
+          return bulk.receive(v.bulk().transferId(), TIMEOUT).thenApply(v::withValues);
+        })
+        .toCompletableFuture();
+  }
+
+  private static Config config(String role, Path snapshots) {
+    String roles = role.equals("ps") ? "[ps]" : "[]";
+    return ConfigFactory.parseString(String.format(Locale.ROOT, """
+        akka.loglevel = WARNING
+        akka.actor.provider = cluster
+        akka.cluster.roles = %s
+        akka.cluster.jmx.multi-mbeans-in-same-jvm = on
+        akka.remote.artery.canonical.hostname = "127.0.0.1"
+        akka.remote.artery.canonical.port = 0
+        akka.remote.artery.advanced.maximum-frame-size = 8MiB
+        akka.remote.artery.advanced.buffer-pool-size = 128
+        akka.remote.artery.advanced.maximum-large-frame-size = 8MiB
+        akka.coordinated-shutdown.run-by-jvm-shutdown-hook = off
+        akka.persistence.journal.plugin = "akka.persistence.journal.inmem"
+        akka.persistence.snapshot-store.plugin = "akka.persistence.snapshot-store.local"
+        akka.persistence.snapshot-store.local.dir = "%s"
+        shardtrain.transport.bulk.host = "127.0.0.1"
+        shardtrain.transport.bulk.port = 0
+        """, roles, snapshots.resolve(role).toString().replace("\\", "/"))).withFallback(ConfigFactory.load());
+  }
+
+  private static void deleteQuietly(Path dir) {
+    if (dir == null) return;
+    try (Stream<Path> files = Files.walk(dir)) {
+      files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (java.io.IOException ignored) {
+      // A temporary directory: what is left is the OS's to clean.
+    }
+  }
+}

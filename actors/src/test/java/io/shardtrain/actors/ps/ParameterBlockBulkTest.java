@@ -1,0 +1,238 @@
+package io.shardtrain.actors.ps;
+
+import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.typed.ActorSystem;
+import akka.cluster.MemberStatus;
+import akka.cluster.sharding.typed.javadsl.EntityRef;
+import akka.cluster.typed.Cluster;
+import akka.cluster.typed.Join;
+import akka.pattern.StatusReply;
+import akka.persistence.testkit.PersistenceTestKitPlugin;
+import akka.persistence.testkit.PersistenceTestKitSnapshotPlugin;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.ps.ParameterBlock.BlockStats;
+import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
+import io.shardtrain.actors.ps.ParameterBlock.BulkAddress;
+import io.shardtrain.actors.ps.ParameterBlock.BulkRef;
+import io.shardtrain.actors.ps.ParameterBlock.Command;
+import io.shardtrain.actors.ps.ParameterBlock.PushAck;
+import io.shardtrain.actors.transport.BulkTransport;
+import io.shardtrain.compute.optim.OptimizerSpec;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Two ActorSystems in a cluster over loopback: {@code ps} hosts the blocks, {@code client} pushes
+ * and pulls through sharding, its payloads on the bulk channel or inline in the Artery messages.
+ */
+class ParameterBlockBulkTest {
+  private static final Duration TIMEOUT = Duration.ofSeconds(10);
+  private static final int LENGTH = 5000;
+  private static ActorTestKit ps;
+  private static ActorTestKit client;
+
+  static Config config(String roles, boolean bulk) {
+    return ConfigFactory.parseString(
+            "akka.actor.provider = cluster\n"
+                + "akka.remote.artery.canonical.port = 0\n"
+                + "akka.remote.artery.canonical.hostname = 127.0.0.1\n"
+                + "akka.remote.artery.advanced.maximum-frame-size = 1MiB\n"
+                + "akka.cluster.roles = " + roles + "\n"
+                + "akka.cluster.jmx.multi-mbeans-in-same-jvm = on\n"
+                + "akka.coordinated-shutdown.run-by-jvm-shutdown-hook = off\n"
+                + "shardtrain.transport.bulk.enabled = " + bulk + "\n"
+                + "shardtrain.transport.bulk.host = 127.0.0.1\n"
+                + "shardtrain.transport.bulk.min-floats = 1\n"
+                + "shardtrain.transport.bulk.receive-timeout = 1s\n")
+        .withFallback(PersistenceTestKitPlugin.config())
+        .withFallback(PersistenceTestKitSnapshotPlugin.config());
+  }
+
+  /** Starts two systems (a cluster's systems share a name), the second joining the first, sharding on both. */
+  static ActorTestKit[] cluster(String name, boolean bulkOnPs) {
+    ActorTestKit a = ActorTestKit.create(name, config("[ps]", bulkOnPs));
+    ActorTestKit b = ActorTestKit.create(name, config("[]", true));
+    Cluster ca = Cluster.get(a.system());
+    ca.manager().tell(Join.create(ca.selfMember().address()));
+    Cluster.get(b.system()).manager().tell(Join.create(ca.selfMember().address()));
+    ParameterBlock.init(a.system());
+    ParameterBlock.init(b.system());
+    awaitUp(a.system(), 2);
+    return new ActorTestKit[] {a, b};
+  }
+
+  static void awaitUp(ActorSystem<?> system, int members) {
+    long deadline = System.nanoTime() + TIMEOUT.toNanos();
+    while (System.nanoTime() < deadline) {
+      var state = Cluster.get(system).state();
+      long up = 0;
+      for (var m : state.getMembers()) if (m.status() == MemberStatus.up()) up++;
+      if (up == members) return;
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException e) {
+        throw new IllegalStateException(e);
+      }
+    }
+    throw new IllegalStateException(members + " members did not come up within " + TIMEOUT);
+  }
+
+  @BeforeAll
+  static void start() {
+    ActorTestKit[] kits = cluster("ParameterBlockBulkTest", true);
+    ps = kits[0];
+    client = kits[1];
+  }
+
+  @AfterAll
+  static void stop() {
+    client.shutdownTestKit();
+    ps.shutdownTestKit();
+  }
+
+  private static BlockSpec spec(String parameter) {
+    return BlockSpec.of(new BlockSlice(parameter, 0, 0, LENGTH), OptimizerSpec.defaults(OptimizerSpec.Kind.ADAM),
+        "constant", 0.01f, BlockSpec.Mode.SYNC, PsSettings.create(ps.system()));
+  }
+
+  private static EntityRef<Command> block(String id) {
+    return ParameterBlock.entityRef(client.system(), id);
+  }
+
+  private static <T> T await(java.util.concurrent.CompletionStage<T> stage) throws Exception {
+    return stage.toCompletableFuture().get(TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+  }
+
+  private static float[] gradient(int trainer, int step) {
+    float[] g = new float[LENGTH];
+    for (int i = 0; i < LENGTH; i++) g[i] = (float) Math.sin(0.37 * i + trainer * 1.3 + step * 0.71) * (trainer + 1);
+    return g;
+  }
+
+  private static void initialise(EntityRef<Command> b, BlockSpec spec, float[] init) throws Exception {
+    assertEquals(0L, await(b.<Long>askWithStatus(r -> new ParameterBlock.Initialize(spec, init, r), TIMEOUT)));
+    assertEquals(1L, await(b.<Long>askWithStatus(
+        r -> new ParameterBlock.UpdateMembership(1, List.of("t0", "t1"), r), TIMEOUT)));
+  }
+
+  private static BlockValues pullBulk(EntityRef<Command> b, long minVersion) throws Exception {
+    BulkTransport bulk = BulkTransport.get(client.system());
+    BulkAddress self = BulkAddress.of(bulk.address());
+    BlockValues reply = await(b.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(minVersion, self, r), TIMEOUT));
+    assertNull(reply.values(), "a bulk pull reply carries no inline floats");
+    assertNotNull(reply.bulk(), "a pull from another node with bulk on is answered over the bulk channel");
+    assertEquals(LENGTH, reply.bulk().length());
+    float[] floats = await(bulk.receive(reply.bulk().transferId(), TIMEOUT));
+    return reply.withValues(floats);
+  }
+
+  @Test
+  void bulkPushesAndPullsGiveTheInlineValuesBitForBit() throws Exception {
+    float[] init = new float[LENGTH];
+    for (int i = 0; i < LENGTH; i++) init[i] = (float) Math.cos(i * 0.01);
+    BlockSpec inlineSpec = spec(BlockTestSupport.freshParameter());
+    BlockSpec bulkSpec = spec(BlockTestSupport.freshParameter());
+    EntityRef<Command> inline = block(inlineSpec.entityId());
+    EntityRef<Command> viaBulk = block(bulkSpec.entityId());
+    initialise(inline, inlineSpec, init);
+    initialise(viaBulk, bulkSpec, init);
+    BulkTransport bulk = BulkTransport.get(client.system());
+    BulkAddress self = BulkAddress.of(bulk.address());
+
+    // The first bulk pull tells the client where the block's node takes payloads.
+    BlockValues first = pullBulk(viaBulk, 0);
+    assertBitsEqual(init, first.values(), "initial values over bulk");
+    BulkAddress node = first.node();
+    assertNotNull(node);
+    assertTrue(!node.equals(self), "the block's node has its own bulk address");
+
+    for (int step = 1; step <= 3; step++) {
+      long s = step;
+      for (int t = 0; t < 2; t++) {
+        float[] g = gradient(t, step);
+        String trainer = "t" + t;
+        PushAck inlineAck = await(inline.<PushAck>askWithStatus(
+            r -> new ParameterBlock.PushGradient(trainer, s, s - 1, 1, 32f, g, r), TIMEOUT));
+        long id = bulk.newTransferId();
+        bulk.send(node.socketAddress(), id, g, 0, g.length);
+        BulkRef ref = new BulkRef(self.host(), self.port(), id, g.length);
+        PushAck bulkAck = await(viaBulk.<PushAck>askWithStatus(
+            r -> new ParameterBlock.PushGradient(trainer, s, s - 1, 1, 32f, null, ref, r), TIMEOUT));
+        assertEquals(inlineAck, bulkAck, "ack of trainer " + trainer + " at step " + step);
+      }
+      BlockValues expected = await(inline.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(s, r), TIMEOUT));
+      BlockValues actual = pullBulk(viaBulk, s);
+      assertEquals(expected.version(), actual.version());
+      assertEquals(step, actual.version());
+      assertBitsEqual(expected.values(), actual.values(), "values after step " + step);
+    }
+    BlockStats stats = await(viaBulk.<BlockStats>ask(ParameterBlock.GetStats::new, TIMEOUT));
+    assertEquals(6, stats.bulkPushes());
+    assertEquals(4, stats.bulkPulls());
+    assertEquals(0, stats.bulkFailures());
+    BlockStats inlineStats = await(inline.<BlockStats>ask(ParameterBlock.GetStats::new, TIMEOUT));
+    assertEquals(0, inlineStats.bulkPushes());
+    assertEquals(0, inlineStats.bulkPulls());
+  }
+
+  @Test
+  void aBulkPushWhosePayloadNeverArrivesGetsAnErrorNamingTheTransferAndChangesNothing() throws Exception {
+    float[] init = new float[LENGTH];
+    java.util.Arrays.fill(init, 0.5f);
+    BlockSpec spec = spec(BlockTestSupport.freshParameter());
+    EntityRef<Command> b = block(spec.entityId());
+    initialise(b, spec, init);
+    BulkAddress self = BulkAddress.of(BulkTransport.get(client.system()).address());
+    BulkRef missing = new BulkRef(self.host(), self.port(), 987_654_321L, LENGTH);
+
+    ExecutionException e = assertThrows(ExecutionException.class, () -> await(b.<PushAck>askWithStatus(
+        r -> new ParameterBlock.PushGradient("t0", 1, 0, 1, 32f, null, missing, r), TIMEOUT)));
+    assertTrue(e.getCause() instanceof StatusReply.ErrorMessage, e.getCause().toString());
+    assertTrue(e.getCause().getMessage().contains("bulk transfer 987654321"), e.getCause().getMessage());
+
+    BlockStats stats = await(b.<BlockStats>ask(ParameterBlock.GetStats::new, TIMEOUT));
+    assertEquals(0, stats.version());
+    assertEquals(-1, stats.pendingStep(), "nothing of the lost push is pending");
+    assertEquals(1, stats.bulkFailures());
+    assertEquals(0, stats.bulkPushes());
+    BlockValues values = await(b.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(0, r), TIMEOUT));
+    assertBitsEqual(init, values.values(), "values after the lost push");
+
+    // The same (trainer, step) retried inline is then applied as the first contribution.
+    float[] g = gradient(0, 1);
+    PushAck ack = await(b.<PushAck>askWithStatus(r -> new ParameterBlock.PushGradient("t0", 1, 0, 1, 32f, g, r),
+        TIMEOUT));
+    assertEquals(new ParameterBlock.Accepted(0), ack);
+  }
+
+  @Test
+  void aBulkPayloadOfTheWrongLengthIsRefused() throws Exception {
+    float[] init = new float[LENGTH];
+    BlockSpec spec = spec(BlockTestSupport.freshParameter());
+    EntityRef<Command> b = block(spec.entityId());
+    initialise(b, spec, init);
+    BulkTransport bulk = BulkTransport.get(client.system());
+    BulkAddress self = BulkAddress.of(bulk.address());
+    BulkAddress node = pullBulk(b, 0).node();
+    long id = bulk.newTransferId();
+    bulk.send(node.socketAddress(), id, new float[7], 0, 7);
+    BulkRef ref = new BulkRef(self.host(), self.port(), id, 7);
+    ExecutionException e = assertThrows(ExecutionException.class, () -> await(b.<PushAck>askWithStatus(
+        r -> new ParameterBlock.PushGradient("t0", 1, 0, 1, 32f, null, ref, r), TIMEOUT)));
+    assertTrue(e.getCause().getMessage().contains("length 7") && e.getCause().getMessage().contains(String.valueOf(LENGTH)),
+        e.getCause().getMessage());
+    assertEquals(1, await(b.<BlockStats>ask(ParameterBlock.GetStats::new, TIMEOUT)).rejectedBadLength());
+  }
+}
