@@ -12,7 +12,7 @@ import picocli.CommandLine.Option;
 
 /** {@code shardtrain bench ...}: the project's benchmark commands. */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Benchmarks.",
-    subcommands = {BenchCommand.Gemm.class, BenchCommand.Transport.class})
+    subcommands = {BenchCommand.Gemm.class, BenchCommand.Transport.class, BenchCommand.PsBandwidth.class})
 final class BenchCommand implements Runnable {
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -92,6 +92,43 @@ final class BenchCommand implements Runnable {
       m.put("bulk_gbps", r.bulkGBps());
       m.put("artery_to_raw", r.arteryToRaw());
       m.put("bulk_to_raw", r.bulkToRaw());
+      spec.commandLine().getOut().println(r.summary());
+      if (report != null) {
+        Files.writeString(report, Json.write(m));
+        spec.commandLine().getOut().println("report: " + report);
+      }
+      return 0;
+    }
+  }
+
+  @Command(name = "ps-bandwidth", mixinStandardHelpOptions = true,
+      description = "Push + pull of a parameter through real parameter blocks between two ActorSystems over "
+          + "loopback, over Artery and over the bulk channel, next to a raw socket in the same run, in GB/s.")
+  static final class PsBandwidth implements Callable<Integer> {
+    @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+    @Option(names = "--floats", defaultValue = "1048576", description = "Parameter size (default: ${DEFAULT-VALUE}).")
+    int floats;
+    @Option(names = "--block", defaultValue = "262144", description = "Floats per block (default: ${DEFAULT-VALUE}).")
+    int block;
+    @Option(names = "--rounds", defaultValue = "20", description = "Measured rounds (default: ${DEFAULT-VALUE}).")
+    int rounds;
+    @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
+    Path report;
+
+    @Override
+    public Integer call() throws Exception {
+      var r = io.shardtrain.actors.transport.PsBandwidthBenchmark.run(floats, Math.min(block, floats), rounds);
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("benchmark", "ps-bandwidth");
+      m.put("floats", r.floats());
+      m.put("block_floats", r.blockFloats());
+      m.put("blocks", r.blocks());
+      m.put("rounds", r.rounds());
+      m.put("raw_gbps", r.rawGBps());
+      m.put("artery_gbps", r.inlineGBps());
+      m.put("bulk_gbps", r.bulkGBps());
+      m.put("bulk_to_raw", r.bulkGBps() / r.rawGBps());
+      m.put("artery_to_raw", r.inlineGBps() / r.rawGBps());
       spec.commandLine().getOut().println(r.summary());
       if (report != null) {
         Files.writeString(report, Json.write(m));
