@@ -36,6 +36,18 @@ public final class ShardTrainConfig {
     return config;
   }
 
+  /** A HOCON file, unresolved (to be layered), or a one-line error naming the file. */
+  public static Config parseFile(Path file) {
+    if (!Files.isRegularFile(file)) {
+      throw new IllegalArgumentException("config file " + file + " does not exist");
+    }
+    try {
+      return ConfigFactory.parseFile(file.toFile());
+    } catch (ConfigException e) {
+      throw new IllegalArgumentException("config file " + file + ": " + e.getMessage(), e);
+    }
+  }
+
   /** Throws {@link IllegalArgumentException} naming the first unknown or ill-typed shardtrain key. */
   public static void validate(Config config) {
     Config reference = ConfigFactory.defaultReference();

@@ -88,8 +88,9 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   /** No task now: the job is done, or the remaining tasks are leased to others. */
   public record NoTask(boolean jobDone) implements TaskReply {}
 
+  /** The job's progress; {@code job} is null until one is submitted. */
   public record JobStatus(String jobId, boolean submitted, boolean done, int epochsDone, long membershipEpoch,
-      List<String> members, long examplesReported, List<String> leases) implements CborSerializable {}
+      List<String> members, long examplesReported, List<String> leases, JobSpec job) implements CborSerializable {}
 
   // ---- events ----
   public sealed interface Event extends CborSerializable {}

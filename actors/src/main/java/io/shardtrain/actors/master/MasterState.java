@@ -56,8 +56,11 @@ public final class MasterState implements CborSerializable {
     return members;
   }
 
+  /** Epoch-bounded: every task of the last epoch finished. Step-bounded: trainers reached the last step. */
   public boolean done() {
-    return job != null && job.boundedByEpochs() && firstOpenEpoch >= job.epochs();
+    if (job == null) return false;
+    if (job.boundedByEpochs()) return firstOpenEpoch >= job.epochs();
+    return lastStep.values().stream().filter(s -> s >= job.steps()).count() >= job.trainers();
   }
 
   // ---- event application ----
@@ -146,7 +149,7 @@ public final class MasterState implements CborSerializable {
       if (t.leasedTo != null) leases.add(t.epoch + "/" + t.index + "@" + t.offset + " -> " + t.leasedTo);
     }
     return new Master.JobStatus(job == null ? "" : job.jobId(), job != null, done(),
-        firstOpenEpoch, membershipEpoch, List.copyOf(members.keySet()), examplesReported, leases);
+        firstOpenEpoch, membershipEpoch, List.copyOf(members.keySet()), examplesReported, leases, job);
   }
 
   private int epochLimit() {

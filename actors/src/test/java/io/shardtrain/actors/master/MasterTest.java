@@ -214,7 +214,7 @@ class MasterTest {
     serialization.verifySerialization(new Master.Lease(1, 0, 0, 50, 20), true);
     serialization.verifySerialization(new Master.NoTask(true), true);
     serialization.verifySerialization(new Master.JobStatus("job-1", true, false, 1, 4, List.of("a"), 120,
-        List.of("1/0@20 -> a")), true);
+        List.of("1/0@20 -> a"), job()), true);
   }
 
   private static void sleep(long ms) {

@@ -12,7 +12,8 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     versionProvider = ShardTrainCli.Version.class,
     description = "Distributed deep-learning training on Akka: parameter shards, trainers, a master.",
-    subcommands = {LocalCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {LocalCommand.class, NodeCommand.class, ClientCommands.Submit.class, ClientCommands.Status.class,
+        BenchCommand.class, CommandLine.HelpCommand.class})
 public final class ShardTrainCli implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 

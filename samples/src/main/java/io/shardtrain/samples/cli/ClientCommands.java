@@ -1,0 +1,126 @@
+package io.shardtrain.samples.cli;
+
+import akka.actor.ActorSelection;
+import akka.actor.Address;
+import akka.cluster.Member;
+import akka.cluster.sharding.ShardRegion;
+import akka.cluster.typed.Cluster;
+import akka.pattern.Patterns;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.config.ShardTrainConfig;
+import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.actors.master.JobSpec;
+import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.ps.ParameterBlock;
+import io.shardtrain.samples.cluster.ClusterNode;
+import io.shardtrain.samples.cluster.JobSubmitter;
+import io.shardtrain.samples.cluster.NodeConfig;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * Commands that talk to a running cluster: each joins it for a moment as a {@code client} member
+ * (no blocks, no trainer, no journal), does its one thing, and leaves.
+ */
+final class ClientCommands {
+  private ClientCommands() {}
+
+  abstract static class Client implements Callable<Integer> {
+    @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+    @Option(names = "--contact", required = true, description = "A seed node of the cluster, HOST:PORT.")
+    String contact;
+    @Option(names = "--host", defaultValue = "127.0.0.1", description = "Address this client binds.")
+    String host;
+    @Option(names = "--config", paramLabel = "FILE", description = "HOCON file layered under the flags.")
+    Path config;
+    @Option(names = "--timeout", defaultValue = "60", description = "Seconds to wait for the cluster (default: ${DEFAULT-VALUE}).")
+    int timeoutSeconds;
+
+    @Override
+    public Integer call() throws Exception {
+      Config c = NodeConfig.build(List.of("client"), host, 0, List.of(contact), "memory", config, Map.of());
+      ClusterNode.Started node = ClusterNode.start(c);
+      try {
+        ClusterNode.awaitUp(node.system(), Duration.ofSeconds(timeoutSeconds));
+        return run(node, spec.commandLine().getOut());
+      } finally {
+        node.system().terminate();
+        node.system().getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      }
+    }
+
+    abstract int run(ClusterNode.Started node, PrintWriter out) throws Exception;
+  }
+
+  @Command(name = "submit", mixinStandardHelpOptions = true,
+      description = "Start a job on a running cluster: initialise its parameter blocks, give it to the master.")
+  static final class Submit extends Client {
+    @Option(names = "--job", required = true, paramLabel = "FILE", description = "The job (HOCON, shardtrain.train.*).")
+    Path job;
+
+    @Override
+    int run(ClusterNode.Started node, PrintWriter out) throws Exception {
+      Config jobConfig = ShardTrainConfig.parseFile(job).withFallback(node.system().settings().config()).resolve();
+      ShardTrainConfig.validate(jobConfig);
+      TrainSettings.fromConfig(jobConfig);
+      JobSpec submitted = JobSubmitter.submit(node.api(), jobConfig, Duration.ofSeconds(timeoutSeconds));
+      out.printf("job %s submitted: %s mode, %d trainers, %d parameter blocks%n", submitted.jobId(),
+          submitted.mode().name().toLowerCase(), submitted.trainers(), submitted.blocks().size());
+      return 0;
+    }
+  }
+
+  @Command(name = "status", mixinStandardHelpOptions = true,
+      description = "Show members and roles, which node holds which parameter blocks, and the job's progress.")
+  static final class Status extends Client {
+    @Override
+    int run(ClusterNode.Started node, PrintWriter out) throws Exception {
+      Duration t = Duration.ofSeconds(10);
+      out.println("members:");
+      List<Address> ps = new ArrayList<>();
+      for (Member m : Cluster.get(node.system()).state().getMembers()) {
+        if (m.getRoles().contains("client")) continue;
+        out.printf("  %s  %s  %s%n", m.address(), m.status(), new TreeSet<>(m.getRoles()));
+        if (m.hasRole("ps")) ps.add(m.address());
+      }
+      out.println("parameter blocks:");
+      for (Address a : ps) {
+        ActorSelection region = node.system().classicSystem()
+            .actorSelection(a + "/system/sharding/" + ParameterBlock.ENTITY_KEY.name());
+        try {
+          Object reply = Patterns.ask(region, ShardRegion.getShardRegionStateInstance(), t)
+              .toCompletableFuture().get(t.toSeconds(), TimeUnit.SECONDS);
+          TreeSet<String> blocks = new TreeSet<>();
+          for (ShardRegion.ShardState s : ((ShardRegion.CurrentShardRegionState) reply).getShards()) {
+            blocks.addAll(s.getEntityIds());
+          }
+          out.printf("  %s  %d blocks: %s%n", a, blocks.size(), String.join(" ", blocks));
+        } catch (Exception e) {
+          out.printf("  %s  no answer (%s)%n", a, e.getClass().getSimpleName());
+        }
+      }
+      Master.JobStatus s = node.api().status().toCompletableFuture().get(t.toSeconds(), TimeUnit.SECONDS);
+      if (!s.submitted()) {
+        out.println("job: none submitted");
+      } else {
+        out.printf("job %s: %s, %s mode, epochs done %d of %s, %d examples reported%n", s.jobId(),
+            s.done() ? "done" : "running", s.job().mode().name().toLowerCase(), s.epochsDone(),
+            s.job().boundedByEpochs() ? String.valueOf(s.job().epochs()) : "unbounded (" + s.job().steps() + " steps)",
+            s.examplesReported());
+        out.printf("  trainers (membership epoch %d): %s%n", s.membershipEpoch(), s.members());
+        for (String lease : s.leases()) out.printf("  lease %s%n", lease);
+      }
+      return 0;
+    }
+  }
+}

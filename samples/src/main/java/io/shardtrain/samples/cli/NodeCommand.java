@@ -1,0 +1,89 @@
+package io.shardtrain.samples.cli;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.config.ShardTrainConfig;
+import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.actors.master.JobSpec;
+import io.shardtrain.samples.cluster.ClusterNode;
+import io.shardtrain.samples.cluster.JobSubmitter;
+import io.shardtrain.samples.cluster.NodeConfig;
+import io.shardtrain.samples.cluster.TrainerNode;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code shardtrain node}: one node of a cluster, in this JVM, until it is stopped. */
+@Command(name = "node", mixinStandardHelpOptions = true,
+    description = "Run one cluster node (one JVM) with the given roles; stop it with Ctrl-C or SIGTERM.")
+final class NodeCommand implements Callable<Integer> {
+  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+  @Option(names = "--roles", defaultValue = "ps,trainer,master",
+      description = "Comma-separated roles: ps, trainer, master (default: ${DEFAULT-VALUE}).")
+  String roles;
+  @Option(names = "--host", defaultValue = "127.0.0.1", description = "Address this node binds and is reached at.")
+  String host;
+  @Option(names = "--port", defaultValue = "25520", description = "Akka port (default: ${DEFAULT-VALUE}).")
+  int port;
+  @Option(names = "--seeds", description = "Seed nodes HOST:PORT,HOST:PORT (default: this node).")
+  String seeds;
+  @Option(names = "--journal", description = "Journal: jdbc:postgresql://HOST/DB, jdbc:h2:PATH or memory.")
+  String journal;
+  @Option(names = "--config", paramLabel = "FILE", description = "HOCON file layered under the flags.")
+  Path config;
+  @Option(names = "--job", paramLabel = "FILE", description = "Submit this job (HOCON, shardtrain.train.*) once the cluster is up.")
+  Path job;
+  @Option(names = "--trainer-id", description = "Stable trainer id (default: HOST:PORT), so a restart resumes.")
+  String trainerId;
+  @Option(names = "--data-dir", description = "Where data sets are cached.")
+  Path dataDir;
+  @Option(names = "--compute-threads", description = "GEMM threads of this node's trainer.")
+  Integer computeThreads;
+  @Option(names = "--exit-when-done", description = "Stop this node when its trainer has finished.")
+  boolean exitWhenDone;
+
+  @Override
+  public Integer call() throws Exception {
+    List<String> roleList = Arrays.stream(roles.split(",")).map(String::trim).filter(r -> !r.isEmpty()).toList();
+    List<String> seedList = seeds == null ? List.of()
+        : Arrays.stream(seeds.split(",")).map(String::trim).filter(x -> !x.isEmpty()).toList();
+    Map<String, Object> flags = new HashMap<>();
+    if (dataDir != null) flags.put("shardtrain.data-dir", dataDir.toAbsolutePath().toString());
+    if (computeThreads != null) flags.put("shardtrain.compute.threads", computeThreads);
+    Config nodeConfig = NodeConfig.build(roleList, host, port, seedList, journal, config, flags);
+    Config jobConfig = null;
+    if (job != null) {
+      jobConfig = ConfigFactory.parseMap(flags).withFallback(ShardTrainConfig.parseFile(job))
+          .withFallback(nodeConfig).resolve();
+      ShardTrainConfig.validate(jobConfig);
+      TrainSettings.fromConfig(jobConfig);
+    }
+    var out = spec.commandLine().getOut();
+    ClusterNode.Started node = ClusterNode.start(nodeConfig);
+    out.printf("node akka://%s@%s:%d up with roles %s, seeds %s%n", NodeConfig.SYSTEM_NAME, host, port, roleList,
+        nodeConfig.getStringList("akka.cluster.seed-nodes"));
+    out.flush();
+    if (jobConfig != null) {
+      ClusterNode.awaitUp(node.system(), Duration.ofMinutes(2));
+      JobSpec submitted = JobSubmitter.submit(node.api(), jobConfig, Duration.ofMinutes(2));
+      out.printf("job %s submitted: %s, %d trainers, %d blocks%n", submitted.jobId(),
+          submitted.mode().name().toLowerCase(), submitted.trainers(), submitted.blocks().size());
+      out.flush();
+    }
+    if (roleList.contains("trainer")) {
+      String id = trainerId != null ? trainerId : host + ":" + port;
+      var finished = TrainerNode.start(node.api(), id, TrainSettings.fromConfig(nodeConfig), System.out);
+      if (exitWhenDone) {
+        finished.whenComplete((steps, failure) -> node.system().terminate());
+      }
+    }
+    node.system().getWhenTerminated().toCompletableFuture().join();
+    return 0;
+  }
+}

@@ -1,0 +1,42 @@
+package io.shardtrain.samples.cluster;
+
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.javadsl.Behaviors;
+import akka.cluster.MemberStatus;
+import akka.cluster.typed.Cluster;
+import com.typesafe.config.Config;
+import io.shardtrain.actors.ShardTrain;
+import io.shardtrain.persistence.journal.Journal;
+import java.time.Duration;
+import java.util.List;
+
+/** Starts one node of a ShardTrain cluster: its ActorSystem, the journal, and ShardTrain's roles. */
+public final class ClusterNode {
+  private ClusterNode() {}
+
+  public record Started(ActorSystem<Void> system, ShardTrain api) {}
+
+  public static Started start(Config config) {
+    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), NodeConfig.SYSTEM_NAME, config);
+    try {
+      List<String> roles = config.getStringList("akka.cluster.roles");
+      // Blocks and the master persist; a trainer- or client-only node never touches the journal.
+      if (roles.contains("ps") || roles.contains("master")) Journal.start(system);
+      return new Started(system, ShardTrain.start(system));
+    } catch (RuntimeException e) {
+      system.terminate();
+      throw e;
+    }
+  }
+
+  /** Waits until this node is an Up member of the cluster. */
+  public static void awaitUp(ActorSystem<?> system, Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (Cluster.get(system).selfMember().status() == MemberStatus.up()) return;
+      Thread.sleep(100);
+    }
+    throw new IllegalStateException("could not join the cluster within " + timeout.toSeconds()
+        + " s: is a seed node running at " + system.settings().config().getStringList("akka.cluster.seed-nodes") + "?");
+  }
+}

@@ -1,0 +1,57 @@
+package io.shardtrain.samples.cluster;
+
+import com.typesafe.config.Config;
+import io.shardtrain.actors.ShardTrain;
+import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.actors.master.JobSpec;
+import io.shardtrain.actors.ps.BlockSpec;
+import io.shardtrain.actors.ps.PsSettings;
+import io.shardtrain.samples.local.DataSets;
+import java.time.Duration;
+import java.util.Locale;
+
+/**
+ * Submits a job described by {@code shardtrain.train.*} to a running cluster: plans it from the
+ * data set's shape, initialises every parameter block, hands the job to the master. Retries while
+ * the cluster is still forming (blocks need a {@code ps} node, the job needs the master).
+ */
+public final class JobSubmitter {
+  private JobSubmitter() {}
+
+  public static JobSpec submit(ShardTrain api, Config config, Duration patience) throws Exception {
+    TrainSettings s = TrainSettings.fromConfig(config);
+    PsSettings ps = PsSettings.fromConfig(config);
+    String modeName = config.getString("shardtrain.train.mode").toUpperCase(Locale.ROOT);
+    BlockSpec.Mode mode;
+    try {
+      mode = BlockSpec.Mode.valueOf(modeName);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("shardtrain.train.mode must be sync or async, got '"
+          + modeName.toLowerCase(Locale.ROOT) + "'");
+    }
+    int trainers = config.getInt("shardtrain.train.trainers");
+    String jobId = config.getString("shardtrain.train.job-id");
+    if (jobId.isBlank()) jobId = "job-" + System.currentTimeMillis();
+    DataSets.TrainTest data = DataSets.load(s.dataset(), s.dataDir());
+    ShardTrain.Plan plan = ShardTrain.plan(s, jobId, data.train().dim(), data.train().size(),
+        data.train().numClasses(), mode, trainers, ps.blockSize(), ps.maxStaleness());
+    long deadline = System.nanoTime() + patience.toNanos();
+    Exception last = null;
+    while (System.nanoTime() < deadline) {
+      try {
+        api.submit(plan).toCompletableFuture().get();
+        return plan.job();
+      } catch (java.util.concurrent.ExecutionException e) {
+        last = e;
+        Throwable cause = e.getCause();
+        // The master refusing the job (another one runs) is final; timeouts mean "not yet".
+        if (cause != null && cause.getMessage() != null && cause.getMessage().contains("already running")) {
+          throw new IllegalStateException(cause.getMessage());
+        }
+        Thread.sleep(1000);
+      }
+    }
+    throw new IllegalStateException("job " + jobId + " could not be submitted within " + patience.toSeconds()
+        + " s: " + (last == null ? "timeout" : last.getCause()));
+  }
+}

@@ -1,0 +1,80 @@
+package io.shardtrain.samples.cluster;
+
+import io.shardtrain.actors.ShardTrain;
+import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.trainer.StepListener;
+import io.shardtrain.actors.trainer.Trainer;
+import io.shardtrain.actors.trainer.TrainerSettings;
+import io.shardtrain.compute.backend.Backends;
+import io.shardtrain.samples.local.DataSets;
+import java.io.PrintStream;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The trainer of a {@code trainer} node: waits for the master to have a job, loads that job's
+ * data set, and trains under a stable id (a restarted node resumes where its task stopped).
+ */
+public final class TrainerNode {
+  private TrainerNode() {}
+
+  /** Completes with the trainer's step count when it finishes. */
+  public static CompletableFuture<Long> start(ShardTrain api, String trainerId, TrainSettings settings,
+      PrintStream log) {
+    CompletableFuture<Long> finished = new CompletableFuture<>();
+    Thread t = new Thread(() -> {
+      try {
+        Master.JobStatus status = awaitJob(api);
+        String dataset = status.job().dataset();
+        DataSets.TrainTest data = DataSets.load(dataset, settings.dataDir());
+        log.printf("trainer %s: job %s, data set %s%n", trainerId, status.jobId(), dataset);
+        int threads = settings.computeThreads();
+        String backend = settings.backend();
+        api.startTrainer(new Trainer.Setup(trainerId, api.master(), data.train(), data.test(),
+            () -> Backends.create(backend, threads).backend(), TrainerSettings.create(api.system()),
+            new StepListener() {
+              private long last = System.nanoTime();
+
+              @Override
+              public void onStep(String id, long step, float loss, int examples, long computeNanos) {
+                long now = System.nanoTime();
+                if (now - last > 5_000_000_000L) {
+                  log.printf("trainer %s: step %d, loss %.4f%n", id, step, loss);
+                  last = now;
+                }
+              }
+
+              @Override
+              public void onFinished(String id, long steps, long pushes, long pulls, long stale) {
+                log.printf("trainer %s finished: %d steps, %d pushes, %d pulls%n", id, steps, pushes, pulls);
+                finished.complete(steps);
+              }
+
+              @Override
+              public void onFailed(String id, String reason) {
+                log.printf("trainer %s failed: %s%n", id, reason);
+                finished.completeExceptionally(new IllegalStateException(reason));
+              }
+            }));
+      } catch (Exception e) {
+        finished.completeExceptionally(e);
+      }
+    }, "shardtrain-trainer-node");
+    t.setDaemon(true);
+    t.start();
+    return finished;
+  }
+
+  private static Master.JobStatus awaitJob(ShardTrain api) throws InterruptedException {
+    while (true) {
+      try {
+        Master.JobStatus s = api.status().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        if (s.submitted()) return s;
+      } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        // The master singleton is still starting or moving: ask again.
+      }
+      Thread.sleep(1000);
+    }
+  }
+}

@@ -1,0 +1,74 @@
+package io.shardtrain.tests;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A ShardTrain node in a JVM of its own ({@code shardtrain node ...}), started from this test's
+ * classpath, its output in a log file. {@link #kill()} is SIGKILL: no shutdown hook, no goodbye.
+ */
+final class NodeProcess implements AutoCloseable {
+  private final String name;
+  private final Process process;
+  private final Path log;
+
+  private NodeProcess(String name, Process process, Path log) {
+    this.name = name;
+    this.process = process;
+    this.log = log;
+  }
+
+  static NodeProcess start(String name, Path logDir, List<String> env, String... args) throws IOException {
+    List<String> cmd = new ArrayList<>(List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "--add-modules", "jdk.incubator.vector", "-Xmx1g", "-XX:+UseSerialGC",
+        "-cp", System.getProperty("java.class.path"),
+        "io.shardtrain.samples.cli.ShardTrainCli"));
+    cmd.addAll(List.of(args));
+    Path log = logDir.resolve(name + ".log");
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+    for (String kv : env) {
+      int eq = kv.indexOf('=');
+      pb.environment().put(kv.substring(0, eq), kv.substring(eq + 1));
+    }
+    return new NodeProcess(name, pb.start(), log);
+  }
+
+  /** SIGKILL. */
+  void kill() throws InterruptedException {
+    process.destroyForcibly();
+    process.waitFor(30, TimeUnit.SECONDS);
+  }
+
+  boolean awaitExit(long seconds) throws InterruptedException {
+    return process.waitFor(seconds, TimeUnit.SECONDS);
+  }
+
+  int exitCode() {
+    return process.exitValue();
+  }
+
+  String log() {
+    try {
+      return Files.readString(log);
+    } catch (IOException e) {
+      return "(no log: " + e.getMessage() + ")";
+    }
+  }
+
+  String name() {
+    return name;
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    if (process.isAlive()) {
+      process.destroy();
+      if (!process.waitFor(20, TimeUnit.SECONDS)) kill();
+    }
+  }
+}

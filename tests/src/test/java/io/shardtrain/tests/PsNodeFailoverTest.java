@@ -1,0 +1,137 @@
+package io.shardtrain.tests;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.shardtrain.actors.master.Master;
+import io.shardtrain.compute.backend.CpuBackend;
+import io.shardtrain.compute.nn.Activation;
+import io.shardtrain.compute.nn.Mlp;
+import io.shardtrain.samples.cluster.ClusterNode;
+import io.shardtrain.samples.cluster.NodeConfig;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A {@code ps} node killed with SIGKILL in the middle of a sync job, with real JVMs and a real
+ * PostgreSQL journal: its blocks restart on the surviving {@code ps} node from the journal, the
+ * trainers retry what was interrupted, and the job ends with the same parameters as the same job
+ * without the kill. Needs {@code SHARDTRAIN_TEST_POSTGRES_URL} (.ci/run starts PostgreSQL).
+ */
+class PsNodeFailoverTest {
+  static final String URL = System.getenv("SHARDTRAIN_TEST_POSTGRES_URL");
+  static final String USER = System.getenv().getOrDefault("SHARDTRAIN_POSTGRES_USER", "shardtrain");
+  static final String PASSWORD = System.getenv().getOrDefault("SHARDTRAIN_POSTGRES_PASSWORD", "");
+  static final int STEPS = 40;
+
+  @TempDir Path dir;
+
+  @Test
+  void killedPsNodeLosesNothingAndTheJobEndsWithTheParametersOfARunWithoutTheKill() throws Exception {
+    Assumptions.assumeTrue(URL != null, "SHARDTRAIN_TEST_POSTGRES_URL is not set (.ci/run starts PostgreSQL)");
+    Mlp clean = runJob("clean", false);
+    Mlp killed = runJob("killed", true);
+    double error = SyncEquivalenceTest.relativeDistance(clean, killed);
+    System.out.printf("parameters with a killed ps node vs without: relative error %.3g%n", error);
+    assertTrue(error < 1e-5, "relative error " + error);
+  }
+
+  Mlp runJob(String name, boolean killPs) throws Exception {
+    resetJournal();
+    Path logs = Files.createDirectories(dir.resolve(name));
+    Path nodeConf = logs.resolve("node.conf");
+    Files.writeString(nodeConf, """
+        akka.cluster.split-brain-resolver.stable-after = 4s
+        akka.cluster.failure-detector.acceptable-heartbeat-pause = 4s
+        akka.cluster.role.ps.min-nr-of-members = 2
+        shardtrain.trainer { ask-timeout = 6s, pull-timeout = 20s, failure-timeout = 120s }
+        shardtrain.ps { snapshot-every = 15, block-size = 16384 }
+        """);
+    Path job = logs.resolve("job.conf");
+    Files.writeString(job, """
+        shardtrain.train { dataset = mnist, trainers = 2, mode = sync, steps = %d, epochs = 0, hidden = [64],
+          optimizer = sgd, lr = 0.05, lr-schedule = constant, batch = 32, seed = 3, job-id = failover }
+        """.formatted(STEPS));
+    int p1 = freePort(), p2 = freePort(), p3 = freePort();
+    String seed = "127.0.0.1:" + p1;
+    List<String> env = List.of("SHARDTRAIN_POSTGRES_USER=" + USER, "SHARDTRAIN_POSTGRES_PASSWORD=" + PASSWORD);
+    List<NodeProcess> nodes = new ArrayList<>();
+    try {
+      nodes.add(NodeProcess.start("n1-master-trainer", logs, env, "node", "--roles", "master,trainer", "--port",
+          "" + p1, "--seeds", seed, "--journal", URL, "--config", nodeConf.toString(), "--job", job.toString()));
+      nodes.add(NodeProcess.start("n2-ps-trainer", logs, env, "node", "--roles", "ps,trainer", "--port", "" + p2,
+          "--seeds", seed, "--journal", URL, "--config", nodeConf.toString()));
+      NodeProcess victim = NodeProcess.start("n3-ps", logs, env, "node", "--roles", "ps", "--port", "" + p3,
+          "--seeds", seed, "--journal", URL, "--config", nodeConf.toString());
+      nodes.add(victim);
+
+      ClusterNode.Started client = ClusterNode.start(
+          NodeConfig.build(List.of("client"), "127.0.0.1", 0, List.of(seed), "memory", null, Map.of()));
+      try {
+        ClusterNode.awaitUp(client.system(), Duration.ofSeconds(90));
+        Master.JobStatus status = awaitStatus(client, s -> s.submitted() && s.examplesReported() >= 2 * 32 * 12,
+            Duration.ofMinutes(4), nodes);
+        if (killPs) {
+          victim.kill();
+          System.out.println(name + ": killed n3-ps after " + status.examplesReported() + " examples");
+        }
+        status = awaitStatus(client, Master.JobStatus::done, Duration.ofMinutes(6), nodes);
+        Mlp model = Mlp.create(CpuBackend.create(1), 784, new int[] {64}, 10, Activation.RELU, 3);
+        long version = client.api().pullInto(model, status.job(), STEPS).toCompletableFuture().get(60, TimeUnit.SECONDS);
+        System.out.println(name + ": job done at version " + version);
+        return model;
+      } finally {
+        client.system().terminate();
+        client.system().getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      }
+    } finally {
+      for (NodeProcess n : nodes) n.close();
+    }
+  }
+
+  static Master.JobStatus awaitStatus(ClusterNode.Started client, java.util.function.Predicate<Master.JobStatus> done,
+      Duration timeout, List<NodeProcess> nodes) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    Master.JobStatus last = null;
+    while (System.nanoTime() < deadline) {
+      try {
+        last = client.api().status().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        if (done.test(last)) return last;
+      } catch (Exception e) {
+        // the master may be starting or moving
+      }
+      Thread.sleep(500);
+    }
+    StringBuilder logs = new StringBuilder();
+    for (NodeProcess n : nodes) {
+      String log = n.log();
+      logs.append("\n--- ").append(n.name()).append(" ---\n").append(log, Math.max(0, log.length() - 3000), log.length());
+    }
+    throw new AssertionError("timed out waiting; last status " + last + logs);
+  }
+
+  static void resetJournal() throws Exception {
+    try (Connection c = DriverManager.getConnection(URL, USER, PASSWORD); Statement s = c.createStatement()) {
+      for (String table : List.of("event_tag", "event_journal", "snapshot", "durable_state")) {
+        s.execute("DROP TABLE IF EXISTS " + table + " CASCADE");
+      }
+    }
+  }
+
+  static int freePort() throws Exception {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+}
