@@ -21,7 +21,6 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A {@code ps} node killed with SIGKILL in the middle of a sync job, with real JVMs and a real
@@ -35,7 +34,8 @@ class PsNodeFailoverTest {
   static final String PASSWORD = System.getenv().getOrDefault("SHARDTRAIN_POSTGRES_PASSWORD", "");
   static final int STEPS = 40;
 
-  @TempDir Path dir;
+  /** Node logs stay under target/ for a look after a failure. */
+  final Path dir = Path.of("target", "failover-logs", String.valueOf(System.currentTimeMillis()));
 
   @Test
   void killedPsNodeLosesNothingAndTheJobEndsWithTheParametersOfARunWithoutTheKill() throws Exception {
@@ -65,7 +65,8 @@ class PsNodeFailoverTest {
         """.formatted(STEPS));
     int p1 = freePort(), p2 = freePort(), p3 = freePort();
     String seed = "127.0.0.1:" + p1;
-    List<String> env = List.of("SHARDTRAIN_POSTGRES_USER=" + USER, "SHARDTRAIN_POSTGRES_PASSWORD=" + PASSWORD);
+    List<String> env = List.of("SHARDTRAIN_POSTGRES_USER=" + USER, "SHARDTRAIN_POSTGRES_PASSWORD=" + PASSWORD,
+        "SHARDTRAIN_LOG_LEVEL=INFO");
     List<NodeProcess> nodes = new ArrayList<>();
     try {
       nodes.add(NodeProcess.start("n1-master-trainer", logs, env, "node", "--roles", "master,trainer", "--port",
