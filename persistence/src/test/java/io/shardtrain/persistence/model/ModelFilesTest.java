@@ -256,6 +256,29 @@ class ModelFilesTest {
     assertLoadFails(dir, "file \"../dense1.bias.f32\" is not a plain file name");
   }
 
+  @Test
+  void exampleManifestInTheFormatDocumentLoads() throws IOException {
+    String doc = Files.readString(Path.of("..", "docs", "MODEL-FORMAT.md"));
+    int start = doc.indexOf("```json\n") + "```json\n".length();
+    String json = doc.substring(start, doc.indexOf("```", start));
+    Path dir = Files.createDirectories(tmp.resolve("example"));
+    Files.writeString(dir.resolve("manifest.json"), json);
+    writeFloats(dir.resolve("dense1.weight.f32"), 0.5f, -1f, 0.25f, 2f, 0f, -0.125f);
+    writeFloats(dir.resolve("dense1.bias.f32"), 0.1f, 0f, -0.1f);
+    ModelSnapshot s = ModelFiles.load(dir);
+    assertEquals(1200, s.version());
+    assertEquals("relu", s.description().get("activation"));
+    assertArrayEquals(new int[] {2, 3}, s.parameter("dense1.weight").shape());
+    assertArrayEquals(new float[] {0.1f, 0f, -0.1f}, s.parameter("dense1.bias").values());
+    assertEquals(Instant.parse("2024-05-01T12:00:00.123Z"), ModelFiles.readManifest(dir).createdAt());
+  }
+
+  private static void writeFloats(Path f, float... v) throws IOException {
+    ByteBuffer b = ByteBuffer.allocate(4 * v.length).order(ByteOrder.LITTLE_ENDIAN);
+    b.asFloatBuffer().put(v);
+    Files.write(f, b.array());
+  }
+
   private Path saved() throws IOException {
     Path dir = tmp.resolve("m");
     ModelFiles.save(dir, sample());
