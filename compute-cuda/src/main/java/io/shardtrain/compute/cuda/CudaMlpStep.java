@@ -113,17 +113,18 @@ public final class CudaMlpStep implements AutoCloseable {
 
   /** Forward, backward and one optimizer update at learning rate {@code lr}; the mean loss. */
   public float trainStep(Tensor x, int[] labels, float lr) {
-    float l = forwardBackwardQueued(x, labels);
+    queueForwardBackward(x, labels);
     update(lr);
-    return finishLoss(l);
+    return readLoss();
   }
 
   /** Forward and backward only, leaving the gradients on the device; the mean loss. */
   public float forwardBackward(Tensor x, int[] labels) {
-    return finishLoss(forwardBackwardQueued(x, labels));
+    queueForwardBackward(x, labels);
+    return readLoss();
   }
 
-  private float finishLoss(float ignored) {
+  private float readLoss() {
     pinnedLoss.queueDownload(loss, 1, stream);
     stream.synchronize();
     float[] l = new float[1];
@@ -131,7 +132,7 @@ public final class CudaMlpStep implements AutoCloseable {
     return l[0];
   }
 
-  private float forwardBackwardQueued(Tensor x, int[] y) {
+  private void queueForwardBackward(Tensor x, int[] y) {
     if (closed) throw new IllegalStateException("CudaMlpStep is closed");
     int batch = x.rows();
     if (x.rank() != 2 || x.cols() != widths[0] || batch < 1 || batch > maxBatch) {
@@ -182,7 +183,6 @@ public final class CudaMlpStep implements AutoCloseable {
         elementwise(backwardKernel(), batch * in, saved, da, dz[i - 1]);
       }
     }
-    return 0f;
   }
 
   private String forwardKernel() {
