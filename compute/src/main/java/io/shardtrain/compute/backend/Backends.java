@@ -1,8 +1,17 @@
 package io.shardtrain.compute.backend;
 
 import java.util.Locale;
+import java.util.Optional;
+import java.util.ServiceLoader;
 
-/** Chooses a {@link Backend} by name: {@code cpu}, {@code cuda}, or {@code auto}. */
+/**
+ * Chooses a {@link Backend} by name: {@code cpu}, {@code cuda}, or {@code auto}.
+ *
+ * <p>Backends other than the CPU one come from {@link BackendProvider}s on the class path; a
+ * build without {@code compute-cuda} simply has no {@code cuda} provider. {@code auto} takes CUDA
+ * when its probe says a GPU is usable and the CPU otherwise; {@code cuda} where it cannot run
+ * fails with one line that says why.
+ */
 public final class Backends {
   private Backends() {}
 
@@ -13,12 +22,42 @@ public final class Backends {
     switch (name.toLowerCase(Locale.ROOT)) {
       case "cpu":
         return new Choice(CpuBackend.create(threads), "cpu requested");
-      case "auto":
-        return new Choice(CpuBackend.create(threads), "auto: no CUDA backend in this build, using the CPU");
-      case "cuda":
-        throw new IllegalArgumentException("backend 'cuda' is not available in this build; use --backend cpu or auto");
+      case "auto": {
+        Optional<BackendProvider> cuda = provider("cuda");
+        if (cuda.isEmpty()) {
+          return new Choice(CpuBackend.create(threads), "auto: no CUDA backend on the class path, using the CPU");
+        }
+        BackendProvider.Availability a = cuda.get().probe();
+        if (!a.available()) {
+          return new Choice(CpuBackend.create(threads), "auto: CUDA unavailable (" + a.reason() + "), using the CPU");
+        }
+        try {
+          return new Choice(cuda.get().create(threads), "auto: " + a.reason());
+        } catch (RuntimeException e) {
+          return new Choice(CpuBackend.create(threads),
+              "auto: CUDA probe passed but start failed (" + e.getMessage() + "), using the CPU");
+        }
+      }
+      case "cuda": {
+        BackendProvider cuda = provider("cuda").orElseThrow(() -> new IllegalStateException(
+            "backend 'cuda' is not in this build (no compute-cuda on the class path); use --backend cpu or auto"));
+        BackendProvider.Availability a = cuda.probe();
+        if (!a.available()) {
+          throw new IllegalStateException("backend 'cuda' cannot run here: " + a.reason()
+              + "; use --backend cpu or auto");
+        }
+        return new Choice(cuda.create(threads), "cuda requested: " + a.reason());
+      }
       default:
         throw new IllegalArgumentException("unknown backend '" + name + "': expected auto, cpu or cuda");
     }
+  }
+
+  /** The provider registered under {@code name}, if any is on the class path. */
+  public static Optional<BackendProvider> provider(String name) {
+    for (BackendProvider p : ServiceLoader.load(BackendProvider.class, Backends.class.getClassLoader())) {
+      if (p.name().equalsIgnoreCase(name)) return Optional.of(p);
+    }
+    return Optional.empty();
   }
 }

@@ -1,380 +1,29 @@
 package io.shardtrain.compute.backend;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.shardtrain.compute.Tensor;
-import java.util.Random;
-import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Named;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.function.Executable;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Every {@link Backend} operation of {@link CpuBackend} (one and two threads) against
- * {@link ReferenceBackend}, on shapes that are and are not multiples of the vector width, plus
- * the bad-input contract: shape mismatches name both shapes, bad labels and ids are rejected.
- *
- * <p>Error measure: {@code max|actual - expected| / max|expected|} over the whole output (a
- * normwise relative error), below {@code 1e-5}. Per-element relative error is meaningless for
- * sums that cancel to near zero, which random data produces.
+ * The shared kernel suite on {@link CpuBackend}, with two threads (the split GEMM path) and one,
+ * against {@link ReferenceBackend} at {@code 1e-5}.
  */
-class CpuBackendOpsTest {
-  private static final double TOL = 1e-5;
-  private static final int[][] SHAPES = {{1, 1}, {3, 17}, {33, 65}, {130, 7}, {16, 16}, {5, 1}};
-
-  private static final CpuBackend ONE = CpuBackend.create(1);
-  private static final CpuBackend TWO = CpuBackend.create(2);
-  private static final ReferenceBackend REF = new ReferenceBackend();
-
-  static Stream<Named<Backend>> backends() {
-    return Stream.of(Named.of("cpu threads=1", ONE), Named.of("cpu threads=2", TWO));
+class CpuBackendOpsTest extends BackendOpsSuite {
+  @Override
+  protected Backend createBackend() {
+    return CpuBackend.create(2);
   }
 
-  @AfterAll
-  static void closeBackends() {
-    ONE.close();
-    TWO.close();
+  @Override
+  protected Backend createOracle() {
+    return new ReferenceBackend();
   }
 
-  // ---- gemm (a quick check of all four transposes; VectorGemm has its own deep tests) ----
-
-  @ParameterizedTest
-  @MethodSource("backends")
-  void gemmWithAllFourTransposesMatchesReference(Backend be) {
-    Random rnd = new Random(1);
-    int[][] mkn = {{1, 1, 1}, {3, 17, 5}, {33, 65, 20}, {130, 7, 9}, {70, 90, 110}};
-    for (int[] s : mkn) {
-      int m = s[0], k = s[1], n = s[2];
-      for (int t = 0; t < 4; t++) {
-        boolean ta = (t & 1) != 0, tb = (t & 2) != 0;
-        Tensor a = random(rnd, ta ? k : m, ta ? m : k);
-        Tensor b = random(rnd, tb ? n : k, tb ? k : n);
-        Tensor c0 = random(rnd, m, n);
-        for (float beta : new float[] {0f, 0.3f}) {
-          Tensor expected = c0.copy();
-          Tensor actual = c0.copy();
-          REF.gemm(ta, tb, 0.7f, a, b, beta, expected);
-          be.gemm(ta, tb, 0.7f, a, b, beta, actual);
-          assertClose("gemm " + m + "x" + k + "x" + n + " transA=" + ta + " transB=" + tb
-              + " beta=" + beta, expected, actual);
-        }
-      }
-    }
-  }
-
-  @ParameterizedTest
-  @MethodSource("backends")
-  void gemmWithBetaZeroDoesNotReadStaleNanInC(Backend be) {
-    // Layers reuse gradient buffers with beta = 0; a NaN left from an earlier bad step must not
-    // survive into the next one (BLAS convention).
-    Random rnd = new Random(2);
-    Tensor a = random(rnd, 9, 13);
-    Tensor b = random(rnd, 13, 18);
-    Tensor c = Tensor.zeros(9, 18).fill(Float.NaN);
-    Tensor expected = Tensor.zeros(9, 18);
-    be.gemm(false, false, 1f, a, b, 0f, c);
-    REF.gemm(false, false, 1f, a, b, 0f, expected);
-    assertClose("gemm beta=0 over NaN", expected, c);
-  }
-
-  // ---- element-wise and reductions ----
-
-  @ParameterizedTest
-  @MethodSource("backends")
-  void axpyScaleAddMulMatchReference(Backend be) {
-    Random rnd = new Random(3);
-    for (int[] s : SHAPES) {
-      Tensor x = random(rnd, s), y = random(rnd, s);
-      Tensor ey = y.copy(), ay = y.copy();
-      REF.axpy(-1.3f, x, ey);
-      be.axpy(-1.3f, x, ay);
-      assertClose("axpy " + x.shapeString(), ey, ay);
-
-      Tensor ex = x.copy(), ax = x.copy();
-      REF.scale(0.37f, ex);
-      be.scale(0.37f, ax);
-      assertClose("scale", ex, ax);
-
-      Tensor eo = Tensor.zeros(s), ao = Tensor.zeros(s);
-      REF.add(x, y, eo);
-      be.add(x, y, ao);
-      assertClose("add", eo, ao);
-      REF.mul(x, y, eo);
-      be.mul(x, y, ao);
-      assertClose("mul", eo, ao);
-    }
-  }
-
-  @ParameterizedTest
-  @MethodSource("backends")
-  void elementWiseOpsMayWriteInPlace(Backend be) {
-    Random rnd = new Random(4);
-    Tensor x = random(rnd, 33, 65), y = random(rnd, 33, 65);
-    Tensor expected = Tensor.zeros(33, 65);
-    REF.add(x, y, expected);
-    Tensor inPlace = x.copy();
-    be.add(inPlace, y, inPlace);
-    assertClose("add in place", expected, inPlace);
-
-    REF.mul(x, y, expected);
-    inPlace = x.copy();
-    be.mul(inPlace, y, inPlace);
-    assertClose("mul in place", expected, inPlace);
-
-    REF.tanh(x, expected);
-    inPlace = x.copy();
-    be.tanh(inPlace, inPlace);
-    assertClose("tanh in place", expected, inPlace);
-  }
-
-  @ParameterizedTest
-  @MethodSource("backends")
-  void rowAndColumnReductionsMatchReference(Backend be) {
-    Random rnd = new Random(5);
-    for (int[] s : SHAPES) {
-      Tensor m = random(rnd, s);
-      int rows = s[0], cols = s[1];
-
-      Tensor v = random(rnd, cols);
-      Tensor em = m.copy(), am = m.copy();
-      REF.addRowVector(em, v);
-      be.addRowVector(am, v);
-      assertClose("addRowVector " + m.shapeString(), em, am);
-
-      Tensor ec = Tensor.zeros(cols), ac = random(rnd, cols);
-      REF.columnSums(m, ec);
-      be.columnSums(m, ac);
-      assertClose("columnSums " + m.shapeString(), ec, ac);
-
-      Tensor er = Tensor.zeros(rows), ar = random(rnd, rows);
-      REF.rowSums(m, er);
-      be.rowSums(m, ar);
-      assertClose("rowSums " + m.shapeString(), er, ar);
-
-      REF.rowMax(m, er);
-      be.rowMax(m, ar);
-      assertClose("rowMax " + m.shapeString(), er, ar);
-
-      int[] ei = new int[rows], ai = new int[rows];
-      REF.rowArgmax(m, ei);
-      be.rowArgmax(m, ai);
-      assertArrayEquals(ei, ai, "rowArgmax " + m.shapeString());
-    }
-  }
-
-  @ParameterizedTest
-  @MethodSource("backends")
-  void rowArgmaxTakesTheFirstIndexOnTies(Backend be) {
-    Tensor m = Tensor.of(new float[] {1, 5, 5, 2, -3, -3, -3, -3, 0, 7, 1, 7}, 3, 4);
-    int[] out = new int[3];
-    be.rowArgmax(m, out);
-    assertArrayEquals(new int[] {1, 0, 1}, out);
-  }
-
-  @ParameterizedTest
-  @MethodSource("backends")
-  void activationsAndTheirBackwardMatchReference(Backend be) {
-    Random rnd = new Random(6);
-    for (int[] s : SHAPES) {
-      Tensor x = random(rnd, s), g = random(rnd, s);
-      Tensor e = Tensor.zeros(s), a = Tensor.zeros(s);
-      Tensor eg = Tensor.zeros(s), ag = Tensor.zeros(s);
-
-      REF.relu(x, e);
-      be.relu(x, a);
-      assertClose("relu " + x.shapeString(), e, a);
-      REF.reluBackward(x, g, eg);
-      be.reluBackward(x, g, ag);
-      assertClose("reluBackward", eg, ag);
-
-      REF.tanh(x, e);
-      be.tanh(x, a);
-      assertClose("tanh", e, a);
-      REF.tanhBackward(e, g, eg);
-      be.tanhBackward(e, g, ag);
-      assertClose("tanhBackward", eg, ag);
-
-      REF.sigmoid(x, e);
-      be.sigmoid(x, a);
-      assertClose("sigmoid", e, a);
-      REF.sigmoidBackward(e, g, eg);
-      be.sigmoidBackward(e, g, ag);
-      assertClose("sigmoidBackward", eg, ag);
-    }
-  }
-
-  @ParameterizedTest
-  @MethodSource("backends")
-  void sigmoidAndTanhStayFiniteAtExtremeInputs(Backend be) {
-    Tensor x = Tensor.of(new float[] {-1000f, -90f, 0f, 90f, 1000f}, 5);
-    Tensor s = Tensor.zeros(5), t = Tensor.zeros(5);
-    be.sigmoid(x, s);
-    be.tanh(x, t);
-    assertArrayEquals(new float[] {0f, 0f, 0.5f, 1f, 1f}, s.data(), 1e-30f);
-    assertArrayEquals(new float[] {-1f, -1f, 0f, 1f, 1f}, t.data(), 0f);
-  }
-
-  // ---- losses ----
-
-  @ParameterizedTest
-  @MethodSource("backends")
-  void softmaxCrossEntropyLossProbsAndGradMatchReference(Backend be) {
-    Random rnd = new Random(7);
-    for (int[] s : SHAPES) {
-      int rows = s[0], cols = s[1];
-      Tensor logits = random(rnd, s);
-      logits.data()[0] += 40f; // one large logit: the max-shift must keep exp from overflowing
-      int[] labels = randomIds(rnd, rows, cols);
-      Tensor ep = Tensor.zeros(s), eg = Tensor.zeros(s), ap = Tensor.zeros(s), ag = Tensor.zeros(s);
-      float el = REF.softmaxCrossEntropy(logits, labels, ep, eg);
-      float al = be.softmaxCrossEntropy(logits, labels, ap, ag);
-      assertRelClose("softmaxCrossEntropy loss " + logits.shapeString(), el, al);
-      assertClose("softmaxCrossEntropy probs", ep, ap);
-      assertClose("softmaxCrossEntropy grad", eg, ag);
-      assertRelClose("softmaxCrossEntropy loss without outputs", el,
-          be.softmaxCrossEntropy(logits, labels, null, null));
-    }
-  }
-
-  @ParameterizedTest
-  @MethodSource("backends")
-  void softmaxCrossEntropyOfKnownLogitsIsHandComputed(Backend be) {
-    // Uniform logits over 4 classes: loss ln 4, probs 1/4, grad (1/4 - onehot) / 2.
-    Tensor logits = Tensor.zeros(2, 4).fill(3f);
-    Tensor p = Tensor.zeros(2, 4), g = Tensor.zeros(2, 4);
-    float loss = be.softmaxCrossEntropy(logits, new int[] {1, 3}, p, g);
-    assertEquals(Math.log(4), loss, 1e-6);
-    assertEquals(0.25f, p.get(1, 2), 1e-7f);
-    assertEquals(-0.375f, g.get(0, 1), 1e-7f);
-    assertEquals(0.125f, g.get(0, 0), 1e-7f);
-    assertEquals(-0.375f, g.get(1, 3), 1e-7f);
-  }
-
-  @ParameterizedTest
-  @MethodSource("backends")
-  void logisticLossMatchesReference(Backend be) {
-    Random rnd = new Random(8);
-    for (int n : new int[] {1, 17, 65, 130}) {
-      Tensor logits = random(rnd, n, 1);
-      logits.data()[0] = n % 2 == 0 ? 60f : -60f; // saturated sigmoid: the loss must stay finite
-      float[] labels = new float[n];
-      for (int i = 0; i < n; i++) labels[i] = i % 3 == 0 ? rnd.nextFloat() : rnd.nextInt(2);
-      Tensor ep = Tensor.zeros(n, 1), eg = Tensor.zeros(n, 1), ap = Tensor.zeros(n, 1), ag = Tensor.zeros(n, 1);
-      float el = REF.logisticLoss(logits, labels, ep, eg);
-      float al = be.logisticLoss(logits, labels, ap, ag);
-      assertRelClose("logisticLoss n=" + n, el, al);
-      assertClose("logisticLoss probs", ep, ap);
-      assertClose("logisticLoss grad", eg, ag);
-    }
-  }
-
-  @ParameterizedTest
-  @MethodSource("backends")
-  void logisticLossOfZeroLogitIsLnTwo(Backend be) {
-    Tensor g = Tensor.zeros(2);
-    float loss = be.logisticLoss(Tensor.zeros(2), new float[] {1f, 0f}, null, g);
-    assertEquals(Math.log(2), loss, 1e-6);
-    assertArrayEquals(new float[] {-0.25f, 0.25f}, g.data(), 1e-7f);
-  }
-
-  // ---- embedding lookup ----
-
-  @ParameterizedTest
-  @MethodSource("backends")
-  void gatherAndScatterAddWithRepeatedIdsMatchReference(Backend be) {
-    Random rnd = new Random(9);
-    for (int[] s : SHAPES) {
-      int rows = s[0], dim = s[1];
-      Tensor table = random(rnd, s);
-      int[] ids = randomIds(rnd, 2 * rows + 3, rows); // more ids than rows: repeats for sure
-      Tensor eo = Tensor.zeros(ids.length, dim), ao = Tensor.zeros(ids.length, dim);
-      REF.gather(table, ids, eo);
-      be.gather(table, ids, ao);
-      assertClose("gather " + table.shapeString(), eo, ao);
-
-      Tensor grad = random(rnd, ids.length, dim);
-      Tensor start = random(rnd, s); // scatterAdd accumulates into what is there
-      Tensor et = start.copy(), at = start.copy();
-      REF.scatterAdd(grad, ids, et);
-      be.scatterAdd(grad, ids, at);
-      assertClose("scatterAdd " + table.shapeString(), et, at);
-    }
-  }
-
-  @ParameterizedTest
-  @MethodSource("backends")
-  void scatterAddSumsEveryRepeatOfAnId(Backend be) {
-    Tensor tableGrad = Tensor.zeros(3, 2);
-    Tensor grad = Tensor.of(new float[] {1, 2, 10, 20, 100, 200, 5, 5}, 4, 2);
-    be.scatterAdd(grad, new int[] {2, 0, 2, 2}, tableGrad);
-    assertArrayEquals(new float[] {10, 20, 0, 0, 106, 207}, tableGrad.data(), 0f);
-  }
-
-  // ---- bad input ----
-
-  @ParameterizedTest
-  @MethodSource("backends")
-  void mismatchedShapesNameBothShapes(Backend be) {
-    Tensor a34 = Tensor.zeros(3, 4), b43 = Tensor.zeros(4, 3);
-    assertNamesShapes(() -> be.add(a34, b43, a34.copy()), "[3, 4]", "[4, 3]");
-    assertNamesShapes(() -> be.mul(a34, b43, a34.copy()), "[3, 4]", "[4, 3]");
-    assertNamesShapes(() -> be.add(a34, a34, b43), "[3, 4]", "[4, 3]");
-    assertNamesShapes(() -> be.axpy(1f, a34, b43), "[3, 4]", "[4, 3]");
-    assertNamesShapes(() -> be.relu(a34, b43), "[3, 4]", "[4, 3]");
-    assertNamesShapes(() -> be.reluBackward(a34, b43, a34), "[3, 4]", "[4, 3]");
-    assertNamesShapes(() -> be.tanh(a34, b43), "[3, 4]", "[4, 3]");
-    assertNamesShapes(() -> be.tanhBackward(a34, a34, b43), "[3, 4]", "[4, 3]");
-    assertNamesShapes(() -> be.sigmoid(a34, b43), "[3, 4]", "[4, 3]");
-    assertNamesShapes(() -> be.sigmoidBackward(a34, b43, a34), "[3, 4]", "[4, 3]");
-    assertNamesShapes(() -> be.gemm(false, false, 1f, a34, a34, 0f, Tensor.zeros(3, 4)), "[3, 4]");
-    assertNamesShapes(() -> be.gemm(false, false, 1f, a34, b43, 0f, Tensor.zeros(4, 4)), "[3, 4]",
-        "[4, 3]", "[4, 4]");
-    assertNamesShapes(() -> be.addRowVector(a34, Tensor.zeros(3)), "[3, 4]", "[3]");
-    assertNamesShapes(() -> be.columnSums(a34, Tensor.zeros(3)), "[3, 4]", "[3]");
-    assertNamesShapes(() -> be.rowSums(a34, Tensor.zeros(4)), "[3, 4]", "[4]");
-    assertNamesShapes(() -> be.rowMax(a34, Tensor.zeros(4)), "[3, 4]", "[4]");
-    assertNamesShapes(() -> be.softmaxCrossEntropy(a34, new int[3], b43, null), "[3, 4]", "[4, 3]");
-    assertNamesShapes(() -> be.softmaxCrossEntropy(a34, new int[4], null, null), "[3, 4]");
-    assertNamesShapes(() -> be.logisticLoss(Tensor.zeros(3, 1), new float[3], Tensor.zeros(1, 3), null),
-        "[3, 1]", "[1, 3]");
-    assertNamesShapes(() -> be.gather(a34, new int[] {0, 1}, Tensor.zeros(2, 3)), "[3, 4]", "[2, 3]");
-    assertNamesShapes(() -> be.scatterAdd(Tensor.zeros(2, 3), new int[] {0, 1}, a34), "[3, 4]", "[2, 3]");
-  }
-
-  @ParameterizedTest
-  @MethodSource("backends")
-  void outOfRangeLabelsAreRejected(Backend be) {
-    Tensor logits = Tensor.zeros(2, 3);
-    for (int bad : new int[] {-1, 3}) {
-      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-          () -> be.softmaxCrossEntropy(logits, new int[] {0, bad}, null, null));
-      assertTrue(e.getMessage().contains("label " + bad), e.getMessage());
-    }
-    for (float bad : new float[] {-0.1f, 1.5f, Float.NaN}) {
-      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-          () -> be.logisticLoss(Tensor.zeros(2), new float[] {1f, bad}, null, null));
-      assertTrue(e.getMessage().contains("label " + bad), e.getMessage());
-    }
-  }
-
-  @ParameterizedTest
-  @MethodSource("backends")
-  void outOfRangeIdsAreRejected(Backend be) {
-    Tensor table = Tensor.zeros(5, 2);
-    for (int bad : new int[] {-1, 5}) {
-      IllegalArgumentException g = assertThrows(IllegalArgumentException.class,
-          () -> be.gather(table, new int[] {0, bad}, Tensor.zeros(2, 2)));
-      assertTrue(g.getMessage().contains("id " + bad) && g.getMessage().contains("[5, 2]"), g.getMessage());
-      IllegalArgumentException s = assertThrows(IllegalArgumentException.class,
-          () -> be.scatterAdd(Tensor.zeros(2, 2), new int[] {bad, 0}, table));
-      assertTrue(s.getMessage().contains("id " + bad) && s.getMessage().contains("[5, 2]"), s.getMessage());
-    }
+  @Override
+  protected double tolerance() {
+    return 1e-5;
   }
 
   @Test
@@ -383,44 +32,21 @@ class CpuBackendOpsTest {
     assertTrue(e.getMessage().contains("0"), e.getMessage());
   }
 
-  // ---- helpers ----
-
-  private static void assertNamesShapes(Executable call, String... shapes) {
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
-    for (String s : shapes) {
-      assertTrue(e.getMessage().contains(s), () -> "message should name " + s + ": " + e.getMessage());
+  @Nested
+  class SingleThread extends BackendOpsSuite {
+    @Override
+    protected Backend createBackend() {
+      return CpuBackend.create(1);
     }
-  }
 
-  static Tensor random(Random rnd, int... shape) {
-    Tensor t = Tensor.zeros(shape);
-    for (int i = 0; i < t.size(); i++) t.data()[i] = rnd.nextFloat() * 4f - 2f;
-    return t;
-  }
-
-  private static int[] randomIds(Random rnd, int n, int bound) {
-    int[] ids = new int[n];
-    for (int i = 0; i < n; i++) ids[i] = rnd.nextInt(bound);
-    return ids;
-  }
-
-  private static void assertClose(String what, Tensor expected, Tensor actual) {
-    assertArrayEquals(expected.shape(), actual.shape(), what + ": shape");
-    float[] e = expected.data(), a = actual.data();
-    double maxErr = 0, maxRef = 0;
-    for (int i = 0; i < e.length; i++) {
-      maxErr = Math.max(maxErr, Math.abs((double) a[i] - e[i]));
-      maxRef = Math.max(maxRef, Math.abs((double) e[i]));
-      if (Float.isNaN(a[i]) || Float.isNaN(e[i])) {
-        throw new AssertionError(what + ": NaN at " + i + " expected " + e[i] + " actual " + a[i]);
-      }
+    @Override
+    protected Backend createOracle() {
+      return new ReferenceBackend();
     }
-    double rel = maxRef == 0 ? maxErr : maxErr / maxRef;
-    assertTrue(rel < TOL, what + ": relative error " + rel);
-  }
 
-  private static void assertRelClose(String what, double expected, double actual) {
-    double rel = Math.abs(actual - expected) / Math.max(Math.abs(expected), 1e-30);
-    assertTrue(rel < TOL, what + ": expected " + expected + " actual " + actual + " relative error " + rel);
+    @Override
+    protected double tolerance() {
+      return 1e-5;
+    }
   }
 }

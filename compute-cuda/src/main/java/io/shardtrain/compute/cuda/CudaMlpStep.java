@@ -1,0 +1,306 @@
+package io.shardtrain.compute.cuda;
+
+import io.shardtrain.compute.Tensor;
+import io.shardtrain.compute.nn.Activation;
+import io.shardtrain.compute.nn.Mlp;
+import io.shardtrain.compute.nn.Parameter;
+import io.shardtrain.compute.optim.Adam;
+import io.shardtrain.compute.optim.Momentum;
+import io.shardtrain.compute.optim.Optimizer;
+import io.shardtrain.compute.optim.Sgd;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The device-resident training path for an {@link Mlp}: weights, biases, optimizer slots,
+ * activations and gradients live in device memory for the life of this object; a step moves
+ * only the batch in (through a pinned buffer, asynchronously on the backend's stream) and the
+ * loss out. Gradients and parameters go to and from the host (the parameter server) through
+ * pinned buffers, on request: {@link #readGradients}, {@link #readParameters},
+ * {@link #writeParameters}.
+ *
+ * <p>The arithmetic is {@link Mlp#forwardBackward} followed by the CPU optimizer's
+ * {@code apply}, kernel for kernel: dense layers {@code y = x W + b} with {@code W} of shape
+ * [in, out], the chosen activation between layers, mean softmax cross-entropy on top, and SGD,
+ * momentum or Adam on the device. Parameters are listed as {@link Mlp#parameters()} lists them.
+ * Not thread-safe; one per trainer, on that trainer's {@link CudaBackend}.
+ */
+public final class CudaMlpStep implements AutoCloseable {
+  private final CudaBackend be;
+  private final CudaRuntime rt;
+  private final CudaStream stream;
+  private final Activation activation;
+  private final Optimizer optimizer;
+  private final int maxBatch;
+  private final int[] widths;
+  private final List<int[]> shapes = new ArrayList<>();
+  private final List<DeviceBuffer> params = new ArrayList<>();
+  private final List<DeviceBuffer> grads = new ArrayList<>();
+  private final List<DeviceBuffer[]> slots = new ArrayList<>();
+  private final DeviceBuffer[] z; // pre-activations of each dense layer, [maxBatch, widths[i+1]]
+  private final DeviceBuffer[] a; // activations of hidden layers; a[0] is the input batch
+  private final DeviceBuffer[] dz; // gradient w.r.t. z
+  private final DeviceBuffer da, labels, rowLoss, loss;
+  private final PinnedBuffer pinnedIn, pinnedParams, pinnedLoss;
+  private long step;
+  private boolean closed;
+
+  private CudaMlpStep(CudaBackend be, Mlp model, Activation activation, int maxBatch, Optimizer optimizer) {
+    this.be = be;
+    this.rt = be.runtime();
+    this.stream = be.stream();
+    this.activation = activation;
+    this.optimizer = optimizer;
+    this.maxBatch = maxBatch;
+    List<Parameter> ps = model.parameters();
+    int layers = ps.size() / 2;
+    widths = new int[layers + 1];
+    widths[0] = model.inputDim();
+    int maxParam = 1;
+    for (int i = 0; i < layers; i++) {
+      widths[i + 1] = ps.get(2 * i).value().cols();
+      maxParam = Math.max(maxParam, ps.get(2 * i).size());
+    }
+    z = new DeviceBuffer[layers];
+    a = new DeviceBuffer[layers];
+    dz = new DeviceBuffer[layers];
+    int maxWidth = 0;
+    for (int w : widths) maxWidth = Math.max(maxWidth, w);
+    for (Parameter p : ps) {
+      shapes.add(p.shape());
+      params.add(DeviceBuffer.floats(p.size()));
+      grads.add(DeviceBuffer.floats(p.size()));
+      DeviceBuffer[] s = new DeviceBuffer[optimizer.slotCount()];
+      for (int j = 0; j < s.length; j++) {
+        s[j] = DeviceBuffer.floats(p.size());
+        jcuda.driver.JCudaDriver.cuMemsetD32Async(s[j], 0, p.size(), stream);
+      }
+      slots.add(s);
+    }
+    a[0] = DeviceBuffer.floats((long) maxBatch * widths[0]);
+    for (int i = 0; i < layers; i++) {
+      z[i] = DeviceBuffer.floats((long) maxBatch * widths[i + 1]);
+      dz[i] = DeviceBuffer.floats((long) maxBatch * widths[i + 1]);
+      if (i + 1 < layers) a[i + 1] = DeviceBuffer.floats((long) maxBatch * widths[i + 1]);
+    }
+    da = DeviceBuffer.floats((long) maxBatch * maxWidth);
+    labels = DeviceBuffer.allocate(4L * maxBatch);
+    rowLoss = DeviceBuffer.floats(maxBatch);
+    loss = DeviceBuffer.floats(1);
+    pinnedIn = new PinnedBuffer(4L * maxBatch * Math.max(widths[0], 1));
+    pinnedParams = new PinnedBuffer(4L * maxParam);
+    pinnedLoss = new PinnedBuffer(4);
+    List<Tensor> values = new ArrayList<>();
+    for (Parameter p : ps) values.add(p.value());
+    writeParameters(values);
+  }
+
+  /**
+   * A resident copy of {@code model} (its current parameters) on {@code backend}'s device, for
+   * batches of up to {@code maxBatch} rows. {@code activation} must be the one the model was
+   * built with; {@code optimizer} is {@link Sgd}, {@link Momentum} or {@link Adam}.
+   */
+  public static CudaMlpStep create(CudaBackend backend, Mlp model, Activation activation, int maxBatch,
+      Optimizer optimizer) {
+    if (maxBatch < 1) throw new IllegalArgumentException("maxBatch must be at least 1, got " + maxBatch);
+    if (!(optimizer instanceof Sgd || optimizer instanceof Momentum || optimizer instanceof Adam)) {
+      throw new IllegalArgumentException("optimizer " + optimizer.name()
+          + " has no device kernel; the GPU path supports sgd, momentum and adam");
+    }
+    backend.runtime().makeCurrent();
+    return new CudaMlpStep(backend, model, activation, maxBatch, optimizer);
+  }
+
+  /** Forward, backward and one optimizer update at learning rate {@code lr}; the mean loss. */
+  public float trainStep(Tensor x, int[] labels, float lr) {
+    queueForwardBackward(x, labels);
+    update(lr);
+    return readLoss();
+  }
+
+  /** Forward and backward only, leaving the gradients on the device; the mean loss. */
+  public float forwardBackward(Tensor x, int[] labels) {
+    queueForwardBackward(x, labels);
+    return readLoss();
+  }
+
+  private float readLoss() {
+    pinnedLoss.queueDownload(loss, 1, stream);
+    stream.synchronize();
+    float[] l = new float[1];
+    pinnedLoss.read(l, 1);
+    return l[0];
+  }
+
+  private void queueForwardBackward(Tensor x, int[] y) {
+    if (closed) throw new IllegalStateException("CudaMlpStep is closed");
+    int batch = x.rows();
+    if (x.rank() != 2 || x.cols() != widths[0] || batch < 1 || batch > maxBatch) {
+      throw new IllegalArgumentException("CudaMlpStep: input " + x.shapeString() + " must be [1.." + maxBatch
+          + ", " + widths[0] + "]");
+    }
+    if (y.length != batch) {
+      throw new IllegalArgumentException("CudaMlpStep: " + y.length + " labels for input " + x.shapeString());
+    }
+    int classes = widths[widths.length - 1];
+    for (int r = 0; r < batch; r++) {
+      if (y[r] < 0 || y[r] >= classes) {
+        throw new IllegalArgumentException("CudaMlpStep: label " + y[r] + " at row " + r + " is outside [0, "
+            + classes + ")");
+      }
+    }
+    rt.makeCurrent();
+    pinnedIn.upload(x.data(), batch * widths[0], a[0], stream);
+    // Labels go through the same pinned buffer after the input copy is queued: the copies are
+    // ordered on the stream, but the host buffer must not be overwritten before the first one
+    // is done, hence the wait.
+    stream.synchronize();
+    pinnedIn.uploadInts(y, batch, labels, stream);
+    int layers = z.length;
+    Gemm g = be.gemmImpl();
+    for (int i = 0; i < layers; i++) {
+      int in = widths[i], out = widths[i + 1];
+      g.sgemm(false, false, batch, out, in, 1f, a[i].address(), in, params.get(2 * i).address(), out, 0f,
+          z[i].address(), out);
+      rt.launch("st_add_row_vector", rt.gridFor((long) batch * out, 256), 1, 256, stream, batch, out, z[i],
+          params.get(2 * i + 1));
+      if (i + 1 < layers) elementwise(forwardKernel(), batch * out, z[i], a[i + 1]);
+    }
+    int warpsPerBlock = 8;
+    rt.launch("st_softmax_xent", (batch + warpsPerBlock - 1) / warpsPerBlock, 1, 256, stream, batch, classes,
+        z[layers - 1], labels, null, dz[layers - 1], rowLoss);
+    rt.launch("st_sum", 1, 1, 1024, stream, batch, rowLoss, 1f / batch, loss);
+    for (int i = layers - 1; i >= 0; i--) {
+      int in = widths[i], out = widths[i + 1];
+      g.sgemm(true, false, in, out, batch, 1f, a[i].address(), in, dz[i].address(), out, 0f,
+          grads.get(2 * i).address(), out);
+      rt.launch("st_column_sums", (out + 255) / 256, 1, 256, stream, batch, out, dz[i], grads.get(2 * i + 1));
+      if (i > 0) {
+        g.sgemm(false, true, batch, in, out, 1f, dz[i].address(), out, params.get(2 * i).address(), out, 0f,
+            da.address(), in);
+        // relu's backward reads the pre-activation; tanh's and sigmoid's read the output.
+        DeviceBuffer saved = activation == Activation.RELU ? z[i - 1] : a[i];
+        elementwise(backwardKernel(), batch * in, saved, da, dz[i - 1]);
+      }
+    }
+  }
+
+  private String forwardKernel() {
+    switch (activation) {
+      case RELU: return "st_relu";
+      case TANH: return "st_tanh";
+      default: return "st_sigmoid";
+    }
+  }
+
+  private String backwardKernel() {
+    switch (activation) {
+      case RELU: return "st_relu_backward";
+      case TANH: return "st_tanh_backward";
+      default: return "st_sigmoid_backward";
+    }
+  }
+
+  private void elementwise(String kernel, int n, Object... args) {
+    Object[] all = new Object[args.length + 1];
+    all[0] = n;
+    System.arraycopy(args, 0, all, 1, args.length);
+    rt.launch(kernel, rt.gridFor(n, 256), 1, 256, stream, all);
+  }
+
+  private void update(float lr) {
+    step++;
+    for (int p = 0; p < params.size(); p++) {
+      int n = size(shapes.get(p));
+      DeviceBuffer w = params.get(p), gr = grads.get(p);
+      DeviceBuffer[] s = slots.get(p);
+      if (optimizer instanceof Sgd) {
+        elementwise("st_sgd", n, lr, ((Sgd) optimizer).weightDecay(), w, gr);
+      } else if (optimizer instanceof Momentum) {
+        Momentum m = (Momentum) optimizer;
+        elementwise("st_momentum", n, lr, m.momentum(), m.weightDecay(), m.nesterov() ? 1 : 0, w, gr, s[0]);
+      } else {
+        Adam ad = (Adam) optimizer;
+        // The same scalars, computed the same way, as Adam.apply.
+        double c1 = 1.0 - Math.pow(ad.beta1(), step);
+        double c2 = 1.0 - Math.pow(ad.beta2(), step);
+        float stepSize = (float) (lr / c1);
+        float sqrtC2 = (float) Math.sqrt(c2);
+        float l2 = ad.decoupled() ? 0f : ad.weightDecay();
+        float shrink = ad.decoupled() ? 1f - lr * ad.weightDecay() : 1f;
+        elementwise("st_adam", n, stepSize, ad.beta1(), ad.beta2(), ad.eps(), sqrtC2, l2, shrink, w, gr, s[0], s[1]);
+      }
+    }
+  }
+
+  private static int size(int[] shape) {
+    int n = 1;
+    for (int d : shape) n *= d;
+    return n;
+  }
+
+  /** Copies the device gradients of the last step into {@code into}, in parameter order. */
+  public void readGradients(List<Tensor> into) {
+    read(grads, into, "readGradients");
+  }
+
+  /** Copies the device parameters into {@code into}, in parameter order. */
+  public void readParameters(List<Tensor> into) {
+    read(params, into, "readParameters");
+  }
+
+  /** Replaces the device parameters with {@code from} (e.g. fresh ones from the server). */
+  public void writeParameters(List<Tensor> from) {
+    checkList(from, "writeParameters");
+    rt.makeCurrent();
+    for (int p = 0; p < params.size(); p++) {
+      Tensor t = from.get(p);
+      pinnedParams.upload(t.data(), t.size(), params.get(p), stream);
+      stream.synchronize(); // the pinned buffer is reused for the next parameter
+    }
+  }
+
+  private void read(List<DeviceBuffer> src, List<Tensor> into, String what) {
+    checkList(into, what);
+    rt.makeCurrent();
+    for (int p = 0; p < src.size(); p++) {
+      Tensor t = into.get(p);
+      pinnedParams.queueDownload(src.get(p), t.size(), stream);
+      stream.synchronize();
+      pinnedParams.read(t.data(), t.size());
+    }
+  }
+
+  private void checkList(List<Tensor> ts, String what) {
+    if (ts.size() != shapes.size()) {
+      throw new IllegalArgumentException(what + ": " + ts.size() + " tensors for " + shapes.size() + " parameters");
+    }
+    for (int p = 0; p < shapes.size(); p++) {
+      if (!java.util.Arrays.equals(ts.get(p).shape(), shapes.get(p))) {
+        throw new IllegalArgumentException(what + ": tensor " + p + " is " + ts.get(p).shapeString()
+            + ", parameter is " + Tensor.shapeString(shapes.get(p)));
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    if (closed) return;
+    closed = true;
+    rt.makeCurrent();
+    stream.synchronize();
+    List<AutoCloseable> all = new ArrayList<>();
+    all.addAll(params);
+    all.addAll(grads);
+    for (DeviceBuffer[] s : slots) all.addAll(List.of(s));
+    for (DeviceBuffer[] group : new DeviceBuffer[][] {z, a, dz}) for (DeviceBuffer b : group) if (b != null) all.add(b);
+    all.addAll(List.of(da, labels, rowLoss, loss, pinnedIn, pinnedParams, pinnedLoss));
+    for (AutoCloseable c : all) {
+      try {
+        c.close();
+      } catch (Exception e) {
+        throw new IllegalStateException("freeing device memory failed: " + e.getMessage(), e);
+      }
+    }
+  }
+}

@@ -1,0 +1,125 @@
+package io.shardtrain.compute.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.shardtrain.compute.Tensor;
+import io.shardtrain.compute.backend.CpuBackend;
+import io.shardtrain.compute.nn.Activation;
+import io.shardtrain.compute.nn.Mlp;
+import io.shardtrain.compute.nn.Parameter;
+import io.shardtrain.compute.optim.Adam;
+import io.shardtrain.compute.optim.Momentum;
+import io.shardtrain.compute.optim.Optimizer;
+import io.shardtrain.compute.optim.Sgd;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The resident training step against the CPU model and optimizer: same seed, same batches, the
+ * losses, gradients and parameters after several steps agree to {@code 1e-4} (normwise). Skipped
+ * without a GPU.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class CudaMlpStepTest {
+  private CudaBackend gpu;
+  private CpuBackend cpu;
+
+  @BeforeAll
+  void open() {
+    gpu = CudaBackendTest.gpuOrSkip(CudaBackend.GemmChoice.AUTO);
+    cpu = CpuBackend.create(1);
+  }
+
+  @AfterAll
+  void close() {
+    if (gpu != null) gpu.close();
+    if (cpu != null) cpu.close();
+  }
+
+  @Test
+  void sgdStepsMatchTheCpuModel() {
+    compare(Activation.RELU, new Sgd(1e-4f), 0.1f);
+  }
+
+  @Test
+  void momentumWithTanhMatchesTheCpuModel() {
+    compare(Activation.TANH, new Momentum(0.9f, true, 0f), 0.05f);
+  }
+
+  @Test
+  void adamWithSigmoidMatchesTheCpuModel() {
+    compare(Activation.SIGMOID, new Adam(0.9f, 0.999f, 1e-8f, 0.01f, true), 0.01f);
+  }
+
+  @Test
+  void wrongInputWidthIsRejected() {
+    Mlp model = Mlp.create(cpu, 5, new int[] {4}, 3, Activation.RELU, 1);
+    try (CudaMlpStep step = CudaMlpStep.create(gpu, model, Activation.RELU, 8, new Sgd())) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> step.trainStep(Tensor.zeros(2, 6), new int[2], 0.1f));
+      assertTrue(e.getMessage().contains("[2, 6]"), e.getMessage());
+    }
+  }
+
+  private void compare(Activation act, Optimizer opt, float lr) {
+    Random rnd = new Random(11);
+    int in = 37, classes = 7, batch = 50;
+    Mlp model = Mlp.create(cpu, in, new int[] {33, 17}, classes, act, 5);
+    List<float[][]> cpuSlots = new ArrayList<>();
+    for (Parameter p : model.parameters()) cpuSlots.add(new float[opt.slotCount()][p.size()]);
+    try (CudaMlpStep step = CudaMlpStep.create(gpu, model, act, 64, opt)) {
+      for (int s = 1; s <= 4; s++) {
+        int rows = s == 4 ? 13 : batch; // a short last batch too
+        Tensor x = Tensor.zeros(rows, in);
+        for (int i = 0; i < x.size(); i++) x.data()[i] = rnd.nextFloat() * 2 - 1;
+        int[] y = new int[rows];
+        for (int i = 0; i < rows; i++) y[i] = rnd.nextInt(classes);
+
+        float cpuLoss = model.forwardBackward(x, y, p -> { });
+        List<Tensor> gpuGrads = zerosLike(model);
+        float gpuLoss = step.forwardBackward(x, y);
+        step.readGradients(gpuGrads);
+        assertEquals(cpuLoss, gpuLoss, 1e-4 * Math.abs(cpuLoss), "loss at step " + s);
+        for (int p = 0; p < gpuGrads.size(); p++) {
+          assertNormClose("grad " + model.parameters().get(p).name() + " step " + s,
+              model.parameters().get(p).grad(), gpuGrads.get(p));
+        }
+        // Update both: the GPU step re-runs forward/backward on the same batch, then updates.
+        for (int p = 0; p < model.parameters().size(); p++) {
+          Parameter par = model.parameters().get(p);
+          opt.apply(par.value().data(), par.grad().data(), cpuSlots.get(p), s, lr);
+        }
+        step.trainStep(x, y, lr);
+        List<Tensor> gpuParams = zerosLike(model);
+        step.readParameters(gpuParams);
+        for (int p = 0; p < gpuParams.size(); p++) {
+          assertNormClose("param " + model.parameters().get(p).name() + " step " + s,
+              model.parameters().get(p).value(), gpuParams.get(p));
+        }
+      }
+    }
+  }
+
+  private static List<Tensor> zerosLike(Mlp model) {
+    List<Tensor> ts = new ArrayList<>();
+    for (Parameter p : model.parameters()) ts.add(Tensor.zeros(p.shape()));
+    return ts;
+  }
+
+  private static void assertNormClose(String what, Tensor expected, Tensor actual) {
+    double maxErr = 0, maxRef = 0;
+    for (int i = 0; i < expected.size(); i++) {
+      maxErr = Math.max(maxErr, Math.abs((double) actual.data()[i] - expected.data()[i]));
+      maxRef = Math.max(maxRef, Math.abs((double) expected.data()[i]));
+    }
+    double rel = maxRef == 0 ? maxErr : maxErr / maxRef;
+    assertTrue(rel < 1e-4, what + ": relative error " + rel);
+  }
+}
