@@ -21,6 +21,9 @@ import io.shardtrain.compute.nn.Activation;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;
 import io.shardtrain.compute.optim.OptimizerSpec;
+import io.shardtrain.persistence.model.ModelFiles;
+import io.shardtrain.persistence.model.ModelParameters;
+import io.shardtrain.persistence.model.ModelSnapshot;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -84,6 +87,7 @@ public final class ShardTrain {
     OptimizerSpec optimizer = OptimizerSpec.parse(s.optimizer()).withWeightDecay((float) s.weightDecay());
     Mlp model = Mlp.create(CpuBackend.create(1), inputDim, s.hidden(), classes,
         Activation.valueOf(s.activation().toUpperCase(Locale.ROOT)), s.seed());
+    if (s.initFrom() != null) initFrom(s.initFrom(), model);
     List<ParamShape> shapes = new ArrayList<>();
     for (Parameter p : model.parameters()) shapes.add(new ParamShape(p.name(), p.size()));
     List<String> blocks = BlockLayout.of(shapes, blockSize).stream().map(BlockSlice::entityId).toList();
@@ -97,6 +101,32 @@ public final class ShardTrain {
         s.seed(), mode, trainers, s.batch(), s.steps() > 0 ? 0 : s.epochs(), s.steps(), s.optimizer(),
         (float) s.lr(), s.lrScheduleFor(updates), (float) s.weightDecay(), maxStaleness, blockSize, blocks);
     return new Plan(job, model, optimizer);
+  }
+
+  /**
+   * Overwrites {@code model}'s parameters with a saved model's (docs/MODEL-FORMAT.md). Blocks are
+   * cut from whole parameters, so the saved model may come from any number of ps nodes or block
+   * size; names and shapes must match, and an error names the first that does not.
+   */
+  public static void initFrom(java.nio.file.Path dir, Mlp model) {
+    try {
+      ModelParameters.copyInto(ModelFiles.load(dir), model.parameters());
+    } catch (java.io.IOException e) {
+      throw new IllegalArgumentException("cannot initialise from " + dir + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** The model's parameters as a snapshot with the job's description, for {@link ModelFiles#save}. */
+  public static ModelSnapshot snapshot(Mlp model, JobSpec job, long version) {
+    Map<String, String> description = new java.util.LinkedHashMap<>();
+    description.put("model", "mlp");
+    description.put("inputDim", String.valueOf(job.inputDim()));
+    description.put("hidden", job.hidden().toString());
+    description.put("classes", String.valueOf(job.classes()));
+    description.put("activation", job.activation());
+    description.put("job", job.jobId());
+    description.put("dataset", job.dataset());
+    return ModelParameters.snapshot(model.parameters(), description, version);
   }
 
   /** Initialises every block from the plan's model (idempotent), then submits the job to the master. */

@@ -1,5 +1,6 @@
 package io.shardtrain.tests;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.shardtrain.actors.master.Master;
@@ -91,6 +92,8 @@ class PsNodeFailoverTest {
         Mlp model = Mlp.create(CpuBackend.create(1), 784, new int[] {64}, 10, Activation.RELU, 3);
         long version = client.api().pullInto(model, status.job(), STEPS).toCompletableFuture().get(60, TimeUnit.SECONDS);
         System.out.println(name + ": job done at version " + version);
+        // Both trainers took every step together: the job started only once both were registered.
+        assertEquals(STEPS, version, name + ": blocks at version " + version);
         return model;
       } finally {
         client.system().terminate();

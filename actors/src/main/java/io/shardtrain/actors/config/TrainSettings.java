@@ -5,7 +5,8 @@ import java.nio.file.Path;
 import java.util.List;
 
 /**
- * One training job's settings, read once from {@code shardtrain.train}, {@code shardtrain.compute}
+ * One training job's settings ({@code initFrom}: a saved model directory whose values the
+ * trainable parameters start from, or null), read once from {@code shardtrain.train}, {@code shardtrain.compute}
  * and {@code shardtrain.data-dir}; command-line flags are applied as a
  * configuration layer over the files before this is read. Values are checked here so a bad one fails before any data is loaded.
  */
@@ -24,7 +25,8 @@ public record TrainSettings(
     long evalEvery,
     String backend,
     int computeThreads,
-    Path dataDir) {
+    Path dataDir,
+    Path initFrom) {
 
   public TrainSettings {
     if (batch < 1) throw new IllegalArgumentException("batch must be at least 1, got " + batch);
@@ -58,7 +60,8 @@ public record TrainSettings(
         t.getLong("eval-every"),
         config.getString("shardtrain.compute.backend"),
         config.getInt("shardtrain.compute.threads"),
-        Path.of(config.getString("shardtrain.data-dir")));
+        Path.of(config.getString("shardtrain.data-dir")),
+        t.getString("init-from").isBlank() ? null : Path.of(t.getString("init-from")));
   }
 
   /**

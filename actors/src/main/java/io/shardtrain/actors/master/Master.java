@@ -88,6 +88,12 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   /** No task now: the job is done, or the remaining tasks are leased to others. */
   public record NoTask(boolean jobDone) implements TaskReply {}
 
+  /**
+   * The job has not started: it starts once its expected trainers are registered and every block
+   * knows that membership, so the first sync step waits for all of them. Ask again shortly.
+   */
+  public record WaitForTrainers(int registered, int expected) implements TaskReply {}
+
   /** The job's progress; {@code job} is null until one is submitted. */
   public record JobStatus(String jobId, boolean submitted, boolean done, int epochsDone, long membershipEpoch,
       List<String> members, long examplesReported, List<String> leases, JobSpec job) implements CborSerializable {}
@@ -104,6 +110,9 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   public record TaskLeased(int epoch, int task, String trainerId) implements Event {}
 
   public record ProgressRecorded(int epoch, int task, long offset, String trainerId, long step) implements Event {}
+
+  /** The expected trainers were registered and every block knew them: tasks are handed out from now on. */
+  public record JobStarted(long membershipEpoch) implements Event {}
 
   // ---- behaviour ----
   private final ActorContext<Command> context;
@@ -233,6 +242,15 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
       return Effect().none();
     }
     lastSeen.put(c.trainerId(), System.nanoTime());
+    if (!s.started()) {
+      int registered = s.members().size();
+      int expected = s.job().trainers();
+      c.replyTo().tell(StatusReply.success(new WaitForTrainers(registered, expected)));
+      if (registered >= expected && allBlocksKnow(s, s.membershipEpoch())) {
+        return Effect().persist(new JobStarted(s.membershipEpoch()));
+      }
+      return Effect().none();
+    }
     MasterState.TaskState current = s.leaseOf(c.trainerId());
     if (current != null) {
       c.replyTo().tell(StatusReply.success(s.lease(current)));
@@ -300,6 +318,13 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     return Effect().none();
   }
 
+  private boolean allBlocksKnow(MasterState s, long epoch) {
+    for (String block : s.job().blocks()) {
+      if (blockAcked.getOrDefault(block, -1L) < epoch) return false;
+    }
+    return true;
+  }
+
   private void broadcastMembership(MasterState s) {
     if (s.job() == null) return;
     for (String block : s.job().blocks()) sendMembership(s, block);
@@ -329,6 +354,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onEvent(TrainerJoined.class, (s, e) -> s.joined(e.trainerId(), e.trainer()))
         .onEvent(TrainerLeft.class, (s, e) -> s.left(e.trainerId()))
         .onEvent(TaskLeased.class, (s, e) -> s.leased(e.epoch(), e.task(), e.trainerId()))
+        .onEvent(JobStarted.class, (s, e) -> s.started(e.membershipEpoch()))
         .onEvent(ProgressRecorded.class, (s, e) -> s.progressed(e.epoch(), e.task(), e.offset(), e.trainerId(), e.step()))
         .build();
   }

@@ -43,6 +43,7 @@ public final class MasterState implements CborSerializable {
   private List<TaskState> tasks = new ArrayList<>();
   private long examplesReported;
   private HashMap<String, Long> lastStep = new HashMap<>();
+  private boolean started;
 
   public JobSpec job() {
     return job;
@@ -54,6 +55,11 @@ public final class MasterState implements CborSerializable {
 
   public Map<String, ActorRef<?>> members() {
     return members;
+  }
+
+  /** Whether tasks are handed out: the expected trainers were all there once. */
+  public boolean started() {
+    return started;
   }
 
   /** Epoch-bounded: every task of the last epoch finished. Step-bounded: trainers reached the last step. */
@@ -69,6 +75,11 @@ public final class MasterState implements CborSerializable {
     job = j;
     openEpoch(0);
     openEpoch(1);
+    return this;
+  }
+
+  MasterState started(long epoch) {
+    started = true;
     return this;
   }
 

@@ -246,6 +246,12 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
           true, false, new ReaderPosition(l.epoch(), l.offset()));
       return computeStep();
     }
+    if (m.reply() instanceof Master.WaitForTrainers w) {
+      context.getLog().info("trainer {}: waiting for the job to start ({} of {} trainers)", setup.trainerId(),
+          w.registered(), w.expected());
+      timers.startSingleTimer(Retry.NEXT_STEP, setup.settings().retryDelay());
+      return this;
+    }
     Master.NoTask none = (Master.NoTask) m.reply();
     if (none.jobDone()) return finish("job done");
     if (job.mode() == BlockSpec.Mode.SYNC) return idleStep();

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import akka.Done;
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.actor.testkit.typed.javadsl.TestProbe;
+import akka.actor.typed.javadsl.Behaviors;
 import akka.cluster.sharding.typed.ShardingEnvelope;
 import akka.pattern.StatusReply;
 import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
@@ -46,10 +47,21 @@ class MasterTest {
     return submitted(SETTINGS);
   }
 
+  /** Blocks that acknowledge every membership update, and tell the probe what they got. */
+  static akka.actor.typed.Behavior<ShardingEnvelope<ParameterBlock.Command>> ackingBlocks(
+      TestProbe<ShardingEnvelope<ParameterBlock.Command>> probe) {
+    return Behaviors.receiveMessage(env -> {
+      if (env.message() instanceof ParameterBlock.UpdateMembership u) u.replyTo().tell(StatusReply.success(u.epoch()));
+      probe.ref().tell(env);
+      return Behaviors.same();
+    });
+  }
+
   static Setup submitted(MasterSettings settings) {
     TestProbe<ShardingEnvelope<ParameterBlock.Command>> blocks = kit.createTestProbe();
+    var acking = kit.spawn(ackingBlocks(blocks));
     EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk =
-        EventSourcedBehaviorTestKit.create(kit.system(), Master.create(settings, blocks.ref()));
+        EventSourcedBehaviorTestKit.create(kit.system(), Master.create(settings, acking));
     tk.clear();
     StatusReply<Done> r = tk.<StatusReply<Done>>runCommand(replyTo -> new Master.SubmitJob(job(), replyTo)).reply();
     assertTrue(r.isSuccess());
@@ -61,8 +73,15 @@ class MasterTest {
         .reply().getValue();
   }
 
+  /** Asks for a task, again while the job waits for its trainers (block acknowledgements are asynchronous). */
   static Master.TaskReply request(Setup s, String id) {
-    return s.tk().<StatusReply<Master.TaskReply>>runCommand(r -> new Master.RequestTask(id, r)).reply().getValue();
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (true) {
+      Master.TaskReply r = s.tk().<StatusReply<Master.TaskReply>>runCommand(x -> new Master.RequestTask(id, x))
+          .reply().getValue();
+      if (!(r instanceof Master.WaitForTrainers) || System.nanoTime() > deadline) return r;
+      sleep(20);
+    }
   }
 
   static StatusReply<Done> report(Setup s, String id, int epoch, int task, long offset, long step) {
@@ -80,6 +99,18 @@ class MasterTest {
     // Asking again (e.g. after a restart) returns the same task at the reported offset.
     assertEquals(new Master.Lease(0, 0, 0, 50, 20), request(s, "a"));
     assertEquals(20, s.tk().getState().status().examplesReported());
+  }
+
+  @Test
+  void noTaskIsHandedOutUntilTheExpectedTrainersAreRegistered() {
+    Setup s = submitted();
+    register(s, "a", kit.createTestProbe());
+    Master.TaskReply early = s.tk().<StatusReply<Master.TaskReply>>runCommand(x -> new Master.RequestTask("a", x))
+        .reply().getValue();
+    assertEquals(new Master.WaitForTrainers(1, 2), early);
+    register(s, "b", kit.createTestProbe());
+    assertEquals(new Master.Lease(0, 0, 0, 50, 0), request(s, "a"));
+    assertTrue(s.tk().getState().started());
   }
 
   @Test
@@ -213,6 +244,7 @@ class MasterTest {
     serialization.verifySerialization(new Master.Registration(job(), 3, List.of("a", "b"), 42), true);
     serialization.verifySerialization(new Master.Lease(1, 0, 0, 50, 20), true);
     serialization.verifySerialization(new Master.NoTask(true), true);
+    serialization.verifySerialization(new Master.WaitForTrainers(1, 2), true);
     serialization.verifySerialization(new Master.JobStatus("job-1", true, false, 1, 4, List.of("a"), 120,
         List.of("1/0@20 -> a"), job()), true);
   }

@@ -123,4 +123,32 @@ final class ClientCommands {
       return 0;
     }
   }
+
+  @Command(name = "save-model", mixinStandardHelpOptions = true,
+      description = "Pull every parameter block of the running job and save the model (docs/MODEL-FORMAT.md).")
+  static final class SaveModel extends Client {
+    @Option(names = "--out", required = true, paramLabel = "DIR", description = "Model directory to write.")
+    Path out;
+    @Option(names = "--npy", paramLabel = "DIR", description = "Also write NumPy .npy files here.")
+    Path npy;
+
+    @Override
+    int run(ClusterNode.Started node, PrintWriter w) throws Exception {
+      Master.JobStatus s = node.api().status().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      if (!s.submitted()) throw new IllegalStateException("no job has been submitted to this cluster");
+      JobSpec job = s.job();
+      var model = io.shardtrain.compute.nn.Mlp.create(io.shardtrain.compute.backend.CpuBackend.create(1),
+          job.inputDim(), job.hiddenArray(), job.classes(),
+          io.shardtrain.compute.nn.Activation.valueOf(job.activation().toUpperCase(java.util.Locale.ROOT)), job.seed());
+      long version = node.api().pullInto(model, job, 0).toCompletableFuture().get(60, TimeUnit.SECONDS);
+      var snapshot = io.shardtrain.actors.ShardTrain.snapshot(model, job, version);
+      io.shardtrain.persistence.model.ModelFiles.save(out, snapshot);
+      w.printf("model of job %s at version %d saved to %s%n", job.jobId(), version, out);
+      if (npy != null) {
+        io.shardtrain.persistence.model.ModelFiles.exportNpy(snapshot, npy);
+        w.printf("npy files in %s%n", npy);
+      }
+      return 0;
+    }
+  }
 }

@@ -81,6 +81,12 @@ final class LocalCommand implements Callable<Integer> {
   Path dataDir;
   @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
   Path report;
+  @Option(names = "--init-from", paramLabel = "DIR", description = "Start from a saved model (docs/MODEL-FORMAT.md).")
+  Path initFrom;
+  @Option(names = "--save-model", paramLabel = "DIR", description = "Save the trained model here.")
+  Path saveModel;
+  @Option(names = "--export-npy", paramLabel = "DIR", description = "Also write the trained parameters as NumPy .npy files.")
+  Path exportNpy;
   @Option(names = "--no-progress", description = "No progress bar.")
   boolean noProgress;
 
@@ -107,6 +113,7 @@ final class LocalCommand implements Callable<Integer> {
     out.printf("%s: %d steps, %.0f samples/s, test accuracy %.4f, final loss %.4f%n",
         settings.dataset(), r.steps(), r.samplesPerSec(), r.testAccuracy(), r.finalLoss());
     writeOutputs(report(settings, r), metrics, settings.dataset() + " single process");
+    saveModel(r.model(), settings, data.train(), r.steps());
     return 0;
   }
 
@@ -132,6 +139,7 @@ final class LocalCommand implements Callable<Integer> {
     put(flags, "ps.block-size", blockSize);
     put(flags, "persistence.journal", journal);
     if (dataDir != null) put(flags, "data-dir", dataDir.toAbsolutePath().toString());
+    if (initFrom != null) put(flags, "train.init-from", initFrom.toAbsolutePath().toString());
     Config files = ShardTrainConfig.load(config);
     Config merged = ConfigFactory.parseMap(flags, "command-line flags").withFallback(files);
     ShardTrainConfig.validate(merged);
@@ -211,6 +219,7 @@ final class LocalCommand implements Callable<Integer> {
     out.printf("%s %s: %d steps per trainer, %.0f samples/s, test accuracy %.4f, final loss %.4f%n",
         settings.dataset(), modeName.toLowerCase(), r.steps(), r.samplesPerSec(), r.testAccuracy(), r.finalLoss());
     writeOutputs(m, metrics, settings.dataset() + " " + modeName.toLowerCase() + ", " + trainers + " trainers");
+    saveModel(r.model(), settings, data.train(), r.version());
     return 0;
   }
 
@@ -226,6 +235,28 @@ final class LocalCommand implements Callable<Integer> {
     metrics.writeCsv(csv);
     metrics.writePng(png, title);
     out.println("report: " + report + " (metrics " + csv.getFileName() + ", plot " + png.getFileName() + ")");
+  }
+
+  private void saveModel(io.shardtrain.compute.nn.Mlp model, TrainSettings s, io.shardtrain.compute.data.Dataset train,
+      long version) throws java.io.IOException {
+    if (saveModel == null && exportNpy == null) return;
+    Map<String, String> description = new LinkedHashMap<>();
+    description.put("model", "mlp");
+    description.put("inputDim", String.valueOf(train.dim()));
+    description.put("hidden", java.util.Arrays.toString(s.hidden()));
+    description.put("classes", String.valueOf(train.numClasses()));
+    description.put("activation", s.activation());
+    description.put("dataset", s.dataset());
+    var snapshot = io.shardtrain.persistence.model.ModelParameters.snapshot(model.parameters(), description, version);
+    var out = spec.commandLine().getOut();
+    if (saveModel != null) {
+      io.shardtrain.persistence.model.ModelFiles.save(saveModel, snapshot);
+      out.println("model: " + saveModel);
+    }
+    if (exportNpy != null) {
+      io.shardtrain.persistence.model.ModelFiles.exportNpy(snapshot, exportNpy);
+      out.println("npy: " + exportNpy);
+    }
   }
 
   private static void deleteRecursively(Path dir) throws java.io.IOException {

@@ -13,6 +13,7 @@ import picocli.CommandLine.Command;
     versionProvider = ShardTrainCli.Version.class,
     description = "Distributed deep-learning training on Akka: parameter shards, trainers, a master.",
     subcommands = {LocalCommand.class, NodeCommand.class, ClientCommands.Submit.class, ClientCommands.Status.class,
+        ClientCommands.SaveModel.class,
         BenchCommand.class, CommandLine.HelpCommand.class})
 public final class ShardTrainCli implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -64,12 +65,14 @@ public final class ShardTrainCli implements Runnable {
     return 1;
   }
 
+  /** Our own refusals (bad input, missing data, unusable backend or journal) are user errors. */
   private static boolean isUserError(Throwable e) {
     return e instanceof IllegalArgumentException
+        || e instanceof IllegalStateException
         || e instanceof DataUnavailableException
         || e instanceof ConfigException
         || e instanceof java.nio.file.NoSuchFileException
-        || e instanceof IllegalStateException && e.getMessage() != null && e.getMessage().startsWith("training diverged");
+        || e instanceof java.nio.file.FileAlreadyExistsException;
   }
 
   static final class Version implements CommandLine.IVersionProvider {

@@ -58,6 +58,7 @@ public final class SingleProcessTraining {
     }
     Mlp model = Mlp.create(backend, train.dim(), settings.hidden(), train.numClasses(),
         Activation.valueOf(settings.activation().toUpperCase(Locale.ROOT)), settings.seed());
+    if (settings.initFrom() != null) io.shardtrain.actors.ShardTrain.initFrom(settings.initFrom(), model);
     Optimizer optimizer = OptimizerSpec.parse(settings.optimizer())
         .withWeightDecay((float) settings.weightDecay()).create();
     List<Parameter> params = model.parameters();

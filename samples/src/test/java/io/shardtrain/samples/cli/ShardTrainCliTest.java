@@ -107,6 +107,32 @@ class ShardTrainCliTest {
   }
 
   @Test
+  void savedModelInitialisesANewJobAndExportsNpy() throws IOException {
+    Path model = dataDir.resolve("saved-model");
+    Path npy = dataDir.resolve("saved-npy");
+    Run first = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--hidden", "32",
+        "--optimizer", "adam", "--lr", "0.01", "--batch", "32", "--epochs", "3", "--no-progress",
+        "--save-model", model.toString(), "--export-npy", npy.toString());
+    assertEquals(0, first.exit(), first.err());
+    assertTrue(Files.isRegularFile(model.resolve("manifest.json")));
+    try (var files = Files.list(npy)) {
+      assertEquals(4, files.filter(f -> f.toString().endsWith(".npy")).count()); // 2 weights, 2 biases
+    }
+    // One step at a negligible rate from the saved model: the accuracy is the trained one, not chance.
+    Path report = dataDir.resolve("from-saved.json");
+    Run second = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--hidden", "32",
+        "--optimizer", "sgd", "--lr", "1e-9", "--steps", "1", "--no-progress", "--init-from", model.toString(),
+        "--report", report.toString());
+    assertEquals(0, second.exit(), second.err());
+    assertTrue(field(Files.readString(report), "test_accuracy") > 0.9, Files.readString(report));
+    // A model of another shape is refused, naming both shapes.
+    Run wrong = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--hidden", "16",
+        "--steps", "1", "--no-progress", "--init-from", model.toString());
+    assertEquals(2, wrong.exit());
+    assertTrue(wrong.err().contains("[64, 16]") && wrong.err().contains("[64, 32]"), wrong.err());
+  }
+
+  @Test
   void stepsReplaceEpochs() throws IOException {
     Path report = dataDir.resolve("steps.json");
     Run r = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(),
