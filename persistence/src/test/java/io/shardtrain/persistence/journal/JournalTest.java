@@ -64,7 +64,7 @@ class JournalTest {
   }
 
   private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > deadline) throw new AssertionError("timed out waiting for " + what);
       Thread.sleep(10);
@@ -154,11 +154,15 @@ class JournalTest {
     System.out.printf("H2 journal: %d events of %d KiB written (%d KiB); %d KiB while open, %d KiB closed%n",
         events, width / 256, written / 1024, whileOpen / 1024, closed / 1024);
     assertTrue(closed > 0, "journal is empty");
-    // H2 compacts for up to 200 ms when the last connection closes (seen: 1.7-7 MiB of 12.5 MiB
-    // written, less under CPU contention). While open, MVStore keeps freed chunks for its 45 s
-    // retention time, so a run this short grows about as fast as it writes (seen: ~14 MiB).
-    assertTrue(closed < written, "journal " + closed + " bytes after deleting all but ~12 of " + events
-        + " events (" + written + " bytes written)");
+    // The file size is H2's business: it compacts for a bounded time on close (seen: 1.7-14 MiB of
+    // 12.5 MiB written, depending on CPU load). What ShardTrain promises is that events behind the
+    // snapshots are gone: count the rows left.
+    try (var c = java.sql.DriverManager.getConnection(settings.jdbcUrl(), "sa", "");
+        var rs = c.createStatement().executeQuery("SELECT COUNT(*) FROM \"event_journal\"")) {
+      rs.next();
+      long rows = rs.getLong(1);
+      assertTrue(rows <= 12, rows + " of " + events + " events left in the journal");
+    }
   }
 
   @Test
