@@ -86,6 +86,9 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
 
   private enum Retry implements Command { REGISTER, NEXT_STEP }
 
+  /** Send the still unacknowledged push of {@code step} to {@code blockId} again. */
+  private record RetryPush(String blockId, long step) implements Command {}
+
   /** What a trainer needs from the outside world; one per trainer. */
   public record Setup(String trainerId, ActorRef<Master.Command> master, Dataset train, Dataset test,
       Supplier<Backend> backend, TrainerSettings settings, StepListener listener) {}
@@ -152,6 +155,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
         .onMessage(Registered.class, this::onRegistered)
         .onMessage(TaskAnswer.class, this::onTask)
         .onMessage(PushDone.class, this::onPushDone)
+        .onMessage(RetryPush.class, this::onRetryPush)
         .onMessage(PullDone.class, this::onPullDone)
         .onMessage(PullArrived.class, this::onPullArrived)
         .onMessage(BulkSendFailed.class, m -> {
@@ -321,6 +325,15 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     return new ParameterBlock.BulkRef(selfBulk.host(), selfBulk.port(), id, values.length);
   }
 
+  private Behavior<Command> onRetryPush(RetryPush r) {
+    if (r.step() != step || !unacked.containsKey(r.blockId())) return this;
+    float[] values = unacked.get(r.blockId());
+    pendingPushes--;
+    pushes--;
+    sendPush(r.blockId(), values, values.length == 0 ? 0f : lastBatch, true);
+    return this;
+  }
+
   private Behavior<Command> onPushDone(PushDone m) {
     if (m.step() != step) return this; // a late answer to a retried push
     if (m.failure() != null) {
@@ -338,10 +351,9 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
       if (isRetryable(m.failure())) {
         context.getLog().warn("trainer {}: push of step {} to {} failed ({}), retrying", setup.trainerId(),
             m.step(), m.blockId(), m.failure().getMessage());
-        float[] values = unacked.get(m.blockId());
-        pendingPushes--;
-        pushes--;
-        sendPush(m.blockId(), values, values.length == 0 ? 0f : lastBatch, true);
+        // After a pause: a block whose node just died answers nothing until sharding moved it.
+        timers.startSingleTimer("push-" + m.blockId(), new RetryPush(m.blockId(), m.step()),
+            setup.settings().retryDelay());
         return this;
       }
       return fail("block " + m.blockId() + " refused step " + m.step() + ": " + m.failure().getMessage());

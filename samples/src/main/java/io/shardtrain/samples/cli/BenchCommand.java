@@ -21,6 +21,16 @@ final class BenchCommand implements Runnable {
     spec.commandLine().usage(spec.commandLine().getOut());
   }
 
+  /** Writes a benchmark's JSON report when {@code --report} was given; returns the exit code. */
+  static int writeReport(picocli.CommandLine.Model.CommandSpec spec, Path report, Map<String, Object> m)
+      throws java.io.IOException {
+    if (report != null) {
+      Files.writeString(report, Json.write(m));
+      spec.commandLine().getOut().println("report: " + report);
+    }
+    return 0;
+  }
+
   @Command(name = "gemm", mixinStandardHelpOptions = true,
       description = "Single-precision GEMM (n x n times n x n) on the CPU backend, in GFLOP/s.")
   static final class Gemm implements Callable<Integer> {
@@ -54,11 +64,7 @@ final class BenchCommand implements Runnable {
       m.put("java", System.getProperty("java.version"));
       spec.commandLine().getOut().printf("gemm n=%d threads=%d: %.1f GFLOP/s (median of %d), best %.1f%n",
           n, threads, r.gflops(), iterations, r.bestGflops());
-      if (report != null) {
-        Files.writeString(report, Json.write(m));
-        spec.commandLine().getOut().println("report: " + report);
-      }
-      return 0;
+      return writeReport(spec, report, m);
     }
   }
 
@@ -93,11 +99,7 @@ final class BenchCommand implements Runnable {
       m.put("artery_to_raw", r.arteryToRaw());
       m.put("bulk_to_raw", r.bulkToRaw());
       spec.commandLine().getOut().println(r.summary());
-      if (report != null) {
-        Files.writeString(report, Json.write(m));
-        spec.commandLine().getOut().println("report: " + report);
-      }
-      return 0;
+      return writeReport(spec, report, m);
     }
   }
 
@@ -130,11 +132,7 @@ final class BenchCommand implements Runnable {
       m.put("bulk_to_raw", r.bulkGBps() / r.rawGBps());
       m.put("artery_to_raw", r.inlineGBps() / r.rawGBps());
       spec.commandLine().getOut().println(r.summary());
-      if (report != null) {
-        Files.writeString(report, Json.write(m));
-        spec.commandLine().getOut().println("report: " + report);
-      }
-      return 0;
+      return writeReport(spec, report, m);
     }
   }
 }
