@@ -3,6 +3,7 @@ package io.shardtrain.compute.cuda;
 import io.shardtrain.compute.Shapes;
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.Backend;
+import io.shardtrain.compute.backend.OpChecks;
 import jcuda.Pointer;
 import jcuda.driver.JCudaDriver;
 
@@ -148,18 +149,8 @@ public final class CudaBackend implements Backend {
 
   @Override
   public void gemm(boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c) {
-    Shapes.requireMatrix("gemm A", a);
-    Shapes.requireMatrix("gemm B", b);
-    Shapes.requireMatrix("gemm C", c);
-    int m = transA ? a.cols() : a.rows();
-    int k = transA ? a.rows() : a.cols();
-    int kb = transB ? b.cols() : b.rows();
-    int n = transB ? b.rows() : b.cols();
-    if (k != kb || c.rows() != m || c.cols() != n) {
-      throw new IllegalArgumentException("gemm: shape mismatch op(A)=" + a.shapeString()
-          + (transA ? "^T" : "") + " op(B)=" + b.shapeString() + (transB ? "^T" : "")
-          + " C=" + c.shapeString());
-    }
+    OpChecks.GemmDims dims = OpChecks.gemm(transA, transB, a, b, c);
+    int m = dims.m(), n = dims.n(), k = dims.k();
     enter();
     DeviceBuffer da = in(0, a.data()), db = in(1, b.data()), dc = in(2, c.data(), beta != 0f);
     if (k == 0) {
@@ -317,18 +308,8 @@ public final class CudaBackend implements Backend {
 
   @Override
   public float softmaxCrossEntropy(Tensor logits, int[] labels, Tensor probs, Tensor gradLogits) {
-    Shapes.requireMatrix("softmaxCrossEntropy", logits);
+    OpChecks.softmaxCrossEntropy(logits, labels, probs, gradLogits);
     int rows = logits.rows(), cols = logits.cols();
-    Shapes.requireLength("softmaxCrossEntropy labels for logits " + logits.shapeString(), rows, labels.length);
-    if (probs != null) Shapes.requireSame("softmaxCrossEntropy probs", logits, probs);
-    if (gradLogits != null) Shapes.requireSame("softmaxCrossEntropy grad", logits, gradLogits);
-    for (int r = 0; r < rows; r++) {
-      int y = labels[r];
-      if (y < 0 || y >= cols) {
-        throw new IllegalArgumentException("softmaxCrossEntropy: label " + y + " at row " + r
-            + " is outside [0, " + cols + ")");
-      }
-    }
     enter();
     DeviceBuffer dz = in(0, logits.data()), dl = inInts(1, labels);
     DeviceBuffer dp = probs == null ? null : slot(2, probs.size());
@@ -345,16 +326,8 @@ public final class CudaBackend implements Backend {
 
   @Override
   public float logisticLoss(Tensor logits, float[] labels, Tensor probs, Tensor gradLogits) {
+    OpChecks.logisticLoss(logits, labels, probs, gradLogits);
     int n = logits.size();
-    Shapes.requireLength("logisticLoss labels for logits " + logits.shapeString(), n, labels.length);
-    if (probs != null) Shapes.requireSame("logisticLoss probs", logits, probs);
-    if (gradLogits != null) Shapes.requireSame("logisticLoss grad", logits, gradLogits);
-    for (int i = 0; i < n; i++) {
-      float y = labels[i];
-      if (!(y >= 0f && y <= 1f)) {
-        throw new IllegalArgumentException("logisticLoss: label " + y + " at index " + i + " is outside [0, 1]");
-      }
-    }
     enter();
     DeviceBuffer dz = in(0, logits.data()), dy = in(1, labels);
     DeviceBuffer dp = probs == null ? null : slot(2, n);
@@ -371,13 +344,8 @@ public final class CudaBackend implements Backend {
 
   @Override
   public void gather(Tensor table, int[] ids, Tensor out) {
-    Shapes.requireMatrix("gather table", table);
-    int dim = table.cols(), rows = table.rows();
-    if (out.size() != ids.length * dim) {
-      throw new IllegalArgumentException("gather: output " + out.shapeString() + " does not hold "
-          + ids.length + " rows of table " + table.shapeString());
-    }
-    checkIds("gather", ids, rows, table);
+    OpChecks.tableRows("gather", "output", out, ids, table);
+    int dim = table.cols();
     enter();
     DeviceBuffer dt = in(0, table.data()), di = inInts(1, ids), dout = slot(2, out.size());
     if (out.size() > 0) rt.launch("st_gather", rt.gridFor(out.size(), BLOCK), 1, BLOCK, stream, ids.length, dim, dt, di, dout);
@@ -386,25 +354,12 @@ public final class CudaBackend implements Backend {
 
   @Override
   public void scatterAdd(Tensor grad, int[] ids, Tensor tableGrad) {
-    Shapes.requireMatrix("scatterAdd table", tableGrad);
-    int dim = tableGrad.cols(), rows = tableGrad.rows();
-    if (grad.size() != ids.length * dim) {
-      throw new IllegalArgumentException("scatterAdd: gradient " + grad.shapeString()
-          + " does not hold " + ids.length + " rows of table " + tableGrad.shapeString());
-    }
-    checkIds("scatterAdd", ids, rows, tableGrad);
+    OpChecks.tableRows("scatterAdd", "gradient", grad, ids, tableGrad);
+    int dim = tableGrad.cols();
     enter();
     DeviceBuffer dg = in(0, grad.data()), di = inInts(1, ids), dt = in(2, tableGrad.data());
     if (grad.size() > 0) rt.launch("st_scatter_add", rt.gridFor(grad.size(), BLOCK), 1, BLOCK, stream, ids.length, dim, dg, di, dt);
     out(dt, tableGrad.data());
-  }
-
-  private static void checkIds(String op, int[] ids, int rows, Tensor table) {
-    for (int id : ids) {
-      if (id < 0 || id >= rows) {
-        throw new IllegalArgumentException(op + ": id " + id + " outside table " + table.shapeString());
-      }
-    }
   }
 
   /** Waits for everything queued on this backend's stream. */

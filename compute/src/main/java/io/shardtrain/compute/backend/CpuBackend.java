@@ -35,19 +35,9 @@ public final class CpuBackend implements Backend {
 
   @Override
   public void gemm(boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c) {
-    Shapes.requireMatrix("gemm A", a);
-    Shapes.requireMatrix("gemm B", b);
-    Shapes.requireMatrix("gemm C", c);
-    int m = transA ? a.cols() : a.rows();
-    int k = transA ? a.rows() : a.cols();
-    int kb = transB ? b.cols() : b.rows();
-    int n = transB ? b.rows() : b.cols();
-    if (k != kb || c.rows() != m || c.cols() != n) {
-      throw new IllegalArgumentException("gemm: shape mismatch op(A)=" + a.shapeString()
-          + (transA ? "^T" : "") + " op(B)=" + b.shapeString() + (transB ? "^T" : "")
-          + " C=" + c.shapeString());
-    }
-    gemm.gemm(transA, transB, m, n, k, alpha, a.data(), a.cols(), b.data(), b.cols(), beta, c.data(), n);
+    OpChecks.GemmDims d = OpChecks.gemm(transA, transB, a, b, c);
+    gemm.gemm(transA, transB, d.m(), d.n(), d.k(), alpha, a.data(), a.cols(), b.data(), b.cols(), beta, c.data(),
+        d.n());
   }
 
   @Override
@@ -191,11 +181,8 @@ public final class CpuBackend implements Backend {
 
   @Override
   public float softmaxCrossEntropy(Tensor logits, int[] labels, Tensor probs, Tensor gradLogits) {
-    Shapes.requireMatrix("softmaxCrossEntropy", logits);
+    OpChecks.softmaxCrossEntropy(logits, labels, probs, gradLogits);
     int rows = logits.rows(), cols = logits.cols();
-    Shapes.requireLength("softmaxCrossEntropy labels for logits " + logits.shapeString(), rows, labels.length);
-    if (probs != null) Shapes.requireSame("softmaxCrossEntropy probs", logits, probs);
-    if (gradLogits != null) Shapes.requireSame("softmaxCrossEntropy grad", logits, gradLogits);
     float[] z = logits.data();
     float[] p = probs != null ? probs.data() : null;
     float[] g = gradLogits != null ? gradLogits.data() : null;
@@ -204,10 +191,6 @@ public final class CpuBackend implements Backend {
     for (int r = 0; r < rows; r++) {
       int off = r * cols;
       int y = labels[r];
-      if (y < 0 || y >= cols) {
-        throw new IllegalArgumentException("softmaxCrossEntropy: label " + y + " at row " + r
-            + " is outside [0, " + cols + ")");
-      }
       float max = Float.NEGATIVE_INFINITY;
       for (int c = 0; c < cols; c++) max = Math.max(max, z[off + c]);
       double sum = 0;
@@ -227,20 +210,14 @@ public final class CpuBackend implements Backend {
 
   @Override
   public float logisticLoss(Tensor logits, float[] labels, Tensor probs, Tensor gradLogits) {
+    OpChecks.logisticLoss(logits, labels, probs, gradLogits);
     int n = logits.size();
-    Shapes.requireLength("logisticLoss labels for logits " + logits.shapeString(), n, labels.length);
-    if (probs != null) Shapes.requireSame("logisticLoss probs", logits, probs);
-    if (gradLogits != null) Shapes.requireSame("logisticLoss grad", logits, gradLogits);
     float[] z = logits.data();
     double total = 0;
     float invN = 1f / n;
     for (int i = 0; i < n; i++) {
       float x = z[i];
       float y = labels[i];
-      if (!(y >= 0f && y <= 1f)) {
-        throw new IllegalArgumentException("logisticLoss: label " + y + " at index " + i
-            + " is outside [0, 1]");
-      }
       // log(1 + exp(-|x|)) + max(x, 0) - x*y: the stable form of binary cross-entropy on logits.
       total += Math.log1p(Math.exp(-Math.abs(x))) + Math.max(x, 0f) - x * y;
       float p = sigmoid(x);
@@ -252,36 +229,20 @@ public final class CpuBackend implements Backend {
 
   @Override
   public void gather(Tensor table, int[] ids, Tensor out) {
-    Shapes.requireMatrix("gather table", table);
-    int dim = table.cols(), rows = table.rows();
-    if (out.size() != ids.length * dim) {
-      throw new IllegalArgumentException("gather: output " + out.shapeString() + " does not hold "
-          + ids.length + " rows of table " + table.shapeString());
-    }
+    OpChecks.tableRows("gather", "output", out, ids, table);
+    int dim = table.cols();
     float[] t = table.data(), o = out.data();
-    for (int i = 0; i < ids.length; i++) {
-      int id = ids[i];
-      if (id < 0 || id >= rows) {
-        throw new IllegalArgumentException("gather: id " + id + " outside table " + table.shapeString());
-      }
-      System.arraycopy(t, id * dim, o, i * dim, dim);
-    }
+    for (int i = 0; i < ids.length; i++) System.arraycopy(t, ids[i] * dim, o, i * dim, dim);
   }
 
   @Override
   public void scatterAdd(Tensor grad, int[] ids, Tensor tableGrad) {
-    Shapes.requireMatrix("scatterAdd table", tableGrad);
-    int dim = tableGrad.cols(), rows = tableGrad.rows();
-    if (grad.size() != ids.length * dim) {
-      throw new IllegalArgumentException("scatterAdd: gradient " + grad.shapeString()
-          + " does not hold " + ids.length + " rows of table " + tableGrad.shapeString());
-    }
+    // Every id is checked before the first row is added, so a bad one changes nothing.
+    OpChecks.tableRows("scatterAdd", "gradient", grad, ids, tableGrad);
+    int dim = tableGrad.cols();
     float[] g = grad.data(), t = tableGrad.data();
     for (int i = 0; i < ids.length; i++) {
       int id = ids[i];
-      if (id < 0 || id >= rows) {
-        throw new IllegalArgumentException("scatterAdd: id " + id + " outside table " + tableGrad.shapeString());
-      }
       int src = i * dim, dst = id * dim;
       for (int c = 0; c < dim; c++) t[dst + c] += g[src + c];
     }
