@@ -91,8 +91,7 @@ public final class ShardTrain {
     List<ParamShape> shapes = new ArrayList<>();
     for (Parameter p : model.parameters()) shapes.add(new ParamShape(p.name(), p.size()));
     List<String> blocks = BlockLayout.of(shapes, blockSize).stream().map(BlockSlice::entityId).toList();
-    long stepsPerTrainer = s.steps() > 0 ? s.steps()
-        : (long) Math.ceil((double) ((trainExamples + trainers - 1) / trainers) / s.batch()) * s.epochs();
+    long stepsPerTrainer = s.stepsPerTrainer(trainExamples, trainers);
     // Sync blocks update once per step; async blocks once per push of every trainer.
     long updates = mode == BlockSpec.Mode.SYNC ? stepsPerTrainer : stepsPerTrainer * trainers;
     List<Integer> hidden = new ArrayList<>();

@@ -65,6 +65,16 @@ public record TrainSettings(
   }
 
   /**
+   * Steps each trainer takes: {@code steps} when set, else enough batches for {@code epochs} passes
+   * over its share of {@code trainExamples} (one data task of {@code ceil(n / trainers)} per epoch).
+   */
+  public long stepsPerTrainer(int trainExamples, int trainers) {
+    if (steps > 0) return steps;
+    long share = (trainExamples + trainers - 1) / trainers;
+    return (share + batch - 1) / batch * epochs;
+  }
+
+  /**
    * The learning-rate schedule spec with a bare {@code cosine} (no length) bound to the job's
    * length: {@code cosine} decays over {@code totalUpdates}, so the default schedule fits any job.
    */

@@ -32,6 +32,15 @@ class TrainSettingsTest {
   }
 
   @Test
+  void stepsPerTrainerCoverEachTrainersShareOfEveryEpochUnlessStepsAreSet() {
+    TrainSettings s = with("");
+    assertEquals(3 * 938, s.stepsPerTrainer(60000, 1)); // ceil(60000 / 64) per epoch
+    assertEquals(3 * 469, s.stepsPerTrainer(60000, 2)); // ceil(30000 / 64)
+    assertEquals(3 * 1, s.stepsPerTrainer(101, 2)); // shares of 51: one short batch per epoch
+    assertEquals(20, with("shardtrain.train.steps = 20").stepsPerTrainer(60000, 2));
+  }
+
+  @Test
   void badValuesFailWithTheirName() {
     var e = assertThrows(IllegalArgumentException.class, () -> with("shardtrain.train.batch = 0"));
     assertTrue(e.getMessage().contains("batch"), e.getMessage());

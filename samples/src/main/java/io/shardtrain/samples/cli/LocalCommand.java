@@ -102,8 +102,7 @@ final class LocalCommand implements Callable<Integer> {
     spec.commandLine().getErr().println("shardtrain: backend " + choice.backend().name() + " (" + choice.reason() + "), "
         + settings.computeThreads() + " compute thread(s)");
     var data = DataSets.load(settings.dataset(), settings.dataDir());
-    long total = settings.steps() > 0 ? settings.steps()
-        : (long) Math.ceil((double) data.train().size() / settings.batch()) * settings.epochs();
+    long total = settings.stepsPerTrainer(data.train().size(), 1);
     ProgressBar progress = noProgress ? ProgressBar.messagesOnly(System.err) : ProgressBar.forTerminal(total);
     SingleProcessTraining.Result r;
     MetricsLog metrics = new MetricsLog();
@@ -176,8 +175,7 @@ final class LocalCommand implements Callable<Integer> {
     spec.commandLine().getErr().printf("shardtrain: local cluster of %d ps and %d trainer node(s), %s mode, "
         + "%s journal%n", psNodes, trainers, modeName.toLowerCase(), runConfig.getString("shardtrain.persistence.journal"));
     MetricsLog metrics = new MetricsLog();
-    long stepsPerTrainer = settings.steps() > 0 ? settings.steps()
-        : (long) Math.ceil(Math.ceil((double) data.train().size() / trainers) / settings.batch()) * settings.epochs();
+    long stepsPerTrainer = settings.stepsPerTrainer(data.train().size(), trainers);
     ProgressBar progress = noProgress ? ProgressBar.messagesOnly(System.err)
         : ProgressBar.forTerminal(stepsPerTrainer * trainers);
     DistributedTraining.Result r;

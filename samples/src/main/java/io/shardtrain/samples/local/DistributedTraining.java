@@ -64,9 +64,6 @@ public final class DistributedTraining {
     JobSpec job = plan.job();
     coordinator.submit(plan).toCompletableFuture().join();
 
-    long stepsPerTrainer = job.steps() > 0 ? job.steps()
-        : (long) Math.ceil((double) job.taskSize() / job.batch()) * job.epochs();
-    long totalSteps = stepsPerTrainer * trainers;
     CountDownLatch finished = new CountDownLatch(trainers);
     AtomicLong samples = new AtomicLong();
     AtomicLong stepsDone = new AtomicLong();

@@ -66,8 +66,7 @@ public final class SingleProcessTraining {
     for (Parameter p : params) states.add(OptimizerState.create(optimizer, p.size()));
 
     int batch = settings.batch();
-    long stepsPerEpoch = (train.size() + batch - 1) / batch;
-    long totalSteps = settings.steps() > 0 ? settings.steps() : stepsPerEpoch * settings.epochs();
+    long totalSteps = settings.stepsPerTrainer(train.size(), 1);
     LearningRateSchedule schedule = LearningRateSchedule.parse(settings.lrScheduleFor(totalSteps), (float) settings.lr());
     BatchReader reader = new BatchReader(train, batch, settings.seed(), true, new ReaderPosition(0, 0));
     Tensor x = Tensor.zeros(batch, train.dim());
