@@ -195,20 +195,9 @@ final class LocalCommand implements Callable<Integer> {
     m.put("blocks", r.job().blocks().size());
     m.put("epochs", r.job().steps() > 0 ? 0 : r.job().epochs());
     m.put("steps", r.steps());
-    m.put("batch", settings.batch());
-    m.put("hidden", settings.hidden());
-    m.put("optimizer", settings.optimizer());
-    m.put("lr", settings.lr());
-    m.put("seed", settings.seed());
-    m.put("compute_threads", settings.computeThreads());
-    m.put("backend", settings.backend());
+    putSettings(m, settings);
     m.put("journal", runConfig.getString("shardtrain.persistence.journal"));
-    m.put("samples", r.samples());
-    m.put("samples_per_sec", r.samplesPerSec());
-    m.put("train_seconds", r.trainSeconds());
-    m.put("wall_seconds", r.wallSeconds());
-    m.put("test_accuracy", r.testAccuracy());
-    m.put("final_loss", r.finalLoss());
+    putResult(m, r.samples(), r.samplesPerSec(), r.trainSeconds(), r.wallSeconds(), r.testAccuracy(), r.finalLoss());
     m.put("version", r.version());
     m.put("pushes", r.pushes());
     m.put("pulls", r.pulls());
@@ -264,13 +253,8 @@ final class LocalCommand implements Callable<Integer> {
     }
   }
 
-  private Map<String, Object> report(TrainSettings s, SingleProcessTraining.Result r) {
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("mode", "single");
-    m.put("dataset", s.dataset());
-    m.put("trainers", 1);
-    m.put("epochs", r.epochs());
-    m.put("steps", r.steps());
+  /** The report fields that say how the job was set up (the same in every mode). */
+  private static void putSettings(Map<String, Object> m, TrainSettings s) {
     m.put("batch", s.batch());
     m.put("hidden", s.hidden());
     m.put("optimizer", s.optimizer());
@@ -278,12 +262,28 @@ final class LocalCommand implements Callable<Integer> {
     m.put("seed", s.seed());
     m.put("compute_threads", s.computeThreads());
     m.put("backend", s.backend());
-    m.put("samples", r.samples());
-    m.put("samples_per_sec", r.samplesPerSec());
-    m.put("train_seconds", r.trainSeconds());
-    m.put("wall_seconds", r.wallSeconds());
-    m.put("test_accuracy", r.testAccuracy());
-    m.put("final_loss", r.finalLoss());
+  }
+
+  /** The report fields every mode measures. */
+  private static void putResult(Map<String, Object> m, long samples, double samplesPerSec, double trainSeconds,
+      double wallSeconds, double testAccuracy, double finalLoss) {
+    m.put("samples", samples);
+    m.put("samples_per_sec", samplesPerSec);
+    m.put("train_seconds", trainSeconds);
+    m.put("wall_seconds", wallSeconds);
+    m.put("test_accuracy", testAccuracy);
+    m.put("final_loss", finalLoss);
+  }
+
+  private Map<String, Object> report(TrainSettings s, SingleProcessTraining.Result r) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("mode", "single");
+    m.put("dataset", s.dataset());
+    m.put("trainers", 1);
+    m.put("epochs", r.epochs());
+    m.put("steps", r.steps());
+    putSettings(m, s);
+    putResult(m, r.samples(), r.samplesPerSec(), r.trainSeconds(), r.wallSeconds(), r.testAccuracy(), r.finalLoss());
     List<Object> evals = new ArrayList<>();
     for (var e : r.evaluations()) {
       Map<String, Object> em = new LinkedHashMap<>();
