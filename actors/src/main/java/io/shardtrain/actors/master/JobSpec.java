@@ -2,7 +2,11 @@ package io.shardtrain.actors.master;
 
 import io.shardtrain.actors.CborSerializable;
 import io.shardtrain.actors.ps.BlockSpec;
+import io.shardtrain.compute.backend.Backend;
+import io.shardtrain.compute.nn.Activation;
+import io.shardtrain.compute.nn.Mlp;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * One training job as the master stores it and every trainer reads it: the model, the data, the
@@ -68,5 +72,14 @@ public record JobSpec(
 
   public int[] hiddenArray() {
     return hidden.stream().mapToInt(Integer::intValue).toArray();
+  }
+
+  /**
+   * The job's model as initialised from its seed, on {@code backend}: what trainers compute with
+   * and what pulled parameters are written into.
+   */
+  public Mlp newModel(Backend backend) {
+    return Mlp.create(backend, inputDim, hiddenArray(), classes,
+        Activation.valueOf(activation.toUpperCase(Locale.ROOT)), seed);
   }
 }

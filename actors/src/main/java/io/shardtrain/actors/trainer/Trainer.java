@@ -24,13 +24,11 @@ import io.shardtrain.compute.data.Batch;
 import io.shardtrain.compute.data.BatchReader;
 import io.shardtrain.compute.data.Dataset;
 import io.shardtrain.compute.data.ReaderPosition;
-import io.shardtrain.compute.nn.Activation;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -207,8 +205,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
 
   private void buildModel() {
     backend = setup.backend().get();
-    model = Mlp.create(backend, job.inputDim(), job.hiddenArray(), job.classes(),
-        Activation.valueOf(job.activation().toUpperCase(Locale.ROOT)), job.seed());
+    model = job.newModel(backend);
     paramsByName = new HashMap<>();
     List<ParamShape> shapes = new ArrayList<>();
     for (Parameter p : model.parameters()) {

@@ -137,9 +137,7 @@ final class ClientCommands {
       Master.JobStatus s = node.api().status().toCompletableFuture().get(10, TimeUnit.SECONDS);
       if (!s.submitted()) throw new IllegalStateException("no job has been submitted to this cluster");
       JobSpec job = s.job();
-      var model = io.shardtrain.compute.nn.Mlp.create(io.shardtrain.compute.backend.CpuBackend.create(1),
-          job.inputDim(), job.hiddenArray(), job.classes(),
-          io.shardtrain.compute.nn.Activation.valueOf(job.activation().toUpperCase(java.util.Locale.ROOT)), job.seed());
+      var model = job.newModel(io.shardtrain.compute.backend.CpuBackend.create(1));
       long version = node.api().pullInto(model, job, 0).toCompletableFuture().get(60, TimeUnit.SECONDS);
       var snapshot = io.shardtrain.actors.ShardTrain.snapshot(model, job, version);
       io.shardtrain.persistence.model.ModelFiles.save(out, snapshot);

@@ -11,7 +11,6 @@ import io.shardtrain.actors.trainer.TrainerSettings;
 import io.shardtrain.compute.backend.Backends;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.data.Dataset;
-import io.shardtrain.compute.nn.Activation;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.samples.report.MetricsLog;
 import io.shardtrain.samples.report.ProgressBar;
@@ -116,8 +115,7 @@ public final class DistributedTraining {
     if (!failures.isEmpty()) {
       throw new IllegalStateException("training failed: " + failures);
     }
-    Mlp model = Mlp.create(CpuBackend.create(1), train.dim(), settings.hidden(), train.numClasses(),
-        Activation.valueOf(settings.activation().toUpperCase(Locale.ROOT)), settings.seed());
+    Mlp model = job.newModel(CpuBackend.create(1));
     long version = coordinator.pullInto(model, job, 0).toCompletableFuture().join();
     double accuracy = SingleProcessTraining.evaluate(model, test);
     metrics.evaluation((System.nanoTime() - trainStart) / 1e9, stepsDone.get(), accuracy);
@@ -161,8 +159,7 @@ public final class DistributedTraining {
       pool.execute(() -> {
         try {
           if (model == null) {
-            model = Mlp.create(CpuBackend.create(1), job.inputDim(), job.hiddenArray(), job.classes(),
-                Activation.valueOf(job.activation().toUpperCase(Locale.ROOT)), job.seed());
+            model = job.newModel(CpuBackend.create(1));
           }
           api.pullInto(model, job, 0).toCompletableFuture().get(60, TimeUnit.SECONDS);
           double acc = SingleProcessTraining.evaluate(model, test);
