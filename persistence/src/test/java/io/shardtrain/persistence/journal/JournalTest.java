@@ -63,10 +63,17 @@ class JournalTest {
     return probe.receiveMessage(Duration.ofSeconds(10));
   }
 
-  private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+  private static void await(String what, BooleanSupplier condition, TensorSum.Observed observed)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) throw new AssertionError("timed out waiting for " + what);
+      if (observed.snapshotFailure.get() != null) {
+        throw new AssertionError("snapshot failed while waiting for " + what, observed.snapshotFailure.get());
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting for " + what + " (last snapshot "
+            + observed.lastSnapshot.get() + ", deleted to " + observed.deletedTo.get() + ")");
+      }
       Thread.sleep(10);
     }
   }
@@ -89,7 +96,7 @@ class JournalTest {
       TensorSum.Observed observed = new TensorSum.Observed();
       ActorRef<TensorSum.Command> sum = first.spawn(TensorSum.create(pid, width, observed));
       for (int i = 1; i <= 12; i++) add(first, sum, randomTensor(random, width), i);
-      await("snapshot at 10", () -> observed.lastSnapshot.get() == 10);
+      await("snapshot at 10", () -> observed.lastSnapshot.get() == 10, observed);
       TensorSum.Current current = get(first, sum);
       assertEquals(12, current.seqNr());
       before = current.sum();
@@ -139,12 +146,16 @@ class JournalTest {
     Random random = new Random(11);
     ActorTestKit kit = started("JournalTestBounded", journal);
     long whileOpen;
+    TensorSum.Observed observed = new TensorSum.Observed();
     try {
-      TensorSum.Observed observed = new TensorSum.Observed();
       ActorRef<TensorSum.Command> sum = kit.spawn(TensorSum.create("big", width, observed));
       for (int i = 1; i <= events; i++) add(kit, sum, randomTensor(random, width), i);
-      await("snapshot at 200", () -> observed.lastSnapshot.get() == events);
-      await("deletion up to 190", () -> observed.deletedTo.get() == events - 10);
+      // Akka skips a snapshot while the previous one's deletions are still running, so the newest
+      // snapshot may be 195 or 190 rather than 200 on a loaded machine: wait for the deletion
+      // behind whichever snapshot is newest, near the end.
+      await("deletion behind a snapshot of the last 25 events",
+          () -> observed.deletedTo.get() >= events - 25 - 10
+              && observed.deletedTo.get() == observed.lastSnapshot.get() - 10, observed);
       whileOpen = Journal.journalBytes(settings);
     } finally {
       kit.shutdownTestKit();
@@ -161,7 +172,9 @@ class JournalTest {
         var rs = c.createStatement().executeQuery("SELECT COUNT(*) FROM \"event_journal\"")) {
       rs.next();
       long rows = rs.getLong(1);
-      assertTrue(rows <= 12, rows + " of " + events + " events left in the journal");
+      long deletedTo = observed.deletedTo.get();
+      assertTrue(rows <= events - deletedTo + 1,
+          rows + " of " + events + " events left in the journal, deleted up to " + deletedTo);
     }
   }
 
@@ -204,7 +217,7 @@ class JournalTest {
       TensorSum.Observed observed = new TensorSum.Observed();
       ActorRef<TensorSum.Command> sum = kit.spawn(TensorSum.create("mem", 64, observed));
       for (int i = 1; i <= 7; i++) add(kit, sum, randomTensor(random, 64), i);
-      await("snapshot at 5", () -> observed.lastSnapshot.get() == 5);
+      await("snapshot at 5", () -> observed.lastSnapshot.get() == 5, observed);
       Tensor before = get(kit, sum).sum();
       kit.stop(sum);
 

@@ -8,6 +8,7 @@ import akka.persistence.typed.DeleteEventsCompleted;
 import akka.persistence.typed.PersistenceId;
 import akka.persistence.typed.RecoveryCompleted;
 import akka.persistence.typed.SnapshotCompleted;
+import akka.persistence.typed.SnapshotFailed;
 import akka.persistence.typed.javadsl.CommandHandler;
 import akka.persistence.typed.javadsl.EventHandler;
 import akka.persistence.typed.javadsl.EventSourcedBehavior;
@@ -17,6 +18,7 @@ import io.shardtrain.compute.Tensor;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Test entity: sums float tensors. Events and snapshots are plain {@link Tensor}s, so they go
@@ -34,12 +36,16 @@ final class TensorSum extends EventSourcedBehavior<TensorSum.Command, Tensor, Te
 
   record Current(Tensor sum, long seqNr) {}
 
-  /** What the test observes from outside: events applied before recovery ended, snapshots, deletions. */
+  /**
+   * What the test observes from outside: events applied before recovery ended, snapshots, deletions.
+   * Snapshot stores complete writes concurrently, so completions may arrive out of order: keep the maximum.
+   */
   static final class Observed {
     final AtomicInteger applied = new AtomicInteger();
     final CompletableFuture<Integer> replayed = new CompletableFuture<>();
     final AtomicLong lastSnapshot = new AtomicLong();
     final AtomicLong deletedTo = new AtomicLong();
+    final AtomicReference<Throwable> snapshotFailure = new AtomicReference<>();
   }
 
   private final ActorContext<Command> context;
@@ -91,8 +97,11 @@ final class TensorSum extends EventSourcedBehavior<TensorSum.Command, Tensor, Te
   public SignalHandler<Tensor> signalHandler() {
     return newSignalHandlerBuilder()
         .onSignal(RecoveryCompleted.instance(), s -> observed.replayed.complete(observed.applied.get()))
-        .onSignal(SnapshotCompleted.class, (s, sig) -> observed.lastSnapshot.set(sig.metadata().sequenceNr()))
-        .onSignal(DeleteEventsCompleted.class, (s, sig) -> observed.deletedTo.set(sig.toSequenceNr()))
+        .onSignal(SnapshotCompleted.class,
+            (s, sig) -> observed.lastSnapshot.accumulateAndGet(sig.metadata().sequenceNr(), Math::max))
+        .onSignal(SnapshotFailed.class, (s, sig) -> observed.snapshotFailure.compareAndSet(null, sig.getFailure()))
+        .onSignal(DeleteEventsCompleted.class,
+            (s, sig) -> observed.deletedTo.accumulateAndGet(sig.toSequenceNr(), Math::max))
         .build();
   }
 
