@@ -37,8 +37,9 @@ import java.util.stream.Stream;
  * a temporary directory) on a {@code ps} node, from a client node of the same cluster over
  * loopback, with the payloads on the bulk channel and inline in the Artery messages, next to a
  * raw socket moving the same bytes in the same run. A round pushes a gradient to every block and
- * then pulls every block's values, all blocks at once. Figures are GB/s: bytes pushed plus bytes
- * pulled over the median round time, after as many warm-up rounds as measured ones.
+ * pulls every block's values at the version that gradient makes, all blocks at once. Figures are
+ * GB/s: bytes pushed plus bytes pulled over the median round time, after as many warm-up rounds
+ * as measured ones.
  */
 public final class PsBandwidthBenchmark {
   private static final Duration TIMEOUT = Duration.ofSeconds(60);
@@ -93,7 +94,7 @@ public final class PsBandwidthBenchmark {
         BulkAddress self = BulkAddress.of(bulk.address());
         // A bulk pull of each block tells the client where its node takes payloads.
         List<BulkAddress> nodes = new ArrayList<>();
-        for (EntityRef<Command> b : blocks) nodes.add(pull(b, bulk, self).join().node());
+        for (EntityRef<Command> b : blocks) nodes.add(pull(b, 0, bulk, self).join().node());
         long[] step = {0};
         TransportBenchmark.Round inline = () -> round(blocks, slices, grad, ++step[0], null, null, null);
         TransportBenchmark.Round viaBulk = () -> round(blocks, slices, grad, ++step[0], bulk, self, nodes);
@@ -148,46 +149,56 @@ public final class PsBandwidthBenchmark {
     return blocks;
   }
 
-  /** Pushes a gradient to every block, then pulls each; all blocks at once. Null bulk: inline. */
+  /**
+   * Pushes a gradient to every block and pulls each at the version that push makes, all blocks at
+   * once. As a trainer does: the pull goes out with the push, not after its ack, and the block
+   * answers it as soon as the gradient is applied. Null bulk: inline.
+   */
   private static void round(List<EntityRef<Command>> blocks, List<BlockSlice> slices, float[] grad, long step,
       BulkTransport bulk, BulkAddress self, List<BulkAddress> nodes) throws Exception {
-    List<CompletableFuture<BlockValues>> done = new ArrayList<>();
+    List<CompletableFuture<PushAck>> pushed = new ArrayList<>();
+    List<CompletableFuture<BlockValues>> pulled = new ArrayList<>();
     for (int b = 0; b < blocks.size(); b++) {
       BlockSlice s = slices.get(b);
       EntityRef<Command> block = blocks.get(b);
-      CompletionStage<PushAck> pushed;
       if (bulk == null) {
         float[] slice = new float[s.length()];
         System.arraycopy(grad, s.offset(), slice, 0, s.length());
-        pushed = block.askWithStatus(r -> new ParameterBlock.PushGradient(TRAINER, step, 0, 0, 1f, slice, r), TIMEOUT);
+        pushed.add(block.<PushAck>askWithStatus(
+            r -> new ParameterBlock.PushGradient(TRAINER, step, 0, 0, 1f, slice, r), TIMEOUT).toCompletableFuture());
       } else {
         long id = bulk.newTransferId();
         bulk.send(nodes.get(b).socketAddress(), id, grad, s.offset(), s.length());
         BulkRef ref = new BulkRef(self.host(), self.port(), id, s.length());
-        pushed = block.askWithStatus(r -> new ParameterBlock.PushGradient(TRAINER, step, 0, 0, 1f, null, ref, r),
-            TIMEOUT);
+        pushed.add(block.<PushAck>askWithStatus(
+            r -> new ParameterBlock.PushGradient(TRAINER, step, 0, 0, 1f, null, ref, r), TIMEOUT)
+            .toCompletableFuture());
       }
-      done.add(pushed.thenCompose(ack -> {
-        if (!(ack instanceof ParameterBlock.Applied)) {
-          throw new IllegalStateException("block " + s.entityId() + " did not apply step " + step + ": " + ack);
-        }
-        return pull(block, bulk, self);
-      }).toCompletableFuture());
+      pulled.add(pull(block, step, bulk, self));
     }
-    CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    List<CompletableFuture<?>> all = new ArrayList<>(pushed);
+    all.addAll(pulled);
+    CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
     for (int b = 0; b < blocks.size(); b++) {
-      int got = done.get(b).join().values().length;
-      if (got != slices.get(b).length()) {
-        throw new IllegalStateException("block " + b + " pulled " + got + " floats, expected " + slices.get(b).length());
+      PushAck ack = pushed.get(b).join();
+      if (!(ack instanceof ParameterBlock.Applied)) {
+        throw new IllegalStateException("block " + slices.get(b).entityId() + " did not apply step " + step + ": " + ack);
+      }
+      BlockValues v = pulled.get(b).join();
+      if (v.version() < step || v.values().length != slices.get(b).length()) {
+        throw new IllegalStateException("block " + b + " pulled version " + v.version() + " with "
+            + v.values().length + " floats, expected version " + step + " with " + slices.get(b).length());
       }
     }
   }
 
-  private static CompletableFuture<BlockValues> pull(EntityRef<Command> block, BulkTransport bulk, BulkAddress self) {
+  private static CompletableFuture<BlockValues> pull(EntityRef<Command> block, long minVersion, BulkTransport bulk,
+      BulkAddress self) {
     if (bulk == null) {
-      return block.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(0, r), TIMEOUT).toCompletableFuture();
+      return block.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(minVersion, r), TIMEOUT)
+          .toCompletableFuture();
     }
-    return block.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(0, self, r), TIMEOUT)
+    return block.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(minVersion, self, r), TIMEOUT)
         .thenCompose(v -> {
           if (v.bulk() == null) throw new IllegalStateException("block answered a bulk pull inline");
           return bulk.receive(v.bulk().transferId(), TIMEOUT).thenApply(v::withValues);
