@@ -4,7 +4,9 @@ import io.shardtrain.compute.bench.GemmBenchmark;
 import io.shardtrain.samples.report.Json;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -12,7 +14,8 @@ import picocli.CommandLine.Option;
 
 /** {@code shardtrain bench ...}: the project's benchmark commands. */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Benchmarks.",
-    subcommands = {BenchCommand.Gemm.class, BenchCommand.Transport.class, BenchCommand.PsBandwidth.class})
+    subcommands = {BenchCommand.Gemm.class, BenchCommand.Transport.class, BenchCommand.PsBandwidth.class,
+        BenchCommand.Recovery.class})
 final class BenchCommand implements Runnable {
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -133,6 +136,68 @@ final class BenchCommand implements Runnable {
       m.put("artery_to_raw", r.inlineGBps() / r.rawGBps());
       spec.commandLine().getOut().println(r.summary());
       return writeReport(spec, report, m);
+    }
+  }
+
+  @Command(name = "recovery", mixinStandardHelpOptions = true,
+      description = "Time for a ps node's blocks to recover on a new node from the journal (snapshot plus "
+          + "the events behind it), for each parameter size and snapshot interval.")
+  static final class Recovery implements Callable<Integer> {
+    @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+    @Option(names = "--floats", split = ",", defaultValue = "1048576",
+        description = "Parameter sizes, comma-separated (default: ${DEFAULT-VALUE}).")
+    List<Integer> floats;
+    @Option(names = "--snapshot-every", split = ",", defaultValue = "10,50",
+        description = "Snapshot intervals in updates, comma-separated (default: ${DEFAULT-VALUE}).")
+    List<Integer> snapshotEvery;
+    @Option(names = "--block", defaultValue = "262144", description = "Floats per block (default: ${DEFAULT-VALUE}).")
+    int block;
+    @Option(names = "--journal", paramLabel = "URL",
+        description = "jdbc:postgresql://... or jdbc:h2:PATH (default: an H2 file in a temporary directory).")
+    String journal;
+    @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
+    Path report;
+
+    @Override
+    public Integer call() throws Exception {
+      Path tmp = null;
+      String url = journal;
+      if (url == null) {
+        tmp = Files.createTempDirectory("shardtrain-recovery");
+        url = "jdbc:h2:" + tmp.resolve("journal");
+      }
+      try {
+        List<Map<String, Object>> runs = new ArrayList<>();
+        for (int n : floats) {
+          for (int every : snapshotEvery) {
+            var r = io.shardtrain.actors.ps.RecoveryBenchmark.run(n, Math.min(block, n), every,
+                io.shardtrain.persistence.journal.JournalConfig.forUrl(url));
+            spec.commandLine().getOut().println(r.summary());
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("floats", r.floats());
+            m.put("blocks", r.blocks());
+            m.put("snapshot_every", r.snapshotEvery());
+            m.put("updates", r.updates());
+            m.put("events_replayed", r.eventsReplayed());
+            m.put("recovery_seconds", r.recoverySeconds());
+            m.put("journal", r.journal());
+            m.put("update_seconds", r.updateSeconds());
+            runs.add(m);
+          }
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("benchmark", "recovery");
+        m.put("runs", runs);
+        return writeReport(spec, report, m);
+      } finally {
+        if (tmp != null) deleteTree(tmp);
+      }
+    }
+  }
+
+  private static void deleteTree(Path dir) throws java.io.IOException {
+    try (var files = Files.walk(dir)) {
+      files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     }
   }
 }
