@@ -15,11 +15,15 @@ import io.shardtrain.actors.master.Master;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.samples.cluster.ClusterNode;
 import io.shardtrain.samples.cluster.JobSubmitter;
+import io.shardtrain.samples.cluster.JobWatch;
 import io.shardtrain.samples.cluster.NodeConfig;
+import io.shardtrain.samples.report.Json;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
@@ -52,7 +56,10 @@ final class ClientCommands {
       ClusterNode.Started node = ClusterNode.start(c);
       try {
         ClusterNode.awaitUp(node.system(), Duration.ofSeconds(timeoutSeconds));
-        return run(node, spec.commandLine().getOut());
+        PrintWriter out = spec.commandLine().getOut();
+        int code = run(node, out);
+        out.flush();
+        return code;
       } finally {
         node.system().terminate();
         node.system().getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
@@ -67,6 +74,10 @@ final class ClientCommands {
   static final class Submit extends Client {
     @Option(names = "--job", required = true, paramLabel = "FILE", description = "The job (HOCON, shardtrain.train.*).")
     Path job;
+    @Option(names = "--wait", description = "Stay until the job is done, then print its throughput.")
+    boolean await;
+    @Option(names = "--report", paramLabel = "FILE", description = "With --wait: write a JSON report here.")
+    Path report;
 
     @Override
     int run(ClusterNode.Started node, PrintWriter out) throws Exception {
@@ -76,6 +87,23 @@ final class ClientCommands {
       JobSpec submitted = JobSubmitter.submit(node.api(), jobConfig, Duration.ofSeconds(timeoutSeconds));
       out.printf("job %s submitted: %s mode, %d trainers, %d parameter blocks%n", submitted.jobId(),
           submitted.mode().name().toLowerCase(), submitted.trainers(), submitted.blocks().size());
+      out.flush();
+      if (!await) return 0;
+      JobWatch.Result r = JobWatch.untilDone(node.api(), Duration.ofMillis(250), out);
+      out.println(r.summary());
+      if (report != null) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("job_id", r.jobId());
+        m.put("mode", submitted.mode().name().toLowerCase());
+        m.put("trainers", submitted.trainers());
+        m.put("blocks", submitted.blocks().size());
+        m.put("examples", r.examples());
+        m.put("samples_per_sec", r.samplesPerSec());
+        m.put("training_seconds", r.trainingSeconds());
+        m.put("wall_seconds", r.wallSeconds());
+        Files.writeString(report, Json.write(m));
+        out.println("report: " + report);
+      }
       return 0;
     }
   }

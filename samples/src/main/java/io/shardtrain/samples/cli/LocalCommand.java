@@ -8,6 +8,7 @@ import io.shardtrain.compute.backend.Backends;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.PsSettings;
 import io.shardtrain.persistence.journal.Journal;
+import io.shardtrain.persistence.journal.JournalConfig;
 import io.shardtrain.persistence.journal.JournalSettings;
 import io.shardtrain.samples.local.DataSets;
 import io.shardtrain.samples.local.DistributedTraining;
@@ -49,7 +50,9 @@ final class LocalCommand implements Callable<Integer> {
   Long maxStaleness;
   @Option(names = "--block-size", description = "Floats per parameter block.")
   Integer blockSize;
-  @Option(names = "--journal", description = "h2 (default), memory or postgres.")
+  @Option(names = "--journal", paramLabel = "KIND|URL",
+      description = "h2 (default: a fresh file per run), memory, postgres, or a JDBC URL (jdbc:h2:PATH, "
+          + "jdbc:postgresql://HOST:PORT/DB).")
   String journal;
   @Option(names = "--epochs", description = "Passes over the training set.")
   Integer epochs;
@@ -136,13 +139,19 @@ final class LocalCommand implements Callable<Integer> {
     put(flags, "train.mode", mode);
     put(flags, "ps.max-staleness", maxStaleness);
     put(flags, "ps.block-size", blockSize);
-    put(flags, "persistence.journal", journal);
+    if (!journalIsUrl()) put(flags, "persistence.journal", journal);
     if (dataDir != null) put(flags, "data-dir", dataDir.toAbsolutePath().toString());
     if (initFrom != null) put(flags, "train.init-from", initFrom.toAbsolutePath().toString());
     Config files = ShardTrainConfig.load(config);
-    Config merged = ConfigFactory.parseMap(flags, "command-line flags").withFallback(files);
+    Config merged = ConfigFactory.parseMap(flags, "command-line flags");
+    if (journalIsUrl()) merged = merged.withFallback(JournalConfig.forUrl(journal));
+    merged = merged.withFallback(files);
     ShardTrainConfig.validate(merged);
     return merged;
+  }
+
+  private boolean journalIsUrl() {
+    return journal != null && journal.startsWith("jdbc:");
   }
 
   private static void put(Map<String, Object> m, String key, Object v) {
@@ -166,9 +175,11 @@ final class LocalCommand implements Callable<Integer> {
     }
     Backends.create(settings.backend(), settings.computeThreads()).backend().close();
     var data = DataSets.load(settings.dataset(), settings.dataDir());
-    // Each local run journals into a fresh H2 file, so runs never see each other's blocks.
-    Path journalDir = settings.dataDir().resolve("journal").resolve("local-" + System.currentTimeMillis());
-    Config runConfig = ConfigFactory.parseMap(Map.of("shardtrain.persistence.h2-path",
+    // Each local run journals into a fresh H2 file, so runs never see each other's blocks; a
+    // journal given as a URL is the user's to keep.
+    Path journalDir = journalIsUrl() ? null
+        : settings.dataDir().resolve("journal").resolve("local-" + System.currentTimeMillis());
+    Config runConfig = journalDir == null ? config.resolve() : ConfigFactory.parseMap(Map.of("shardtrain.persistence.h2-path",
         journalDir.resolve("shardtrain").toAbsolutePath().toString())).withFallback(config).resolve();
     PsSettings psSettings = PsSettings.fromConfig(runConfig);
     int psNodes = Math.max(1, ps);
@@ -185,7 +196,7 @@ final class LocalCommand implements Callable<Integer> {
           metrics).run(cluster, data.train(), data.test());
       journalBytes = Journal.journalBytes(JournalSettings.fromConfig(runConfig));
     } finally {
-      deleteRecursively(journalDir);
+      if (journalDir != null) deleteRecursively(journalDir);
     }
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("mode", modeName.toLowerCase());

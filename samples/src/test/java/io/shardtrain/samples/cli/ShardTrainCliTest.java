@@ -142,6 +142,20 @@ class ShardTrainCliTest {
   }
 
   @Test
+  void aLocalClusterJournalsIntoTheH2FileGivenAsAUrlAndKeepsIt() throws IOException {
+    Path h2 = dataDir.resolve("kept-journal/st");
+    Path report = dataDir.resolve("url-journal.json");
+    Run r = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--trainers", "2",
+        "--ps", "1", "--hidden", "8", "--batch", "16", "--steps", "3", "--no-progress",
+        "--journal", "jdbc:h2:" + h2, "--report", report.toString());
+    assertEquals(0, r.exit(), r.err());
+    String json = Files.readString(report);
+    assertTrue(json.contains("\"journal\": \"h2\""), json);
+    assertTrue(Files.isRegularFile(dataDir.resolve("kept-journal/st.mv.db")), "journal file is gone");
+    assertTrue(field(json, "journal_bytes") > 0, json);
+  }
+
+  @Test
   void unknownFlagIsOneLineAndExitCode2() {
     Run r = run("local", "--learning-rate", "0.1");
     assertEquals(2, r.exit());

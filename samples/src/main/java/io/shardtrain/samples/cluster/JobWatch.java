@@ -1,0 +1,66 @@
+package io.shardtrain.samples.cluster;
+
+import io.shardtrain.actors.ShardTrain;
+import io.shardtrain.actors.master.Master;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Follows a running job through the master's status until it is done. Throughput counts the
+ * examples reported from the first report on, over the time since that report, so cluster start,
+ * data loading and the first step's pulls are left out, like the local run's {@code samples_per_sec}.
+ */
+public final class JobWatch {
+  private JobWatch() {}
+
+  /** {@code examples}: all reported; {@code samplesPerSec}: after the first report. */
+  public record Result(String jobId, long examples, double trainingSeconds, double samplesPerSec,
+      double wallSeconds) {
+
+    public String summary() {
+      return String.format(Locale.ROOT, "job %s done: %d examples, %.1f samples/s over %.1f s of training "
+          + "(%.1f s from submit)", jobId, examples, samplesPerSec, trainingSeconds, wallSeconds);
+    }
+  }
+
+  /**
+   * Polls every {@code every} until the job is done, printing a line when the reported examples
+   * grew by a tenth of the last line's count or more; status failures (a master that is moving) are
+   * retried.
+   */
+  public static Result untilDone(ShardTrain api, Duration every, PrintWriter out) throws InterruptedException {
+    long start = System.nanoTime();
+    long firstNanos = -1;
+    long firstExamples = 0;
+    long printed = 0;
+    while (true) {
+      Master.JobStatus s;
+      try {
+        s = api.status().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        out.println("status unavailable (" + e.getClass().getSimpleName() + "), retrying");
+        out.flush();
+        Thread.sleep(every.toMillis());
+        continue;
+      }
+      long now = System.nanoTime();
+      if (s.submitted() && s.examplesReported() > 0 && firstNanos < 0) {
+        firstNanos = now;
+        firstExamples = s.examplesReported();
+      }
+      if (s.submitted() && s.done()) {
+        double training = firstNanos < 0 ? 0 : (now - firstNanos) / 1e9;
+        double rate = training > 0 ? (s.examplesReported() - firstExamples) / training : 0;
+        return new Result(s.jobId(), s.examplesReported(), training, rate, (now - start) / 1e9);
+      }
+      if (s.examplesReported() >= printed + Math.max(1, printed / 10)) {
+        printed = s.examplesReported();
+        out.printf(Locale.ROOT, "%.0f s: %d examples reported%n", (now - start) / 1e9, printed);
+        out.flush();
+      }
+      Thread.sleep(every.toMillis());
+    }
+  }
+}
