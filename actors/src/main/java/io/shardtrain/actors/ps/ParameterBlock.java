@@ -109,7 +109,8 @@ public final class ParameterBlock
    * A trainer's gradient for this block at {@code step}, computed on parameters of
    * {@code baseVersion}; {@code weight} is the number of examples behind it (sync mean weight).
    * The floats come either inline in {@code values} or, when {@code bulk} is set (and
-   * {@code values} null), over the bulk channel.
+   * {@code values} null), over the bulk channel. Inline {@code values} pass to the block, which
+   * journals them as they are: a sender in the same JVM must not change the array afterwards.
    */
   public record PushGradient(
       String trainerId,
@@ -186,7 +187,8 @@ public final class ParameterBlock
   public record Skipped(long version) implements PushAck {}
 
   /**
-   * The block's values at {@code version}; the array belongs to the receiver. Either inline in
+   * The block's values at {@code version}; read-only: in the block's own JVM the array is the one
+   * the block holds for that version, so a receiver copies it before changing it. Either inline in
    * {@code values}, or ({@code values} null) over the bulk channel as {@code bulk}. {@code node} is
    * the bulk address of the block's node when the pull asked for bulk and the node has it on
    * (where to send gradients of this block), else null.
@@ -276,8 +278,10 @@ public final class ParameterBlock
   public record Contribution(String trainerId, float weight, float[] values) {}
 
   /**
-   * The block's state. Mutable, owned by the entity: accessors hand out copies, and snapshots are
-   * taken of a deep copy (the snapshot store serializes asynchronously).
+   * The block's state, owned by the entity. {@code values} is copy-on-write: an update writes a new
+   * array, so the array of a version never changes once published and pulls and snapshots of that
+   * version share it (one copy per update, not one per pull). The optimizer slots change in place,
+   * so snapshots copy them (the snapshot store serializes asynchronously).
    */
   public static final class State {
     BlockSpec spec;
@@ -359,11 +363,11 @@ public final class ParameterBlock
       return new TreeMap<>(lastSteps);
     }
 
-    /** A deep copy; contribution arrays are never mutated, so they are shared. */
+    /** A deep copy; the values and contribution arrays are never mutated, so they are shared. */
     public State copy() {
       State c = new State();
       c.spec = spec;
-      c.values = values == null ? null : values.clone();
+      c.values = values;
       c.optimizerState = optimizerState == null ? null : optimizerState.copy();
       c.version = version;
       c.membershipEpoch = membershipEpoch;
@@ -446,7 +450,7 @@ public final class ParameterBlock
         for (int j = 0; j < mean.length; j++) {
           mean[j] /= total;
         }
-        optimizerState.step(optimizer(), schedule(), values, mean);
+        values = stepped(mean);
       }
       version = e.step();
       pending.clear();
@@ -454,10 +458,17 @@ public final class ParameterBlock
     }
 
     State onGradientApplied(GradientApplied e) {
-      optimizerState.step(optimizer(), schedule(), values, e.values());
+      values = stepped(e.values());
       version++;
       lastSteps.put(e.trainerId(), e.step());
       return this;
+    }
+
+    /** The values after one optimizer step on {@code gradient}, in a new array (copy-on-write). */
+    private float[] stepped(float[] gradient) {
+      float[] next = values.clone();
+      optimizerState.step(optimizer(), schedule(), next, gradient);
+      return next;
     }
 
     State onMembershipUpdated(MembershipUpdated e) {
@@ -748,7 +759,7 @@ public final class ParameterBlock
       // Recorded, so the barrier does not wait for a trainer whose gradient was dropped.
       received = new GradientSkipped(trainer, cmd.step());
     } else {
-      received = new GradientReceived(trainer, cmd.step(), cmd.weight(), cmd.values().clone());
+      received = new GradientReceived(trainer, cmd.step(), cmd.weight(), cmd.values());
     }
     boolean completes = state.barrierComplete(state.membershipEpoch(), state.members, trainer);
     List<Event> events = completes ? List.of(received, new StepApplied(cmd.step())) : List.of(received);
@@ -792,7 +803,7 @@ public final class ParameterBlock
       skippedNonFinite++;
       return Effect().reply(cmd.replyTo(), StatusReply.success(new Skipped(v)));
     }
-    return Effect().persist(new GradientApplied(trainer, cmd.step(), cmd.values().clone())).thenRun(s -> {
+    return Effect().persist(new GradientApplied(trainer, cmd.step(), cmd.values())).thenRun(s -> {
       answerPulls(s);
       cmd.replyTo().tell(StatusReply.success(new Applied(s.version())));
     });
@@ -912,26 +923,27 @@ public final class ParameterBlock
 
   /**
    * The reply to {@code pull}: inline, or, when the pull gave a bulk address of another node and
-   * this node's bulk channel carries payloads of this size, a copy of the values sent there.
+   * this node's bulk channel carries payloads of this size, sent there. Either way the version's
+   * own array, which no update changes (copy-on-write).
    */
   private BlockValues valuesFor(State state, Pull pull) {
     BlockSpec spec = state.spec();
-    float[] copy = state.values.clone();
+    float[] values = state.values;
     BulkAddress to = pull.replyBulk();
-    if (to == null) return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), copy);
+    if (to == null) return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), values);
     BulkTransport transport = bulk();
     if (!transport.isEnabled()) {
-      return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), copy);
+      return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), values);
     }
     BulkAddress node = BulkAddress.of(transport.address());
-    if (to.equals(node) || !transport.settings().carries(copy.length)) {
-      return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), copy, null, node);
+    if (to.equals(node) || !transport.settings().carries(values.length)) {
+      return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), values, null, node);
     }
     long id = transport.newTransferId();
-    BulkRef ref = new BulkRef(node.host(), node.port(), id, copy.length);
+    BulkRef ref = new BulkRef(node.host(), node.port(), id, values.length);
     org.slf4j.Logger log = context.getSystem().log();
     String block = entityId;
-    transport.send(to.socketAddress(), id, copy, 0, copy.length).whenComplete((done, failure) -> {
+    transport.send(to.socketAddress(), id, values, 0, values.length).whenComplete((done, failure) -> {
       // The puller's receive times out and it pulls again inline.
       if (failure != null) log.warn("block {}: {} to {} failed: {}", block, ref, to, failure.getMessage());
     });

@@ -63,6 +63,23 @@ class ParameterBlockAsyncTest {
     return tk;
   }
 
+  /** Copy-on-write: pulls share the version's array instead of copying it, so no update may touch it. */
+  @Test
+  void valuesPulledAtAVersionStayUnchangedWhenTheNextGradientIsApplied() {
+    BlockSpec spec = spec(OptimizerSpec.Kind.MOMENTUM, "constant", 0.1f, -1);
+    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings());
+    assertEquals(new Applied(1), push(tk, "a", 1, 0, 1f, GA).getValue());
+    float[] atOne = tk.<StatusReply<BlockValues>>runCommand(r -> new Pull(1, r)).reply().getValue().values();
+    float[] expectedAtOne = atOne.clone();
+    assertEquals(new Applied(2), push(tk, "a", 2, 1, 1f, GB).getValue());
+    assertBitsEqual(expectedAtOne, atOne, "values pulled at version 1");
+    BlockValues atTwo = tk.<StatusReply<BlockValues>>runCommand(r -> new Pull(2, r)).reply().getValue();
+    assertEquals(2, atTwo.version());
+    for (int i = 0; i < INIT.length; i++) {
+      assertTrue(atTwo.values()[i] != atOne[i], "value " + i + " did not move at version 2");
+    }
+  }
+
   @Test
   void eachPushIsAppliedAtOnceInArrivalOrder() {
     BlockSpec spec = spec(OptimizerSpec.Kind.ADAM, "constant", 0.01f, -1);
