@@ -4,8 +4,10 @@ import akka.Done;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.DispatcherSelector;
+import akka.actor.typed.javadsl.Adapter;
 import akka.actor.typed.javadsl.AskPattern;
-import akka.cluster.sharding.typed.javadsl.ClusterSharding;
+import akka.cluster.sharding.ShardRegion;
+import akka.pattern.Patterns;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.master.JobSpec;
 import io.shardtrain.actors.master.Master;
@@ -14,6 +16,7 @@ import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParamShape;
 import io.shardtrain.actors.ps.ParameterBlock;
+import io.shardtrain.actors.ps.PsSettings;
 import io.shardtrain.actors.trainer.Trainer;
 import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.compute.backend.CpuBackend;
@@ -128,8 +131,28 @@ public final class ShardTrain {
     return ModelParameters.snapshot(model.parameters(), description, version);
   }
 
-  /** Initialises every block from the plan's model (idempotent), then submits the job to the master. */
+  /**
+   * Initialises every block from the plan's model (idempotent), then submits the job to the master.
+   * Fails, placing nothing, while fewer than {@code shardtrain.ps.min-nodes} {@code ps} nodes have
+   * joined sharding (the caller retries).
+   */
   public CompletionStage<Done> submit(Plan plan) {
+    int minNodes = PsSettings.create(system).minNodes();
+    if (minNodes <= 1) return place(plan);
+    return psNodes().thenCompose(n -> n >= minNodes ? place(plan)
+        : CompletableFuture.failedFuture(new IllegalStateException("only " + n + " of the " + minNodes
+            + " ps nodes (shardtrain.ps.min-nodes) have joined sharding; the job's blocks are not placed yet")));
+  }
+
+  /** How many {@code ps} nodes' shard regions the sharding coordinator knows (0 while it is starting). */
+  public CompletionStage<Integer> psNodes() {
+    akka.actor.ActorRef region = akka.cluster.sharding.ClusterSharding.get(Adapter.toClassic(system))
+        .shardRegion(ParameterBlock.ENTITY_KEY.name());
+    return Patterns.ask(region, ShardRegion.getCurrentRegionsInstance(), timeout)
+        .thenApply(r -> ((ShardRegion.CurrentRegions) r).getRegions().size());
+  }
+
+  private CompletionStage<Done> place(Plan plan) {
     JobSpec job = plan.job();
     List<ParamShape> shapes = new ArrayList<>();
     Map<String, float[]> values = new HashMap<>();

@@ -64,6 +64,12 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   public record ReportProgress(String trainerId, int epoch, int task, long offset, long step,
       ActorRef<StatusReply<Done>> replyTo) implements Command {}
 
+  /**
+   * A trainer is alive: sent every third of {@code failure-timeout}, so one that waits at a barrier
+   * for a dead peer is not taken for dead too.
+   */
+  public record Heartbeat(String trainerId) implements Command {}
+
   /** A trainer leaves on purpose (job done, or shutting down). */
   public record LeaveJob(String trainerId, ActorRef<StatusReply<Done>> replyTo) implements Command {}
 
@@ -90,7 +96,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   /**
    * The job has not started: it starts once its expected trainers are registered and every block
-   * knows that membership, so the first sync step waits for all of them. Ask again shortly.
+   * knows that membership, so the first sync step waits for all of them. Also the answer to a
+   * trainer that joined a running job until every block knows it. Ask again shortly.
    */
   public record WaitForTrainers(int registered, int expected) implements TaskReply {}
 
@@ -121,6 +128,11 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   private final ActorRef<ShardingEnvelope<ParameterBlock.Command>> blocks;
   private final Map<String, Long> lastSeen = new HashMap<>();
   private final Map<String, Long> blockAcked = new HashMap<>();
+  /**
+   * Trainers that joined a running job, with their membership epoch: they get a task only once every
+   * block knows that epoch, so no block closes their first step without them.
+   */
+  private final Map<String, Long> joining = new HashMap<>();
 
   /**
    * Starts (or finds) the singleton on this node's cluster and returns its proxy; membership
@@ -185,6 +197,10 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onCommand(RequestTask.class, this::onRequestTask)
         .onCommand(ReportProgress.class, this::onProgress)
         .onCommand(LeaveJob.class, this::onLeave)
+        .onCommand(Heartbeat.class, (s, c) -> {
+          if (s.members().containsKey(c.trainerId())) lastSeen.put(c.trainerId(), System.nanoTime());
+          return Effect().none();
+        })
         .onCommand(TrainerStopped.class, (s, c) -> leave(s, c.trainerId(), "its actor stopped"))
         .onCommand(GetStatus.class, (s, c) -> {
           c.replyTo().tell(s.status());
@@ -231,6 +247,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .thenRun(st -> {
           context.getLog().info("trainer {} joined; membership epoch {} = {}", c.trainerId(),
               st.membershipEpoch(), st.members().keySet());
+          if (st.started()) joining.put(c.trainerId(), st.membershipEpoch());
           broadcastMembership(st);
           c.replyTo().tell(StatusReply.success(st.registration(c.trainerId())));
         });
@@ -250,6 +267,14 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         return Effect().persist(new JobStarted(s.membershipEpoch()));
       }
       return Effect().none();
+    }
+    Long joinedAt = joining.get(c.trainerId());
+    if (joinedAt != null) {
+      if (!allBlocksKnow(s, joinedAt)) {
+        c.replyTo().tell(StatusReply.success(new WaitForTrainers(s.members().size(), s.job().trainers())));
+        return Effect().none();
+      }
+      joining.remove(c.trainerId());
     }
     MasterState.TaskState current = s.leaseOf(c.trainerId());
     if (current != null) {
@@ -291,6 +316,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   /** {@code failure} says why a trainer was dropped; null when it left on its own. */
   private Effect<Event, MasterState> leave(MasterState s, String trainerId, String failure) {
     lastSeen.remove(trainerId);
+    joining.remove(trainerId);
     if (!s.members().containsKey(trainerId)) return Effect().none();
     return Effect().persist(new TrainerLeft(trainerId, failure == null ? "left the job" : failure))
         .thenRun(st -> {

@@ -3,6 +3,7 @@ package io.shardtrain.actors.master;
 import akka.actor.typed.ActorRef;
 import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import io.shardtrain.actors.CborSerializable;
+import io.shardtrain.actors.ps.BlockSpec;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -62,10 +63,15 @@ public final class MasterState implements CborSerializable {
     return started;
   }
 
-  /** Epoch-bounded: every task of the last epoch finished. Step-bounded: trainers reached the last step. */
+  /**
+   * Epoch-bounded: every task of the last epoch finished. Step-bounded, sync: a trainer reported the
+   * last step (steps are the job's, so a trainer that died and came back late does not owe any).
+   * Step-bounded, async: as many trainers as the job expects reached their last step.
+   */
   public boolean done() {
     if (job == null) return false;
     if (job.boundedByEpochs()) return firstOpenEpoch >= job.epochs();
+    if (job.mode() == BlockSpec.Mode.SYNC) return lastStep.values().stream().anyMatch(s -> s >= job.steps());
     return lastStep.values().stream().filter(s -> s >= job.steps()).count() >= job.trainers();
   }
 

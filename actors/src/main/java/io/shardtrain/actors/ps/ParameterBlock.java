@@ -213,7 +213,9 @@ public final class ParameterBlock
    * trainers of the membership that have not contributed to it. {@code eventsReplayed} is how many
    * events the last recovery replayed on top of its snapshot. {@code bulkPushes} and
    * {@code bulkPulls} count payloads that went over the bulk channel, {@code bulkFailures} bulk
-   * pushes whose payload never arrived.
+   * pushes whose payload never arrived. {@code examplesApplied}: sync, the examples behind the steps
+   * applied so far (the sum of their contributions' weights; kept in the snapshot, so it survives a
+   * move); 0 in async mode.
    */
   public record BlockStats(
       String entityId,
@@ -237,7 +239,8 @@ public final class ParameterBlock
       long eventsReplayed,
       long bulkPushes,
       long bulkPulls,
-      long bulkFailures) {
+      long bulkFailures,
+      long examplesApplied) {
     public BlockStats {
       waitingFor = List.copyOf(waitingFor);
     }
@@ -292,13 +295,15 @@ public final class ParameterBlock
     List<String> members = new ArrayList<>();
     List<Contribution> pending = new ArrayList<>();
     TreeMap<String, Long> lastSteps = new TreeMap<>();
+    long examplesApplied;
     private Optimizer optimizer;
     private LearningRateSchedule schedule;
 
     State() {}
 
     static State restore(BlockSpec spec, float[] values, float[][] slots, long updates, long version,
-        long membershipEpoch, List<String> members, List<Contribution> pending, Map<String, Long> lastSteps) {
+        long membershipEpoch, List<String> members, List<Contribution> pending, Map<String, Long> lastSteps,
+        long examplesApplied) {
       State s = new State();
       s.spec = spec;
       if (spec != null) {
@@ -314,6 +319,7 @@ public final class ParameterBlock
       s.members = new ArrayList<>(members);
       s.pending = new ArrayList<>(pending);
       s.lastSteps = new TreeMap<>(lastSteps);
+      s.examplesApplied = examplesApplied;
       return s;
     }
 
@@ -358,6 +364,11 @@ public final class ParameterBlock
       return List.copyOf(pending);
     }
 
+    /** Sync: the examples behind the applied steps (the sum of their contributions' weights). */
+    public long examplesApplied() {
+      return examplesApplied;
+    }
+
     /** Per trainer, the last step it pushed that the block accepted. */
     public Map<String, Long> lastSteps() {
       return new TreeMap<>(lastSteps);
@@ -374,6 +385,7 @@ public final class ParameterBlock
       c.members = new ArrayList<>(members);
       c.pending = new ArrayList<>(pending);
       c.lastSteps = new TreeMap<>(lastSteps);
+      c.examplesApplied = examplesApplied;
       return c;
     }
 
@@ -416,6 +428,7 @@ public final class ParameterBlock
       values = e.values().clone();
       optimizerState = OptimizerState.create(optimizer(), spec.length());
       version = 0;
+      examplesApplied = 0;
       pending.clear();
       lastSteps.clear();
       return this;
@@ -442,6 +455,7 @@ public final class ParameterBlock
         float w = c.weight();
         float[] g = c.values();
         total += w;
+        examplesApplied += Math.round(w);
         for (int j = 0; j < mean.length; j++) {
           mean[j] += w * g[j];
         }
@@ -873,7 +887,7 @@ public final class ParameterBlock
         duplicates, rejectedStale, rejectedNonFinite, rejectedBadLength, rejectedNotInitialised, rejectedAhead,
         rejectedMalformed, skippedNonFinite, pullTimeouts, waiting ? state.version() + 1 : -1,
         waiting ? state.missing(null) : List.of(), state.membershipEpoch(), pendingPulls.size(), eventsReplayed,
-        bulkPushes, bulkPulls, bulkFailures));
+        bulkPushes, bulkPulls, bulkFailures, state.examplesApplied()));
     return Effect().none();
   }
 

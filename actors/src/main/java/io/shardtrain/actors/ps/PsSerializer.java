@@ -48,9 +48,11 @@ import java.util.TreeMap;
 public final class PsSerializer extends SerializerWithStringManifest {
   /** Unique among the system's serializers; 0-40 are Akka's own, 717001 is the tensor serializer. */
   public static final int IDENTIFIER = 717_002;
+  /** Format 3 added the examples a sync block applied to its snapshot state and stats. */
+  private static final byte FORMAT = 3;
   /** Format 2 added bulk references and addresses to pushes, pulls and values, and bulk counters to stats. */
-  private static final byte FORMAT = 2;
-  /** Format 1 is still read: events and snapshots did not change, so old journals stay readable. */
+  private static final byte FORMAT_2 = 2;
+  /** Formats 1 and 2 are still read, so old journals and snapshots stay readable. */
   private static final byte FORMAT_1 = 1;
 
   static final String INITIALIZE = "Initialize";
@@ -159,6 +161,7 @@ public final class PsSerializer extends SerializerWithStringManifest {
       out.putLong(m.bulkPushes());
       out.putLong(m.bulkPulls());
       out.putLong(m.bulkFailures());
+      out.putLong(m.examplesApplied());
     } else if (o instanceof Initialized m) {
       putSpec(out, m.spec());
       out.putFloats(m.values());
@@ -192,11 +195,11 @@ public final class PsSerializer extends SerializerWithStringManifest {
     try {
       In in = new In(bytes);
       byte format = in.getByte();
-      if (format != FORMAT && format != FORMAT_1) {
+      if (format < FORMAT_1 || format > FORMAT) {
         throw new IllegalArgumentException("unknown format version " + format + " (this code reads " + FORMAT_1
-            + " and " + FORMAT + ")");
+            + " to " + FORMAT + ")");
       }
-      Object result = read(in, manifest, format == FORMAT_1);
+      Object result = read(in, manifest, format);
       if (in.buf.hasRemaining()) {
         throw new IllegalArgumentException(in.buf.remaining() + " trailing bytes");
       }
@@ -212,7 +215,8 @@ public final class PsSerializer extends SerializerWithStringManifest {
     }
   }
 
-  private Object read(In in, String manifest, boolean v1) throws NotSerializableException {
+  private Object read(In in, String manifest, byte format) throws NotSerializableException {
+    boolean v1 = format == FORMAT_1;
     switch (manifest) {
       case INITIALIZE:
         return new Initialize(getSpec(in), in.getFloats(), getRef(in));
@@ -265,8 +269,9 @@ public final class PsSerializer extends SerializerWithStringManifest {
         int pendingPulls = in.getInt();
         long replayed = in.getLong();
         long[] b = v1 ? new long[3] : new long[] {in.getLong(), in.getLong(), in.getLong()};
+        long examples = format > FORMAT_2 ? in.getLong() : 0;
         return new BlockStats(entityId, initialised, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9],
-            v[10], v[11], v[12], waitingFor, epoch, pendingPulls, replayed, b[0], b[1], b[2]);
+            v[10], v[11], v[12], waitingFor, epoch, pendingPulls, replayed, b[0], b[1], b[2], examples);
       }
       case INITIALIZED:
         return new Initialized(getSpec(in), in.getFloats());
@@ -281,7 +286,7 @@ public final class PsSerializer extends SerializerWithStringManifest {
       case MEMBERSHIP_UPDATED:
         return new MembershipUpdated(in.getLong(), in.getStrings());
       case STATE:
-        return getState(in);
+        return getState(in, format > FORMAT_2);
       default:
         throw new NotSerializableException("unknown manifest '" + manifest + "' for PsSerializer");
     }
@@ -380,9 +385,10 @@ public final class PsSerializer extends SerializerWithStringManifest {
       out.putString(e.getKey());
       out.putLong(e.getValue());
     }
+    out.putLong(s.examplesApplied);
   }
 
-  private static State getState(In in) {
+  private static State getState(In in, boolean withExamples) {
     BlockSpec spec = null;
     float[] values = null;
     float[][] slots = null;
@@ -405,7 +411,9 @@ public final class PsSerializer extends SerializerWithStringManifest {
     int m = in.getCount(12);
     Map<String, Long> lastSteps = new TreeMap<>();
     for (int i = 0; i < m; i++) lastSteps.put(in.getString(), in.getLong());
-    return State.restore(spec, values, slots, updates, version, epoch, members, pending, lastSteps);
+    // Older snapshots did not count: the count restarts at 0 there.
+    long examples = withExamples ? in.getLong() : 0;
+    return State.restore(spec, values, slots, updates, version, epoch, members, pending, lastSteps, examples);
   }
 
   private void putRef(Out out, ActorRef<?> ref) {

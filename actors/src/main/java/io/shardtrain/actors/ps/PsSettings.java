@@ -8,7 +8,8 @@ import java.util.Locale;
 /**
  * The parameter server's settings, read once from {@code shardtrain.ps}: the block size of the
  * layout, how often a block snapshots, how long a pull may wait, when a waiting sync barrier is
- * reported, what to do with a non-finite gradient, and the default async staleness bound.
+ * reported, what to do with a non-finite gradient, the default async staleness bound, and how
+ * many {@code ps} nodes must have joined sharding before a job's blocks are placed.
  */
 public record PsSettings(
     int blockSize,
@@ -16,7 +17,8 @@ public record PsSettings(
     Duration pullTimeout,
     Duration barrierWarnAfter,
     NonFinitePolicy nonFinite,
-    long maxStaleness) {
+    long maxStaleness,
+    int minNodes) {
 
   /** What a block does with a gradient holding NaN or an infinity. */
   public enum NonFinitePolicy {
@@ -37,6 +39,7 @@ public record PsSettings(
     if (maxStaleness < -1) {
       throw new IllegalArgumentException("shardtrain.ps.max-staleness must be -1 (off) or >= 0, not " + maxStaleness);
     }
+    if (minNodes < 1) throw new IllegalArgumentException("shardtrain.ps.min-nodes must be >= 1, not " + minNodes);
   }
 
   /** The settings of {@code system}'s configuration. */
@@ -60,7 +63,8 @@ public record PsSettings(
         ps.getDuration("pull-timeout"),
         ps.getDuration("barrier-warn-after"),
         policy,
-        ps.getLong("max-staleness"));
+        ps.getLong("max-staleness"),
+        ps.getInt("min-nodes"));
   }
 
   private static void positive(String key, Duration d) {

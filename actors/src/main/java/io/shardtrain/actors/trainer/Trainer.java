@@ -45,9 +45,17 @@ import java.util.function.Supplier;
  * trainer pulls the latest values after every step.
  *
  * <p>After all blocks acknowledged a step the trainer reports its reader offset, so a restarted
- * trainer, or another one taking over the task, resumes exactly there. Pushes and pulls that
- * time out are retried with the same (trainer, step) key, which blocks treat as idempotent.
- * Compute runs inside the actor, so trainers belong on a dispatcher of their own.
+ * trainer, or another one taking over the task, resumes exactly there. In sync mode the next step's
+ * pushes wait until the master has recorded that offset (the report travels while the barrier
+ * completes), so a trainer that dies leaves at most one batch applied by some blocks and not
+ * recorded; while the master does not answer (it is moving) the trainer trains on without waiting.
+ * A (re)started trainer registers, and once the master leases it a task (after every block knows
+ * it) pulls the latest parameters; blocks one version apart mean some closed a step without it, so
+ * it takes part in that step with no data and starts reading at the next. It sends the master a
+ * heartbeat every third of {@code failure-timeout}, so waiting at a barrier is not taken for
+ * death. Pushes and pulls that time out are retried with the same (trainer, step) key, which
+ * blocks treat as idempotent. Compute runs inside the actor, so trainers belong on a dispatcher
+ * of their own.
  *
  * <p>With the bulk channel on ({@code shardtrain.transport.bulk.enabled}), gradient slices and
  * pulled values of at least {@code min-floats} floats travel over it and only small control
@@ -80,9 +88,11 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private record BulkSendFailed(String blockId, ParameterBlock.BulkAddress target, Throwable failure)
       implements Command {}
 
-  private record ProgressDone(Throwable failure) implements Command {}
+  private record ProgressDone(long step, Throwable failure) implements Command {}
 
   private enum Retry implements Command { REGISTER, NEXT_STEP }
+
+  private enum SendHeartbeat implements Command { INSTANCE }
 
   /** Send the still unacknowledged push of {@code step} to {@code blockId} again. */
   private record RetryPush(String blockId, long step) implements Command {}
@@ -120,6 +130,15 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private int pendingPulls;
   private final Map<String, float[]> unacked = new HashMap<>();
   private long pulledMinVersion;
+  /** The newest version the (re)start pull saw; above {@code baseVersion}, some block is a step ahead. */
+  private long maxPulledVersion;
+  /** Registered, but not yet pulled since the master confirmed every block knows this trainer. */
+  private boolean freshPull;
+  private boolean reportInFlight;
+  private long reportStep;
+  /** Whether the last progress report was answered; only then does a sync step wait for its report. */
+  private boolean masterAnswers = true;
+  private boolean waitingForReport;
   private long resumeStep;
   private long stepsDone;
   private float lastLoss = Float.NaN;
@@ -162,8 +181,9 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
           blockBulk.remove(m.blockId(), m.target());
           return this;
         })
-        .onMessage(ProgressDone.class, m -> {
-          if (m.failure() != null) context.getLog().warn("progress report failed: {}", m.failure().getMessage());
+        .onMessage(ProgressDone.class, this::onProgressDone)
+        .onMessageEquals(SendHeartbeat.INSTANCE, () -> {
+          setup.master().tell(new Master.Heartbeat(setup.trainerId()));
           return this;
         })
         .onMessageEquals(Retry.REGISTER, () -> {
@@ -196,8 +216,13 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     job = m.registration().job();
     membershipEpoch = m.registration().membershipEpoch();
     resumeStep = m.registration().lastStep();
-    if (first) buildModel();
-    // A (re)started trainer pulls the latest parameters before its first step.
+    if (first) {
+      buildModel();
+      timers.startTimerWithFixedDelay(SendHeartbeat.INSTANCE, setup.settings().heartbeatInterval());
+    }
+    // A (re)started trainer pulls the latest parameters before its first step, and again once the
+    // master confirms every block knows it (its first task).
+    freshPull = true;
     step = 0;
     pullAll(0);
     return this;
@@ -226,7 +251,9 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
 
   private Behavior<Command> nextStep() {
     if (stopping) return finish("stopped");
-    if (job.steps() > 0 && stepsDone >= job.steps()) return finish("reached " + job.steps() + " steps");
+    // Sync: the step is the job's (the blocks' version); async: this trainer's, kept by the master.
+    // Either way a restarted trainer stops at the job's step count, not that many steps later.
+    if (job.steps() > 0 && step >= job.steps()) return finish("reached step " + job.steps());
     if (reader == null) {
       context.askWithStatus(Master.TaskReply.class, setup.master(), setup.settings().askTimeout(),
           replyTo -> new Master.RequestTask(setup.trainerId(), replyTo), TaskAnswer::new);
@@ -245,6 +272,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
       lease = l;
       reader = new BatchReader(setup.train(), l.from(), l.to(), job.batch(), job.seed() * 1_000_003L + l.task(),
           true, false, new ReaderPosition(l.epoch(), l.offset()));
+      if (freshPull) return pullBeforeFirstStep();
       return computeStep();
     }
     if (m.reply() instanceof Master.WaitForTrainers w) {
@@ -255,8 +283,17 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     }
     Master.NoTask none = (Master.NoTask) m.reply();
     if (none.jobDone()) return finish("job done");
+    if (freshPull) return pullBeforeFirstStep();
     if (job.mode() == BlockSpec.Mode.SYNC) return idleStep();
     timers.startSingleTimer(Retry.NEXT_STEP, setup.settings().retryDelay());
+    return this;
+  }
+
+  /** Every block knows this trainer now: pull the latest parameters, then take the first step. */
+  private Behavior<Command> pullBeforeFirstStep() {
+    freshPull = false;
+    step = 0;
+    pullAll(0);
     return this;
   }
 
@@ -358,6 +395,8 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     if (m.ack() instanceof ParameterBlock.Stale) stale++;
     unacked.remove(m.blockId());
     pendingPushes--;
+    // Every block has this step: report the offset while the barrier completes.
+    if (pendingPushes == 0 && lastBatch > 0) reportProgress();
     return maybeStepDone();
   }
 
@@ -425,7 +464,9 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     blockVersion.put(blockId, v.version());
     if (step == 0) {
       // First pull after (re)registration: continue from the oldest block's version.
-      baseVersion = pendingPulls == layout.size() ? v.version() : Math.min(baseVersion, v.version());
+      boolean firstReply = pendingPulls == layout.size();
+      baseVersion = firstReply ? v.version() : Math.min(baseVersion, v.version());
+      maxPulledVersion = firstReply ? v.version() : Math.max(maxPulledVersion, v.version());
     } else {
       baseVersion = Math.max(baseVersion, v.version());
     }
@@ -435,17 +476,28 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
 
   private Behavior<Command> maybeStepDone() {
     if (pendingPushes > 0 || pendingPulls > 0) return this;
+    boolean sync = job.mode() == BlockSpec.Mode.SYNC;
     if (step == 0) {
       // Registered and pulled. Sync: the next step is the one after the oldest block's version.
       // Async: steps only key a trainer's pushes, so continue after its last reported step.
-      step = job.mode() == BlockSpec.Mode.SYNC ? baseVersion : resumeStep;
+      step = sync ? baseVersion : resumeStep;
+      if (freshPull) return nextStep();
+      if (lease != null) {
+        context.getLog().info("trainer {} resumes task {}/{} at offset {} after step {} (parameters pulled at version {})",
+            setup.trainerId(), lease.epoch(), lease.task(), lease.offset(), step, baseVersion);
+      }
+      // Some blocks closed step baseVersion + 1 without this trainer: take part in it with no data,
+      // so that every block applies this trainer's first batch.
+      if (sync && maxPulledVersion > baseVersion) return idleStep();
       return nextStep();
     }
-    stepsDone++;
-    if (lastBatch > 0) {
-      reportProgress();
-      setup.listener().onStep(setup.trainerId(), step, lastLoss, lastBatch, computeNanos);
+    if (sync && reportInFlight && masterAnswers) {
+      // The next pushes wait until the master recorded this step's offset.
+      waitingForReport = true;
+      return this;
     }
+    stepsDone++;
+    if (lastBatch > 0) setup.listener().onStep(setup.trainerId(), step, lastLoss, lastBatch, computeNanos);
     if (reader != null && reader.epochDone()) {
       reader = null;
       lease = null;
@@ -457,9 +509,33 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     Master.Lease l = lease;
     long offset = positionAfterStep.offset();
     long s = step;
+    reportInFlight = true;
+    reportStep = s;
     context.askWithStatus(akka.Done.class, setup.master(), setup.settings().askTimeout(),
         replyTo -> new Master.ReportProgress(setup.trainerId(), l.epoch(), l.task(), offset, s, replyTo),
-        (done, failure) -> new ProgressDone(failure));
+        (done, failure) -> new ProgressDone(s, failure));
+  }
+
+  private Behavior<Command> onProgressDone(ProgressDone m) {
+    if (m.step() != reportStep) return this;
+    reportInFlight = false;
+    if (isRetryable(m.failure())) {
+      if (masterAnswers) {
+        context.getLog().warn("trainer {}: progress report of step {} got no answer ({}); training on without"
+            + " waiting for reports until the master answers again", setup.trainerId(), m.step(),
+            m.failure().getMessage());
+      }
+      masterAnswers = false;
+    } else {
+      if (m.failure() != null) {
+        context.getLog().warn("trainer {}: progress report of step {} refused: {}", setup.trainerId(), m.step(),
+            m.failure().getMessage());
+      }
+      masterAnswers = true;
+    }
+    if (!waitingForReport) return this;
+    waitingForReport = false;
+    return maybeStepDone();
   }
 
   private Behavior<Command> finish(String why) {

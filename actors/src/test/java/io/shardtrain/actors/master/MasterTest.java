@@ -197,6 +197,62 @@ class MasterTest {
   }
 
   @Test
+  void heartbeatsKeepATrainerThatWaitsAtABarrierAMember() {
+    Setup s = submitted(IMPATIENT);
+    register(s, "a", kit.createTestProbe());
+    register(s, "b", kit.createTestProbe());
+    request(s, "a");
+    // Three failure timeouts in which "b" reports nothing (it waits for a pull) but sends heartbeats.
+    for (int i = 0; i < 12; i++) {
+      request(s, "a");
+      s.tk().runCommand(new Master.Heartbeat("b"));
+      sleep(100);
+    }
+    assertEquals(Set.of("a", "b"), s.tk().getState().members().keySet());
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (System.nanoTime() < deadline && s.tk().getState().members().size() == 2) {
+      request(s, "a");
+      sleep(100);
+    }
+    assertEquals(Set.of("a"), s.tk().getState().members().keySet());
+  }
+
+  @Test
+  void aTrainerJoiningARunningJobGetsATaskOnlyOnceEveryBlockKnowsIt() {
+    TestProbe<ShardingEnvelope<ParameterBlock.Command>> probe = kit.createTestProbe();
+    java.util.concurrent.atomic.AtomicBoolean acking = new java.util.concurrent.atomic.AtomicBoolean(true);
+    var blocks = kit.spawn(Behaviors.<ShardingEnvelope<ParameterBlock.Command>>receiveMessage(env -> {
+      if (env.message() instanceof ParameterBlock.UpdateMembership u && acking.get()) {
+        u.replyTo().tell(StatusReply.success(u.epoch()));
+      }
+      return Behaviors.same();
+    }));
+    EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk =
+        EventSourcedBehaviorTestKit.create(kit.system(), Master.create(SETTINGS, blocks));
+    tk.clear();
+    assertTrue(tk.<StatusReply<Done>>runCommand(r -> new Master.SubmitJob(job(), r)).reply().isSuccess());
+    Setup s = new Setup(tk, probe);
+    register(s, "a", kit.createTestProbe());
+    register(s, "b", kit.createTestProbe());
+    assertEquals(new Master.Lease(0, 0, 0, 50, 0), request(s, "a"));
+    assertEquals(new Master.Lease(0, 1, 50, 100, 0), request(s, "b"));
+    assertTrue(report(s, "b", 0, 1, 30, 3).isSuccess());
+    tk.<StatusReply<Done>>runCommand(r -> new Master.LeaveJob("b", r));
+
+    acking.set(false);
+    register(s, "b", kit.createTestProbe());
+    for (int i = 0; i < 5; i++) {
+      Master.TaskReply early = tk.<StatusReply<Master.TaskReply>>runCommand(x -> new Master.RequestTask("b", x))
+          .reply().getValue();
+      assertEquals(new Master.WaitForTrainers(2, 2), early);
+      sleep(100);
+    }
+    acking.set(true);
+    // Re-sent on the next tick and acknowledged: "b" gets its old task back where it reported.
+    assertEquals(new Master.Lease(0, 1, 50, 100, 30), request(s, "b"));
+  }
+
+  @Test
   void aStoppedTrainerActorLeavesTheMembership() {
     Setup s = submitted();
     TestProbe<Object> a = kit.createTestProbe();

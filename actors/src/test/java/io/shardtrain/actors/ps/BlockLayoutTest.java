@@ -76,7 +76,10 @@ class BlockLayoutTest {
   void settingsReadTheReferenceDefaultsAndRejectAnUnknownPolicy() {
     PsSettings defaults = PsSettings.fromConfig(ConfigFactory.load());
     assertEquals(new PsSettings(262_144, 100, Duration.ofSeconds(30), Duration.ofSeconds(10),
-        PsSettings.NonFinitePolicy.REJECT, -1), defaults);
+        PsSettings.NonFinitePolicy.REJECT, -1, 1), defaults);
+    IllegalArgumentException noNodes = assertThrows(IllegalArgumentException.class, () -> PsSettings.fromConfig(
+        ConfigFactory.parseString("shardtrain.ps.min-nodes = 0").withFallback(ConfigFactory.load())));
+    assertTrue(noNodes.getMessage().contains("shardtrain.ps.min-nodes"), noNodes.getMessage());
     PsSettings custom = PsSettings.fromConfig(ConfigFactory.parseString(
         "shardtrain.ps { non-finite = skip, max-staleness = 3, pull-timeout = 300ms }").withFallback(ConfigFactory.load()));
     assertEquals(PsSettings.NonFinitePolicy.SKIP, custom.nonFinite());

@@ -36,7 +36,7 @@ final class BlockTestSupport {
       .withFallback(EventSourcedBehaviorTestKit.config());
 
   static PsSettings settings(int snapshotEvery, Duration pullTimeout, PsSettings.NonFinitePolicy nonFinite) {
-    return new PsSettings(1024, snapshotEvery, pullTimeout, Duration.ofMillis(200), nonFinite, -1);
+    return new PsSettings(1024, snapshotEvery, pullTimeout, Duration.ofMillis(200), nonFinite, -1, 1);
   }
 
   static PsSettings settings() {
@@ -87,6 +87,7 @@ final class BlockTestSupport {
     assertEquals(expected.membershipEpoch(), actual.membershipEpoch(), "membership epoch");
     assertEquals(expected.members(), actual.members(), "members");
     assertEquals(expected.lastSteps(), actual.lastSteps(), "last steps");
+    assertEquals(expected.examplesApplied(), actual.examplesApplied(), "examples applied");
     assertBitsEqual(expected.values(), actual.values(), "values");
     float[][] es = expected.slots();
     float[][] as = actual.slots();

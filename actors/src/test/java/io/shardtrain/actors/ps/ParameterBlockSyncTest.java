@@ -120,6 +120,9 @@ class ParameterBlockSyncTest {
     }
     assertEquals(2, state.version());
     assertEquals(2, state.updates());
+    // Examples behind the applied steps: (3 + 1) + (2 + 5).
+    assertEquals(11, state.examplesApplied());
+    assertEquals(11, stats(tk).examplesApplied());
   }
 
   @Test
@@ -195,6 +198,8 @@ class ParameterBlockSyncTest {
 
     BlockStats after = stats(tk);
     assertEquals(1, after.version());
+    // Only the examples of the trainer that pushed count: "b" contributed nothing to step 1.
+    assertEquals(4, after.examplesApplied());
     assertEquals(-1, after.pendingStep());
     assertEquals(List.of(), after.waitingFor());
     // An older epoch arriving late changes nothing and is answered with the epoch in force.

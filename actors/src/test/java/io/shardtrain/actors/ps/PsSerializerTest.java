@@ -107,7 +107,7 @@ class PsSerializerTest {
         values.version()));
     assertBitsEqual(VALUES, values.values(), "BlockValues values");
     BlockStats stats = new BlockStats("layer.w#3", true, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, List.of("b", "c"),
-        14, 15, 16, 17, 18, 19);
+        14, 15, 16, 17, 18, 19, 20);
     assertEquals(stats, roundTrip(stats));
   }
 
@@ -152,7 +152,7 @@ class PsSerializerTest {
     TestProbe<Object> probe = kit.createTestProbe();
     PsSerializer serializer = new PsSerializer((ExtendedActorSystem) Adapter.toClassic(kit.system()));
     byte[] event = serializer.toBinary(new GradientReceived("a", 9, 32f, VALUES));
-    assertEquals(2, event[0], "current format version");
+    assertEquals(3, event[0], "current format version");
     event[0] = 1;
     GradientReceived received = (GradientReceived) serializer.fromBinary(event, PsSerializer.RECEIVED);
     assertBitsEqual(VALUES, received.values(), "format 1 GradientReceived values");
@@ -171,10 +171,23 @@ class PsSerializerTest {
     assertEquals(probe.ref(), push.replyTo());
 
     byte[] unknown = event.clone();
-    unknown[0] = 3;
+    unknown[0] = 4;
     NotSerializableException e = assertThrows(NotSerializableException.class,
         () -> serializer.fromBinary(unknown, PsSerializer.RECEIVED));
-    assertTrue(e.getMessage().contains("format version 3"), e.getMessage());
+    assertTrue(e.getMessage().contains("format version 4"), e.getMessage());
+  }
+
+  @Test
+  void formatTwoSnapshotsAreReadWithoutAnExampleCount() throws Exception {
+    PsSerializer serializer = new PsSerializer((ExtendedActorSystem) Adapter.toClassic(kit.system()));
+    State state = State.restore(spec(), VALUES.clone(), new float[0][], 4, 4, 1, List.of("a"), List.of(),
+        Map.of("a", 4L), 128);
+    byte[] v3 = serializer.toBinary(state);
+    // Format 2 ended before the trailing example count.
+    byte[] v2 = Arrays.copyOf(v3, v3.length - 8);
+    v2[0] = 2;
+    State old = (State) serializer.fromBinary(v2, PsSerializer.STATE);
+    assertEquals(List.of(4L, 0L), List.of(old.version(), old.examplesApplied()));
   }
 
   @Test
@@ -199,10 +212,11 @@ class PsSerializerTest {
     float[][] slots = {VALUES.clone(), {5f, 4f, 3f, 2f, 1f}};
     State state = State.restore(spec, VALUES.clone(), slots, 17, 9, 3, List.of("a", "b", "c"),
         List.of(new Contribution("a", 2f, new float[] {1f, 2f, 3f, 4f, 5f}), new Contribution("c", 0f, new float[0])),
-        Map.of("a", 10L, "b", 9L, "c", 10L));
+        Map.of("a", 10L, "b", 9L, "c", 10L), 576);
     State back = roundTrip(state);
     assertSameState(state, back);
     assertEquals(17, back.updates());
+    assertEquals(576, back.examplesApplied());
 
     State empty = roundTrip(new State());
     assertTrue(!empty.isInitialised() && empty.version() == 0 && empty.members().isEmpty());

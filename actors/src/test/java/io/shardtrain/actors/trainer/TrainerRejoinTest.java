@@ -1,0 +1,151 @@
+package io.shardtrain.actors.trainer;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.typed.ActorRef;
+import akka.cluster.MemberStatus;
+import akka.cluster.typed.Cluster;
+import akka.cluster.typed.Join;
+import akka.persistence.testkit.PersistenceTestKitPlugin;
+import akka.persistence.testkit.PersistenceTestKitSnapshotPlugin;
+import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.ShardTrain;
+import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.ps.BlockSpec;
+import io.shardtrain.actors.ps.ParameterBlock;
+import io.shardtrain.compute.backend.CpuBackend;
+import io.shardtrain.compute.data.Dataset;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A sync trainer that leaves mid-job and comes back under the same id: it gets its task back where
+ * it reported, joins the running barrier, and stops at the job's last step; every block applied
+ * exactly the examples the master recorded.
+ */
+class TrainerRejoinTest {
+  static final Duration TIMEOUT = Duration.ofSeconds(60);
+  static final ActorTestKit kit = ActorTestKit.create("TrainerRejoinTest", ConfigFactory.parseString("""
+          akka.actor.provider = cluster
+          akka.remote.artery.canonical.port = 0
+          akka.remote.artery.canonical.hostname = 127.0.0.1
+          akka.cluster.roles = [ps, master, trainer]
+          akka.cluster.jmx.multi-mbeans-in-same-jvm = on
+          akka.coordinated-shutdown.run-by-jvm-shutdown-hook = off
+          shardtrain.transport.bulk.enabled = off
+          shardtrain.train { hidden = [8], optimizer = sgd, lr-schedule = constant, batch = 8, steps = 24 }
+          """).withFallback(PersistenceTestKitPlugin.config()).withFallback(PersistenceTestKitSnapshotPlugin.config())
+      .withFallback(ConfigFactory.load()));
+
+  @AfterAll
+  static void stop() {
+    kit.shutdownTestKit();
+  }
+
+  /** Completes with the trainer's step count; counts steps as they happen. */
+  static final class Listener implements StepListener {
+    final CompletableFuture<Long> finished = new CompletableFuture<>();
+    volatile long lastStep;
+    /** While set, each step pauses (in the trainer), so the job is still running when t2 is back. */
+    volatile boolean slow;
+
+    @Override
+    public void onStep(String trainerId, long step, float loss, int examples, long computeNanos) {
+      lastStep = step;
+      if (slow) {
+        try {
+          Thread.sleep(100);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    }
+
+    @Override
+    public void onFinished(String trainerId, long steps, long pushes, long pulls, long stale) {
+      finished.complete(steps);
+    }
+
+    @Override
+    public void onFailed(String trainerId, String reason) {
+      finished.completeExceptionally(new IllegalStateException(reason));
+    }
+  }
+
+  @Test
+  void aTrainerThatComesBackResumesItsTaskAndEndsAtTheJobsLastStepWithEveryExampleAppliedOnce() throws Exception {
+    Cluster cluster = Cluster.get(kit.system());
+    cluster.manager().tell(Join.create(cluster.selfMember().address()));
+    ShardTrain st = ShardTrain.start(kit.system());
+    long deadline = System.nanoTime() + TIMEOUT.toNanos();
+    while (cluster.selfMember().status() != MemberStatus.up()) {
+      if (System.nanoTime() > deadline) throw new IllegalStateException("cluster did not form");
+      Thread.sleep(50);
+    }
+    int n = 400;
+    int dim = 10;
+    float[] x = new float[n * dim];
+    int[] y = new int[n];
+    for (int i = 0; i < n; i++) {
+      y[i] = i % 2;
+      for (int j = 0; j < dim; j++) x[i * dim + j] = (float) Math.cos(i * 0.3 + j) + y[i];
+    }
+    Dataset train = Dataset.classification(x, dim, y, 2);
+    TrainSettings settings = TrainSettings.fromConfig(kit.system().settings().config());
+    ShardTrain.Plan plan = ShardTrain.plan(settings, "rejoin", dim, n, 2, BlockSpec.Mode.SYNC, 2, 32, -1);
+    st.submit(plan).toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+    Listener l1 = new Listener();
+    Listener l2 = new Listener();
+    st.startTrainer(setup(st, "t1", train, l1));
+    ActorRef<Trainer.Command> t2 = st.startTrainer(setup(st, "t2", train, l2));
+    while (l2.lastStep < 6) {
+      if (System.nanoTime() > deadline) throw new IllegalStateException("t2 took no steps");
+      Thread.sleep(10);
+    }
+    l1.slow = true;
+    t2.tell(Trainer.Stop.INSTANCE);
+    long stoppedAfter = l2.finished.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    Master.JobStatus gone = st.status().toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    assertEquals(List.of("t1"), gone.members());
+
+    Listener back = new Listener();
+    kit.spawn(Trainer.create(setup(st, "t2", train, back)), "t2-again");
+    while (back.lastStep == 0 && !back.finished.isDone()) {
+      if (System.nanoTime() > deadline) throw new IllegalStateException("t2 did not come back");
+      Thread.sleep(10);
+    }
+    l1.slow = false;
+    long t1Steps = l1.finished.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    long backSteps = back.finished.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    Master.JobStatus done = st.status().toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    List<ParameterBlock.BlockStats> stats = st.blockStats(plan.job()).toCompletableFuture()
+        .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+    System.out.printf("t2 left after %d steps and came back for %d; %d examples reported, blocks applied %s%n",
+        stoppedAfter, backSteps, done.examplesReported(),
+        stats.stream().map(ParameterBlock.BlockStats::examplesApplied).toList());
+    assertTrue(done.done(), done.toString());
+    assertEquals(24, t1Steps, "t1 took every step of the job");
+    // The job has 24 steps: t2 came back for the rest of them, not for 24 more.
+    assertTrue(backSteps > 0 && stoppedAfter + backSteps <= 24, stoppedAfter + " + " + backSteps + " steps");
+    for (ParameterBlock.BlockStats b : stats) {
+      assertEquals(24, b.version(), b.entityId());
+      // Nothing died: every example the master recorded was applied by every block, once.
+      assertEquals(done.examplesReported(), b.examplesApplied(), b.entityId());
+    }
+    assertTrue(done.examplesReported() > 24 * 8, "both trainers trained: " + done.examplesReported());
+  }
+
+  private static Trainer.Setup setup(ShardTrain st, String id, Dataset train, StepListener listener) {
+    return new Trainer.Setup(id, st.master(), train, train, () -> CpuBackend.create(1),
+        TrainerSettings.create(st.system()), listener);
+  }
+}
