@@ -226,7 +226,10 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
 
   private Behavior<Command> nextStep() {
     if (stopping) return finish("stopped");
-    if (job.steps() > 0 && stepsDone >= job.steps()) return finish("reached " + job.steps() + " steps");
+    // Sync steps are the job's: a trainer that joined late (or restarted) stops with the others at
+    // the last step, not after as many steps of its own. Async steps count this trainer's pushes.
+    long reached = job.mode() == BlockSpec.Mode.SYNC ? step : stepsDone;
+    if (job.steps() > 0 && reached >= job.steps()) return finish("reached " + job.steps() + " steps");
     if (reader == null) {
       context.askWithStatus(Master.TaskReply.class, setup.master(), setup.settings().askTimeout(),
           replyTo -> new Master.RequestTask(setup.trainerId(), replyTo), TaskAnswer::new);
