@@ -59,6 +59,36 @@ class NodeFailoverTest {
 
   /** Runs the job on three node JVMs with these roles, killing node {@code victim} (-1: none) mid-job. */
   Mlp runJob(String name, List<String> roles, int victim) throws Exception {
+    return runJob(name, roles, STEPS, (cluster, client, status) -> {
+      if (victim < 0) return;
+      cluster.nodes().get(victim).kill();
+      System.out.println(name + ": killed " + cluster.nodes().get(victim).name() + " after "
+          + status.examplesReported() + " examples");
+    });
+  }
+
+  /** What a run does once the job has made some progress (a quarter of its examples). */
+  interface MidJob {
+    void run(Cluster cluster, ClusterNode.Started client, Master.JobStatus progress) throws Exception;
+  }
+
+  /** The node JVMs of a run, and how to start one more like them. */
+  record Cluster(Path logs, Path nodeConf, String seed, List<String> env, List<NodeProcess> nodes) {
+    /** Starts node {@code nodes().size() + 1} with {@code roles} on a free port. */
+    NodeProcess startNode(String roles, String... extraArgs) throws Exception {
+      int port = nodes.isEmpty() ? Integer.parseInt(seed.substring(seed.indexOf(':') + 1)) : freePort();
+      List<String> args = new ArrayList<>(List.of("node", "--roles", roles, "--port", "" + port,
+          "--seeds", seed, "--journal", URL, "--config", nodeConf.toString()));
+      args.addAll(List.of(extraArgs));
+      NodeProcess node = NodeProcess.start("n" + (nodes.size() + 1) + "-" + roles.replace(',', '-'), logs, env,
+          args.toArray(String[]::new));
+      nodes.add(node);
+      return node;
+    }
+  }
+
+  /** Runs the job for {@code steps} on three node JVMs with these roles; {@code midJob} acts once it made progress. */
+  Mlp runJob(String name, List<String> roles, int steps, MidJob midJob) throws Exception {
     resetJournal();
     Path logs = Files.createDirectories(dir.resolve(name));
     Path nodeConf = logs.resolve("node.conf");
@@ -68,6 +98,8 @@ class NodeFailoverTest {
         akka.cluster.split-brain-resolver.down-all-when-unstable = off
         akka.cluster.failure-detector.acceptable-heartbeat-pause = 4s
         akka.cluster.role.ps.min-nr-of-members = 2
+        # A JVM that starts while the cores are busy may need more than 5 s to start its logger.
+        akka.logger-startup-timeout = 30s
         shardtrain.trainer { ask-timeout = 6s, pull-timeout = 20s, failure-timeout = 120s }
         shardtrain.ps { snapshot-every = 15, block-size = 16384 }
         """);
@@ -75,39 +107,35 @@ class NodeFailoverTest {
     Files.writeString(job, """
         shardtrain.train { dataset = mnist, trainers = 2, mode = sync, steps = %d, epochs = 0, hidden = [64],
           optimizer = sgd, lr = 0.05, lr-schedule = constant, batch = 32, seed = 3, job-id = failover }
-        """.formatted(STEPS));
-    int p1 = freePort(), p2 = freePort(), p3 = freePort();
-    String seed = "127.0.0.1:" + p1;
+        """.formatted(steps));
+    String seed = "127.0.0.1:" + freePort();
     List<String> env = List.of("SHARDTRAIN_POSTGRES_USER=" + USER, "SHARDTRAIN_POSTGRES_PASSWORD=" + PASSWORD,
         "SHARDTRAIN_LOG_LEVEL=INFO");
     List<NodeProcess> nodes = new ArrayList<>();
-    int[] ports = {p1, p2, p3};
+    Cluster cluster = new Cluster(logs, nodeConf, seed, env, nodes);
     try {
       for (int i = 0; i < 3; i++) {
-        List<String> args = new ArrayList<>(List.of("node", "--roles", roles.get(i), "--port", "" + ports[i],
-            "--seeds", seed, "--journal", URL, "--config", nodeConf.toString()));
-        if (i == 0) args.addAll(List.of("--job", job.toString()));
-        nodes.add(NodeProcess.start("n" + (i + 1) + "-" + roles.get(i).replace(',', '-'), logs, env,
-            args.toArray(String[]::new)));
+        if (i == 0) {
+          cluster.startNode(roles.get(i), "--job", job.toString());
+        } else {
+          cluster.startNode(roles.get(i));
+        }
       }
 
       ClusterNode.Started client = ClusterNode.start(
-          NodeConfig.build(List.of("client"), "127.0.0.1", 0, List.of(seed), "memory", null, Map.of()));
+          NodeConfig.build(List.of("client"), "127.0.0.1", 0, List.of(seed), "memory", null,
+              Map.of("akka.logger-startup-timeout", "30s")));
       try {
         ClusterNode.awaitUp(client.system(), Duration.ofSeconds(90));
         Master.JobStatus status = awaitStatus(client, s -> s.submitted() && s.examplesReported() >= 2 * 32 * 12,
             Duration.ofMinutes(4), nodes);
-        if (victim >= 0) {
-          nodes.get(victim).kill();
-          System.out.println(name + ": killed " + nodes.get(victim).name() + " after " + status.examplesReported()
-              + " examples");
-        }
+        midJob.run(cluster, client, status);
         status = awaitStatus(client, Master.JobStatus::done, Duration.ofMinutes(6), nodes);
         Mlp model = Mlp.create(CpuBackend.create(1), 784, new int[] {64}, 10, Activation.RELU, 3);
-        long version = client.api().pullInto(model, status.job(), STEPS).toCompletableFuture().get(60, TimeUnit.SECONDS);
+        long version = client.api().pullInto(model, status.job(), steps).toCompletableFuture().get(60, TimeUnit.SECONDS);
         System.out.println(name + ": job done at version " + version);
         // Both trainers took every step together: the job started only once both were registered.
-        assertEquals(STEPS, version, name + ": blocks at version " + version);
+        assertEquals(steps, version, name + ": blocks at version " + version);
         return model;
       } finally {
         client.system().terminate();
