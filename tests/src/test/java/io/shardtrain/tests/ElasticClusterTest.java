@@ -58,15 +58,20 @@ class ElasticClusterTest {
       long t0 = System.nanoTime();
       NodeProcess joined = cluster.startNode("ps");
       Address n4 = addressOf(joined);
+      long tUp = System.nanoTime();
       SortedSet<String> moved = awaitBlocks(client, n4, s -> !s.isEmpty(), Duration.ofMinutes(3), nodes);
-      double joinSeconds = (System.nanoTime() - t0) / 1e9;
+      long tMoved = System.nanoTime();
       Master.JobStatus atJoin = client.api().status().toCompletableFuture().get();
-      System.out.printf("ps join: %s held %d block(s) %s %.1f s after its JVM started (job at %d examples)%n",
-          joined.name(), moved.size(), moved, joinSeconds, atJoin.examplesReported());
+      System.out.printf("ps join: %s held %d block(s) %s %.1f s after its JVM started, %.1f s after it was up"
+              + " (job at %d examples)%n", joined.name(), moved.size(), moved, (tMoved - t0) / 1e9,
+          (tMoved - tUp) / 1e9, atJoin.examplesReported());
       assertFalse(atJoin.done(), "the job ended before the new ps node held a block");
 
       SortedSet<String> leaving = ClusterNode.blocksOf(client.system(), n3, ASK);
       assertFalse(leaving.isEmpty(), nodes.get(2).name() + " holds no block to hand over");
+      System.out.printf("ps join: before the SIGTERM %s holds %s, %s holds %s, %s holds %s%n", nodes.get(1).name(),
+          ClusterNode.blocksOf(client.system(), n2, ASK), nodes.get(2).name(), leaving, joined.name(),
+          ClusterNode.blocksOf(client.system(), n4, ASK));
       long t1 = System.nanoTime();
       boolean exited = nodes.get(2).terminate(60);
       double exitSeconds = (System.nanoTime() - t1) / 1e9;
