@@ -1,5 +1,6 @@
 package io.shardtrain.actors.ps;
 
+import akka.actor.NoSerializationVerificationNeeded;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.Behavior;
@@ -163,7 +164,7 @@ public final class ParameterBlock
    * waiting pulls with an error, so their trainers ask again at once and reach it on its new node
    * instead of waiting out their pull timeout, and stops. Sent by the local shard, never remote.
    */
-  public enum HandOff implements Command { INSTANCE }
+  public enum HandOff implements Command, NoSerializationVerificationNeeded { INSTANCE }
 
   private record PullTimedOut(long pullId) implements Command {}
 
