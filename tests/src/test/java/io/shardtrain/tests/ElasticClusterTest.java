@@ -42,7 +42,7 @@ class ElasticClusterTest {
   private static final Pattern UP = Pattern.compile("node (akka://\\S+) up with roles");
   private static final Duration ASK = Duration.ofSeconds(5);
   private static final int PS_STEPS = 300;
-  private static final int TRAINER_STEPS = 200;
+  private static final int TRAINER_STEPS = 240;
   private static final int BATCH = 32;
 
   private final NodeFailoverTest runs = new NodeFailoverTest();
