@@ -39,8 +39,8 @@ import java.util.Map;
  * have joined when that is more (an epoch nobody has started yet is cut again when a trainer
  * joins, so a late trainer gets a share of the next epoch at the latest). A trainer leases a
  * task, reports its reader offset after every step whose pushes all blocks acknowledged, and gets
- * the next task when it is done; tasks of the next epoch are handed out while the last ones of this epoch finish, so no
- * trainer idles at an epoch boundary. A trainer that stops, or reports nothing for
+ * the next task when it is done; tasks of the next epoch are handed out while the last ones of
+ * this epoch finish, so no trainer idles at an epoch boundary. A trainer that stops, or reports nothing for
  * {@code shardtrain.trainer.failure-timeout}, leaves the membership; its task goes back to the
  * pool at its last reported offset, so no sample of the epoch is skipped or trained twice by
  * all blocks. Every membership change is sent to every parameter block (and re-sent until each

@@ -97,7 +97,8 @@ public final class MasterState implements CborSerializable {
     // A trainer that joins mid-job takes a share of the next epoch at the latest: an open epoch
     // that nobody has started yet is cut again into one task per trainer now in the job.
     for (int e = firstOpenEpoch; e <= firstOpenEpoch + 1; e++) {
-      if (tasksOf(e) < tasksFor() && allUntouched(e)) cut(e);
+      int open = tasksOf(e); // 0: past the job's last epoch
+      if (open > 0 && open < tasksFor() && allUntouched(e)) cut(e);
     }
     return this;
   }

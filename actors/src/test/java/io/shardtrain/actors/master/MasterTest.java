@@ -58,12 +58,16 @@ class MasterTest {
   }
 
   static Setup submitted(MasterSettings settings) {
+    return submitted(settings, job());
+  }
+
+  static Setup submitted(MasterSettings settings, JobSpec job) {
     TestProbe<ShardingEnvelope<ParameterBlock.Command>> blocks = kit.createTestProbe();
     var acking = kit.spawn(ackingBlocks(blocks));
     EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk =
         EventSourcedBehaviorTestKit.create(kit.system(), Master.create(settings, acking));
     tk.clear();
-    StatusReply<Done> r = tk.<StatusReply<Done>>runCommand(replyTo -> new Master.SubmitJob(job(), replyTo)).reply();
+    StatusReply<Done> r = tk.<StatusReply<Done>>runCommand(replyTo -> new Master.SubmitJob(job, replyTo)).reply();
     assertTrue(r.isSuccess());
     return new Setup(tk, blocks);
   }
@@ -194,6 +198,23 @@ class MasterTest {
     report(s, "b", 1, 2, 32, 8);
     assertEquals(new Master.NoTask(true), request(s, "c"));
     assertEquals(200, s.tk().getState().status().examplesReported());
+  }
+
+  @Test
+  void aTrainerThatJoinsDuringTheLastEpochGetsNoTaskAndTheJobStillEndsAfterIt() {
+    JobSpec oneEpoch = new JobSpec("job-1", "test", 100, 4, 2, List.of(3), "relu", 7, BlockSpec.Mode.SYNC, 2, 10, 1,
+        0, "sgd", 0.1f, "constant", 0f, -1, 16, List.of("w#0", "w#1"));
+    Setup s = submitted(SETTINGS, oneEpoch);
+    register(s, "a", kit.createTestProbe());
+    register(s, "b", kit.createTestProbe());
+    request(s, "a");
+    request(s, "b");
+    register(s, "c", kit.createTestProbe());
+    // No epoch after the last one is opened for it: it takes part in the barrier without data.
+    assertEquals(new Master.NoTask(false), request(s, "c"));
+    report(s, "a", 0, 0, 50, 5);
+    report(s, "b", 0, 1, 50, 5);
+    assertEquals(new Master.NoTask(true), request(s, "c"));
   }
 
   @Test
