@@ -49,26 +49,41 @@ class NodeFailoverTest {
 
   /** Runs the job on three node JVMs with these roles, killing node {@code victim} (-1: none) mid-job. */
   Mlp runJob(String name, List<String> roles, int victim) throws Exception {
+    return runJob(name, roles, STEPS, (cluster, progress) -> {
+      if (victim < 0) return;
+      cluster.nodes.get(victim).kill();
+      System.out.println(name + ": killed " + cluster.nodes.get(victim).name() + " after "
+          + progress.examplesReported() + " examples");
+    });
+  }
+
+  /** What a run does once the job has made some progress (12 steps of both trainers). */
+  interface MidJob {
+    void run(NodeCluster cluster, Master.JobStatus progress) throws Exception;
+  }
+
+  /**
+   * Runs the job for {@code steps} on three node JVMs with these roles (the first submits it),
+   * with {@code midJob} acting once it made progress; checks the blocks end at version
+   * {@code steps} and returns the trained model.
+   */
+  static Mlp runJob(String name, List<String> roles, int steps, MidJob midJob) throws Exception {
     String job = """
         shardtrain.train { dataset = mnist, trainers = 2, mode = sync, steps = %d, epochs = 0, hidden = [64],
           optimizer = sgd, lr = 0.05, lr-schedule = constant, batch = 32, seed = 3, job-id = failover }
-        """.formatted(STEPS);
+        """.formatted(steps);
     try (NodeCluster cluster = new NodeCluster(DIR.resolve(name), "", job)) {
       for (int i = 0; i < 3; i++) cluster.start("n" + (i + 1) + "-" + roles.get(i).replace(',', '-'), roles.get(i));
-      Master.JobStatus status = cluster.awaitStatus(s -> s.submitted() && s.examplesReported() >= 2 * 32 * 12,
+      Master.JobStatus progress = cluster.awaitStatus(s -> s.submitted() && s.examplesReported() >= 2 * 32 * 12,
           Duration.ofMinutes(4));
-      if (victim >= 0) {
-        cluster.nodes.get(victim).kill();
-        System.out.println(name + ": killed " + cluster.nodes.get(victim).name() + " after "
-            + status.examplesReported() + " examples");
-      }
-      status = cluster.awaitStatus(Master.JobStatus::done, Duration.ofMinutes(6));
+      midJob.run(cluster, progress);
+      Master.JobStatus status = cluster.awaitStatus(Master.JobStatus::done, Duration.ofMinutes(6));
       Mlp model = Mlp.create(CpuBackend.create(1), 784, new int[] {64}, 10, Activation.RELU, 3);
-      long version = cluster.client().api().pullInto(model, status.job(), STEPS).toCompletableFuture()
+      long version = cluster.client().api().pullInto(model, status.job(), steps).toCompletableFuture()
           .get(60, TimeUnit.SECONDS);
       System.out.println(name + ": job done at version " + version);
-      // Both trainers took every step together: the job started only once both were registered.
-      assertEquals(STEPS, version, name + ": blocks at version " + version);
+      // Every trainer stopped at the job's last step: the blocks are at exactly that version.
+      assertEquals(steps, version, name + ": blocks at version " + version);
       return model;
     }
   }

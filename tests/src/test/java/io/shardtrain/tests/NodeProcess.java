@@ -9,7 +9,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A ShardTrain node in a JVM of its own ({@code shardtrain node ...}), started from this test's
- * classpath, its output in a log file. {@link #kill()} is SIGKILL: no shutdown hook, no goodbye.
+ * classpath, its output in a log file. {@link #kill()} is SIGKILL: no shutdown hook, no goodbye;
+ * {@link #terminate()} is SIGTERM: the node leaves the cluster and hands its blocks over.
  */
 final class NodeProcess implements AutoCloseable {
   private final String name;
@@ -42,6 +43,15 @@ final class NodeProcess implements AutoCloseable {
   void kill() throws InterruptedException {
     process.destroyForcibly();
     process.waitFor(30, TimeUnit.SECONDS);
+  }
+
+  /**
+   * SIGTERM, as Ctrl-C or {@code kill} sends it: the JVM's shutdown hook runs Akka's coordinated
+   * shutdown (shard hand-off, cluster leave). Returns whether the JVM exited within {@code seconds}.
+   */
+  boolean terminate(long seconds) throws InterruptedException {
+    process.destroy();
+    return process.waitFor(seconds, TimeUnit.SECONDS);
   }
 
   boolean awaitExit(long seconds) throws InterruptedException {

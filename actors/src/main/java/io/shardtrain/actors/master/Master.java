@@ -35,10 +35,12 @@ import java.util.Map;
  * the job, the data tasks of each epoch with their leases and reader offsets, and the trainer
  * membership whose numbered epochs tell sync barriers whom to wait for.
  *
- * <p>Each epoch is cut into one task per trainer. A trainer leases a task, reports its reader
- * offset after every step whose pushes all blocks acknowledged, and gets the next task when it is
- * done; tasks of the next epoch are handed out while the last ones of this epoch finish, so no
- * trainer idles at an epoch boundary. A trainer that stops, or reports nothing for
+ * <p>Each epoch is cut into one task per trainer: as many as the job asked for, or as many as
+ * have joined when that is more (an epoch nobody has started yet is cut again when a trainer
+ * joins, so a late trainer gets a share of the next epoch at the latest). A trainer leases a
+ * task, reports its reader offset after every step whose pushes all blocks acknowledged, and gets
+ * the next task when it is done; tasks of the next epoch are handed out while the last ones of
+ * this epoch finish, so no trainer idles at an epoch boundary. A trainer that stops, or reports nothing for
  * {@code shardtrain.trainer.failure-timeout}, leaves the membership; its task goes back to the
  * pool at its last reported offset, so no sample of the epoch is skipped or trained twice by
  * all blocks. Every membership change is sent to every parameter block (and re-sent until each
@@ -297,7 +299,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
       c.replyTo().tell(StatusReply.error("task " + c.epoch() + "/" + c.task() + " is not leased to " + c.trainerId()));
       return Effect().none();
     }
-    int length = s.job().taskTo(c.task()) - s.job().taskFrom(c.task());
+    int length = t.to - t.from;
     if (c.offset() < t.offset || c.offset() > length) {
       c.replyTo().tell(StatusReply.error("offset " + c.offset() + " of task " + c.epoch() + "/" + c.task()
           + " is outside [" + t.offset + ", " + length + "]"));

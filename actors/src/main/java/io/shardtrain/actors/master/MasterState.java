@@ -19,21 +19,29 @@ import java.util.Map;
     getterVisibility = JsonAutoDetect.Visibility.NONE, isGetterVisibility = JsonAutoDetect.Visibility.NONE)
 public final class MasterState implements CborSerializable {
 
-  /** One data task: a range of one epoch, its reader offset and who holds it. */
+  /** One data task: the range {@code [from, to)} of one epoch, its reader offset and who holds it. */
   @JsonAutoDetect(fieldVisibility = JsonAutoDetect.Visibility.ANY,
       getterVisibility = JsonAutoDetect.Visibility.NONE, isGetterVisibility = JsonAutoDetect.Visibility.NONE)
   static final class TaskState {
     int epoch;
     int index;
+    int from;
+    int to;
     long offset;
     String leasedTo;
     boolean finished;
 
     TaskState() {}
 
-    TaskState(int epoch, int index) {
+    TaskState(int epoch, int index, int from, int to) {
       this.epoch = epoch;
       this.index = index;
+      this.from = from;
+      this.to = to;
+    }
+
+    boolean untouched() {
+      return leasedTo == null && offset == 0 && !finished;
     }
   }
 
@@ -92,6 +100,12 @@ public final class MasterState implements CborSerializable {
   MasterState joined(String trainerId, ActorRef<?> ref) {
     members.put(trainerId, ref);
     membershipEpoch++;
+    // A trainer that joins mid-job takes a share of the next epoch at the latest: an open epoch
+    // that nobody has started yet is cut again into one task per trainer now in the job.
+    for (int e = firstOpenEpoch; e <= firstOpenEpoch + 1; e++) {
+      int open = tasksOf(e); // 0: past the job's last epoch
+      if (open > 0 && open < tasksFor() && allUntouched(e)) cut(e);
+    }
     return this;
   }
 
@@ -115,7 +129,7 @@ public final class MasterState implements CborSerializable {
     TaskState t = task(epoch, index);
     examplesReported += offset - t.offset;
     t.offset = offset;
-    if (offset == taskLength(index)) {
+    if (offset == t.to - t.from) {
       t.finished = true;
       t.leasedTo = null;
       while (firstOpenEpoch < epochLimit() && allFinished(firstOpenEpoch)) {
@@ -152,7 +166,7 @@ public final class MasterState implements CborSerializable {
   }
 
   Master.Lease lease(TaskState t) {
-    return new Master.Lease(t.epoch, t.index, job.taskFrom(t.index), job.taskTo(t.index), t.offset);
+    return new Master.Lease(t.epoch, t.index, t.from, t.to, t.offset);
   }
 
   Master.Registration registration(String trainerId) {
@@ -174,11 +188,41 @@ public final class MasterState implements CborSerializable {
   }
 
   private void openEpoch(int epoch) {
-    if (epoch >= epochLimit()) return;
-    for (TaskState t : tasks) {
-      if (t.epoch == epoch) return;
+    if (epoch >= epochLimit() || tasksOf(epoch) > 0) return;
+    cut(epoch);
+  }
+
+  /**
+   * Cuts {@code epoch} into one task per trainer: as many as the job asked for, more when more
+   * have joined (with exactly the job's trainers the cut is the one a single process replays).
+   */
+  private void cut(int epoch) {
+    tasks.removeIf(t -> t.epoch == epoch);
+    int n = tasksFor();
+    int examples = job.trainExamples();
+    int size = (examples + n - 1) / n;
+    for (int i = 0; i * size < examples; i++) {
+      tasks.add(new TaskState(epoch, i, i * size, Math.min(examples, (i + 1) * size)));
     }
-    for (int i = 0; i < job.tasksPerEpoch(); i++) tasks.add(new TaskState(epoch, i));
+  }
+
+  private int tasksFor() {
+    return Math.max(job.trainers(), members.size());
+  }
+
+  private int tasksOf(int epoch) {
+    int n = 0;
+    for (TaskState t : tasks) {
+      if (t.epoch == epoch) n++;
+    }
+    return n;
+  }
+
+  private boolean allUntouched(int epoch) {
+    for (TaskState t : tasks) {
+      if (t.epoch == epoch && !t.untouched()) return false;
+    }
+    return true;
   }
 
   private boolean allFinished(int epoch) {
@@ -186,9 +230,5 @@ public final class MasterState implements CborSerializable {
       if (t.epoch == epoch && !t.finished) return false;
     }
     return true;
-  }
-
-  private int taskLength(int index) {
-    return job.taskTo(index) - job.taskFrom(index);
   }
 }

@@ -1,5 +1,6 @@
 package io.shardtrain.actors.ps;
 
+import akka.actor.NoSerializationVerificationNeeded;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.Behavior;
@@ -158,6 +159,13 @@ public final class ParameterBlock
 
   /** Counters and the barrier's state, for inspection. */
   public record GetStats(ActorRef<BlockStats> replyTo) implements Command {}
+
+  /**
+   * Cluster Sharding moves this block (a rebalance, or its node leaves): the block answers its
+   * waiting pulls with an error, so their trainers ask again at once and reach it on its new node
+   * instead of waiting out their pull timeout, and stops. Sent by the local shard, never remote.
+   */
+  public enum HandOff implements Command, NoSerializationVerificationNeeded { INSTANCE }
 
   private record PullTimedOut(long pullId) implements Command {}
 
@@ -515,7 +523,8 @@ public final class ParameterBlock
   public static ActorRef<ShardingEnvelope<Command>> init(ActorSystem<?> system) {
     PsSettings settings = PsSettings.create(system);
     return ClusterSharding.get(system).init(
-        Entity.of(ENTITY_KEY, ctx -> create(ctx.getEntityId(), settings)).withRole(ROLE));
+        Entity.of(ENTITY_KEY, ctx -> create(ctx.getEntityId(), settings)).withRole(ROLE)
+            .withStopMessage(HandOff.INSTANCE));
   }
 
   /** A reference to the block {@code entityId} ({@code parameter#index}) through sharding. */
@@ -616,6 +625,7 @@ public final class ParameterBlock
         .onCommand(PullTimedOut.class, this::onPullTimedOut)
         .onCommand(BulkPushArrived.class, this::onBulkPushArrived)
         .onCommand(BarrierCheck.class, (state, check) -> onBarrierCheck(state))
+        .onCommand(HandOff.class, (state, h) -> onHandOff(state))
         .build();
   }
 
@@ -889,6 +899,19 @@ public final class ParameterBlock
         waiting ? state.missing(null) : List.of(), state.membershipEpoch(), pendingPulls.size(), eventsReplayed,
         bulkPushes, bulkPulls, bulkFailures, state.examplesApplied()));
     return Effect().none();
+  }
+
+  private Effect<Event, State> onHandOff(State state) {
+    // Everything acknowledged is journaled already; only the waiting pulls live in memory.
+    for (Map.Entry<Long, Pull> e : pendingPulls.entrySet()) {
+      timers.cancel(pullTimerKey(e.getKey()));
+      e.getValue().replyTo().tell(StatusReply.error("block " + entityId + " is moving to another node (at version "
+          + state.version() + "); pull version " + e.getValue().minVersion() + " again"));
+    }
+    context.getLog().info("parameter block {} hands off at version {}; {} waiting pulls told to ask again",
+        entityId, state.version(), pendingPulls.size());
+    pendingPulls.clear();
+    return Effect().stop();
   }
 
   private Effect<Event, State> onBarrierCheck(State state) {

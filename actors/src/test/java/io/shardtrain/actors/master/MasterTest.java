@@ -58,12 +58,16 @@ class MasterTest {
   }
 
   static Setup submitted(MasterSettings settings) {
+    return submitted(settings, job());
+  }
+
+  static Setup submitted(MasterSettings settings, JobSpec job) {
     TestProbe<ShardingEnvelope<ParameterBlock.Command>> blocks = kit.createTestProbe();
     var acking = kit.spawn(ackingBlocks(blocks));
     EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk =
         EventSourcedBehaviorTestKit.create(kit.system(), Master.create(settings, acking));
     tk.clear();
-    StatusReply<Done> r = tk.<StatusReply<Done>>runCommand(replyTo -> new Master.SubmitJob(job(), replyTo)).reply();
+    StatusReply<Done> r = tk.<StatusReply<Done>>runCommand(replyTo -> new Master.SubmitJob(job, replyTo)).reply();
     assertTrue(r.isSuccess());
     return new Setup(tk, blocks);
   }
@@ -164,6 +168,53 @@ class MasterTest {
     assertEquals(new Master.NoTask(true), request(s, "a"));
     assertTrue(s.tk().getState().done());
     assertEquals(200, s.tk().getState().status().examplesReported());
+  }
+
+  @Test
+  void aTrainerThatJoinsMidEpochTrainsTheNextEpochWhichIsCutAgainForAllTrainers() {
+    Setup s = submitted();
+    register(s, "a", kit.createTestProbe());
+    register(s, "b", kit.createTestProbe());
+    request(s, "a");
+    request(s, "b");
+    report(s, "a", 0, 0, 20, 2);
+    Master.Registration c = register(s, "c", kit.createTestProbe());
+    assertEquals(3, c.membershipEpoch());
+    assertEquals(List.of("a", "b", "c"), c.members());
+    // Nobody had started epoch 1: it is cut into three tasks and "c" trains the first one at once,
+    // while the started epoch 0 keeps its two tasks and their offsets.
+    assertEquals(new Master.Lease(1, 0, 0, 34, 0), request(s, "c"));
+    assertEquals(new Master.Lease(0, 0, 0, 50, 20), request(s, "a"));
+    // Replaying the journal cuts the same ranges.
+    s.tk().restart();
+    assertEquals(new Master.Lease(1, 0, 0, 34, 0), request(s, "c"));
+    report(s, "a", 0, 0, 50, 5);
+    assertEquals(new Master.Lease(1, 1, 34, 68, 0), request(s, "a"));
+    report(s, "b", 0, 1, 50, 5);
+    assertEquals(new Master.Lease(1, 2, 68, 100, 0), request(s, "b"));
+    report(s, "c", 1, 0, 34, 8);
+    report(s, "a", 1, 1, 34, 8);
+    assertEquals(new Master.NoTask(false), request(s, "c"));
+    report(s, "b", 1, 2, 32, 8);
+    assertEquals(new Master.NoTask(true), request(s, "c"));
+    assertEquals(200, s.tk().getState().status().examplesReported());
+  }
+
+  @Test
+  void aTrainerThatJoinsDuringTheLastEpochGetsNoTaskAndTheJobStillEndsAfterIt() {
+    JobSpec oneEpoch = new JobSpec("job-1", "test", 100, 4, 2, List.of(3), "relu", 7, BlockSpec.Mode.SYNC, 2, 10, 1,
+        0, "sgd", 0.1f, "constant", 0f, -1, 16, List.of("w#0", "w#1"));
+    Setup s = submitted(SETTINGS, oneEpoch);
+    register(s, "a", kit.createTestProbe());
+    register(s, "b", kit.createTestProbe());
+    request(s, "a");
+    request(s, "b");
+    register(s, "c", kit.createTestProbe());
+    // No epoch after the last one is opened for it: it takes part in the barrier without data.
+    assertEquals(new Master.NoTask(false), request(s, "c"));
+    report(s, "a", 0, 0, 50, 5);
+    report(s, "b", 0, 1, 50, 5);
+    assertEquals(new Master.NoTask(true), request(s, "c"));
   }
 
   @Test

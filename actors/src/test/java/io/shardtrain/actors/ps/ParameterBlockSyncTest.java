@@ -14,6 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.actor.testkit.typed.javadsl.LoggingTestKit;
 import akka.actor.testkit.typed.javadsl.TestProbe;
+import akka.actor.typed.ActorRef;
 import akka.pattern.StatusReply;
 import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
 import io.shardtrain.actors.ps.ParameterBlock.Accepted;
@@ -29,9 +30,11 @@ import io.shardtrain.actors.ps.ParameterBlock.Initialize;
 import io.shardtrain.actors.ps.ParameterBlock.MembershipUpdated;
 import io.shardtrain.actors.ps.ParameterBlock.Pull;
 import io.shardtrain.actors.ps.ParameterBlock.PushAck;
+import io.shardtrain.actors.ps.ParameterBlock.PushGradient;
 import io.shardtrain.actors.ps.ParameterBlock.Skipped;
 import io.shardtrain.actors.ps.ParameterBlock.State;
 import io.shardtrain.actors.ps.ParameterBlock.StepApplied;
+import io.shardtrain.actors.ps.ParameterBlock.UpdateMembership;
 import io.shardtrain.compute.optim.LearningRateSchedule;
 import io.shardtrain.compute.optim.Optimizer;
 import io.shardtrain.compute.optim.OptimizerSpec;
@@ -337,6 +340,45 @@ class ParameterBlockSyncTest {
     float[] expected = before.values();
     expectedState.step(adam, spec.schedule(), expected, weightedMean(new float[] {3f, 1f}, GA, GB));
     assertBitsEqual(expected, tk.getState().values(), "values after the recovered barrier");
+  }
+
+  @Test
+  void handOffTellsWaitingPullsToAskAgainAndTheBlockOnItsNewNodeKeepsThePendingBarrier() {
+    BlockSpec spec = adamSpec();
+    ActorRef<Command> old = kit.spawn(ParameterBlock.create(spec.entityId(), settings()));
+    TestProbe<StatusReply<Long>> longs = kit.createTestProbe();
+    old.tell(new Initialize(spec, INIT, longs.ref()));
+    assertEquals(0L, longs.receiveMessage().getValue());
+    old.tell(new UpdateMembership(1, List.of("a", "b"), longs.ref()));
+    assertEquals(1L, longs.receiveMessage().getValue());
+    TestProbe<StatusReply<PushAck>> acks = kit.createTestProbe();
+    old.tell(new PushGradient("a", 1, 0, 1, 1f, GA, acks.ref()));
+    assertEquals(new Accepted(0), acks.receiveMessage().getValue());
+    TestProbe<StatusReply<BlockValues>> pulls = kit.createTestProbe();
+    old.tell(new Pull(1, pulls.ref()));
+    pulls.expectNoMessage(Duration.ofMillis(100));
+
+    old.tell(ParameterBlock.HandOff.INSTANCE);
+    StatusReply<BlockValues> told = pulls.receiveMessage(Duration.ofSeconds(3));
+    assertTrue(told.isError());
+    String msg = told.getError().getMessage();
+    assertTrue(msg.contains("moving to another node") && msg.contains("pull version 1 again"), msg);
+    pulls.expectTerminated(old, Duration.ofSeconds(3));
+
+    // Sharding starts it on the new node from the journal: a's acknowledged push is still there.
+    ActorRef<Command> moved = kit.spawn(ParameterBlock.create(spec.entityId(), settings()));
+    moved.tell(new Pull(1, pulls.ref()));
+    moved.tell(new PushGradient("a", 1, 0, 1, 1f, GA, acks.ref()));
+    assertEquals(new Duplicate(0), acks.receiveMessage().getValue());
+    moved.tell(new PushGradient("b", 1, 0, 1, 1f, GB, acks.ref()));
+    assertEquals(new Applied(1), acks.receiveMessage().getValue());
+    BlockValues after = pulls.receiveMessage(Duration.ofSeconds(3)).getValue();
+    assertEquals(1, after.version());
+    Optimizer adam = spec.optimizer().create();
+    float[] expected = INIT.clone();
+    OptimizerState.create(adam, INIT.length).step(adam, spec.schedule(), expected,
+        weightedMean(new float[] {1f, 1f}, GA, GB));
+    assertBitsEqual(expected, after.values(), "values after the barrier completed on the new node");
   }
 
   @Test

@@ -1,18 +1,14 @@
 package io.shardtrain.samples.cli;
 
-import akka.actor.ActorSelection;
 import akka.actor.Address;
 import akka.cluster.Member;
-import akka.cluster.sharding.ShardRegion;
 import akka.cluster.typed.Cluster;
-import akka.pattern.Patterns;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.config.ShardTrainConfig;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.master.JobSpec;
 import io.shardtrain.actors.master.Master;
-import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.samples.cluster.ClusterNode;
 import io.shardtrain.samples.cluster.JobSubmitter;
 import io.shardtrain.samples.cluster.JobWatch;
@@ -123,15 +119,8 @@ final class ClientCommands {
       }
       out.println("parameter blocks:");
       for (Address a : ps) {
-        ActorSelection region = node.system().classicSystem()
-            .actorSelection(a + "/system/sharding/" + ParameterBlock.ENTITY_KEY.name());
         try {
-          Object reply = Patterns.ask(region, ShardRegion.getShardRegionStateInstance(), t)
-              .toCompletableFuture().get(t.toSeconds(), TimeUnit.SECONDS);
-          TreeSet<String> blocks = new TreeSet<>();
-          for (ShardRegion.ShardState s : ((ShardRegion.CurrentShardRegionState) reply).getShards()) {
-            blocks.addAll(s.getEntityIds());
-          }
+          var blocks = ClusterNode.blocksOf(node.system(), a, t);
           out.printf("  %s  %d blocks: %s%n", a, blocks.size(), String.join(" ", blocks));
         } catch (Exception e) {
           out.printf("  %s  no answer (%s)%n", a, e.getClass().getSimpleName());

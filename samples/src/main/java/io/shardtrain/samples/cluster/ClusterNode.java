@@ -1,14 +1,22 @@
 package io.shardtrain.samples.cluster;
 
+import akka.actor.ActorSelection;
+import akka.actor.Address;
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.cluster.MemberStatus;
+import akka.cluster.sharding.ShardRegion;
 import akka.cluster.typed.Cluster;
+import akka.pattern.Patterns;
 import com.typesafe.config.Config;
 import io.shardtrain.actors.ShardTrain;
+import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.persistence.journal.Journal;
 import java.time.Duration;
 import java.util.List;
+import java.util.SortedSet;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 
 /** Starts one node of a ShardTrain cluster: its ActorSystem, the journal, and ShardTrain's roles. */
 public final class ClusterNode {
@@ -38,5 +46,21 @@ public final class ClusterNode {
     }
     throw new IllegalStateException("could not join the cluster within " + timeout.toSeconds()
         + " s: is a seed node running at " + system.settings().config().getStringList("akka.cluster.seed-nodes") + "?");
+  }
+
+  /**
+   * The parameter blocks that the shard region of {@code ps} node {@code node} holds now (what
+   * {@code shardtrain status} prints); fails when the node does not answer within {@code timeout}.
+   */
+  public static SortedSet<String> blocksOf(ActorSystem<?> system, Address node, Duration timeout) throws Exception {
+    ActorSelection region = system.classicSystem()
+        .actorSelection(node + "/system/sharding/" + ParameterBlock.ENTITY_KEY.name());
+    Object reply = Patterns.ask(region, ShardRegion.getShardRegionStateInstance(), timeout)
+        .toCompletableFuture().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    SortedSet<String> blocks = new TreeSet<>();
+    for (ShardRegion.ShardState s : ((ShardRegion.CurrentShardRegionState) reply).getShards()) {
+      blocks.addAll(s.getEntityIds());
+    }
+    return blocks;
   }
 }
