@@ -119,17 +119,25 @@ public final class ParameterBlock
       float weight,
       float[] values,
       BulkRef bulk,
+      long generation,
       ActorRef<StatusReply<PushAck>> replyTo) implements Command {
 
-    /** A push with its floats inline. */
+    /** A push of generation 0 (no rollback yet). */
+    public PushGradient(String trainerId, long step, long baseVersion, long membershipEpoch, float weight,
+        float[] values, BulkRef bulk, ActorRef<StatusReply<PushAck>> replyTo) {
+      this(trainerId, step, baseVersion, membershipEpoch, weight, values, bulk, 0, replyTo);
+    }
+
+    /** A push with its floats inline, of generation 0. */
     public PushGradient(String trainerId, long step, long baseVersion, long membershipEpoch, float weight,
         float[] values, ActorRef<StatusReply<PushAck>> replyTo) {
-      this(trainerId, step, baseVersion, membershipEpoch, weight, values, null, replyTo);
+      this(trainerId, step, baseVersion, membershipEpoch, weight, values, null, 0, replyTo);
     }
 
     /** This push with its floats inline (what a bulk push becomes once its payload arrived). */
     public PushGradient withValues(float[] inline) {
-      return new PushGradient(trainerId, step, baseVersion, membershipEpoch, weight, inline, null, replyTo);
+      return new PushGradient(trainerId, step, baseVersion, membershipEpoch, weight, inline, null, generation,
+          replyTo);
     }
   }
 
@@ -158,6 +166,26 @@ public final class ParameterBlock
   /** Counters and the barrier's state, for inspection. */
   public record GetStats(ActorRef<BlockStats> replyTo) implements Command {}
 
+  /**
+   * Sync: capture values, optimizer slots and update count at version {@code step}: at once when
+   * the block is there, else the moment it applies that step (an error if it is already past it).
+   * Checkpoints older than {@code keepFrom} are dropped. Checkpoint durability journals the capture.
+   */
+  public record Checkpoint(long step, long keepFrom, ActorRef<StatusReply<Captured>> replyTo) implements Command {}
+
+  /** Part {@code part} of the held checkpoint at {@code step}: 0 = values, k >= 1 = optimizer slot k-1. */
+  public record ReadCheckpoint(long step, int part, ActorRef<StatusReply<BlockValues>> replyTo) implements Command {}
+
+  /**
+   * Checkpoint durability: return to the held checkpoint at {@code step}, and from now on accept
+   * pushes of {@code generation} or later only (older ones belong to the abandoned timeline).
+   * Replies with the version.
+   */
+  public record RollBack(long step, long generation, ActorRef<StatusReply<Long>> replyTo) implements Command {}
+
+  /** The block holds its checkpoint at {@code step}: {@code slots} optimizer slots after {@code updates} updates. */
+  public record Captured(String entityId, long step, long updates, int slots) {}
+
   private record PullTimedOut(long pullId) implements Command {}
 
   /** The payload of a bulk push arrived ({@code values}) or did not ({@code failure}). */
@@ -184,6 +212,13 @@ public final class ParameterBlock
 
   /** The gradient held NaN or an infinity and the policy is {@code skip}: not applied, counted. */
   public record Skipped(long version) implements PushAck {}
+
+  /**
+   * Checkpoint durability: the push is of a generation before the block's last rollback, or is
+   * ahead of a block that recovered an older checkpoint; not applied. The master's rollback tells
+   * the trainer where to continue.
+   */
+  public record RolledBack(long version) implements PushAck {}
 
   /**
    * The block's values at {@code version}; the array belongs to the receiver. Either inline in
@@ -269,11 +304,25 @@ public final class ParameterBlock
     }
   }
 
+  /**
+   * The block's values, slots and update count at version {@code step}, kept as a checkpoint;
+   * held checkpoints older than {@code keepFrom} are dropped. In checkpoint durability this is what
+   * the journal holds instead of gradients, so replay lands on the newest checkpoint.
+   */
+  public record CheckpointTaken(long step, long keepFrom, float[] values, float[][] slots, long updates)
+      implements Event {}
+
+  /** Checkpoint durability: the block went back to its checkpoint at {@code step}; pushes of older generations are refused. */
+  public record RolledBackTo(long step, long generation) implements Event {}
+
   // ---------------------------------------------------------------------------------------------
   // State
 
   /** A sync contribution to the pending step; weight 0 and no values when it was skipped. */
   public record Contribution(String trainerId, float weight, float[] values) {}
+
+  /** A held checkpoint: values, optimizer slots and update count at one version. Arrays are never mutated. */
+  public record Held(float[] values, float[][] slots, long updates) {}
 
   /**
    * The block's state. Mutable, owned by the entity: accessors hand out copies, and snapshots are
@@ -288,6 +337,8 @@ public final class ParameterBlock
     List<String> members = new ArrayList<>();
     List<Contribution> pending = new ArrayList<>();
     TreeMap<String, Long> lastSteps = new TreeMap<>();
+    TreeMap<Long, Held> checkpoints = new TreeMap<>();
+    long generation;
     private Optimizer optimizer;
     private LearningRateSchedule schedule;
 
@@ -310,6 +361,13 @@ public final class ParameterBlock
       s.members = new ArrayList<>(members);
       s.pending = new ArrayList<>(pending);
       s.lastSteps = new TreeMap<>(lastSteps);
+      return s;
+    }
+
+    /** {@link #restore} plus the held checkpoints and the rollback generation. */
+    static State restore(State s, Map<Long, Held> checkpoints, long generation) {
+      s.checkpoints = new TreeMap<>(checkpoints);
+      s.generation = generation;
       return s;
     }
 
@@ -359,6 +417,21 @@ public final class ParameterBlock
       return new TreeMap<>(lastSteps);
     }
 
+    /** The versions of the held checkpoints, oldest first. */
+    public List<Long> checkpointSteps() {
+      return List.copyOf(checkpoints.keySet());
+    }
+
+    /** The held checkpoint at {@code step}, or null. */
+    public Held checkpoint(long step) {
+      return checkpoints.get(step);
+    }
+
+    /** Pushes of an older generation than this are refused (it counts rollbacks). */
+    public long generation() {
+      return generation;
+    }
+
     /** A deep copy; contribution arrays are never mutated, so they are shared. */
     public State copy() {
       State c = new State();
@@ -370,7 +443,39 @@ public final class ParameterBlock
       c.members = new ArrayList<>(members);
       c.pending = new ArrayList<>(pending);
       c.lastSteps = new TreeMap<>(lastSteps);
+      c.checkpoints = new TreeMap<>(checkpoints);
+      c.generation = generation;
       return c;
+    }
+
+    /**
+     * Checkpoint durability's snapshot: the newest held checkpoint as the live state, since the
+     * steps applied after it were never journaled and a recovery must land on a checkpoint.
+     */
+    State asOfNewestCheckpoint() {
+      State c = copy();
+      if (checkpoints.isEmpty()) return c;
+      Map.Entry<Long, Held> newest = checkpoints.lastEntry();
+      c.restoreCheckpoint(newest.getKey(), newest.getValue(), true);
+      return c;
+    }
+
+    /** Values, slots, updates and version from {@code h}; {@code dropPending}: also forget the contributions held. */
+    private void restoreCheckpoint(long step, Held h, boolean dropPending) {
+      values = h.values().clone();
+      float[][] slots = new float[h.slots().length][];
+      for (int i = 0; i < slots.length; i++) slots[i] = h.slots()[i].clone();
+      optimizerState = OptimizerState.of(spec.length(), slots, h.updates());
+      version = step;
+      if (dropPending) {
+        pending = new ArrayList<>();
+        lastSteps = new TreeMap<>();
+      }
+    }
+
+    /** A deep copy of the live values, slots and update count. */
+    Held capture() {
+      return new Held(values.clone(), optimizerState.copy().slots(), optimizerState.updates());
     }
 
     boolean isSync() {
@@ -414,6 +519,9 @@ public final class ParameterBlock
       version = 0;
       pending.clear();
       lastSteps.clear();
+      checkpoints.clear();
+      // The initial values are checkpoint 0: a job that fails before its first checkpoint rolls back to them.
+      if (spec.mode() == BlockSpec.Mode.SYNC) checkpoints.put(0L, capture());
       return this;
     }
 
@@ -466,6 +574,35 @@ public final class ParameterBlock
       return this;
     }
 
+    State onCheckpointTaken(CheckpointTaken e) {
+      Held h = new Held(e.values(), e.slots(), e.updates());
+      checkpoints.headMap(e.keepFrom()).clear();
+      checkpoints.put(e.step(), h);
+      // Live: the same values (captured from them), and contributions to the next step stay. Replay:
+      // the journal holds no gradients, so this is where the block resumes.
+      restoreCheckpoint(e.step(), h, false);
+      return this;
+    }
+
+    State onRolledBackTo(RolledBackTo e) {
+      Held h = checkpoints.get(e.step());
+      if (h == null) throw new IllegalStateException("rollback to step " + e.step() + " without its checkpoint");
+      checkpoints.tailMap(e.step(), false).clear();
+      restoreCheckpoint(e.step(), h, true);
+      generation = e.generation();
+      return this;
+    }
+
+    /** Applies {@code e} directly, as the event handler would (for what checkpoint durability does not journal). */
+    State apply(Event e) {
+      if (e instanceof GradientReceived g) return onGradientReceived(g);
+      if (e instanceof GradientSkipped g) return onGradientSkipped(g);
+      if (e instanceof StepApplied a) return onStepApplied(a);
+      if (e instanceof GradientApplied a) return onGradientApplied(a);
+      if (e instanceof MembershipUpdated m) return onMembershipUpdated(m);
+      throw new IllegalArgumentException("not applied in memory: " + e);
+    }
+
     private Optimizer optimizer() {
       if (optimizer == null) optimizer = spec.optimizer().create();
       return optimizer;
@@ -514,6 +651,8 @@ public final class ParameterBlock
   private final ActorContext<Command> context;
   private final TimerScheduler<Command> timers;
   private final TreeMap<Long, Pull> pendingPulls = new TreeMap<>();
+  /** Checkpoint requests for versions the block has not reached yet, by version. */
+  private final TreeMap<Long, List<Checkpoint>> pendingCaptures = new TreeMap<>();
   private long nextPullId;
   private long pendingSinceNanos;
   private long eventsHandled;
@@ -559,7 +698,11 @@ public final class ParameterBlock
       @Override
       public Object toJournal(State state) {
         // The store serializes later, while this entity keeps mutating its live state.
-        return state.copy();
+        if (settings.checkpointDurability()) return state.asOfNewestCheckpoint();
+        State c = state.copy();
+        // Exact durability rebuilds everything from the journal; checkpoints there are only read out.
+        c.checkpoints.clear();
+        return c;
       }
 
       @Override
@@ -591,6 +734,9 @@ public final class ParameterBlock
         .onCommand(PullTimedOut.class, this::onPullTimedOut)
         .onCommand(BulkPushArrived.class, this::onBulkPushArrived)
         .onCommand(BarrierCheck.class, (state, check) -> onBarrierCheck(state))
+        .onCommand(Checkpoint.class, this::onCheckpoint)
+        .onCommand(ReadCheckpoint.class, this::onReadCheckpoint)
+        .onCommand(RollBack.class, this::onRollBack)
         .build();
   }
 
@@ -604,6 +750,8 @@ public final class ParameterBlock
         .onEvent(StepApplied.class, (s, e) -> counted(s.onStepApplied(e)))
         .onEvent(GradientApplied.class, (s, e) -> counted(s.onGradientApplied(e)))
         .onEvent(MembershipUpdated.class, (s, e) -> counted(s.onMembershipUpdated(e)))
+        .onEvent(CheckpointTaken.class, (s, e) -> counted(s.onCheckpointTaken(e)))
+        .onEvent(RolledBackTo.class, (s, e) -> counted(s.onRolledBackTo(e)))
         .build();
   }
 
@@ -631,6 +779,10 @@ public final class ParameterBlock
     if (bad >= 0) {
       return error(cmd.replyTo(), "Initialize of block " + entityId + ": non-finite initial value "
           + cmd.values()[bad] + " at index " + bad);
+    }
+    if (settings.checkpointDurability() && spec.mode() != BlockSpec.Mode.SYNC) {
+      return error(cmd.replyTo(), "block " + entityId + ": checkpoint durability needs sync mode (async blocks"
+          + " have no global step to roll back to); use shardtrain.ps.durability = exact");
     }
     if (state.isInitialised()) {
       if (state.spec().equals(spec)) {
@@ -721,6 +873,11 @@ public final class ParameterBlock
   private Effect<Event, State> onSyncPush(State state, PushGradient cmd) {
     long v = state.version();
     String trainer = cmd.trainerId();
+    if (settings.checkpointDurability() && (cmd.generation() < state.generation() || cmd.step() > v + 1)) {
+      // The abandoned timeline, or a block that recovered its last checkpoint before the master's
+      // rollback reached the trainer: not an error, the trainer waits for the rollback.
+      return Effect().reply(cmd.replyTo(), StatusReply.success(new RolledBack(v)));
+    }
     if (cmd.step() <= v || (cmd.step() == v + 1 && state.hasContributed(trainer))) {
       duplicates++;
       return Effect().reply(cmd.replyTo(), StatusReply.success(new Duplicate(v)));
@@ -753,7 +910,7 @@ public final class ParameterBlock
     boolean completes = state.barrierComplete(state.membershipEpoch(), state.members, trainer);
     List<Event> events = completes ? List.of(received, new StepApplied(cmd.step())) : List.of(received);
     boolean wasSkipped = skipped;
-    return Effect().persist(events).thenRun(s -> {
+    return record(state, events).thenRun(s -> {
       afterChange(s);
       PushAck ack = wasSkipped ? new Skipped(s.version()) : completes ? new Applied(s.version()) : new Accepted(s.version());
       cmd.replyTo().tell(StatusReply.success(ack));
@@ -792,7 +949,7 @@ public final class ParameterBlock
       skippedNonFinite++;
       return Effect().reply(cmd.replyTo(), StatusReply.success(new Skipped(v)));
     }
-    return Effect().persist(new GradientApplied(trainer, cmd.step(), cmd.values().clone())).thenRun(s -> {
+    return record(state, List.of(new GradientApplied(trainer, cmd.step(), cmd.values().clone()))).thenRun(s -> {
       answerPulls(s);
       cmd.replyTo().tell(StatusReply.success(new Applied(s.version())));
     });
@@ -850,7 +1007,7 @@ public final class ParameterBlock
     if (state.isSync() && state.barrierComplete(cmd.epoch(), members, null)) {
       events.add(new StepApplied(state.version() + 1));
     }
-    return Effect().persist(events).thenRun(s -> {
+    return record(state, events).thenRun(s -> {
       afterChange(s);
       cmd.replyTo().tell(StatusReply.success(s.membershipEpoch()));
     });
@@ -881,8 +1038,125 @@ public final class ParameterBlock
 
   // ---------------------------------------------------------------------------------------------
 
+  /**
+   * Records {@code events}. Exact durability journals them all. Checkpoint durability journals
+   * only memberships; gradients and steps are applied to the live state at once, and when that
+   * reaches a version a checkpoint waits for, the capture is what gets journaled.
+   */
+  private akka.persistence.typed.javadsl.EffectBuilder<Event, State> record(State state, List<Event> events) {
+    if (!settings.checkpointDurability()) return Effect().persist(events);
+    List<Event> journaled = new ArrayList<>();
+    for (Event e : events) {
+      if (e instanceof MembershipUpdated) {
+        journaled.add(e);
+      } else {
+        state.apply(e);
+      }
+    }
+    if (pendingCaptures.containsKey(state.version())) journaled.add(checkpointTaken(state));
+    return journaled.isEmpty() ? Effect().none() : Effect().persist(journaled);
+  }
+
+  private CheckpointTaken checkpointTaken(State state) {
+    Held h = state.capture();
+    long keepFrom = 0;
+    for (Checkpoint c : pendingCaptures.getOrDefault(state.version(), List.of())) keepFrom = Math.max(keepFrom, c.keepFrom());
+    return new CheckpointTaken(state.version(), Math.min(keepFrom, state.version()), h.values(), h.slots(), h.updates());
+  }
+
+  private Effect<Event, State> onCheckpoint(State state, Checkpoint cmd) {
+    if (!state.isInitialised()) {
+      return error(cmd.replyTo(), "block " + entityId + " is not initialised; no checkpoint at step " + cmd.step());
+    }
+    if (!state.isSync()) {
+      return error(cmd.replyTo(), "block " + entityId + " is async: checkpoints need sync mode (one global step)");
+    }
+    if (cmd.step() < state.version()) {
+      return error(cmd.replyTo(), "block " + entityId + " is at version " + state.version() + ", past checkpoint step "
+          + cmd.step());
+    }
+    pendingCaptures.computeIfAbsent(cmd.step(), k -> new ArrayList<>()).add(cmd);
+    if (cmd.step() > state.version()) return Effect().none();
+    if (settings.checkpointDurability()) {
+      return Effect().persist(checkpointTaken(state)).thenRun(this::afterChange);
+    }
+    afterChange(state);
+    return Effect().none();
+  }
+
+  private Effect<Event, State> onReadCheckpoint(State state, ReadCheckpoint cmd) {
+    Held h = state.checkpoint(cmd.step());
+    if (h == null) {
+      return error(cmd.replyTo(), "block " + entityId + " holds no checkpoint at step " + cmd.step() + " (it holds "
+          + state.checkpointSteps() + ")");
+    }
+    if (cmd.part() < 0 || cmd.part() > h.slots().length) {
+      return error(cmd.replyTo(), "checkpoint part " + cmd.part() + " of block " + entityId + ": there are values (0)"
+          + " and " + h.slots().length + " optimizer slots");
+    }
+    float[] v = cmd.part() == 0 ? h.values() : h.slots()[cmd.part() - 1];
+    BlockSpec spec = state.spec();
+    return Effect().reply(cmd.replyTo(),
+        StatusReply.success(new BlockValues(spec.parameter(), spec.index(), spec.offset(), cmd.step(), v.clone())));
+  }
+
+  private Effect<Event, State> onRollBack(State state, RollBack cmd) {
+    if (!settings.checkpointDurability()) {
+      return error(cmd.replyTo(), "block " + entityId + " has exact durability; it never rolls back");
+    }
+    if (state.checkpoint(cmd.step()) == null) {
+      return error(cmd.replyTo(), "block " + entityId + " cannot roll back to step " + cmd.step()
+          + ": it holds checkpoints " + state.checkpointSteps());
+    }
+    if (cmd.generation() <= state.generation()) {
+      // A repeated rollback (the master re-sends until every block answered): already done.
+      return Effect().reply(cmd.replyTo(), StatusReply.success(state.version()));
+    }
+    // Captures waiting for versions of the abandoned timeline will never be answered from it.
+    for (List<Checkpoint> waiting : pendingCaptures.values()) {
+      for (Checkpoint c : waiting) {
+        c.replyTo().tell(StatusReply.error("block " + entityId + " rolled back to step " + cmd.step()));
+      }
+    }
+    pendingCaptures.clear();
+    return Effect().persist(new RolledBackTo(cmd.step(), cmd.generation())).thenRun(s -> {
+      context.getLog().info("parameter block {} rolled back to its checkpoint at step {} (generation {})", entityId,
+          cmd.step(), cmd.generation());
+      afterChange(s);
+      cmd.replyTo().tell(StatusReply.success(s.version()));
+    });
+  }
+
+  /** Answers the checkpoint requests the version now satisfies (exact durability captures here). */
+  private void answerCaptures(State state) {
+    if (pendingCaptures.isEmpty()) return;
+    Iterator<Map.Entry<Long, List<Checkpoint>>> it = pendingCaptures.headMap(state.version(), true).entrySet().iterator();
+    while (it.hasNext()) {
+      Map.Entry<Long, List<Checkpoint>> e = it.next();
+      long step = e.getKey();
+      it.remove();
+      if (step == state.version() && !settings.checkpointDurability()) {
+        long keepFrom = 0;
+        for (Checkpoint c : e.getValue()) keepFrom = Math.max(keepFrom, c.keepFrom());
+        state.checkpoints.headMap(Math.min(keepFrom, step)).clear();
+        state.checkpoints.put(step, state.capture());
+      }
+      Held h = state.checkpoint(step);
+      for (Checkpoint c : e.getValue()) {
+        if (h == null) {
+          c.replyTo().tell(StatusReply.error("block " + entityId + " passed step " + step + " without capturing it"
+              + " (it is at version " + state.version() + ")"));
+        } else {
+          c.replyTo().tell(StatusReply.success(new Captured(entityId, step, h.updates(), h.slots().length)));
+        }
+      }
+    }
+  }
+
   /** After a persisted change: answer pulls the version now satisfies, and arm or stop the barrier timer. */
   private void afterChange(State state) {
+    // Captures first: their replies must not wait behind a pull answer that lets trainers move on.
+    answerCaptures(state);
     answerPulls(state);
     boolean waiting = state.isSync() && !state.pending.isEmpty();
     if (waiting && !timers.isTimerActive(BARRIER_TIMER)) {

@@ -48,8 +48,10 @@ import java.util.TreeMap;
 public final class PsSerializer extends SerializerWithStringManifest {
   /** Unique among the system's serializers; 0-40 are Akka's own, 717001 is the tensor serializer. */
   public static final int IDENTIFIER = 717_002;
+  /** Format 3 added the rollback generation to pushes and held checkpoints to the state. */
+  private static final byte FORMAT = 3;
   /** Format 2 added bulk references and addresses to pushes, pulls and values, and bulk counters to stats. */
-  private static final byte FORMAT = 2;
+  private static final byte FORMAT_2 = 2;
   /** Format 1 is still read: events and snapshots did not change, so old journals stay readable. */
   private static final byte FORMAT_1 = 1;
 
@@ -72,6 +74,13 @@ public final class PsSerializer extends SerializerWithStringManifest {
   static final String GRADIENT_APPLIED = "GradientApplied";
   static final String MEMBERSHIP_UPDATED = "MembershipUpdated";
   static final String STATE = "State";
+  static final String CHECKPOINT = "Checkpoint";
+  static final String READ_CHECKPOINT = "ReadCheckpoint";
+  static final String ROLL_BACK = "RollBack";
+  static final String CAPTURED = "Captured";
+  static final String ROLLED_BACK = "RolledBack";
+  static final String CHECKPOINT_TAKEN = "CheckpointTaken";
+  static final String ROLLED_BACK_TO = "RolledBackTo";
 
   private final ExtendedActorSystem system;
   private volatile ActorRefResolver resolver;
@@ -106,6 +115,13 @@ public final class PsSerializer extends SerializerWithStringManifest {
     if (o instanceof GradientApplied) return GRADIENT_APPLIED;
     if (o instanceof MembershipUpdated) return MEMBERSHIP_UPDATED;
     if (o instanceof State) return STATE;
+    if (o instanceof ParameterBlock.Checkpoint) return CHECKPOINT;
+    if (o instanceof ParameterBlock.ReadCheckpoint) return READ_CHECKPOINT;
+    if (o instanceof ParameterBlock.RollBack) return ROLL_BACK;
+    if (o instanceof ParameterBlock.Captured) return CAPTURED;
+    if (o instanceof ParameterBlock.RolledBack) return ROLLED_BACK;
+    if (o instanceof ParameterBlock.CheckpointTaken) return CHECKPOINT_TAKEN;
+    if (o instanceof ParameterBlock.RolledBackTo) return ROLLED_BACK_TO;
     throw new IllegalArgumentException("PsSerializer cannot serialize " + o.getClass().getName());
   }
 
@@ -124,6 +140,7 @@ public final class PsSerializer extends SerializerWithStringManifest {
       out.putLong(m.membershipEpoch());
       out.putFloat(m.weight());
       putPayload(out, m.values(), m.bulk());
+      out.putLong(m.generation());
       putRef(out, m.replyTo());
     } else if (o instanceof Pull m) {
       out.putLong(m.minVersion());
@@ -181,6 +198,30 @@ public final class PsSerializer extends SerializerWithStringManifest {
       out.putStrings(m.trainers());
     } else if (o instanceof State s) {
       putState(out, s);
+    } else if (o instanceof ParameterBlock.Checkpoint m) {
+      out.putLong(m.step());
+      out.putLong(m.keepFrom());
+      putRef(out, m.replyTo());
+    } else if (o instanceof ParameterBlock.ReadCheckpoint m) {
+      out.putLong(m.step());
+      out.putInt(m.part());
+      putRef(out, m.replyTo());
+    } else if (o instanceof ParameterBlock.RollBack m) {
+      out.putLong(m.step());
+      out.putLong(m.generation());
+      putRef(out, m.replyTo());
+    } else if (o instanceof ParameterBlock.Captured m) {
+      out.putString(m.entityId());
+      out.putLong(m.step());
+      out.putLong(m.updates());
+      out.putInt(m.slots());
+    } else if (o instanceof ParameterBlock.CheckpointTaken m) {
+      out.putLong(m.step());
+      out.putLong(m.keepFrom());
+      putHeld(out, m.values(), m.slots(), m.updates());
+    } else if (o instanceof ParameterBlock.RolledBackTo m) {
+      out.putLong(m.step());
+      out.putLong(m.generation());
     } else {
       throw new IllegalArgumentException("PsSerializer cannot serialize " + o.getClass().getName());
     }
@@ -192,11 +233,11 @@ public final class PsSerializer extends SerializerWithStringManifest {
     try {
       In in = new In(bytes);
       byte format = in.getByte();
-      if (format != FORMAT && format != FORMAT_1) {
+      if (format != FORMAT && format != FORMAT_2 && format != FORMAT_1) {
         throw new IllegalArgumentException("unknown format version " + format + " (this code reads " + FORMAT_1
-            + " and " + FORMAT + ")");
+            + " to " + FORMAT + ")");
       }
-      Object result = read(in, manifest, format == FORMAT_1);
+      Object result = read(in, manifest, format);
       if (in.buf.hasRemaining()) {
         throw new IllegalArgumentException(in.buf.remaining() + " trailing bytes");
       }
@@ -212,7 +253,8 @@ public final class PsSerializer extends SerializerWithStringManifest {
     }
   }
 
-  private Object read(In in, String manifest, boolean v1) throws NotSerializableException {
+  private Object read(In in, String manifest, byte format) throws NotSerializableException {
+    boolean v1 = format == FORMAT_1;
     switch (manifest) {
       case INITIALIZE:
         return new Initialize(getSpec(in), in.getFloats(), getRef(in));
@@ -226,7 +268,8 @@ public final class PsSerializer extends SerializerWithStringManifest {
         boolean bulk = in.getBoolean();
         float[] values = bulk ? null : in.getFloats();
         BulkRef ref = bulk ? getBulkRef(in) : null;
-        return new PushGradient(trainer, step, base, epoch, weight, values, ref, getRef(in));
+        long generation = format >= FORMAT ? in.getLong() : 0;
+        return new PushGradient(trainer, step, base, epoch, weight, values, ref, generation, getRef(in));
       }
       case PULL:
         return v1 ? new Pull(in.getLong(), getRef(in)) : new Pull(in.getLong(), getAddress(in), getRef(in));
@@ -281,7 +324,25 @@ public final class PsSerializer extends SerializerWithStringManifest {
       case MEMBERSHIP_UPDATED:
         return new MembershipUpdated(in.getLong(), in.getStrings());
       case STATE:
-        return getState(in);
+        return getState(in, format);
+      case CHECKPOINT:
+        return new ParameterBlock.Checkpoint(in.getLong(), in.getLong(), getRef(in));
+      case READ_CHECKPOINT:
+        return new ParameterBlock.ReadCheckpoint(in.getLong(), in.getInt(), getRef(in));
+      case ROLL_BACK:
+        return new ParameterBlock.RollBack(in.getLong(), in.getLong(), getRef(in));
+      case CAPTURED:
+        return new ParameterBlock.Captured(in.getString(), in.getLong(), in.getLong(), in.getInt());
+      case ROLLED_BACK:
+        return new ParameterBlock.RolledBack(in.getLong());
+      case CHECKPOINT_TAKEN: {
+        long step = in.getLong();
+        long keepFrom = in.getLong();
+        ParameterBlock.Held h = getHeld(in);
+        return new ParameterBlock.CheckpointTaken(step, keepFrom, h.values(), h.slots(), h.updates());
+      }
+      case ROLLED_BACK_TO:
+        return new ParameterBlock.RolledBackTo(in.getLong(), in.getLong());
       default:
         throw new NotSerializableException("unknown manifest '" + manifest + "' for PsSerializer");
     }
@@ -380,9 +441,29 @@ public final class PsSerializer extends SerializerWithStringManifest {
       out.putString(e.getKey());
       out.putLong(e.getValue());
     }
+    out.putInt(s.checkpoints.size());
+    for (Map.Entry<Long, ParameterBlock.Held> e : s.checkpoints.entrySet()) {
+      out.putLong(e.getKey());
+      putHeld(out, e.getValue().values(), e.getValue().slots(), e.getValue().updates());
+    }
+    out.putLong(s.generation);
   }
 
-  private static State getState(In in) {
+  private static void putHeld(Out out, float[] values, float[][] slots, long updates) {
+    out.putFloats(values);
+    out.putInt(slots.length);
+    for (float[] slot : slots) out.putFloats(slot);
+    out.putLong(updates);
+  }
+
+  private static ParameterBlock.Held getHeld(In in) {
+    float[] values = in.getFloats();
+    float[][] slots = new float[in.getCount(4)][];
+    for (int i = 0; i < slots.length; i++) slots[i] = in.getFloats();
+    return new ParameterBlock.Held(values, slots, in.getLong());
+  }
+
+  private static State getState(In in, byte format) {
     BlockSpec spec = null;
     float[] values = null;
     float[][] slots = null;
@@ -405,7 +486,12 @@ public final class PsSerializer extends SerializerWithStringManifest {
     int m = in.getCount(12);
     Map<String, Long> lastSteps = new TreeMap<>();
     for (int i = 0; i < m; i++) lastSteps.put(in.getString(), in.getLong());
-    return State.restore(spec, values, slots, updates, version, epoch, members, pending, lastSteps);
+    State s = State.restore(spec, values, slots, updates, version, epoch, members, pending, lastSteps);
+    if (format < FORMAT) return s;
+    int k = in.getCount(24);
+    TreeMap<Long, ParameterBlock.Held> checkpoints = new TreeMap<>();
+    for (int i = 0; i < k; i++) checkpoints.put(in.getLong(), getHeld(in));
+    return State.restore(s, checkpoints, in.getLong());
   }
 
   private void putRef(Out out, ActorRef<?> ref) {

@@ -8,7 +8,8 @@ import java.util.Locale;
 /**
  * The parameter server's settings, read once from {@code shardtrain.ps}: the block size of the
  * layout, how often a block snapshots, how long a pull may wait, when a waiting sync barrier is
- * reported, what to do with a non-finite gradient, and the default async staleness bound.
+ * reported, what to do with a non-finite gradient, the default async staleness bound, and what
+ * a block journals ({@link Durability}).
  */
 public record PsSettings(
     int blockSize,
@@ -16,7 +17,25 @@ public record PsSettings(
     Duration pullTimeout,
     Duration barrierWarnAfter,
     NonFinitePolicy nonFinite,
-    long maxStaleness) {
+    long maxStaleness,
+    Durability durability) {
+
+  /** What a block journals, and so what survives a crash of its node. */
+  public enum Durability {
+    /** Every gradient is an event: a block recovers exactly the state it had. */
+    EXACT,
+    /**
+     * Only globally consistent checkpoints are events: on a failure the whole job rolls back to
+     * the last one (sync mode only).
+     */
+    CHECKPOINT
+  }
+
+  /** Exact durability. */
+  public PsSettings(int blockSize, int snapshotEvery, Duration pullTimeout, Duration barrierWarnAfter,
+      NonFinitePolicy nonFinite, long maxStaleness) {
+    this(blockSize, snapshotEvery, pullTimeout, barrierWarnAfter, nonFinite, maxStaleness, Durability.EXACT);
+  }
 
   /** What a block does with a gradient holding NaN or an infinity. */
   public enum NonFinitePolicy {
@@ -37,6 +56,16 @@ public record PsSettings(
     if (maxStaleness < -1) {
       throw new IllegalArgumentException("shardtrain.ps.max-staleness must be -1 (off) or >= 0, not " + maxStaleness);
     }
+    if (durability == null) throw new IllegalArgumentException("shardtrain.ps.durability must not be null");
+  }
+
+  /** This setting with another durability. */
+  public PsSettings withDurability(Durability d) {
+    return new PsSettings(blockSize, snapshotEvery, pullTimeout, barrierWarnAfter, nonFinite, maxStaleness, d);
+  }
+
+  public boolean checkpointDurability() {
+    return durability == Durability.CHECKPOINT;
   }
 
   /** The settings of {@code system}'s configuration. */
@@ -54,13 +83,21 @@ public record PsSettings(
       default -> throw new IllegalArgumentException(
           "shardtrain.ps.non-finite must be reject or skip, not '" + ps.getString("non-finite") + "'");
     };
+    String d = ps.getString("durability").trim().toLowerCase(Locale.ROOT);
+    Durability durability = switch (d) {
+      case "exact" -> Durability.EXACT;
+      case "checkpoint" -> Durability.CHECKPOINT;
+      default -> throw new IllegalArgumentException(
+          "shardtrain.ps.durability must be exact or checkpoint, not '" + ps.getString("durability") + "'");
+    };
     return new PsSettings(
         ps.getInt("block-size"),
         ps.getInt("snapshot-every"),
         ps.getDuration("pull-timeout"),
         ps.getDuration("barrier-warn-after"),
         policy,
-        ps.getLong("max-staleness"));
+        ps.getLong("max-staleness"),
+        durability);
   }
 
   private static void positive(String key, Duration d) {
