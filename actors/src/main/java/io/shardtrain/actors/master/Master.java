@@ -86,9 +86,11 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   /**
    * Checkpoint durability: roll the job back to its last committed checkpoint. The master sends it
-   * to itself when a {@code ps} node leaves the cluster; an operator or a test may send it too.
+   * to itself when a {@code ps} node leaves the cluster; a trainer sends it with the generation it
+   * knows when a block is behind its step (the block moved and recovered its newest checkpoint),
+   * which is ignored while a rollback runs or when a newer generation already exists; -1: always.
    */
-  public record RollBackToCheckpoint(String reason) implements Command {}
+  public record RollBackToCheckpoint(String reason, long generation) implements Command {}
 
   /** The master's state at a checkpoint's step, once every trainer reported that step (or at the deadline). */
   private record OffsetsAt(long step, String dir, long deadlineNanos,
@@ -254,7 +256,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
           broadcastMembership(state);
           // The master's node may have been a ps node too, or one left while no master ran.
           if (checkpoints.checkpointDurability() && needsRollback(state)) {
-            context.getSelf().tell(new RollBackToCheckpoint("the master restarted"));
+            context.getSelf().tell(new RollBackToCheckpoint("the master restarted", -1));
           }
         })
         .build();
@@ -282,7 +284,9 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onCommand(TakeCheckpoint.class, this::onTakeCheckpoint)
         .onCommand(OffsetsAt.class, this::onOffsetsAt)
         .onCommand(CheckpointFinished.class, this::onCheckpointFinished)
-        .onCommand(RollBackToCheckpoint.class, (s, c) -> startRollback(s, c.reason()))
+        .onCommand(RollBackToCheckpoint.class, (s, c) ->
+            c.generation() >= 0 && (rollbackGeneration != 0 || c.generation() < s.generation()) ? Effect().none()
+                : startRollback(s, c.reason()))
         .onCommand(MemberRemoved.class, (s, c) -> c.ps() ? startRollback(s, "ps node " + c.address() + " left")
             : Effect().none())
         .onCommand(BlockRolledBack.class, this::onBlockRolledBack)

@@ -376,8 +376,11 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
       }
       return fail("block " + m.blockId() + " refused step " + m.step() + ": " + m.failure().getMessage());
     }
-    if (m.ack() instanceof ParameterBlock.RolledBack) {
-      // The block went back to a checkpoint; the master's RollBack says where to continue.
+    if (m.ack() instanceof ParameterBlock.RolledBack r) {
+      // The block went back to a checkpoint; the master's RollBack says where to continue. A block
+      // that merely moved (and recovered its newest checkpoint) needs the master to start one.
+      setup.master().tell(new Master.RollBackToCheckpoint("block " + m.blockId() + " is at version " + r.version()
+          + ", behind step " + m.step(), generation));
       timers.startSingleTimer("push-" + m.blockId(), new RetryPush(generation, m.blockId(), m.step()),
           setup.settings().retryDelay());
       return this;
