@@ -100,6 +100,14 @@ final class ClusterJobs {
           optimizer = sgd, lr = 0.05, lr-schedule = constant, batch = 32, seed = 3, job-id = failover }
         """.formatted(STEPS));
     int p1 = freePort(), p2 = freePort(), p3 = freePort();
+    if (p3 < p2) {
+      // The two ps nodes become Up together (min-nr-of-members), older in address order: node 2
+      // must be the older one, so the shard coordinator lives there and not on the victim. A
+      // coordinator that moves waits for two ps regions before it allocates any shard again.
+      int t = p2;
+      p2 = p3;
+      p3 = t;
+    }
     String seed = "127.0.0.1:" + p1;
     List<String> env = List.of("SHARDTRAIN_POSTGRES_USER=" + USER, "SHARDTRAIN_POSTGRES_PASSWORD=" + PASSWORD,
         "SHARDTRAIN_LOG_LEVEL=INFO");
