@@ -75,11 +75,11 @@ final class CheckpointTaker {
           throw new IllegalStateException("the job is done but its blocks are at versions " + min + " to " + max);
         }
         step = max;
-      } else if (periodic) {
-        long every = settings.everySteps();
-        step = ((max + LEAD * attempt + every - 1) / every) * every;
       } else {
-        step = max + LEAD * attempt;
+        long every = periodic ? settings.everySteps() : 1;
+        long ahead = ((max + LEAD * attempt + every - 1) / every) * every;
+        // A step-bounded job never reaches a step past its last: checkpoint that one instead.
+        step = job.steps() > 0 ? Math.max(max, Math.min(ahead, job.steps())) : ahead;
       }
       return capture(job, step, keepFrom)
           .thenCompose(captured -> read(job, step, captured))

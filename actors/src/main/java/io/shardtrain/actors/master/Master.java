@@ -444,6 +444,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         || !s.started() || s.done() || s.job().mode() != io.shardtrain.actors.ps.BlockSpec.Mode.SYNC) {
       return;
     }
+    // The last step of a step-bounded job is checkpointed once, not again every tick until it is done.
+    if (s.job().steps() > 0 && s.checkpoint() != null && s.checkpoint().step() >= s.job().steps()) return;
     startCheckpoint(s);
   }
 

@@ -49,6 +49,13 @@ import java.util.TreeMap;
  * replaying the journal through the same optimizer rebuilds the state bit for bit, a duplicate
  * (trainer, step) is acknowledged without being applied again, and a malformed command gets an
  * error reply and changes nothing. {@link Pull} waits for a version and is answered from memory.
+ *
+ * <p>CHECKPOINTS (sync): {@link Checkpoint} captures values, slots and update count at exactly one
+ * version (when the block applies that step, or at once if it is there), so the master can read
+ * every block at one step. With checkpoint durability ({@code shardtrain.ps.durability}) gradients
+ * and steps are applied in memory only and the captures ({@link CheckpointTaken}) are what the
+ * journal holds, so a recovery lands on the newest capture; {@link RollBack} returns to a held
+ * capture under a new generation, and pushes of older generations are refused as {@link RolledBack}.
  */
 public final class ParameterBlock
     extends EventSourcedBehavior<ParameterBlock.Command, ParameterBlock.Event, ParameterBlock.State> {

@@ -40,8 +40,10 @@ import org.junit.jupiter.api.Test;
  * durability (blocks first, then its own offsets, then the trainers).
  */
 class MasterCheckpointTest {
+  // Patient expectations: the two cores are shared with other builds.
   static final ActorTestKit kit = ActorTestKit.create("MasterCheckpointTest",
-      EventSourcedBehaviorTestKit.config().withFallback(ConfigFactory.load()));
+      ConfigFactory.parseString("akka.actor.testkit.typed.single-expect-default = 10s")
+          .withFallback(EventSourcedBehaviorTestKit.config()).withFallback(ConfigFactory.load()));
   static final MasterSettings SETTINGS =
       new MasterSettings(Duration.ofSeconds(60), Duration.ofMillis(100), Duration.ofSeconds(2), 1000);
   static final long BLOCK_VERSION = 5;
@@ -53,12 +55,17 @@ class MasterCheckpointTest {
 
   /** MasterTest's job (100 examples, 2 trainers, tasks of 50) with the blocks of its real model. */
   static JobSpec job() {
+    return job(0);
+  }
+
+  /** The same, bounded by {@code steps} steps (0: by its 2 epochs). */
+  static JobSpec job(long steps) {
     JobSpec j = MasterTest.job();
     List<ParamShape> shapes = new ArrayList<>();
     for (Parameter p : j.newModel(CpuBackend.create(1)).parameters()) shapes.add(new ParamShape(p.name(), p.size()));
     List<String> blocks = BlockLayout.of(shapes, 8).stream().map(BlockSlice::entityId).toList();
     return new JobSpec(j.jobId(), j.dataset(), j.trainExamples(), j.inputDim(), j.classes(), j.hidden(), j.activation(),
-        j.seed(), BlockSpec.Mode.SYNC, j.trainers(), j.batch(), j.epochs(), j.steps(), j.optimizer(), j.lr(),
+        j.seed(), BlockSpec.Mode.SYNC, j.trainers(), j.batch(), steps > 0 ? 0 : j.epochs(), steps, j.optimizer(), j.lr(),
         j.lrSchedule(), j.weightDecay(), j.maxStaleness(), 8, blocks);
   }
 
@@ -105,8 +112,11 @@ class MasterCheckpointTest {
 
   /** A started job: trainers a (task 0/0) and b (task 0/1) registered and leased. */
   static Setup started(CheckpointSettings checkpoints) {
+    return started(checkpoints, job());
+  }
+
+  static Setup started(CheckpointSettings checkpoints, JobSpec job) {
     TestProbe<Object> probe = kit.createTestProbe();
-    JobSpec job = job();
     var fake = kit.spawn(blocks(job, probe));
     EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk =
         EventSourcedBehaviorTestKit.create(kit.system(), Master.create(SETTINGS, checkpoints, fake));
@@ -218,6 +228,19 @@ class MasterCheckpointTest {
     assertEquals(2, s.tk().getState().generation());
     assertEquals(7, s.tk().getState().checkpoint().step());
     assertEquals(54, s.tk().getState().status().examplesReported());
+  }
+
+  @Test
+  void aStepBoundedJobIsCheckpointedAtItsLastStepRatherThanPastIt() throws Exception {
+    Path dir = Files.createTempDirectory("master-last-step").resolve("ckpt");
+    // The blocks are at 5 and the job ends at step 6: two steps ahead would never come. Only "a"
+    // has reported step 6 yet (the job is not done); "b"'s offset is taken as reported after 2 s.
+    Setup s = started(new CheckpointSettings(0, dir, Duration.ofSeconds(4), PsSettings.Durability.EXACT), job(6));
+    report(s, "a", 0, 10, 6, 0);
+    report(s, "b", 1, 12, 5, 0);
+    assertEquals(6, checkpoint(s, dir).step());
+    assertEquals(List.of(new Checkpoint.ReaderOffset(0, 0, 10), new Checkpoint.ReaderOffset(0, 1, 12),
+        new Checkpoint.ReaderOffset(1, 0, 0), new Checkpoint.ReaderOffset(1, 1, 0)), CheckpointFiles.load(dir).readerOffsets());
   }
 
   @Test
