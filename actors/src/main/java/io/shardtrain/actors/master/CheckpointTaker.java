@@ -115,8 +115,7 @@ final class CheckpointTaker {
           r -> new ShardingEnvelope<>(id, new ParameterBlock.GetStats(r)), askTimeout, system.scheduler())
           .toCompletableFuture());
     }
-    return CompletableFuture.allOf(stats.toArray(CompletableFuture[]::new))
-        .thenApply(x -> stats.stream().map(f -> f.join().version()).toList());
+    return allOrFirstFailure(stats).thenApply(x -> stats.stream().map(f -> f.join().version()).toList());
   }
 
   private CompletionStage<Map<String, ParameterBlock.Captured>> capture(JobSpec job, long step, long keepFrom) {
@@ -127,7 +126,7 @@ final class CheckpointTaker {
               settings.timeout(), system.scheduler())
           .thenApply(StatusReply::getValue).toCompletableFuture());
     }
-    return CompletableFuture.allOf(captures.values().toArray(CompletableFuture[]::new)).thenApply(x -> {
+    return allOrFirstFailure(List.copyOf(captures.values())).thenApply(x -> {
       Map<String, ParameterBlock.Captured> out = new LinkedHashMap<>();
       captures.forEach((id, f) -> out.put(id, f.join()));
       return out;
@@ -148,11 +147,27 @@ final class CheckpointTaker {
                 settings.timeout(), system.scheduler())
             .thenApply(StatusReply::getValue).toCompletableFuture());
       }
-      reads.add(CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+      reads.add(allOrFirstFailure(parts)
           .thenApply(x -> new BlockState(e.getValue(), parts.stream().map(CompletableFuture::join).toList())));
     }
-    return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new))
-        .thenApply(x -> reads.stream().map(CompletableFuture::join).toList());
+    return allOrFirstFailure(reads).thenApply(x -> reads.stream().map(CompletableFuture::join).toList());
+  }
+
+  /**
+   * Completes when all {@code futures} did, or with the first failure: a block of a lost node
+   * never answers, and the blocks that rolled back already said so.
+   */
+  private static CompletableFuture<Void> allOrFirstFailure(List<? extends CompletableFuture<?>> futures) {
+    CompletableFuture<Void> result = new CompletableFuture<>();
+    CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).whenComplete((x, e) -> {
+      if (e == null) result.complete(null);
+    });
+    for (CompletableFuture<?> f : futures) {
+      f.whenComplete((x, e) -> {
+        if (e != null) result.completeExceptionally(e);
+      });
+    }
+    return result;
   }
 
   private static Checkpoint assemble(JobSpec job, long step, List<BlockState> blockStates,

@@ -88,9 +88,10 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
    * Checkpoint durability: roll the job back to its last committed checkpoint. The master sends it
    * to itself when a {@code ps} node leaves the cluster; a trainer sends it with the generation it
    * knows when a block is behind its step (the block moved and recovered its newest checkpoint),
-   * which is ignored while a rollback runs or when a newer generation already exists; -1: always.
+   * which is ignored while a rollback runs, or answered with the rollback notice when a newer
+   * generation already exists (the trainer missed it); generation -1: always roll back.
    */
-  public record RollBackToCheckpoint(String reason, long generation) implements Command {}
+  public record RollBackToCheckpoint(String reason, long generation, String trainerId) implements Command {}
 
   /** The master's state at a checkpoint's step, once every trainer reported that step (or at the deadline). */
   private record OffsetsAt(long step, String dir, long deadlineNanos,
@@ -256,7 +257,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
           broadcastMembership(state);
           // The master's node may have been a ps node too, or one left while no master ran.
           if (checkpoints.checkpointDurability() && needsRollback(state)) {
-            context.getSelf().tell(new RollBackToCheckpoint("the master restarted", -1));
+            context.getSelf().tell(new RollBackToCheckpoint("the master restarted", -1, ""));
           }
         })
         .build();
@@ -284,9 +285,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onCommand(TakeCheckpoint.class, this::onTakeCheckpoint)
         .onCommand(OffsetsAt.class, this::onOffsetsAt)
         .onCommand(CheckpointFinished.class, this::onCheckpointFinished)
-        .onCommand(RollBackToCheckpoint.class, (s, c) ->
-            c.generation() >= 0 && (rollbackGeneration != 0 || c.generation() < s.generation()) ? Effect().none()
-                : startRollback(s, c.reason()))
+        .onCommand(RollBackToCheckpoint.class, this::onRollBackRequest)
         .onCommand(MemberRemoved.class, (s, c) -> c.ps() ? startRollback(s, "ps node " + c.address() + " left")
             : Effect().none())
         .onCommand(BlockRolledBack.class, this::onBlockRolledBack)
@@ -486,29 +485,32 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   private Effect<Event, MasterState> onCheckpointFinished(MasterState s, CheckpointFinished c) {
     checkpointRunning = false;
     boolean crossedRollback = c.rollbacksAtStart() != rollbacksStarted || rollbackGeneration != 0;
-    Effect<Event, MasterState> effect;
     if (c.failure() != null || crossedRollback) {
       String why = c.failure() != null ? c.failure().getMessage() : "the job rolled back meanwhile";
       context.getLog().warn("checkpoint failed: {}", why);
       for (var r : c.replyTo()) r.tell(StatusReply.error("checkpoint failed: " + why));
-      effect = Effect().none();
-    } else if (s.checkpoint() != null && s.checkpoint().step() >= c.result().step()) {
+      return Effect().none().thenRun(this::nextRequest);
+    }
+    if (s.checkpoint() != null && s.checkpoint().step() >= c.result().step()) {
       // Already committed (a job that is done checkpoints at its last step again): just answer.
       for (var r : c.replyTo()) {
         r.tell(StatusReply.success(new CheckpointWritten(s.job().jobId(), c.result().step(), c.result().dir())));
       }
-      effect = Effect().none();
-    } else {
-      effect = Effect().persist(new CheckpointCommitted(c.result())).thenRun(st -> {
-        context.getLog().info("checkpoint of job {} at step {} committed ({})", st.job().jobId(), c.result().step(),
-            c.result().dir());
-        for (var r : c.replyTo()) {
-          r.tell(StatusReply.success(new CheckpointWritten(st.job().jobId(), c.result().step(), c.result().dir())));
-        }
-      });
+      return Effect().none().thenRun(this::nextRequest);
     }
-    if (!checkpointRequests.isEmpty()) context.getSelf().tell(Tick.INSTANCE);
-    return effect;
+    return Effect().persist(new CheckpointCommitted(c.result())).thenRun(st -> {
+      context.getLog().info("checkpoint of job {} at step {} committed ({})", st.job().jobId(), c.result().step(),
+          c.result().dir());
+      for (var r : c.replyTo()) {
+        r.tell(StatusReply.success(new CheckpointWritten(st.job().jobId(), c.result().step(), c.result().dir())));
+      }
+      nextRequest(st);
+    });
+  }
+
+  /** Starts the on-demand checkpoint that waited for the one just finished. */
+  private void nextRequest(MasterState s) {
+    if (!checkpointRequests.isEmpty() && !checkpointRunning) startCheckpoint(s);
   }
 
   // ---- rollback (checkpoint durability) ----
@@ -530,6 +532,16 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         s.job().jobId(), rollbackStep, rollbackGeneration);
     for (String block : s.job().blocks()) sendRollback(block);
     return Effect().none();
+  }
+
+  private Effect<Event, MasterState> onRollBackRequest(MasterState s, RollBackToCheckpoint c) {
+    if (c.generation() < 0) return startRollback(s, c.reason());
+    if (rollbackGeneration != 0) return Effect().none();
+    if (c.generation() < s.generation()) {
+      tellRollback(s, c.trainerId());
+      return Effect().none();
+    }
+    return startRollback(s, c.reason());
   }
 
   private void resendRollback(MasterState s) {

@@ -380,7 +380,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
       // The block went back to a checkpoint; the master's RollBack says where to continue. A block
       // that merely moved (and recovered its newest checkpoint) needs the master to start one.
       setup.master().tell(new Master.RollBackToCheckpoint("block " + m.blockId() + " is at version " + r.version()
-          + ", behind step " + m.step(), generation));
+          + ", behind step " + m.step(), generation, setup.trainerId()));
       timers.startSingleTimer("push-" + m.blockId(), new RetryPush(generation, m.blockId(), m.step()),
           setup.settings().retryDelay());
       return this;

@@ -190,7 +190,7 @@ class MasterCheckpointTest {
     report(s, "b", 1, 36, 8, 0);
     assertEquals(66, s.tk().getState().status().examplesReported());
 
-    s.tk().runCommand(new Master.RollBackToCheckpoint("test: a ps node is gone", -1));
+    s.tk().runCommand(new Master.RollBackToCheckpoint("test: a ps node is gone", -1, "a"));
     for (int i = 0; i < job().blocks().size(); i++) {
       ParameterBlock.RollBack r = (ParameterBlock.RollBack) s.blocks().receiveMessage();
       assertEquals(List.of(7L, 1L), List.of(r.step(), r.generation()));
@@ -211,11 +211,13 @@ class MasterCheckpointTest {
     assertEquals(new Master.Lease(0, 1, 50, 100, 24), MasterTest.request(ms, "b"));
     assertTrue(report(s, "a", 0, 30, 8, 1).isSuccess());
 
-    // A trainer that found a block behind asks for a rollback: ignored when it speaks of an older
-    // generation (it is being told), acted on in the current one (the block moved and recovered).
-    s.tk().runCommand(new Master.RollBackToCheckpoint("block behind", 0));
+    // A trainer that found a block behind asks for a rollback: in an older generation it missed
+    // the notice and is told again, no block rolls back; in the current one the block moved and
+    // recovered its newest checkpoint, so the job rolls back.
+    s.tk().runCommand(new Master.RollBackToCheckpoint("block behind", 0, "a"));
+    assertEquals(new Trainer.RollBack(7, 1), s.a().receiveMessage(Duration.ofSeconds(5)));
     s.blocks().expectNoMessage(Duration.ofMillis(300));
-    s.tk().runCommand(new Master.RollBackToCheckpoint("block behind", 1));
+    s.tk().runCommand(new Master.RollBackToCheckpoint("block behind", 1, "a"));
     ParameterBlock.RollBack again = (ParameterBlock.RollBack) s.blocks().receiveMessage();
     assertEquals(List.of(7L, 2L), List.of(again.step(), again.generation()));
     for (int i = 1; i < job().blocks().size(); i++) s.blocks().receiveMessage();
@@ -247,7 +249,7 @@ class MasterCheckpointTest {
   void exactDurabilityDoesNotRollBack() {
     Setup s = started(CheckpointSettings.OFF);
     report(s, "a", 0, 10, 6, 0);
-    s.tk().runCommand(new Master.RollBackToCheckpoint("test", -1));
+    s.tk().runCommand(new Master.RollBackToCheckpoint("test", -1, "a"));
     s.a().expectNoMessage(Duration.ofMillis(300));
     assertEquals(0, s.tk().getState().generation());
     assertEquals(10, s.tk().getState().status().examplesReported());

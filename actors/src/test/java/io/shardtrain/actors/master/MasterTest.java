@@ -249,7 +249,7 @@ class MasterTest {
         List.of("1/0@20 -> a"), job(), 40, "/tmp/ckpt/job-1/step-40", 1), true);
     serialization.verifySerialization(new Master.CheckpointWritten("job-1", 40, "/tmp/ckpt"), true);
     serialization.verifySerialization(new io.shardtrain.actors.trainer.Trainer.RollBack(40, 2), true);
-    serialization.verifySerialization(new Master.RollBackToCheckpoint("ps node lost", -1), true);
+    serialization.verifySerialization(new Master.RollBackToCheckpoint("ps node lost", -1, "a"), true);
     var committed = new MasterState.CommittedCheckpoint(40, "/tmp/ckpt", List.of(new MasterState.TaskOffset(0, 1, 640)),
         0, 1280, java.util.Map.of("a", 40L));
     serialization.verifySerialization(new Master.CheckpointCommitted(committed), true);
