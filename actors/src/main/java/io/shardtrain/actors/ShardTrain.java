@@ -184,6 +184,18 @@ public final class ShardTrain {
     return AskPattern.ask(master, Master.GetStatus::new, timeout, system.scheduler());
   }
 
+  /**
+   * Takes a globally consistent checkpoint of the running sync job now: every block at one step,
+   * with optimizer slots and the master's reader offsets, written by the master's node to
+   * {@code dir} (null or blank: {@code shardtrain.checkpoint.dir}/JOB/step-N). Completes with the
+   * step and the directory once the checkpoint is committed.
+   */
+  public CompletionStage<Master.CheckpointWritten> checkpoint(String dir) {
+    Duration wait = system.settings().config().getDuration("shardtrain.checkpoint.timeout").plus(timeout);
+    return AskPattern.askWithStatus(master, replyTo -> new Master.TakeCheckpoint(dir == null ? "" : dir, replyTo),
+        wait, system.scheduler());
+  }
+
   /** Every block's values at version >= {@code minVersion}, written into {@code model}'s parameters. */
   public CompletionStage<Long> pullInto(Mlp model, JobSpec job, long minVersion) {
     Map<String, Parameter> byName = new HashMap<>();

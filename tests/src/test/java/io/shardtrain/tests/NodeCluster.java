@@ -72,6 +72,16 @@ final class NodeCluster implements AutoCloseable {
     return n;
   }
 
+  /** The seed node's HOST:PORT, for a command-line client's {@code --contact}. */
+  String seed() {
+    return seed;
+  }
+
+  /** The nodes' configuration file, for a command-line client's {@code --config}. */
+  Path nodeConf() {
+    return nodeConf;
+  }
+
   /** The client node: joins through the seed and waits until it is up. */
   ClusterNode.Started client() throws Exception {
     if (client == null) {

@@ -7,6 +7,9 @@ import io.shardtrain.actors.master.Master;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.nn.Activation;
 import io.shardtrain.compute.nn.Mlp;
+import io.shardtrain.samples.cli.ShardTrainCli;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -27,13 +30,33 @@ class NodeFailoverTest {
   /** Node logs stay under target/ for a look after a failure. */
   static final Path DIR = Path.of("target", "failover-logs", String.valueOf(System.currentTimeMillis()));
 
-  /** The job without any failure, run once for both tests: sync results do not depend on placement. */
-  private static Mlp clean;
+  /** The job without any failure, run once per test JVM: sync results do not depend on placement. */
+  private static Clean clean;
 
   static final List<String> PS_VICTIM = List.of("master,trainer", "ps,trainer", "ps");
 
-  Mlp cleanRun() throws Exception {
-    if (clean == null) clean = runJob("clean", PS_VICTIM, -1);
+  /** The clean run: its parameters, and what {@code shardtrain checkpoint} printed and wrote at its end. */
+  record Clean(Mlp model, String checkpointOutput, Path checkpoint) {}
+
+  /**
+   * The job without any failure (exact durability), run once per test JVM and shared by the tests
+   * that compare against it: sync results depend neither on placement nor on durability. At its
+   * end {@code shardtrain checkpoint} (the command line, joining as a client) checkpoints it.
+   */
+  static synchronized Clean cleanRun() throws Exception {
+    if (clean == null) {
+      Path checkpoint = DIR.resolve("clean-checkpoint").toAbsolutePath();
+      StringWriter out = new StringWriter();
+      Mlp model = runJob("clean", PS_VICTIM, "", STEPS, (cluster, progress) -> { }, cluster -> {
+        StringWriter err = new StringWriter();
+        int exit = ShardTrainCli.execute(new PrintWriter(out, true), new PrintWriter(err, true),
+            "checkpoint", "--contact", cluster.seed(), "--config", cluster.nodeConf().toString(),
+            "--dir", checkpoint.toString());
+        assertEquals(0, exit, out + "\n" + err);
+      }).model();
+      System.out.print(out);
+      clean = new Clean(model, out.toString(), checkpoint);
+    }
     return clean;
   }
 
@@ -42,7 +65,7 @@ class NodeFailoverTest {
     Assumptions.assumeTrue(NodeCluster.URL != null,
         "SHARDTRAIN_TEST_POSTGRES_URL is not set (.ci/run starts PostgreSQL)");
     Mlp killed = runJob("ps-killed", PS_VICTIM, 2);
-    double error = SyncEquivalenceTest.relativeDistance(cleanRun(), killed);
+    double error = SyncEquivalenceTest.relativeDistance(cleanRun().model(), killed);
     System.out.printf("parameters with a killed ps node vs without: relative error %.3g%n", error);
     assertTrue(error < 1e-5, "relative error " + error);
   }
@@ -62,29 +85,44 @@ class NodeFailoverTest {
     void run(NodeCluster cluster, Master.JobStatus progress) throws Exception;
   }
 
-  /**
-   * Runs the job for {@code steps} on three node JVMs with these roles (the first submits it),
-   * with {@code midJob} acting once it made progress; checks the blocks end at version
-   * {@code steps} and returns the trained model.
-   */
+  /** What a run does once the job is done, before its parameters are pulled. */
+  interface AtEnd {
+    void run(NodeCluster cluster) throws Exception;
+  }
+
+  /** A run's end: the parameters pulled at its last step and the master's last status. */
+  record Run(Mlp model, Master.JobStatus status) {}
+
+  /** {@link #runJob(String, List, String, int, MidJob, AtEnd)} with no extra configuration and nothing at the end. */
   static Mlp runJob(String name, List<String> roles, int steps, MidJob midJob) throws Exception {
+    return runJob(name, roles, "", steps, midJob, null).model();
+  }
+
+  /**
+   * Runs the job for {@code steps} on three node JVMs with these roles (the first submits it) and
+   * {@code nodeConf} added to their configuration, with {@code midJob} acting once it made progress
+   * and {@code atEnd} (if not null) once it is done; checks the blocks end at version {@code steps}.
+   */
+  static Run runJob(String name, List<String> roles, String nodeConf, int steps, MidJob midJob, AtEnd atEnd)
+      throws Exception {
     String job = """
         shardtrain.train { dataset = mnist, trainers = 2, mode = sync, steps = %d, epochs = 0, hidden = [64],
           optimizer = sgd, lr = 0.05, lr-schedule = constant, batch = 32, seed = 3, job-id = failover }
         """.formatted(steps);
-    try (NodeCluster cluster = new NodeCluster(DIR.resolve(name), "", job)) {
+    try (NodeCluster cluster = new NodeCluster(DIR.resolve(name), nodeConf, job)) {
       for (int i = 0; i < 3; i++) cluster.start("n" + (i + 1) + "-" + roles.get(i).replace(',', '-'), roles.get(i));
       Master.JobStatus progress = cluster.awaitStatus(s -> s.submitted() && s.examplesReported() >= 2 * 32 * 12,
           Duration.ofMinutes(4));
       midJob.run(cluster, progress);
       Master.JobStatus status = cluster.awaitStatus(Master.JobStatus::done, Duration.ofMinutes(6));
+      if (atEnd != null) atEnd.run(cluster);
       Mlp model = Mlp.create(CpuBackend.create(1), 784, new int[] {64}, 10, Activation.RELU, 3);
       long version = cluster.client().api().pullInto(model, status.job(), steps).toCompletableFuture()
           .get(60, TimeUnit.SECONDS);
       System.out.println(name + ": job done at version " + version);
       // Every trainer stopped at the job's last step: the blocks are at exactly that version.
       assertEquals(steps, version, name + ": blocks at version " + version);
-      return model;
+      return new Run(model, status);
     }
   }
 }

@@ -45,6 +45,15 @@ import java.util.Map;
  * pool at its last reported offset, so no sample of the epoch is skipped or trained twice by
  * all blocks. Every membership change is sent to every parameter block (and re-sent until each
  * acknowledges it).
+ *
+ * <p>Checkpoints (sync jobs): on {@link TakeCheckpoint}, and every
+ * {@code shardtrain.checkpoint.every-steps} steps, a {@link CheckpointTaker} has every block capture
+ * its state at one step a little ahead of them, adds the reader offsets at that step and writes
+ * the checkpoint directory; the master then commits it ({@link CheckpointCommitted}). With
+ * checkpoint durability the blocks journal only those captures, so when a {@code ps} node leaves
+ * the cluster (or the master itself restarts) the whole job rolls back: every block returns to the
+ * committed checkpoint under a new generation, then the master resets its offsets to the
+ * checkpoint's ({@link RolledBackToCheckpoint}) and tells every trainer to continue from there.
  */
 public final class Master extends EventSourcedBehavior<Master.Command, Master.Event, MasterState> {
   public static final String SINGLETON_NAME = "shardtrain-master";
@@ -62,8 +71,11 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   /** Asks for the trainer's current task, or the next one. */
   public record RequestTask(String trainerId, ActorRef<StatusReply<TaskReply>> replyTo) implements Command {}
 
-  /** The reader offset within a leased task after a step that every block acknowledged. */
-  public record ReportProgress(String trainerId, int epoch, int task, long offset, long step,
+  /**
+   * The reader offset within a leased task after a step that every block acknowledged, in rollback
+   * generation {@code generation} (a report of an older one is refused).
+   */
+  public record ReportProgress(String trainerId, int epoch, int task, long offset, long step, long generation,
       ActorRef<StatusReply<Done>> replyTo) implements Command {}
 
   /**
@@ -77,6 +89,29 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   public record GetStatus(ActorRef<JobStatus> replyTo) implements Command {}
 
+  /** Takes a checkpoint now and writes it to {@code dir} on the master's node ("": the configured directory). */
+  public record TakeCheckpoint(String dir, ActorRef<StatusReply<CheckpointWritten>> replyTo) implements Command {}
+
+  /**
+   * Checkpoint durability: roll the job back to its last committed checkpoint. The master sends it
+   * to itself when a {@code ps} node leaves the cluster; a trainer sends it with the generation it
+   * knows when a block is behind its step (the block moved and recovered its newest checkpoint),
+   * which is ignored while a rollback runs, or answered with the rollback notice when a newer
+   * generation already exists (the trainer missed it); generation -1: always roll back.
+   */
+  public record RollBackToCheckpoint(String reason, long generation, String trainerId) implements Command {}
+
+  /** The master's state at a checkpoint's step, once every trainer reported that step (or at the deadline). */
+  private record OffsetsAt(long step, String dir, long deadlineNanos,
+      ActorRef<StatusReply<MasterState.CommittedCheckpoint>> replyTo) implements Command {}
+
+  private record CheckpointFinished(MasterState.CommittedCheckpoint result, Throwable failure, long rollbacksAtStart,
+      List<ActorRef<StatusReply<CheckpointWritten>>> replyTo) implements Command {}
+
+  private record BlockRolledBack(String blockId, long generation, Throwable failure) implements Command {}
+
+  private record MemberRemoved(String address, boolean ps) implements Command {}
+
   private record TrainerStopped(String trainerId) implements Command {}
 
   private enum Tick implements Command { INSTANCE }
@@ -84,9 +119,15 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   private record BlockAcked(String blockId, long epoch) implements Command {}
 
   // ---- replies ----
-  /** {@code lastStep}: the last step this trainer reported, where an async trainer continues. */
-  public record Registration(JobSpec job, long membershipEpoch, List<String> members, long lastStep)
+  /**
+   * {@code lastStep}: the last step this trainer reported, where an async trainer continues;
+   * {@code generation}: the job's rollback generation, which the trainer's pushes carry.
+   */
+  public record Registration(JobSpec job, long membershipEpoch, List<String> members, long lastStep, long generation)
       implements CborSerializable {}
+
+  /** A checkpoint of job {@code jobId} at {@code step} was written to {@code dir} on the master's node and committed. */
+  public record CheckpointWritten(String jobId, long step, String dir) implements CborSerializable {}
 
   public sealed interface TaskReply extends CborSerializable {}
 
@@ -103,9 +144,14 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
    */
   public record WaitForTrainers(int registered, int expected) implements TaskReply {}
 
-  /** The job's progress; {@code job} is null until one is submitted. */
+  /**
+   * The job's progress; {@code job} is null until one is submitted. {@code checkpointStep}: the
+   * step of the last committed checkpoint (-1: none), written to {@code checkpointDir};
+   * {@code generation}: how many times the job rolled back to a checkpoint.
+   */
   public record JobStatus(String jobId, boolean submitted, boolean done, int epochsDone, long membershipEpoch,
-      List<String> members, long examplesReported, List<String> leases, JobSpec job) implements CborSerializable {}
+      List<String> members, long examplesReported, List<String> leases, JobSpec job, long checkpointStep,
+      String checkpointDir, long generation) implements CborSerializable {}
 
   // ---- events ----
   public sealed interface Event extends CborSerializable {}
@@ -123,6 +169,12 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   /** The expected trainers were registered and every block knew them: tasks are handed out from now on. */
   public record JobStarted(long membershipEpoch) implements Event {}
 
+  /** Every block holds its state at the checkpoint's step; the master's part is in the event. */
+  public record CheckpointCommitted(MasterState.CommittedCheckpoint checkpoint) implements Event {}
+
+  /** Every block went back to the checkpoint at {@code step} under {@code generation}; so do the offsets. */
+  public record RolledBackToCheckpoint(long step, long generation, String reason) implements Event {}
+
   // ---- behaviour ----
   private final ActorContext<Command> context;
   private final TimerScheduler<Command> timers;
@@ -135,6 +187,17 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
    * block knows that epoch, so no block closes their first step without them.
    */
   private final Map<String, Long> joining = new HashMap<>();
+  private final CheckpointSettings checkpoints;
+  private final CheckpointTaker taker;
+  private boolean checkpointRunning;
+  private final List<TakeCheckpoint> checkpointRequests = new ArrayList<>();
+  /** Rollbacks started by this incarnation; a checkpoint taken across one is not committed. */
+  private long rollbacksStarted;
+  /** The rollback in progress: its generation (0: none), target step, reason and the blocks that did it. */
+  private long rollbackGeneration;
+  private long rollbackStep;
+  private String rollbackReason;
+  private final java.util.Set<String> rolledBack = new java.util.HashSet<>();
 
   /**
    * Starts (or finds) the singleton on this node's cluster and returns its proxy; membership
@@ -142,25 +205,45 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
    */
   public static ActorRef<Command> initSingleton(ActorSystem<?> system) {
     MasterSettings settings = MasterSettings.create(system);
+    CheckpointSettings checkpoints = CheckpointSettings.create(system);
     ActorRef<ShardingEnvelope<ParameterBlock.Command>> blocks = ParameterBlock.init(system);
     return ClusterSingleton.get(system).init(
-        SingletonActor.of(create(settings, blocks), SINGLETON_NAME)
+        SingletonActor.of(create(settings, checkpoints, blocks), SINGLETON_NAME)
             .withSettings(ClusterSingletonSettings.create(system).withRole("master")));
   }
 
-  /** The master, sending membership updates to parameter blocks through {@code blocks}. */
+  /** The master, sending membership updates to parameter blocks through {@code blocks}; no periodic checkpoints. */
   public static Behavior<Command> create(MasterSettings settings,
       ActorRef<ShardingEnvelope<ParameterBlock.Command>> blocks) {
-    return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new Master(ctx, timers, settings, blocks)));
+    return create(settings, CheckpointSettings.OFF, blocks);
+  }
+
+  /** The master with these checkpoint settings. */
+  public static Behavior<Command> create(MasterSettings settings, CheckpointSettings checkpoints,
+      ActorRef<ShardingEnvelope<ParameterBlock.Command>> blocks) {
+    return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
+      if (checkpoints.checkpointDurability()
+          && "cluster".equals(ctx.getSystem().settings().config().getString("akka.actor.provider"))) {
+        // A ps node that leaves takes the un-journaled steps of its blocks with it.
+        ActorRef<akka.cluster.ClusterEvent.MemberRemoved> removed = ctx.messageAdapter(
+            akka.cluster.ClusterEvent.MemberRemoved.class,
+            e -> new MemberRemoved(e.member().address().toString(), e.member().hasRole(ParameterBlock.ROLE)));
+        akka.cluster.typed.Cluster.get(ctx.getSystem()).subscriptions()
+            .tell(akka.cluster.typed.Subscribe.create(removed, akka.cluster.ClusterEvent.MemberRemoved.class));
+      }
+      return new Master(ctx, timers, settings, checkpoints, blocks);
+    }));
   }
 
   private Master(ActorContext<Command> context, TimerScheduler<Command> timers, MasterSettings settings,
-      ActorRef<ShardingEnvelope<ParameterBlock.Command>> blocks) {
+      CheckpointSettings checkpoints, ActorRef<ShardingEnvelope<ParameterBlock.Command>> blocks) {
     super(PersistenceId.ofUniqueId("shardtrain-master"));
     this.context = context;
     this.timers = timers;
     this.settings = settings;
+    this.checkpoints = checkpoints;
     this.blocks = blocks;
+    this.taker = new CheckpointTaker(context.getSystem(), blocks, checkpoints, settings.askTimeout());
     timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.tick());
   }
 
@@ -186,6 +269,10 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
             context.watchWith(ref, new TrainerStopped(id));
           });
           broadcastMembership(state);
+          // The master's node may have been a ps node too, or one left while no master ran.
+          if (checkpoints.checkpointDurability() && needsRollback(state)) {
+            context.getSelf().tell(new RollBackToCheckpoint("the master restarted", -1, ""));
+          }
         })
         .build();
   }
@@ -213,6 +300,13 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
           blockAcked.merge(c.blockId(), c.epoch(), Math::max);
           return Effect().none();
         })
+        .onCommand(TakeCheckpoint.class, this::onTakeCheckpoint)
+        .onCommand(OffsetsAt.class, this::onOffsetsAt)
+        .onCommand(CheckpointFinished.class, this::onCheckpointFinished)
+        .onCommand(RollBackToCheckpoint.class, this::onRollBackRequest)
+        .onCommand(MemberRemoved.class, (s, c) -> c.ps() ? startRollback(s, "ps node " + c.address() + " left")
+            : Effect().none())
+        .onCommand(BlockRolledBack.class, this::onBlockRolledBack)
         .build();
   }
 
@@ -294,6 +388,13 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   private Effect<Event, MasterState> onProgress(MasterState s, ReportProgress c) {
     lastSeen.put(c.trainerId(), System.nanoTime());
+    if (c.generation() != s.generation()) {
+      c.replyTo().tell(StatusReply.error("progress of trainer " + c.trainerId() + " for step " + c.step()
+          + " belongs to generation " + c.generation() + "; the job rolled back to generation " + s.generation()));
+      // The trainer missed the rollback notice (or it crossed this report): tell it again.
+      if (c.generation() < s.generation()) tellRollback(s, c.trainerId());
+      return Effect().none();
+    }
     MasterState.TaskState t = s.task(c.epoch(), c.task());
     if (t == null || !c.trainerId().equals(t.leasedTo)) {
       c.replyTo().tell(StatusReply.error("task " + c.epoch() + "/" + c.task() + " is not leased to " + c.trainerId()));
@@ -343,7 +444,175 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
       }
     }
     resendMembership(s);
+    resendRollback(s);
+    maybePeriodicCheckpoint(s);
     return Effect().none();
+  }
+
+  // ---- checkpoints ----
+
+  private Effect<Event, MasterState> onTakeCheckpoint(MasterState s, TakeCheckpoint c) {
+    if (s.job() == null) {
+      c.replyTo().tell(StatusReply.error("no job has been submitted; nothing to checkpoint"));
+      return Effect().none();
+    }
+    if (s.job().mode() != io.shardtrain.actors.ps.BlockSpec.Mode.SYNC) {
+      c.replyTo().tell(StatusReply.error("job " + s.job().jobId() + " is async: checkpoints need sync mode"
+          + " (one global step); save the model with save-model instead"));
+      return Effect().none();
+    }
+    checkpointRequests.add(c);
+    if (!checkpointRunning) startCheckpoint(s);
+    return Effect().none();
+  }
+
+  private void maybePeriodicCheckpoint(MasterState s) {
+    if (checkpoints.everySteps() <= 0 || checkpointRunning || rollbackGeneration != 0 || s.job() == null
+        || !s.started() || s.done() || s.job().mode() != io.shardtrain.actors.ps.BlockSpec.Mode.SYNC) {
+      return;
+    }
+    // The last step of a step-bounded job is checkpointed once, not again every tick until it is done.
+    if (s.job().steps() > 0 && s.checkpoint() != null && s.checkpoint().step() >= s.job().steps()) return;
+    startCheckpoint(s);
+  }
+
+  /** Starts the next checkpoint: the oldest on-demand request, else a periodic one. */
+  private void startCheckpoint(MasterState s) {
+    TakeCheckpoint request = checkpointRequests.isEmpty() ? null : checkpointRequests.remove(0);
+    boolean periodic = request == null;
+    java.nio.file.Path dir = request == null || request.dir() == null || request.dir().isBlank() ? null
+        : java.nio.file.Path.of(request.dir());
+    long keepFrom = s.checkpoint() == null ? 0 : s.checkpoint().step();
+    ActorRef<Command> self = context.getSelf();
+    Duration timeout = checkpoints.timeout();
+    var stage = taker.take(s.job(), periodic && checkpoints.everySteps() > 0, s.done(), keepFrom, dir,
+        step -> akka.actor.typed.javadsl.AskPattern.<Command, StatusReply<MasterState.CommittedCheckpoint>>ask(self,
+                r -> new OffsetsAt(step, "", System.nanoTime() + timeout.toNanos() / 2, r),
+                timeout, context.getSystem().scheduler())
+            .thenApply(StatusReply::getValue));
+    checkpointRunning = true;
+    long rollbacks = rollbacksStarted;
+    List<ActorRef<StatusReply<CheckpointWritten>>> replyTo = request == null ? List.of() : List.of(request.replyTo());
+    context.pipeToSelf(stage, (result, failure) -> new CheckpointFinished(result, failure, rollbacks, replyTo));
+  }
+
+  private Effect<Event, MasterState> onOffsetsAt(MasterState s, OffsetsAt c) {
+    if (s.done() || s.allReportedUpTo(c.step()) || System.nanoTime() > c.deadlineNanos()) {
+      if (!s.done() && !s.allReportedUpTo(c.step())) {
+        context.getLog().warn("checkpoint at step {}: not every trainer reported that step; offsets as reported",
+            c.step());
+      }
+      c.replyTo().tell(StatusReply.success(s.checkpointAt(c.step(), c.dir())));
+    } else {
+      // Progress reports trail the blocks by a moment: ask again shortly.
+      timers.startSingleTimer("offsets-" + c.step(), c, Duration.ofMillis(100));
+    }
+    return Effect().none();
+  }
+
+  private Effect<Event, MasterState> onCheckpointFinished(MasterState s, CheckpointFinished c) {
+    checkpointRunning = false;
+    boolean crossedRollback = c.rollbacksAtStart() != rollbacksStarted || rollbackGeneration != 0;
+    if (c.failure() != null || crossedRollback) {
+      String why = c.failure() != null ? c.failure().getMessage() : "the job rolled back meanwhile";
+      context.getLog().warn("checkpoint failed: {}", why);
+      for (var r : c.replyTo()) r.tell(StatusReply.error("checkpoint failed: " + why));
+      return Effect().none().thenRun(this::nextRequest);
+    }
+    if (s.checkpoint() != null && s.checkpoint().step() >= c.result().step()) {
+      // Already committed (a job that is done checkpoints at its last step again): just answer.
+      for (var r : c.replyTo()) {
+        r.tell(StatusReply.success(new CheckpointWritten(s.job().jobId(), c.result().step(), c.result().dir())));
+      }
+      return Effect().none().thenRun(this::nextRequest);
+    }
+    return Effect().persist(new CheckpointCommitted(c.result())).thenRun(st -> {
+      context.getLog().info("checkpoint of job {} at step {} committed ({})", st.job().jobId(), c.result().step(),
+          c.result().dir());
+      for (var r : c.replyTo()) {
+        r.tell(StatusReply.success(new CheckpointWritten(st.job().jobId(), c.result().step(), c.result().dir())));
+      }
+      nextRequest(st);
+    });
+  }
+
+  /** Starts the on-demand checkpoint that waited for the one just finished. */
+  private void nextRequest(MasterState s) {
+    if (!checkpointRequests.isEmpty() && !checkpointRunning) startCheckpoint(s);
+  }
+
+  // ---- rollback (checkpoint durability) ----
+
+  private boolean needsRollback(MasterState s) {
+    return s.job() != null && s.started() && !s.done() && s.job().mode() == io.shardtrain.actors.ps.BlockSpec.Mode.SYNC;
+  }
+
+  private Effect<Event, MasterState> startRollback(MasterState s, String reason) {
+    if (!checkpoints.checkpointDurability() || !needsRollback(s)) return Effect().none();
+    rollbacksStarted++;
+    // A second loss during a rollback starts it over under a newer generation: blocks that
+    // recovered from the journal meanwhile must roll back again.
+    rollbackGeneration = Math.max(s.generation(), rollbackGeneration) + 1;
+    rollbackStep = s.checkpoint() == null ? 0 : s.checkpoint().step();
+    rollbackReason = reason;
+    rolledBack.clear();
+    context.getLog().warn("{}: rolling job {} back to its checkpoint at step {} (generation {})", reason,
+        s.job().jobId(), rollbackStep, rollbackGeneration);
+    for (String block : s.job().blocks()) sendRollback(block);
+    return Effect().none();
+  }
+
+  private Effect<Event, MasterState> onRollBackRequest(MasterState s, RollBackToCheckpoint c) {
+    if (c.generation() < 0) return startRollback(s, c.reason());
+    if (rollbackGeneration != 0) return Effect().none();
+    if (c.generation() < s.generation()) {
+      tellRollback(s, c.trainerId());
+      return Effect().none();
+    }
+    return startRollback(s, c.reason());
+  }
+
+  private void resendRollback(MasterState s) {
+    if (rollbackGeneration == 0 || s.job() == null) return;
+    for (String block : s.job().blocks()) {
+      if (!rolledBack.contains(block)) sendRollback(block);
+    }
+  }
+
+  private void sendRollback(String blockId) {
+    long generation = rollbackGeneration;
+    long step = rollbackStep;
+    context.askWithStatus(Long.class, blocks, settings.askTimeout(),
+        replyTo -> new ShardingEnvelope<>(blockId, new ParameterBlock.RollBack(step, generation, replyTo)),
+        (ok, failure) -> new BlockRolledBack(blockId, generation, failure));
+  }
+
+  private Effect<Event, MasterState> onBlockRolledBack(MasterState s, BlockRolledBack c) {
+    if (c.generation() != rollbackGeneration) return Effect().none();
+    if (c.failure() != null) {
+      // Re-sent by the next tick: a block of the lost node answers once sharding restarted it.
+      context.getLog().info("rollback of block {}: {}", c.blockId(), c.failure().getMessage());
+      return Effect().none();
+    }
+    rolledBack.add(c.blockId());
+    if (rolledBack.size() < s.job().blocks().size()) return Effect().none();
+    long generation = rollbackGeneration;
+    long step = rollbackStep;
+    String reason = rollbackReason;
+    rollbackGeneration = 0;
+    return Effect().persist(new RolledBackToCheckpoint(step, generation, reason)).thenRun(st -> {
+      context.getLog().warn("job {} rolled back to step {} (generation {}); trainers continue from there",
+          st.job().jobId(), step, generation);
+      for (String trainer : st.members().keySet()) tellRollback(st, trainer);
+    });
+  }
+
+  private void tellRollback(MasterState s, String trainerId) {
+    ActorRef<?> ref = s.members().get(trainerId);
+    if (ref == null) return;
+    long step = s.checkpoint() == null ? 0 : s.checkpoint().step();
+    ref.<io.shardtrain.actors.trainer.Trainer.Command>unsafeUpcast()
+        .tell(new io.shardtrain.actors.trainer.Trainer.RollBack(step, s.generation()));
   }
 
   private boolean allBlocksKnow(MasterState s, long epoch) {
@@ -384,6 +653,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onEvent(TaskLeased.class, (s, e) -> s.leased(e.epoch(), e.task(), e.trainerId()))
         .onEvent(JobStarted.class, (s, e) -> s.started(e.membershipEpoch()))
         .onEvent(ProgressRecorded.class, (s, e) -> s.progressed(e.epoch(), e.task(), e.offset(), e.trainerId(), e.step()))
+        .onEvent(CheckpointCommitted.class, (s, e) -> s.checkpointCommitted(e.checkpoint()))
+        .onEvent(RolledBackToCheckpoint.class, (s, e) -> s.rolledBack(e.step(), e.generation()))
         .build();
   }
 }

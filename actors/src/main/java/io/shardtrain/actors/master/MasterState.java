@@ -14,6 +14,11 @@ import java.util.Map;
  * The master's state: the job, trainer membership and the data tasks of the open epochs (the
  * oldest unfinished epoch and the one after it). Mutated only by {@link Master}'s event handler,
  * so replaying the events rebuilds it exactly; serialized whole as the master's snapshot.
+ *
+ * <p>For checkpoints each task keeps the offsets it reported since the last committed checkpoint,
+ * keyed by sync step, so the reader offsets at a checkpoint's step can be read off after later
+ * steps were reported; tasks of a closed epoch stay until a checkpoint after their end commits,
+ * so a rollback can reopen them.
  */
 @JsonAutoDetect(fieldVisibility = JsonAutoDetect.Visibility.ANY,
     getterVisibility = JsonAutoDetect.Visibility.NONE, isGetterVisibility = JsonAutoDetect.Visibility.NONE)
@@ -30,6 +35,39 @@ public final class MasterState implements CborSerializable {
     long offset;
     String leasedTo;
     boolean finished;
+    /** The step whose report finished the task. */
+    long finishedAtStep;
+    /** (step, offset) reports after {@link #floorStep}, in arrival order (a trainer reports its steps in order). */
+    List<long[]> history = new ArrayList<>();
+    /** The offset as of step {@link #floorStep}: where the history starts. */
+    long floorOffset;
+    long floorStep;
+
+    /** The reader offset after step {@code step}; the floor offset for a step the history no longer holds. */
+    long offsetAt(long step) {
+      long o = floorOffset;
+      for (long[] h : history) {
+        if (h[0] <= step) o = Math.max(o, h[1]);
+      }
+      return o;
+    }
+
+    void record(long step, long newOffset) {
+      history.add(new long[] {step, newOffset});
+      // Bounded even when no checkpoint ever commits; a checkpoint reads offsets a few steps back.
+      while (history.size() > MAX_HISTORY) {
+        long[] oldest = history.remove(0);
+        floorStep = Math.max(floorStep, oldest[0]);
+        floorOffset = Math.max(floorOffset, oldest[1]);
+      }
+    }
+
+    /** Folds the history up to {@code step} into the floor. */
+    void compact(long step) {
+      floorOffset = offsetAt(step);
+      floorStep = Math.max(floorStep, step);
+      history.removeIf(h -> h[0] <= step);
+    }
 
     TaskState() {}
 
@@ -40,8 +78,30 @@ public final class MasterState implements CborSerializable {
       this.to = to;
     }
 
+    int length() {
+      return to - from;
+    }
+
     boolean untouched() {
       return leasedTo == null && offset == 0 && !finished;
+    }
+  }
+
+  static final int MAX_HISTORY = 256;
+
+  /** A task's reader offset at a checkpoint. */
+  public record TaskOffset(int epoch, int task, long offset) {}
+
+  /**
+   * The last committed checkpoint: every block holds its state at {@code step}; {@code offsets},
+   * {@code epochsDone}, {@code examples} and {@code trainerSteps} are the master's at that step.
+   * {@code dir} is where its files are ("" when none were written).
+   */
+  public record CommittedCheckpoint(long step, String dir, List<TaskOffset> offsets, int epochsDone, long examples,
+      Map<String, Long> trainerSteps) {
+    public CommittedCheckpoint {
+      offsets = List.copyOf(offsets);
+      trainerSteps = Map.copyOf(trainerSteps);
     }
   }
 
@@ -53,6 +113,8 @@ public final class MasterState implements CborSerializable {
   private long examplesReported;
   private HashMap<String, Long> lastStep = new HashMap<>();
   private boolean started;
+  private CommittedCheckpoint checkpoint;
+  private long generation;
 
   public JobSpec job() {
     return job;
@@ -69,6 +131,16 @@ public final class MasterState implements CborSerializable {
   /** Whether tasks are handed out: the expected trainers were all there once. */
   public boolean started() {
     return started;
+  }
+
+  /** The last committed checkpoint, or null before the first. */
+  public CommittedCheckpoint checkpoint() {
+    return checkpoint;
+  }
+
+  /** How many rollbacks the job went through; pushes and progress of an older generation are refused. */
+  public long generation() {
+    return generation;
   }
 
   /**
@@ -129,20 +201,93 @@ public final class MasterState implements CborSerializable {
     TaskState t = task(epoch, index);
     examplesReported += offset - t.offset;
     t.offset = offset;
-    if (offset == t.to - t.from) {
+    t.record(step, offset);
+    if (offset == t.length()) {
       t.finished = true;
+      t.finishedAtStep = step;
       t.leasedTo = null;
       while (firstOpenEpoch < epochLimit() && allFinished(firstOpenEpoch)) {
-        final int closed = firstOpenEpoch;
-        tasks.removeIf(x -> x.epoch == closed);
         firstOpenEpoch++;
         openEpoch(firstOpenEpoch + 1);
       }
+      dropClosedTasks();
     }
     return this;
   }
 
+  MasterState checkpointCommitted(CommittedCheckpoint c) {
+    checkpoint = c;
+    for (TaskState t : tasks) t.compact(c.step());
+    dropClosedTasks();
+    return this;
+  }
+
+  /**
+   * Back to the committed checkpoint (step 0, the job's start, before the first): reader offsets,
+   * finished tasks and epochs, examples and trainer steps as they were then; no task is leased, so
+   * the trainers lease again and read from those offsets. Pushes and progress of older
+   * generations are refused from now on.
+   */
+  MasterState rolledBack(long step, long newGeneration) {
+    generation = newGeneration;
+    CommittedCheckpoint c = checkpoint != null && checkpoint.step() == step ? checkpoint
+        : new CommittedCheckpoint(0, "", List.of(), 0, 0, Map.of());
+    List<TaskState> kept = new ArrayList<>();
+    for (TaskState t : tasks) {
+      Long at = null;
+      for (TaskOffset o : c.offsets()) {
+        if (o.epoch() == t.epoch && o.task() == t.index) at = o.offset();
+      }
+      if (at == null && (t.epoch < c.epochsDone() || c.step() > 0)) continue;
+      t.offset = at == null ? 0 : at;
+      t.finished = t.offset == t.length();
+      t.leasedTo = null;
+      t.history.clear();
+      t.floorOffset = t.offset;
+      t.floorStep = c.step();
+      kept.add(t);
+    }
+    tasks = kept;
+    firstOpenEpoch = c.epochsDone();
+    openEpoch(firstOpenEpoch);
+    openEpoch(firstOpenEpoch + 1);
+    examplesReported = c.examples();
+    for (Map.Entry<String, Long> e : lastStep.entrySet()) e.setValue(Math.min(e.getValue(), c.step()));
+    return this;
+  }
+
+  /** Tasks of closed epochs leave once a committed checkpoint is past their end (a rollback never reopens them). */
+  private void dropClosedTasks() {
+    long committed = checkpoint == null ? 0 : checkpoint.step();
+    tasks.removeIf(x -> x.epoch < firstOpenEpoch && x.finished && x.finishedAtStep <= committed);
+  }
+
   // ---- queries ----
+
+  /** Whether every trainer of the membership has reported step {@code step} or later. */
+  boolean allReportedUpTo(long step) {
+    for (String m : members.keySet()) {
+      if (lastStep.getOrDefault(m, 0L) < step) return false;
+    }
+    return true;
+  }
+
+  /** What a checkpoint at {@code step} records of the master: each task's offset then, and the totals. */
+  CommittedCheckpoint checkpointAt(long step, String dir) {
+    List<TaskOffset> offsets = new ArrayList<>();
+    long examples = examplesReported;
+    int epochsDone = Integer.MAX_VALUE;
+    for (TaskState t : tasks) {
+      long at = t.offsetAt(step);
+      offsets.add(new TaskOffset(t.epoch, t.index, at));
+      examples -= t.offset - at;
+      if (at < t.length()) epochsDone = Math.min(epochsDone, t.epoch);
+    }
+    if (epochsDone == Integer.MAX_VALUE) epochsDone = firstOpenEpoch;
+    Map<String, Long> steps = new HashMap<>();
+    lastStep.forEach((k, v) -> steps.put(k, Math.min(v, step)));
+    return new CommittedCheckpoint(step, dir, offsets, Math.min(epochsDone, firstOpenEpoch), examples, steps);
+  }
 
   TaskState task(int epoch, int index) {
     for (TaskState t : tasks) {
@@ -171,7 +316,7 @@ public final class MasterState implements CborSerializable {
 
   Master.Registration registration(String trainerId) {
     return new Master.Registration(job, membershipEpoch, List.copyOf(members.keySet()),
-        lastStep.getOrDefault(trainerId, 0L));
+        lastStep.getOrDefault(trainerId, 0L), generation);
   }
 
   Master.JobStatus status() {
@@ -180,7 +325,8 @@ public final class MasterState implements CborSerializable {
       if (t.leasedTo != null) leases.add(t.epoch + "/" + t.index + "@" + t.offset + " -> " + t.leasedTo);
     }
     return new Master.JobStatus(job == null ? "" : job.jobId(), job != null, done(),
-        firstOpenEpoch, membershipEpoch, List.copyOf(members.keySet()), examplesReported, leases, job);
+        firstOpenEpoch, membershipEpoch, List.copyOf(members.keySet()), examplesReported, leases, job,
+        checkpoint == null ? -1 : checkpoint.step(), checkpoint == null ? "" : checkpoint.dir(), generation);
   }
 
   private int epochLimit() {

@@ -50,6 +50,13 @@ import java.util.TreeMap;
  * replaying the journal through the same optimizer rebuilds the state bit for bit, a duplicate
  * (trainer, step) is acknowledged without being applied again, and a malformed command gets an
  * error reply and changes nothing. {@link Pull} waits for a version and is answered from memory.
+ *
+ * <p>CHECKPOINTS (sync): {@link Checkpoint} captures values, slots and update count at exactly one
+ * version (when the block applies that step, or at once if it is there), so the master can read
+ * every block at one step. With checkpoint durability ({@code shardtrain.ps.durability}) gradients
+ * and steps are applied in memory only and the captures ({@link CheckpointTaken}) are what the
+ * journal holds, so a recovery lands on the newest capture; {@link RollBack} returns to a held
+ * capture under a new generation, and pushes of older generations are refused as {@link RolledBack}.
  */
 public final class ParameterBlock
     extends EventSourcedBehavior<ParameterBlock.Command, ParameterBlock.Event, ParameterBlock.State> {
@@ -121,17 +128,25 @@ public final class ParameterBlock
       float weight,
       float[] values,
       BulkRef bulk,
+      long generation,
       ActorRef<StatusReply<PushAck>> replyTo) implements Command {
 
-    /** A push with its floats inline. */
+    /** A push of generation 0 (no rollback yet). */
+    public PushGradient(String trainerId, long step, long baseVersion, long membershipEpoch, float weight,
+        float[] values, BulkRef bulk, ActorRef<StatusReply<PushAck>> replyTo) {
+      this(trainerId, step, baseVersion, membershipEpoch, weight, values, bulk, 0, replyTo);
+    }
+
+    /** A push with its floats inline, of generation 0. */
     public PushGradient(String trainerId, long step, long baseVersion, long membershipEpoch, float weight,
         float[] values, ActorRef<StatusReply<PushAck>> replyTo) {
-      this(trainerId, step, baseVersion, membershipEpoch, weight, values, null, replyTo);
+      this(trainerId, step, baseVersion, membershipEpoch, weight, values, null, 0, replyTo);
     }
 
     /** This push with its floats inline (what a bulk push becomes once its payload arrived). */
     public PushGradient withValues(float[] inline) {
-      return new PushGradient(trainerId, step, baseVersion, membershipEpoch, weight, inline, null, replyTo);
+      return new PushGradient(trainerId, step, baseVersion, membershipEpoch, weight, inline, null, generation,
+          replyTo);
     }
   }
 
@@ -159,6 +174,26 @@ public final class ParameterBlock
 
   /** Counters and the barrier's state, for inspection. */
   public record GetStats(ActorRef<BlockStats> replyTo) implements Command {}
+
+  /**
+   * Sync: capture values, optimizer slots and update count at version {@code step}: at once when
+   * the block is there, else the moment it applies that step (an error if it is already past it).
+   * Checkpoints older than {@code keepFrom} are dropped. Checkpoint durability journals the capture.
+   */
+  public record Checkpoint(long step, long keepFrom, ActorRef<StatusReply<Captured>> replyTo) implements Command {}
+
+  /** Part {@code part} of the held checkpoint at {@code step}: 0 = values, k >= 1 = optimizer slot k-1. */
+  public record ReadCheckpoint(long step, int part, ActorRef<StatusReply<BlockValues>> replyTo) implements Command {}
+
+  /**
+   * Checkpoint durability: return to the held checkpoint at {@code step}, and from now on accept
+   * pushes of {@code generation} or later only (older ones belong to the abandoned timeline).
+   * Replies with the version.
+   */
+  public record RollBack(long step, long generation, ActorRef<StatusReply<Long>> replyTo) implements Command {}
+
+  /** The block holds its checkpoint at {@code step}: {@code slots} optimizer slots after {@code updates} updates. */
+  public record Captured(String entityId, long step, long updates, int slots) {}
 
   /**
    * Cluster Sharding moves this block (a rebalance, or its node leaves): the block answers its
@@ -193,6 +228,13 @@ public final class ParameterBlock
 
   /** The gradient held NaN or an infinity and the policy is {@code skip}: not applied, counted. */
   public record Skipped(long version) implements PushAck {}
+
+  /**
+   * Checkpoint durability: the push is of a generation before the block's last rollback, or is
+   * ahead of a block that recovered an older checkpoint; not applied. The master's rollback tells
+   * the trainer where to continue.
+   */
+  public record RolledBack(long version) implements PushAck {}
 
   /**
    * The block's values at {@code version}; read-only: in the block's own JVM the array is the one
@@ -282,11 +324,25 @@ public final class ParameterBlock
     }
   }
 
+  /**
+   * The block's values, slots and update count at version {@code step}, kept as a checkpoint;
+   * held checkpoints older than {@code keepFrom} are dropped. In checkpoint durability this is what
+   * the journal holds instead of gradients, so replay lands on the newest checkpoint.
+   */
+  public record CheckpointTaken(long step, long keepFrom, float[] values, float[][] slots, long updates)
+      implements Event {}
+
+  /** Checkpoint durability: the block went back to its checkpoint at {@code step}; pushes of older generations are refused. */
+  public record RolledBackTo(long step, long generation) implements Event {}
+
   // ---------------------------------------------------------------------------------------------
   // State
 
   /** A sync contribution to the pending step; weight 0 and no values when it was skipped. */
   public record Contribution(String trainerId, float weight, float[] values) {}
+
+  /** A held checkpoint: values, optimizer slots and update count at one version. Arrays are never mutated. */
+  public record Held(float[] values, float[][] slots, long updates) {}
 
   /**
    * The block's state, owned by the entity. {@code values} is copy-on-write: an update writes a new
@@ -304,6 +360,8 @@ public final class ParameterBlock
     List<Contribution> pending = new ArrayList<>();
     TreeMap<String, Long> lastSteps = new TreeMap<>();
     long examplesApplied;
+    TreeMap<Long, Held> checkpoints = new TreeMap<>();
+    long generation;
     private Optimizer optimizer;
     private LearningRateSchedule schedule;
 
@@ -328,6 +386,13 @@ public final class ParameterBlock
       s.pending = new ArrayList<>(pending);
       s.lastSteps = new TreeMap<>(lastSteps);
       s.examplesApplied = examplesApplied;
+      return s;
+    }
+
+    /** {@link #restore} plus the held checkpoints and the rollback generation. */
+    static State restore(State s, Map<Long, Held> checkpoints, long generation) {
+      s.checkpoints = new TreeMap<>(checkpoints);
+      s.generation = generation;
       return s;
     }
 
@@ -382,6 +447,21 @@ public final class ParameterBlock
       return new TreeMap<>(lastSteps);
     }
 
+    /** The versions of the held checkpoints, oldest first. */
+    public List<Long> checkpointSteps() {
+      return List.copyOf(checkpoints.keySet());
+    }
+
+    /** The held checkpoint at {@code step}, or null. */
+    public Held checkpoint(long step) {
+      return checkpoints.get(step);
+    }
+
+    /** Pushes of an older generation than this are refused (it counts rollbacks). */
+    public long generation() {
+      return generation;
+    }
+
     /** A deep copy; the values and contribution arrays are never mutated, so they are shared. */
     public State copy() {
       State c = new State();
@@ -394,7 +474,39 @@ public final class ParameterBlock
       c.pending = new ArrayList<>(pending);
       c.lastSteps = new TreeMap<>(lastSteps);
       c.examplesApplied = examplesApplied;
+      c.checkpoints = new TreeMap<>(checkpoints);
+      c.generation = generation;
       return c;
+    }
+
+    /**
+     * Checkpoint durability's snapshot: the newest held checkpoint as the live state, since the
+     * steps applied after it were never journaled and a recovery must land on a checkpoint.
+     */
+    State asOfNewestCheckpoint() {
+      State c = copy();
+      if (checkpoints.isEmpty()) return c;
+      Map.Entry<Long, Held> newest = checkpoints.lastEntry();
+      c.restoreCheckpoint(newest.getKey(), newest.getValue(), true);
+      return c;
+    }
+
+    /** Values, slots, updates and version from {@code h}; {@code dropPending}: also forget the contributions held. */
+    private void restoreCheckpoint(long step, Held h, boolean dropPending) {
+      values = h.values(); // copy-on-write: never changed in place
+      float[][] slots = new float[h.slots().length][];
+      for (int i = 0; i < slots.length; i++) slots[i] = h.slots()[i].clone();
+      optimizerState = OptimizerState.of(spec.length(), slots, h.updates());
+      version = step;
+      if (dropPending) {
+        pending = new ArrayList<>();
+        lastSteps = new TreeMap<>();
+      }
+    }
+
+    /** The live values (shared: copy-on-write), a copy of the slots, and the update count. */
+    Held capture() {
+      return new Held(values, optimizerState.copy().slots(), optimizerState.updates());
     }
 
     boolean isSync() {
@@ -439,6 +551,9 @@ public final class ParameterBlock
       examplesApplied = 0;
       pending.clear();
       lastSteps.clear();
+      checkpoints.clear();
+      // The initial values are checkpoint 0: a job that fails before its first checkpoint rolls back to them.
+      if (spec.mode() == BlockSpec.Mode.SYNC) checkpoints.put(0L, capture());
       return this;
     }
 
@@ -499,6 +614,35 @@ public final class ParameterBlock
       return this;
     }
 
+    State onCheckpointTaken(CheckpointTaken e) {
+      Held h = new Held(e.values(), e.slots(), e.updates());
+      checkpoints.headMap(e.keepFrom()).clear();
+      checkpoints.put(e.step(), h);
+      // Live: the same values (captured from them), and contributions to the next step stay. Replay:
+      // the journal holds no gradients, so this is where the block resumes.
+      restoreCheckpoint(e.step(), h, false);
+      return this;
+    }
+
+    State onRolledBackTo(RolledBackTo e) {
+      Held h = checkpoints.get(e.step());
+      if (h == null) throw new IllegalStateException("rollback to step " + e.step() + " without its checkpoint");
+      checkpoints.tailMap(e.step(), false).clear();
+      restoreCheckpoint(e.step(), h, true);
+      generation = e.generation();
+      return this;
+    }
+
+    /** Applies {@code e} directly, as the event handler would (for what checkpoint durability does not journal). */
+    State apply(Event e) {
+      if (e instanceof GradientReceived g) return onGradientReceived(g);
+      if (e instanceof GradientSkipped g) return onGradientSkipped(g);
+      if (e instanceof StepApplied a) return onStepApplied(a);
+      if (e instanceof GradientApplied a) return onGradientApplied(a);
+      if (e instanceof MembershipUpdated m) return onMembershipUpdated(m);
+      throw new IllegalArgumentException("not applied in memory: " + e);
+    }
+
     private Optimizer optimizer() {
       if (optimizer == null) optimizer = spec.optimizer().create();
       return optimizer;
@@ -548,6 +692,8 @@ public final class ParameterBlock
   private final ActorContext<Command> context;
   private final TimerScheduler<Command> timers;
   private final TreeMap<Long, Pull> pendingPulls = new TreeMap<>();
+  /** Checkpoint requests for versions the block has not reached yet, by version. */
+  private final TreeMap<Long, List<Checkpoint>> pendingCaptures = new TreeMap<>();
   private long nextPullId;
   private long pendingSinceNanos;
   private long eventsHandled;
@@ -593,7 +739,11 @@ public final class ParameterBlock
       @Override
       public Object toJournal(State state) {
         // The store serializes later, while this entity keeps mutating its live state.
-        return state.copy();
+        if (settings.checkpointDurability()) return state.asOfNewestCheckpoint();
+        State c = state.copy();
+        // Exact durability rebuilds everything from the journal; checkpoints there are only read out.
+        c.checkpoints.clear();
+        return c;
       }
 
       @Override
@@ -626,6 +776,9 @@ public final class ParameterBlock
         .onCommand(BulkPushArrived.class, this::onBulkPushArrived)
         .onCommand(BarrierCheck.class, (state, check) -> onBarrierCheck(state))
         .onCommand(HandOff.class, (state, h) -> onHandOff(state))
+        .onCommand(Checkpoint.class, this::onCheckpoint)
+        .onCommand(ReadCheckpoint.class, this::onReadCheckpoint)
+        .onCommand(RollBack.class, this::onRollBack)
         .build();
   }
 
@@ -639,6 +792,8 @@ public final class ParameterBlock
         .onEvent(StepApplied.class, (s, e) -> counted(s.onStepApplied(e)))
         .onEvent(GradientApplied.class, (s, e) -> counted(s.onGradientApplied(e)))
         .onEvent(MembershipUpdated.class, (s, e) -> counted(s.onMembershipUpdated(e)))
+        .onEvent(CheckpointTaken.class, (s, e) -> counted(s.onCheckpointTaken(e)))
+        .onEvent(RolledBackTo.class, (s, e) -> counted(s.onRolledBackTo(e)))
         .build();
   }
 
@@ -666,6 +821,10 @@ public final class ParameterBlock
     if (bad >= 0) {
       return error(cmd.replyTo(), "Initialize of block " + entityId + ": non-finite initial value "
           + cmd.values()[bad] + " at index " + bad);
+    }
+    if (settings.checkpointDurability() && spec.mode() != BlockSpec.Mode.SYNC) {
+      return error(cmd.replyTo(), "block " + entityId + ": checkpoint durability needs sync mode (async blocks"
+          + " have no global step to roll back to); use shardtrain.ps.durability = exact");
     }
     if (state.isInitialised()) {
       if (state.spec().equals(spec)) {
@@ -756,6 +915,11 @@ public final class ParameterBlock
   private Effect<Event, State> onSyncPush(State state, PushGradient cmd) {
     long v = state.version();
     String trainer = cmd.trainerId();
+    if (settings.checkpointDurability() && (cmd.generation() < state.generation() || cmd.step() > v + 1)) {
+      // The abandoned timeline, or a block that recovered its last checkpoint before the master's
+      // rollback reached the trainer: not an error, the trainer waits for the rollback.
+      return Effect().reply(cmd.replyTo(), StatusReply.success(new RolledBack(v)));
+    }
     if (cmd.step() <= v || (cmd.step() == v + 1 && state.hasContributed(trainer))) {
       duplicates++;
       return Effect().reply(cmd.replyTo(), StatusReply.success(new Duplicate(v)));
@@ -788,7 +952,7 @@ public final class ParameterBlock
     boolean completes = state.barrierComplete(state.membershipEpoch(), state.members, trainer);
     List<Event> events = completes ? List.of(received, new StepApplied(cmd.step())) : List.of(received);
     boolean wasSkipped = skipped;
-    return Effect().persist(events).thenRun(s -> {
+    return record(state, events).thenRun(s -> {
       afterChange(s);
       PushAck ack = wasSkipped ? new Skipped(s.version()) : completes ? new Applied(s.version()) : new Accepted(s.version());
       cmd.replyTo().tell(StatusReply.success(ack));
@@ -827,7 +991,7 @@ public final class ParameterBlock
       skippedNonFinite++;
       return Effect().reply(cmd.replyTo(), StatusReply.success(new Skipped(v)));
     }
-    return Effect().persist(new GradientApplied(trainer, cmd.step(), cmd.values())).thenRun(s -> {
+    return record(state, List.of(new GradientApplied(trainer, cmd.step(), cmd.values()))).thenRun(s -> {
       answerPulls(s);
       cmd.replyTo().tell(StatusReply.success(new Applied(s.version())));
     });
@@ -885,7 +1049,7 @@ public final class ParameterBlock
     if (state.isSync() && state.barrierComplete(cmd.epoch(), members, null)) {
       events.add(new StepApplied(state.version() + 1));
     }
-    return Effect().persist(events).thenRun(s -> {
+    return record(state, events).thenRun(s -> {
       afterChange(s);
       cmd.replyTo().tell(StatusReply.success(s.membershipEpoch()));
     });
@@ -929,8 +1093,125 @@ public final class ParameterBlock
 
   // ---------------------------------------------------------------------------------------------
 
+  /**
+   * Records {@code events}. Exact durability journals them all. Checkpoint durability journals
+   * only memberships; gradients and steps are applied to the live state at once, and when that
+   * reaches a version a checkpoint waits for, the capture is what gets journaled.
+   */
+  private akka.persistence.typed.javadsl.EffectBuilder<Event, State> record(State state, List<Event> events) {
+    if (!settings.checkpointDurability()) return Effect().persist(events);
+    List<Event> journaled = new ArrayList<>();
+    for (Event e : events) {
+      if (e instanceof MembershipUpdated) {
+        journaled.add(e);
+      } else {
+        state.apply(e);
+      }
+    }
+    if (pendingCaptures.containsKey(state.version())) journaled.add(checkpointTaken(state));
+    return journaled.isEmpty() ? Effect().none() : Effect().persist(journaled);
+  }
+
+  private CheckpointTaken checkpointTaken(State state) {
+    Held h = state.capture();
+    long keepFrom = 0;
+    for (Checkpoint c : pendingCaptures.getOrDefault(state.version(), List.of())) keepFrom = Math.max(keepFrom, c.keepFrom());
+    return new CheckpointTaken(state.version(), Math.min(keepFrom, state.version()), h.values(), h.slots(), h.updates());
+  }
+
+  private Effect<Event, State> onCheckpoint(State state, Checkpoint cmd) {
+    if (!state.isInitialised()) {
+      return error(cmd.replyTo(), "block " + entityId + " is not initialised; no checkpoint at step " + cmd.step());
+    }
+    if (!state.isSync()) {
+      return error(cmd.replyTo(), "block " + entityId + " is async: checkpoints need sync mode (one global step)");
+    }
+    if (cmd.step() < state.version()) {
+      return error(cmd.replyTo(), "block " + entityId + " is at version " + state.version() + ", past checkpoint step "
+          + cmd.step());
+    }
+    pendingCaptures.computeIfAbsent(cmd.step(), k -> new ArrayList<>()).add(cmd);
+    if (cmd.step() > state.version()) return Effect().none();
+    if (settings.checkpointDurability()) {
+      return Effect().persist(checkpointTaken(state)).thenRun(this::afterChange);
+    }
+    afterChange(state);
+    return Effect().none();
+  }
+
+  private Effect<Event, State> onReadCheckpoint(State state, ReadCheckpoint cmd) {
+    Held h = state.checkpoint(cmd.step());
+    if (h == null) {
+      return error(cmd.replyTo(), "block " + entityId + " holds no checkpoint at step " + cmd.step() + " (it holds "
+          + state.checkpointSteps() + ")");
+    }
+    if (cmd.part() < 0 || cmd.part() > h.slots().length) {
+      return error(cmd.replyTo(), "checkpoint part " + cmd.part() + " of block " + entityId + ": there are values (0)"
+          + " and " + h.slots().length + " optimizer slots");
+    }
+    float[] v = cmd.part() == 0 ? h.values() : h.slots()[cmd.part() - 1];
+    BlockSpec spec = state.spec();
+    return Effect().reply(cmd.replyTo(),
+        StatusReply.success(new BlockValues(spec.parameter(), spec.index(), spec.offset(), cmd.step(), v.clone())));
+  }
+
+  private Effect<Event, State> onRollBack(State state, RollBack cmd) {
+    if (!settings.checkpointDurability()) {
+      return error(cmd.replyTo(), "block " + entityId + " has exact durability; it never rolls back");
+    }
+    if (state.checkpoint(cmd.step()) == null) {
+      return error(cmd.replyTo(), "block " + entityId + " cannot roll back to step " + cmd.step()
+          + ": it holds checkpoints " + state.checkpointSteps());
+    }
+    if (cmd.generation() <= state.generation()) {
+      // A repeated rollback (the master re-sends until every block answered): already done.
+      return Effect().reply(cmd.replyTo(), StatusReply.success(state.version()));
+    }
+    // Captures waiting for versions of the abandoned timeline will never be answered from it.
+    for (List<Checkpoint> waiting : pendingCaptures.values()) {
+      for (Checkpoint c : waiting) {
+        c.replyTo().tell(StatusReply.error("block " + entityId + " rolled back to step " + cmd.step()));
+      }
+    }
+    pendingCaptures.clear();
+    return Effect().persist(new RolledBackTo(cmd.step(), cmd.generation())).thenRun(s -> {
+      context.getLog().info("parameter block {} rolled back to its checkpoint at step {} (generation {})", entityId,
+          cmd.step(), cmd.generation());
+      afterChange(s);
+      cmd.replyTo().tell(StatusReply.success(s.version()));
+    });
+  }
+
+  /** Answers the checkpoint requests the version now satisfies (exact durability captures here). */
+  private void answerCaptures(State state) {
+    if (pendingCaptures.isEmpty()) return;
+    Iterator<Map.Entry<Long, List<Checkpoint>>> it = pendingCaptures.headMap(state.version(), true).entrySet().iterator();
+    while (it.hasNext()) {
+      Map.Entry<Long, List<Checkpoint>> e = it.next();
+      long step = e.getKey();
+      it.remove();
+      if (step == state.version() && !settings.checkpointDurability()) {
+        long keepFrom = 0;
+        for (Checkpoint c : e.getValue()) keepFrom = Math.max(keepFrom, c.keepFrom());
+        state.checkpoints.headMap(Math.min(keepFrom, step)).clear();
+        state.checkpoints.put(step, state.capture());
+      }
+      Held h = state.checkpoint(step);
+      for (Checkpoint c : e.getValue()) {
+        if (h == null) {
+          c.replyTo().tell(StatusReply.error("block " + entityId + " passed step " + step + " without capturing it"
+              + " (it is at version " + state.version() + ")"));
+        } else {
+          c.replyTo().tell(StatusReply.success(new Captured(entityId, step, h.updates(), h.slots().length)));
+        }
+      }
+    }
+  }
+
   /** After a persisted change: answer pulls the version now satisfies, and arm or stop the barrier timer. */
   private void afterChange(State state) {
+    // Captures first: their replies must not wait behind a pull answer that lets trainers move on.
+    answerCaptures(state);
     answerPulls(state);
     boolean waiting = state.isSync() && !state.pending.isEmpty();
     if (waiting && !timers.isTimerActive(BARRIER_TIMER)) {

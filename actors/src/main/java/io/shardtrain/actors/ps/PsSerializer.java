@@ -48,7 +48,10 @@ import java.util.TreeMap;
 public final class PsSerializer extends SerializerWithStringManifest {
   /** Unique among the system's serializers; 0-40 are Akka's own, 717001 is the tensor serializer. */
   public static final int IDENTIFIER = 717_002;
-  /** Format 3 added the examples a sync block applied to its snapshot state and stats. */
+  /**
+   * Format 3 added the examples a sync block applied (state and stats), the rollback generation to
+   * pushes, and held checkpoints to the state.
+   */
   private static final byte FORMAT = 3;
   /** Format 2 added bulk references and addresses to pushes, pulls and values, and bulk counters to stats. */
   private static final byte FORMAT_2 = 2;
@@ -74,6 +77,13 @@ public final class PsSerializer extends SerializerWithStringManifest {
   static final String GRADIENT_APPLIED = "GradientApplied";
   static final String MEMBERSHIP_UPDATED = "MembershipUpdated";
   static final String STATE = "State";
+  static final String CHECKPOINT = "Checkpoint";
+  static final String READ_CHECKPOINT = "ReadCheckpoint";
+  static final String ROLL_BACK = "RollBack";
+  static final String CAPTURED = "Captured";
+  static final String ROLLED_BACK = "RolledBack";
+  static final String CHECKPOINT_TAKEN = "CheckpointTaken";
+  static final String ROLLED_BACK_TO = "RolledBackTo";
 
   private final ExtendedActorSystem system;
   private volatile ActorRefResolver resolver;
@@ -108,6 +118,13 @@ public final class PsSerializer extends SerializerWithStringManifest {
     if (o instanceof GradientApplied) return GRADIENT_APPLIED;
     if (o instanceof MembershipUpdated) return MEMBERSHIP_UPDATED;
     if (o instanceof State) return STATE;
+    if (o instanceof ParameterBlock.Checkpoint) return CHECKPOINT;
+    if (o instanceof ParameterBlock.ReadCheckpoint) return READ_CHECKPOINT;
+    if (o instanceof ParameterBlock.RollBack) return ROLL_BACK;
+    if (o instanceof ParameterBlock.Captured) return CAPTURED;
+    if (o instanceof ParameterBlock.RolledBack) return ROLLED_BACK;
+    if (o instanceof ParameterBlock.CheckpointTaken) return CHECKPOINT_TAKEN;
+    if (o instanceof ParameterBlock.RolledBackTo) return ROLLED_BACK_TO;
     throw new IllegalArgumentException("PsSerializer cannot serialize " + o.getClass().getName());
   }
 
@@ -126,6 +143,7 @@ public final class PsSerializer extends SerializerWithStringManifest {
       out.putLong(m.membershipEpoch());
       out.putFloat(m.weight());
       putPayload(out, m.values(), m.bulk());
+      out.putLong(m.generation());
       putRef(out, m.replyTo());
     } else if (o instanceof Pull m) {
       out.putLong(m.minVersion());
@@ -184,6 +202,30 @@ public final class PsSerializer extends SerializerWithStringManifest {
       out.putStrings(m.trainers());
     } else if (o instanceof State s) {
       putState(out, s);
+    } else if (o instanceof ParameterBlock.Checkpoint m) {
+      out.putLong(m.step());
+      out.putLong(m.keepFrom());
+      putRef(out, m.replyTo());
+    } else if (o instanceof ParameterBlock.ReadCheckpoint m) {
+      out.putLong(m.step());
+      out.putInt(m.part());
+      putRef(out, m.replyTo());
+    } else if (o instanceof ParameterBlock.RollBack m) {
+      out.putLong(m.step());
+      out.putLong(m.generation());
+      putRef(out, m.replyTo());
+    } else if (o instanceof ParameterBlock.Captured m) {
+      out.putString(m.entityId());
+      out.putLong(m.step());
+      out.putLong(m.updates());
+      out.putInt(m.slots());
+    } else if (o instanceof ParameterBlock.CheckpointTaken m) {
+      out.putLong(m.step());
+      out.putLong(m.keepFrom());
+      putHeld(out, m.values(), m.slots(), m.updates());
+    } else if (o instanceof ParameterBlock.RolledBackTo m) {
+      out.putLong(m.step());
+      out.putLong(m.generation());
     } else {
       throw new IllegalArgumentException("PsSerializer cannot serialize " + o.getClass().getName());
     }
@@ -230,7 +272,8 @@ public final class PsSerializer extends SerializerWithStringManifest {
         boolean bulk = in.getBoolean();
         float[] values = bulk ? null : in.getFloats();
         BulkRef ref = bulk ? getBulkRef(in) : null;
-        return new PushGradient(trainer, step, base, epoch, weight, values, ref, getRef(in));
+        long generation = format >= FORMAT ? in.getLong() : 0;
+        return new PushGradient(trainer, step, base, epoch, weight, values, ref, generation, getRef(in));
       }
       case PULL:
         return v1 ? new Pull(in.getLong(), getRef(in)) : new Pull(in.getLong(), getAddress(in), getRef(in));
@@ -286,7 +329,25 @@ public final class PsSerializer extends SerializerWithStringManifest {
       case MEMBERSHIP_UPDATED:
         return new MembershipUpdated(in.getLong(), in.getStrings());
       case STATE:
-        return getState(in, format > FORMAT_2);
+        return getState(in, format);
+      case CHECKPOINT:
+        return new ParameterBlock.Checkpoint(in.getLong(), in.getLong(), getRef(in));
+      case READ_CHECKPOINT:
+        return new ParameterBlock.ReadCheckpoint(in.getLong(), in.getInt(), getRef(in));
+      case ROLL_BACK:
+        return new ParameterBlock.RollBack(in.getLong(), in.getLong(), getRef(in));
+      case CAPTURED:
+        return new ParameterBlock.Captured(in.getString(), in.getLong(), in.getLong(), in.getInt());
+      case ROLLED_BACK:
+        return new ParameterBlock.RolledBack(in.getLong());
+      case CHECKPOINT_TAKEN: {
+        long step = in.getLong();
+        long keepFrom = in.getLong();
+        ParameterBlock.Held h = getHeld(in);
+        return new ParameterBlock.CheckpointTaken(step, keepFrom, h.values(), h.slots(), h.updates());
+      }
+      case ROLLED_BACK_TO:
+        return new ParameterBlock.RolledBackTo(in.getLong(), in.getLong());
       default:
         throw new NotSerializableException("unknown manifest '" + manifest + "' for PsSerializer");
     }
@@ -386,9 +447,29 @@ public final class PsSerializer extends SerializerWithStringManifest {
       out.putLong(e.getValue());
     }
     out.putLong(s.examplesApplied);
+    out.putInt(s.checkpoints.size());
+    for (Map.Entry<Long, ParameterBlock.Held> e : s.checkpoints.entrySet()) {
+      out.putLong(e.getKey());
+      putHeld(out, e.getValue().values(), e.getValue().slots(), e.getValue().updates());
+    }
+    out.putLong(s.generation);
   }
 
-  private static State getState(In in, boolean withExamples) {
+  private static void putHeld(Out out, float[] values, float[][] slots, long updates) {
+    out.putFloats(values);
+    out.putInt(slots.length);
+    for (float[] slot : slots) out.putFloats(slot);
+    out.putLong(updates);
+  }
+
+  private static ParameterBlock.Held getHeld(In in) {
+    float[] values = in.getFloats();
+    float[][] slots = new float[in.getCount(4)][];
+    for (int i = 0; i < slots.length; i++) slots[i] = in.getFloats();
+    return new ParameterBlock.Held(values, slots, in.getLong());
+  }
+
+  private static State getState(In in, byte format) {
     BlockSpec spec = null;
     float[] values = null;
     float[][] slots = null;
@@ -411,9 +492,16 @@ public final class PsSerializer extends SerializerWithStringManifest {
     int m = in.getCount(12);
     Map<String, Long> lastSteps = new TreeMap<>();
     for (int i = 0; i < m; i++) lastSteps.put(in.getString(), in.getLong());
-    // Older snapshots did not count: the count restarts at 0 there.
-    long examples = withExamples ? in.getLong() : 0;
-    return State.restore(spec, values, slots, updates, version, epoch, members, pending, lastSteps, examples);
+    // Older snapshots did not count examples (the count restarts at 0) and held no checkpoints.
+    if (format < FORMAT) {
+      return State.restore(spec, values, slots, updates, version, epoch, members, pending, lastSteps, 0);
+    }
+    long examples = in.getLong();
+    State s = State.restore(spec, values, slots, updates, version, epoch, members, pending, lastSteps, examples);
+    int k = in.getCount(24);
+    TreeMap<Long, ParameterBlock.Held> checkpoints = new TreeMap<>();
+    for (int i = 0; i < k; i++) checkpoints.put(in.getLong(), getHeld(in));
+    return State.restore(s, checkpoints, in.getLong());
   }
 
   private void putRef(Out out, ActorRef<?> ref) {

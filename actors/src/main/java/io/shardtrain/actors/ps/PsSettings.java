@@ -8,8 +8,9 @@ import java.util.Locale;
 /**
  * The parameter server's settings, read once from {@code shardtrain.ps}: the block size of the
  * layout, how often a block snapshots, how long a pull may wait, when a waiting sync barrier is
- * reported, what to do with a non-finite gradient, the default async staleness bound, and how
- * many {@code ps} nodes must have joined sharding before a job's blocks are placed.
+ * reported, what to do with a non-finite gradient, the default async staleness bound, how many
+ * {@code ps} nodes must have joined sharding before a job's blocks are placed, and what a block
+ * journals ({@link Durability}).
  */
 public record PsSettings(
     int blockSize,
@@ -18,7 +19,31 @@ public record PsSettings(
     Duration barrierWarnAfter,
     NonFinitePolicy nonFinite,
     long maxStaleness,
-    int minNodes) {
+    int minNodes,
+    Durability durability) {
+
+  /** What a block journals, and so what survives a crash of its node. */
+  public enum Durability {
+    /** Every gradient is an event: a block recovers exactly the state it had. */
+    EXACT,
+    /**
+     * Only globally consistent checkpoints are events: on a failure the whole job rolls back to
+     * the last one (sync mode only).
+     */
+    CHECKPOINT
+  }
+
+  /** Exact durability, blocks placed once one ps node joined. */
+  public PsSettings(int blockSize, int snapshotEvery, Duration pullTimeout, Duration barrierWarnAfter,
+      NonFinitePolicy nonFinite, long maxStaleness) {
+    this(blockSize, snapshotEvery, pullTimeout, barrierWarnAfter, nonFinite, maxStaleness, 1, Durability.EXACT);
+  }
+
+  /** Exact durability. */
+  public PsSettings(int blockSize, int snapshotEvery, Duration pullTimeout, Duration barrierWarnAfter,
+      NonFinitePolicy nonFinite, long maxStaleness, int minNodes) {
+    this(blockSize, snapshotEvery, pullTimeout, barrierWarnAfter, nonFinite, maxStaleness, minNodes, Durability.EXACT);
+  }
 
   /** What a block does with a gradient holding NaN or an infinity. */
   public enum NonFinitePolicy {
@@ -40,6 +65,16 @@ public record PsSettings(
       throw new IllegalArgumentException("shardtrain.ps.max-staleness must be -1 (off) or >= 0, not " + maxStaleness);
     }
     if (minNodes < 1) throw new IllegalArgumentException("shardtrain.ps.min-nodes must be >= 1, not " + minNodes);
+    if (durability == null) throw new IllegalArgumentException("shardtrain.ps.durability must not be null");
+  }
+
+  /** This setting with another durability. */
+  public PsSettings withDurability(Durability d) {
+    return new PsSettings(blockSize, snapshotEvery, pullTimeout, barrierWarnAfter, nonFinite, maxStaleness, minNodes, d);
+  }
+
+  public boolean checkpointDurability() {
+    return durability == Durability.CHECKPOINT;
   }
 
   /** The settings of {@code system}'s configuration. */
@@ -57,6 +92,13 @@ public record PsSettings(
       default -> throw new IllegalArgumentException(
           "shardtrain.ps.non-finite must be reject or skip, not '" + ps.getString("non-finite") + "'");
     };
+    String d = ps.getString("durability").trim().toLowerCase(Locale.ROOT);
+    Durability durability = switch (d) {
+      case "exact" -> Durability.EXACT;
+      case "checkpoint" -> Durability.CHECKPOINT;
+      default -> throw new IllegalArgumentException(
+          "shardtrain.ps.durability must be exact or checkpoint, not '" + ps.getString("durability") + "'");
+    };
     return new PsSettings(
         ps.getInt("block-size"),
         ps.getInt("snapshot-every"),
@@ -64,7 +106,8 @@ public record PsSettings(
         ps.getDuration("barrier-warn-after"),
         policy,
         ps.getLong("max-staleness"),
-        ps.getInt("min-nodes"));
+        ps.getInt("min-nodes"),
+        durability);
   }
 
   private static void positive(String key, Duration d) {

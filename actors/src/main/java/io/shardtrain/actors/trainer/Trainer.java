@@ -57,6 +57,12 @@ import java.util.function.Supplier;
  * blocks treat as idempotent. Compute runs inside the actor, so trainers belong on a dispatcher
  * of their own.
  *
+ * <p>Checkpoint durability: when the master rolls the job back to a checkpoint ({@link RollBack}),
+ * the trainer drops its step in flight, takes the new generation (which its pushes and progress
+ * reports carry from then on), pulls the checkpoint's parameters and leases its task again at the
+ * checkpoint's reader offset. A block that refuses a push as {@code RolledBack} is waited out: the
+ * master's rollback notice follows.
+ *
  * <p>With the bulk channel on ({@code shardtrain.transport.bulk.enabled}), gradient slices and
  * pulled values of at least {@code min-floats} floats travel over it and only small control
  * messages over Artery. Every pull reply names the bulk address of the block's node; gradients go
@@ -70,19 +76,24 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   /** Stop after the current step and leave the job. */
   public enum Stop implements Command { INSTANCE }
 
+  /** From the master: the job rolled back to the checkpoint at {@code step}; continue from there in {@code generation}. */
+  public record RollBack(long step, long generation) implements Command, io.shardtrain.actors.CborSerializable {}
+
   private record Registered(Master.Registration registration, Throwable failure) implements Command {}
 
-  private record TaskAnswer(Master.TaskReply reply, Throwable failure) implements Command {}
+  // Replies carry the generation they were asked in: after a rollback, older ones are dropped.
 
-  private record PushDone(String blockId, long step, boolean viaBulk, ParameterBlock.PushAck ack, Throwable failure)
-      implements Command {}
+  private record TaskAnswer(long generation, Master.TaskReply reply, Throwable failure) implements Command {}
 
-  private record PullDone(String blockId, long minVersion, ParameterBlock.BlockValues values, Throwable failure)
-      implements Command {}
+  private record PushDone(long generation, String blockId, long step, boolean viaBulk, ParameterBlock.PushAck ack,
+      Throwable failure) implements Command {}
+
+  private record PullDone(long generation, String blockId, long minVersion, ParameterBlock.BlockValues values,
+      Throwable failure) implements Command {}
 
   /** The payload of a bulk pull reply arrived ({@code floats}) or did not ({@code failure}). */
-  private record PullArrived(String blockId, long minVersion, ParameterBlock.BlockValues values, float[] floats,
-      Throwable failure) implements Command {}
+  private record PullArrived(long generation, String blockId, long minVersion, ParameterBlock.BlockValues values,
+      float[] floats, Throwable failure) implements Command {}
 
   /** A bulk send of a gradient to {@code target} failed: send that block's next gradients inline. */
   private record BulkSendFailed(String blockId, ParameterBlock.BulkAddress target, Throwable failure)
@@ -95,7 +106,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private enum SendHeartbeat implements Command { INSTANCE }
 
   /** Send the still unacknowledged push of {@code step} to {@code blockId} again. */
-  private record RetryPush(String blockId, long step) implements Command {}
+  private record RetryPush(long generation, String blockId, long step) implements Command {}
 
   /** What a trainer needs from the outside world; one per trainer. */
   public record Setup(String trainerId, ActorRef<Master.Command> master, Dataset train, Dataset test,
@@ -141,6 +152,10 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private boolean waitingForReport;
   private long resumeStep;
   private long stepsDone;
+  /** The last step whose pushes and pulls all completed. */
+  private long lastCompleted;
+  /** The job's rollback generation as this trainer knows it. */
+  private long generation;
   private float lastLoss = Float.NaN;
   private int lastBatch;
   private long computeNanos;
@@ -191,6 +206,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
           return this;
         })
         .onMessageEquals(Retry.NEXT_STEP, () -> nextStep())
+        .onMessage(RollBack.class, this::onRollBack)
         .onMessageEquals(Stop.INSTANCE, () -> {
           stopping = true;
           return pendingPushes == 0 && pendingPulls == 0 ? finish("stopped") : this;
@@ -216,6 +232,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     job = m.registration().job();
     membershipEpoch = m.registration().membershipEpoch();
     resumeStep = m.registration().lastStep();
+    generation = Math.max(generation, m.registration().generation());
     if (first) {
       buildModel();
       timers.startTimerWithFixedDelay(SendHeartbeat.INSTANCE, setup.settings().heartbeatInterval());
@@ -255,14 +272,16 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     // Either way a restarted trainer stops at the job's step count, not that many steps later.
     if (job.steps() > 0 && step >= job.steps()) return finish("reached step " + job.steps());
     if (reader == null) {
+      long g = generation;
       context.askWithStatus(Master.TaskReply.class, setup.master(), setup.settings().askTimeout(),
-          replyTo -> new Master.RequestTask(setup.trainerId(), replyTo), TaskAnswer::new);
+          replyTo -> new Master.RequestTask(setup.trainerId(), replyTo), (r, f) -> new TaskAnswer(g, r, f));
       return this;
     }
     return computeStep();
   }
 
   private Behavior<Command> onTask(TaskAnswer m) {
+    if (m.generation() != generation) return this;
     if (m.failure() != null) {
       context.getLog().warn("trainer {}: task request failed ({}), retrying", setup.trainerId(), m.failure().getMessage());
       timers.startSingleTimer(Retry.NEXT_STEP, setup.settings().retryDelay());
@@ -338,12 +357,14 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     long s = step;
     long base = blockVersion.getOrDefault(blockId, baseVersion);
     long epoch = membershipEpoch;
+    long g = generation;
     ParameterBlock.BulkRef bulkRef = allowBulk ? sendBulk(blockId, values) : null;
     float[] inline = bulkRef == null ? values : null;
     EntityRef<ParameterBlock.Command> ref = sharding.entityRefFor(ParameterBlock.ENTITY_KEY, blockId);
     context.askWithStatus(ParameterBlock.PushAck.class, ref, setup.settings().askTimeout(),
-        replyTo -> new ParameterBlock.PushGradient(setup.trainerId(), s, base, epoch, weight, inline, bulkRef, replyTo),
-        (ack, failure) -> new PushDone(blockId, s, bulkRef != null, ack, failure));
+        replyTo -> new ParameterBlock.PushGradient(setup.trainerId(), s, base, epoch, weight, inline, bulkRef, g,
+            replyTo),
+        (ack, failure) -> new PushDone(g, blockId, s, bulkRef != null, ack, failure));
   }
 
   /** Sends {@code values} to the block's node over the bulk channel; null when they go inline. */
@@ -360,7 +381,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   }
 
   private Behavior<Command> onRetryPush(RetryPush r) {
-    if (r.step() != step || !unacked.containsKey(r.blockId())) return this;
+    if (r.generation() != generation || r.step() != step || !unacked.containsKey(r.blockId())) return this;
     float[] values = unacked.get(r.blockId());
     pendingPushes--;
     pushes--;
@@ -369,7 +390,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   }
 
   private Behavior<Command> onPushDone(PushDone m) {
-    if (m.step() != step) return this; // a late answer to a retried push
+    if (m.generation() != generation || m.step() != step) return this; // a late answer to a retried push
     if (m.failure() != null) {
       if (m.viaBulk()) {
         // The payload may have gone to a node the block left, or one with the channel off.
@@ -386,11 +407,20 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
         context.getLog().warn("trainer {}: push of step {} to {} failed ({}), retrying", setup.trainerId(),
             m.step(), m.blockId(), m.failure().getMessage());
         // After a pause: a block whose node just died answers nothing until sharding moved it.
-        timers.startSingleTimer("push-" + m.blockId(), new RetryPush(m.blockId(), m.step()),
+        timers.startSingleTimer("push-" + m.blockId(), new RetryPush(generation, m.blockId(), m.step()),
             setup.settings().retryDelay());
         return this;
       }
       return fail("block " + m.blockId() + " refused step " + m.step() + ": " + m.failure().getMessage());
+    }
+    if (m.ack() instanceof ParameterBlock.RolledBack r) {
+      // The block went back to a checkpoint; the master's RollBack says where to continue. A block
+      // that merely moved (and recovered its newest checkpoint) needs the master to start one.
+      setup.master().tell(new Master.RollBackToCheckpoint("block " + m.blockId() + " is at version " + r.version()
+          + ", behind step " + m.step(), generation, setup.trainerId()));
+      timers.startSingleTimer("push-" + m.blockId(), new RetryPush(generation, m.blockId(), m.step()),
+          setup.settings().retryDelay());
+      return this;
     }
     if (m.ack() instanceof ParameterBlock.Stale) stale++;
     unacked.remove(m.blockId());
@@ -410,13 +440,14 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     pulls++;
     ParameterBlock.BulkAddress replyBulk = allowBulk ? selfBulk : null;
     EntityRef<ParameterBlock.Command> ref = sharding.entityRefFor(ParameterBlock.ENTITY_KEY, blockId);
+    long g = generation;
     context.askWithStatus(ParameterBlock.BlockValues.class, ref, setup.settings().pullTimeout(),
         replyTo -> new ParameterBlock.Pull(minVersion, replyBulk, replyTo),
-        (v, failure) -> new PullDone(blockId, minVersion, v, failure));
+        (v, failure) -> new PullDone(g, blockId, minVersion, v, failure));
   }
 
   private Behavior<Command> onPullDone(PullDone m) {
-    if (m.minVersion() != pulledMinVersion) return this;
+    if (m.generation() != generation || m.minVersion() != pulledMinVersion) return this;
     if (m.failure() != null) {
       context.getLog().warn("trainer {}: pull of {} (version >= {}) failed ({}), retrying", setup.trainerId(),
           m.blockId(), m.minVersion(), m.failure().getMessage());
@@ -427,17 +458,17 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     }
     ParameterBlock.BlockValues v = m.values();
     if (v.bulk() != null) {
-      if (bulk == null) return onPullArrived(new PullArrived(m.blockId(), m.minVersion(), v, null,
+      if (bulk == null) return onPullArrived(new PullArrived(m.generation(), m.blockId(), m.minVersion(), v, null,
           new IllegalStateException("a bulk reply reached a trainer whose bulk channel is off")));
       context.pipeToSelf(bulk.receive(v.bulk().transferId(), bulk.settings().receiveTimeout()),
-          (floats, failure) -> new PullArrived(m.blockId(), m.minVersion(), v, floats, failure));
+          (floats, failure) -> new PullArrived(m.generation(), m.blockId(), m.minVersion(), v, floats, failure));
       return this;
     }
     return pulled(m.blockId(), v);
   }
 
   private Behavior<Command> onPullArrived(PullArrived m) {
-    if (m.minVersion() != pulledMinVersion) return this;
+    if (m.generation() != generation || m.minVersion() != pulledMinVersion) return this;
     Throwable failure = m.failure();
     if (failure == null && m.floats().length != m.values().bulk().length()) {
       failure = new IllegalStateException(m.values().bulk() + " brought " + m.floats().length + " floats");
@@ -497,6 +528,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
       return this;
     }
     stepsDone++;
+    lastCompleted = step;
     if (lastBatch > 0) setup.listener().onStep(setup.trainerId(), step, lastLoss, lastBatch, computeNanos);
     if (reader != null && reader.epochDone()) {
       reader = null;
@@ -509,10 +541,11 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     Master.Lease l = lease;
     long offset = positionAfterStep.offset();
     long s = step;
+    long g = generation;
     reportInFlight = true;
     reportStep = s;
     context.askWithStatus(akka.Done.class, setup.master(), setup.settings().askTimeout(),
-        replyTo -> new Master.ReportProgress(setup.trainerId(), l.epoch(), l.task(), offset, s, replyTo),
+        replyTo -> new Master.ReportProgress(setup.trainerId(), l.epoch(), l.task(), offset, s, g, replyTo),
         (done, failure) -> new ProgressDone(s, failure));
   }
 
@@ -536,6 +569,34 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     if (!waitingForReport) return this;
     waitingForReport = false;
     return maybeStepDone();
+  }
+
+  private Behavior<Command> onRollBack(RollBack r) {
+    if (r.generation() <= generation || job == null) return this;
+    context.getLog().warn("trainer {}: the job rolled back to step {} (generation {}); continuing from there",
+        setup.trainerId(), r.step(), r.generation());
+    generation = r.generation();
+    timers.cancelAll();
+    timers.startTimerWithFixedDelay(SendHeartbeat.INSTANCE, setup.settings().heartbeatInterval());
+    reportInFlight = false;
+    waitingForReport = false;
+    masterAnswers = true;
+    maxPulledVersion = 0;
+    // As after a registration: pull now, and again once the master leased a task.
+    freshPull = true;
+    // The steps after the checkpoint are done again.
+    stepsDone -= Math.max(0, lastCompleted - r.step());
+    lastCompleted = Math.min(lastCompleted, r.step());
+    pendingPushes = 0;
+    pendingPulls = 0;
+    unacked.clear();
+    reader = null;
+    lease = null;
+    if (stopping) return finish("stopped");
+    // As after registration: pull the checkpoint's parameters, then lease at its reader offset.
+    step = 0;
+    pullAll(0);
+    return this;
   }
 
   private Behavior<Command> finish(String why) {

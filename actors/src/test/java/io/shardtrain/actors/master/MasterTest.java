@@ -89,7 +89,7 @@ class MasterTest {
   }
 
   static StatusReply<Done> report(Setup s, String id, int epoch, int task, long offset, long step) {
-    return s.tk().<StatusReply<Done>>runCommand(r -> new Master.ReportProgress(id, epoch, task, offset, step, r)).reply();
+    return s.tk().<StatusReply<Done>>runCommand(r -> new Master.ReportProgress(id, epoch, task, offset, step, 0, r)).reply();
   }
 
   @Test
@@ -348,12 +348,19 @@ class MasterTest {
   @Test
   void repliesRoundTripThroughCborSerialization() {
     var serialization = kit.serializationTestKit();
-    serialization.verifySerialization(new Master.Registration(job(), 3, List.of("a", "b"), 42), true);
+    serialization.verifySerialization(new Master.Registration(job(), 3, List.of("a", "b"), 42, 1), true);
     serialization.verifySerialization(new Master.Lease(1, 0, 0, 50, 20), true);
     serialization.verifySerialization(new Master.NoTask(true), true);
     serialization.verifySerialization(new Master.WaitForTrainers(1, 2), true);
     serialization.verifySerialization(new Master.JobStatus("job-1", true, false, 1, 4, List.of("a"), 120,
-        List.of("1/0@20 -> a"), job()), true);
+        List.of("1/0@20 -> a"), job(), 40, "/tmp/ckpt/job-1/step-40", 1), true);
+    serialization.verifySerialization(new Master.CheckpointWritten("job-1", 40, "/tmp/ckpt"), true);
+    serialization.verifySerialization(new io.shardtrain.actors.trainer.Trainer.RollBack(40, 2), true);
+    serialization.verifySerialization(new Master.RollBackToCheckpoint("ps node lost", -1, "a"), true);
+    var committed = new MasterState.CommittedCheckpoint(40, "/tmp/ckpt", List.of(new MasterState.TaskOffset(0, 1, 640)),
+        0, 1280, java.util.Map.of("a", 40L));
+    serialization.verifySerialization(new Master.CheckpointCommitted(committed), true);
+    serialization.verifySerialization(new Master.RolledBackToCheckpoint(40, 2, "ps node lost"), true);
   }
 
   private static void sleep(long ms) {

@@ -158,9 +158,18 @@ class PsSerializerTest {
     assertBitsEqual(VALUES, received.values(), "format 1 GradientReceived values");
 
     // Format 1 pushes had no presence byte before the inline floats.
-    byte[] v2 = serializer.toBinary(new PushGradient("t", 3, 2, 1, 8f, VALUES, probe.ref().unsafeUpcast()));
+    byte[] v3 = serializer.toBinary(new PushGradient("t", 3, 2, 1, 8f, VALUES, probe.ref().unsafeUpcast()));
     int presence = 1 + 4 + 1 + 8 + 8 + 8 + 4;
-    assertEquals(0, v2[presence]);
+    assertEquals(0, v3[presence]);
+    // Format 2 had no generation after the payload.
+    int generation = presence + 1 + 4 + 4 * VALUES.length;
+    byte[] v2 = new byte[v3.length - 8];
+    System.arraycopy(v3, 0, v2, 0, generation);
+    System.arraycopy(v3, generation + 8, v2, generation, v3.length - generation - 8);
+    v2[0] = 2;
+    PushGradient push2 = (PushGradient) serializer.fromBinary(v2, PsSerializer.PUSH);
+    assertEquals(0, push2.generation());
+    assertBitsEqual(VALUES, push2.values(), "format 2 push values");
     byte[] v1 = new byte[v2.length - 1];
     System.arraycopy(v2, 0, v1, 0, presence);
     System.arraycopy(v2, presence + 1, v1, presence, v2.length - presence - 1);
@@ -183,8 +192,9 @@ class PsSerializerTest {
     State state = State.restore(spec(), VALUES.clone(), new float[0][], 4, 4, 1, List.of("a"), List.of(),
         Map.of("a", 4L), 128);
     byte[] v3 = serializer.toBinary(state);
-    // Format 2 ended before the trailing example count.
-    byte[] v2 = Arrays.copyOf(v3, v3.length - 8);
+    // Format 2 ended before the example count (8 bytes), the held checkpoints (none: a 4-byte count)
+    // and the rollback generation (8 bytes).
+    byte[] v2 = Arrays.copyOf(v3, v3.length - 20);
     v2[0] = 2;
     State old = (State) serializer.fromBinary(v2, PsSerializer.STATE);
     assertEquals(List.of(4L, 0L), List.of(old.version(), old.examplesApplied()));
@@ -220,6 +230,43 @@ class PsSerializerTest {
 
     State empty = roundTrip(new State());
     assertTrue(!empty.isInitialised() && empty.version() == 0 && empty.members().isEmpty());
+  }
+
+  @Test
+  void checkpointMessagesAndEventsRoundTrip() {
+    TestProbe<Object> probe = kit.createTestProbe();
+    ParameterBlock.Checkpoint c = roundTrip(new ParameterBlock.Checkpoint(40, 30, probe.ref().unsafeUpcast()));
+    assertEquals(List.of(40L, 30L), List.of(c.step(), c.keepFrom()));
+    assertEquals(probe.ref(), c.replyTo());
+    ParameterBlock.ReadCheckpoint r = roundTrip(new ParameterBlock.ReadCheckpoint(40, 2, probe.ref().unsafeUpcast()));
+    assertEquals(List.of(40L, 2), List.of(r.step(), r.part()));
+    ParameterBlock.RollBack b = roundTrip(new ParameterBlock.RollBack(30, 2, probe.ref().unsafeUpcast()));
+    assertEquals(List.of(30L, 2L), List.of(b.step(), b.generation()));
+    assertEquals(new ParameterBlock.Captured("w#1", 40, 39, 2), roundTrip(new ParameterBlock.Captured("w#1", 40, 39, 2)));
+    assertEquals(new ParameterBlock.RolledBack(30), roundTrip(new ParameterBlock.RolledBack(30)));
+    assertEquals(new ParameterBlock.RolledBackTo(30, 2), roundTrip(new ParameterBlock.RolledBackTo(30, 2)));
+    ParameterBlock.CheckpointTaken t = roundTrip(
+        new ParameterBlock.CheckpointTaken(40, 30, VALUES, new float[][] {{1f, 2f, 3f, 4f, 5f}, VALUES}, 39));
+    assertEquals(List.of(40L, 30L, 39L), List.of(t.step(), t.keepFrom(), t.updates()));
+    assertBitsEqual(VALUES, t.values(), "CheckpointTaken values");
+    assertBitsEqual(VALUES, t.slots()[1], "CheckpointTaken slot 1");
+    PushGradient push = roundTrip(new PushGradient("t", 5, 4, 2, 32f, VALUES, null, 3, probe.ref().unsafeUpcast()));
+    assertEquals(3, push.generation());
+  }
+
+  @Test
+  void stateRoundTripsWithHeldCheckpointsAndGeneration() {
+    State state = State.restore(spec(), VALUES.clone(), new float[][] {VALUES.clone()}, 7, 9, 3, List.of("a"),
+        List.of(), Map.of(), 288);
+    State.restore(state, Map.of(5L, new ParameterBlock.Held(VALUES, new float[][] {{5f, 4f, 3f, 2f, 1f}}, 5),
+        9L, new ParameterBlock.Held(new float[5], new float[][] {VALUES}, 9)), 4);
+    State back = roundTrip(state);
+    assertSameState(state, back);
+    assertEquals(List.of(5L, 9L), back.checkpointSteps());
+    assertEquals(4, back.generation());
+    assertEquals(288, back.examplesApplied());
+    assertBitsEqual(new float[] {5f, 4f, 3f, 2f, 1f}, back.checkpoint(5).slots()[0], "held slot");
+    assertEquals(9, back.checkpoint(9).updates());
   }
 
   @Test

@@ -63,6 +63,17 @@ public final class ModelFiles {
    */
   public static ModelManifest save(Path dir, ModelSnapshot snapshot, IfExists ifExists)
       throws IOException {
+    return save(dir, snapshot, ifExists, tmp -> {});
+  }
+
+  /** Writes more files into the temporary directory before it is moved into place. */
+  interface ExtraFiles {
+    void writeInto(Path tmp) throws IOException;
+  }
+
+  /** {@link #save(Path, ModelSnapshot, IfExists)} plus {@code extra} files, all in one atomic rename. */
+  static ModelManifest save(Path dir, ModelSnapshot snapshot, IfExists ifExists, ExtraFiles extra)
+      throws IOException {
     dir = dir.toAbsolutePath().normalize();
     Path parent = dir.getParent();
     if (parent == null) throw new IllegalArgumentException("cannot save a model to the root " + dir);
@@ -92,6 +103,7 @@ public final class ModelFiles {
         while (b.hasRemaining()) ch.write(b);
         ch.force(true);
       }
+      extra.writeInto(tmp);
       syncDirectory(tmp);
       moveIntoPlace(tmp, dir);
       syncDirectory(parent);
@@ -184,7 +196,7 @@ public final class ModelFiles {
     return out;
   }
 
-  private static String writeValues(Path file, float[] values) throws IOException {
+  static String writeValues(Path file, float[] values) throws IOException {
     MessageDigest sha = sha256();
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW,
         StandardOpenOption.WRITE)) {
@@ -194,7 +206,7 @@ public final class ModelFiles {
     return HexFormat.of().formatHex(sha.digest());
   }
 
-  private static float[] readValues(Path dir, ModelManifest.Entry e) throws IOException {
+  static float[] readValues(Path dir, ModelManifest.Entry e) throws IOException {
     Path file = dir.resolve(e.file());
     long size;
     try {

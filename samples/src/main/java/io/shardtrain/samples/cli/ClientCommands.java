@@ -135,8 +135,31 @@ final class ClientCommands {
             s.job().boundedByEpochs() ? String.valueOf(s.job().epochs()) : "unbounded (" + s.job().steps() + " steps)",
             s.examplesReported());
         out.printf("  trainers (membership epoch %d): %s%n", s.membershipEpoch(), s.members());
+        if (s.checkpointStep() >= 0) {
+          out.printf("  last checkpoint: step %d in %s%n", s.checkpointStep(), s.checkpointDir());
+        }
+        if (s.generation() > 0) out.printf("  rolled back to a checkpoint %d time(s)%n", s.generation());
         for (String lease : s.leases()) out.printf("  lease %s%n", lease);
       }
+      return 0;
+    }
+  }
+
+  @Command(name = "checkpoint", mixinStandardHelpOptions = true,
+      description = "Take a globally consistent checkpoint of the running sync job now: every parameter block at one"
+          + " step, optimizer slots and reader offsets, written by the master's node (docs/MODEL-FORMAT.md).")
+  static final class CheckpointNow extends Client {
+    @Option(names = "--dir", paramLabel = "DIR",
+        description = "Directory to write, on the master's node (default: shardtrain.checkpoint.dir/JOB/step-N).")
+    Path dir;
+
+    @Override
+    int run(ClusterNode.Started node, PrintWriter w) throws Exception {
+      Master.JobStatus s = node.api().status().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      if (!s.submitted()) throw new IllegalStateException("no job has been submitted to this cluster");
+      Master.CheckpointWritten c = node.api().checkpoint(dir == null ? null : dir.toAbsolutePath().toString())
+          .toCompletableFuture().get(timeoutSeconds + 300L, TimeUnit.SECONDS);
+      w.printf("checkpoint of job %s at step %d written to %s%n", c.jobId(), c.step(), c.dir());
       return 0;
     }
   }

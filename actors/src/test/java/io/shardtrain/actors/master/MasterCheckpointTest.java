@@ -1,0 +1,257 @@
+package io.shardtrain.actors.master;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import akka.Done;
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.testkit.typed.javadsl.TestProbe;
+import akka.actor.typed.Behavior;
+import akka.actor.typed.javadsl.Behaviors;
+import akka.cluster.sharding.typed.ShardingEnvelope;
+import akka.pattern.StatusReply;
+import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
+import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.ps.BlockLayout;
+import io.shardtrain.actors.ps.BlockSlice;
+import io.shardtrain.actors.ps.BlockSpec;
+import io.shardtrain.actors.ps.ParamShape;
+import io.shardtrain.actors.ps.ParameterBlock;
+import io.shardtrain.actors.ps.PsSettings;
+import io.shardtrain.actors.trainer.Trainer;
+import io.shardtrain.compute.backend.CpuBackend;
+import io.shardtrain.compute.nn.Parameter;
+import io.shardtrain.persistence.model.Checkpoint;
+import io.shardtrain.persistence.model.CheckpointFiles;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The master's side of checkpoints, against stand-in blocks: which step it asks the blocks for,
+ * the reader offsets it records at that step, the files it writes, and the rollback of checkpoint
+ * durability (blocks first, then its own offsets, then the trainers).
+ */
+class MasterCheckpointTest {
+  // Patient expectations: the two cores are shared with other builds.
+  static final ActorTestKit kit = ActorTestKit.create("MasterCheckpointTest",
+      ConfigFactory.parseString("akka.actor.testkit.typed.single-expect-default = 10s")
+          .withFallback(EventSourcedBehaviorTestKit.config()).withFallback(ConfigFactory.load()));
+  static final MasterSettings SETTINGS =
+      new MasterSettings(Duration.ofSeconds(60), Duration.ofMillis(100), Duration.ofSeconds(2), 1000);
+  static final long BLOCK_VERSION = 5;
+
+  @AfterAll
+  static void stop() {
+    kit.shutdownTestKit();
+  }
+
+  /** MasterTest's job (100 examples, 2 trainers, tasks of 50) with the blocks of its real model. */
+  static JobSpec job() {
+    return job(0);
+  }
+
+  /** The same, bounded by {@code steps} steps (0: by its 2 epochs). */
+  static JobSpec job(long steps) {
+    JobSpec j = MasterTest.job();
+    List<ParamShape> shapes = new ArrayList<>();
+    for (Parameter p : j.newModel(CpuBackend.create(1)).parameters()) shapes.add(new ParamShape(p.name(), p.size()));
+    List<String> blocks = BlockLayout.of(shapes, 8).stream().map(BlockSlice::entityId).toList();
+    return new JobSpec(j.jobId(), j.dataset(), j.trainExamples(), j.inputDim(), j.classes(), j.hidden(), j.activation(),
+        j.seed(), BlockSpec.Mode.SYNC, j.trainers(), j.batch(), steps > 0 ? 0 : j.epochs(), steps, j.optimizer(), j.lr(),
+        j.lrSchedule(), j.weightDecay(), j.maxStaleness(), 8, blocks);
+  }
+
+  /** What stand-in block {@code parameter#index} holds at {@code step}: part 0 values, part 1 its one slot. */
+  static float[] value(String parameter, int index, long step, int part, int length) {
+    float[] v = new float[length];
+    for (int i = 0; i < length; i++) v[i] = parameter.length() + index * 10f + step * 100f + part * 1000f + i * 0.5f;
+    return v;
+  }
+
+  /**
+   * Blocks at version 5 that reach any later version at once: they capture a checkpoint, read it
+   * out, roll back, and tell the probe what they were asked.
+   */
+  static Behavior<ShardingEnvelope<ParameterBlock.Command>> blocks(JobSpec job, TestProbe<Object> probe) {
+    Map<String, BlockSlice> slices = new HashMap<>();
+    List<ParamShape> shapes = new ArrayList<>();
+    for (Parameter p : job.newModel(CpuBackend.create(1)).parameters()) shapes.add(new ParamShape(p.name(), p.size()));
+    for (BlockSlice s : BlockLayout.of(shapes, job.blockSize())) slices.put(s.entityId(), s);
+    return Behaviors.receiveMessage(env -> {
+      BlockSlice slice = slices.get(env.entityId());
+      ParameterBlock.Command m = env.message();
+      if (m instanceof ParameterBlock.UpdateMembership u) {
+        u.replyTo().tell(StatusReply.success(u.epoch()));
+      } else if (m instanceof ParameterBlock.GetStats g) {
+        g.replyTo().tell(new ParameterBlock.BlockStats(env.entityId(), true, BLOCK_VERSION, BLOCK_VERSION, 0, 0, 0, 0,
+            0, 0, 0, 0, 0, 0, -1, List.of(), 1, 0, 0, 0, 0, 0, 0));
+      } else if (m instanceof ParameterBlock.Checkpoint c) {
+        probe.ref().tell(c);
+        c.replyTo().tell(StatusReply.success(new ParameterBlock.Captured(env.entityId(), c.step(), c.step(), 1)));
+      } else if (m instanceof ParameterBlock.ReadCheckpoint r) {
+        r.replyTo().tell(StatusReply.success(new ParameterBlock.BlockValues(slice.parameter(), slice.index(),
+            slice.offset(), r.step(), value(slice.parameter(), slice.index(), r.step(), r.part(), slice.length()))));
+      } else if (m instanceof ParameterBlock.RollBack r) {
+        probe.ref().tell(r);
+        r.replyTo().tell(StatusReply.success(r.step()));
+      }
+      return Behaviors.same();
+    });
+  }
+
+  record Setup(EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk, TestProbe<Object> blocks,
+      TestProbe<Object> a, TestProbe<Object> b) {}
+
+  /** A started job: trainers a (task 0/0) and b (task 0/1) registered and leased. */
+  static Setup started(CheckpointSettings checkpoints) {
+    return started(checkpoints, job());
+  }
+
+  static Setup started(CheckpointSettings checkpoints, JobSpec job) {
+    TestProbe<Object> probe = kit.createTestProbe();
+    var fake = kit.spawn(blocks(job, probe));
+    EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk =
+        EventSourcedBehaviorTestKit.create(kit.system(), Master.create(SETTINGS, checkpoints, fake));
+    tk.clear();
+    assertTrue(tk.<StatusReply<Done>>runCommand(r -> new Master.SubmitJob(job, r)).reply().isSuccess());
+    Setup s = new Setup(tk, probe, kit.createTestProbe(), kit.createTestProbe());
+    tk.<StatusReply<Master.Registration>>runCommand(r -> new Master.RegisterTrainer("a", s.a().ref(), r));
+    tk.<StatusReply<Master.Registration>>runCommand(r -> new Master.RegisterTrainer("b", s.b().ref(), r));
+    MasterTest.Setup ms = new MasterTest.Setup(tk, null);
+    assertEquals(new Master.Lease(0, 0, 0, 50, 0), MasterTest.request(ms, "a"));
+    assertEquals(new Master.Lease(0, 1, 50, 100, 0), MasterTest.request(ms, "b"));
+    return s;
+  }
+
+  static StatusReply<Done> report(Setup s, String id, int task, long offset, long step, long generation) {
+    return s.tk().<StatusReply<Done>>runCommand(
+        r -> new Master.ReportProgress(id, 0, task, offset, step, generation, r)).reply();
+  }
+
+  static Master.CheckpointWritten checkpoint(Setup s, Path dir) {
+    TestProbe<StatusReply<Master.CheckpointWritten>> reply = kit.createTestProbe();
+    s.tk().runCommand(new Master.TakeCheckpoint(dir.toString(), reply.ref()));
+    StatusReply<Master.CheckpointWritten> r = reply.receiveMessage(Duration.ofSeconds(20));
+    assertTrue(r.isSuccess(), String.valueOf(r));
+    return r.getValue();
+  }
+
+  @Test
+  void checkpointHasEveryBlockCaptureOneStepAheadAndRecordsTheReaderOffsetsOfThatStep() throws Exception {
+    Path dir = Files.createTempDirectory("master-ckpt").resolve("ckpt");
+    Setup s = started(CheckpointSettings.OFF);
+    // Reports of steps 6-8; the blocks are at 5, so the checkpoint is at 7.
+    report(s, "a", 0, 10, 6, 0);
+    report(s, "b", 1, 12, 6, 0);
+    report(s, "a", 0, 20, 7, 0);
+    report(s, "b", 1, 24, 7, 0);
+    report(s, "a", 0, 30, 8, 0);
+
+    Master.CheckpointWritten written = checkpoint(s, dir);
+    assertEquals(new Master.CheckpointWritten("job-1", BLOCK_VERSION + 2, dir.toString()), written);
+    for (String block : job().blocks()) {
+      Object asked = s.blocks().receiveMessage();
+      assertEquals(BLOCK_VERSION + 2, ((ParameterBlock.Checkpoint) asked).step(), "every block is asked for step 7");
+    }
+    Checkpoint c = CheckpointFiles.load(dir);
+    assertEquals(7, c.step());
+    assertEquals(List.of(new Checkpoint.ReaderOffset(0, 0, 20), new Checkpoint.ReaderOffset(0, 1, 24),
+        new Checkpoint.ReaderOffset(1, 0, 0), new Checkpoint.ReaderOffset(1, 1, 0)), c.readerOffsets());
+    // dense1.weight is 4x3 = 12 floats in blocks of 8: #0 holds [0, 8), #1 holds [8, 12).
+    float[] w = c.model().parameter("dense1.weight").values();
+    assertArrayEquals(value("dense1.weight", 1, 7, 0, 4), java.util.Arrays.copyOfRange(w, 8, 12));
+    float[] slot = c.slotsOf("dense1.weight").values().get(0);
+    assertArrayEquals(value("dense1.weight", 0, 7, 1, 8), java.util.Arrays.copyOfRange(slot, 0, 8));
+    assertEquals(7, c.slotsOf("dense1.weight").updates());
+    Master.JobStatus status = s.tk().getState().status();
+    assertEquals(7, status.checkpointStep());
+    assertEquals(30 + 24, status.examplesReported());
+  }
+
+  @Test
+  void rollbackReturnsEveryBlockThenTheOffsetsThenTheTrainersToTheCommittedCheckpoint() throws Exception {
+    Path dir = Files.createTempDirectory("master-rollback").resolve("ckpt");
+    Setup s = started(new CheckpointSettings(0, dir, Duration.ofSeconds(20), PsSettings.Durability.CHECKPOINT));
+    report(s, "a", 0, 10, 6, 0);
+    report(s, "b", 1, 12, 6, 0);
+    report(s, "a", 0, 20, 7, 0);
+    report(s, "b", 1, 24, 7, 0);
+    checkpoint(s, dir);
+    for (int i = 0; i < job().blocks().size(); i++) s.blocks().receiveMessage();
+    report(s, "a", 0, 30, 8, 0);
+    report(s, "b", 1, 36, 8, 0);
+    assertEquals(66, s.tk().getState().status().examplesReported());
+
+    s.tk().runCommand(new Master.RollBackToCheckpoint("test: a ps node is gone", -1, "a"));
+    for (int i = 0; i < job().blocks().size(); i++) {
+      ParameterBlock.RollBack r = (ParameterBlock.RollBack) s.blocks().receiveMessage();
+      assertEquals(List.of(7L, 1L), List.of(r.step(), r.generation()));
+    }
+    assertEquals(new Trainer.RollBack(7, 1), s.a().receiveMessage(Duration.ofSeconds(5)));
+    assertEquals(new Trainer.RollBack(7, 1), s.b().receiveMessage(Duration.ofSeconds(5)));
+    Master.JobStatus status = s.tk().getState().status();
+    assertEquals(1, status.generation());
+    assertEquals(44, status.examplesReported(), "back to the examples of step 7");
+    assertEquals(List.of(), status.leases(), "leases are handed out again");
+
+    // A report of the abandoned timeline is refused, and its trainer told again.
+    StatusReply<Done> old = report(s, "a", 0, 40, 9, 0);
+    assertTrue(old.isError() && old.getError().getMessage().contains("generation"), String.valueOf(old));
+    assertEquals(new Trainer.RollBack(7, 1), s.a().receiveMessage(Duration.ofSeconds(5)));
+    MasterTest.Setup ms = new MasterTest.Setup(s.tk(), null);
+    assertEquals(new Master.Lease(0, 0, 0, 50, 20), MasterTest.request(ms, "a"));
+    assertEquals(new Master.Lease(0, 1, 50, 100, 24), MasterTest.request(ms, "b"));
+    assertTrue(report(s, "a", 0, 30, 8, 1).isSuccess());
+
+    // A trainer that found a block behind asks for a rollback: in an older generation it missed
+    // the notice and is told again, no block rolls back; in the current one the block moved and
+    // recovered its newest checkpoint, so the job rolls back.
+    s.tk().runCommand(new Master.RollBackToCheckpoint("block behind", 0, "a"));
+    assertEquals(new Trainer.RollBack(7, 1), s.a().receiveMessage(Duration.ofSeconds(5)));
+    s.blocks().expectNoMessage(Duration.ofMillis(300));
+    s.tk().runCommand(new Master.RollBackToCheckpoint("block behind", 1, "a"));
+    ParameterBlock.RollBack again = (ParameterBlock.RollBack) s.blocks().receiveMessage();
+    assertEquals(List.of(7L, 2L), List.of(again.step(), again.generation()));
+    for (int i = 1; i < job().blocks().size(); i++) s.blocks().receiveMessage();
+    assertEquals(new Trainer.RollBack(7, 2), s.a().receiveMessage(Duration.ofSeconds(5)));
+    assertEquals(44, s.tk().getState().status().examplesReported());
+    assertEquals(new Master.Lease(0, 0, 0, 50, 20), MasterTest.request(ms, "a"));
+    assertTrue(report(s, "a", 0, 30, 8, 2).isSuccess());
+
+    s.tk().restart();
+    assertEquals(2, s.tk().getState().generation());
+    assertEquals(7, s.tk().getState().checkpoint().step());
+    assertEquals(54, s.tk().getState().status().examplesReported());
+  }
+
+  @Test
+  void aStepBoundedJobIsCheckpointedAtItsLastStepRatherThanPastIt() throws Exception {
+    Path dir = Files.createTempDirectory("master-last-step").resolve("ckpt");
+    // The blocks are at 5 and the job ends at step 6: two steps ahead would never come. Only "a"
+    // has reported step 6 yet (the job is not done); "b"'s offset is taken as reported after 2 s.
+    Setup s = started(new CheckpointSettings(0, dir, Duration.ofSeconds(4), PsSettings.Durability.EXACT), job(6));
+    report(s, "a", 0, 10, 6, 0);
+    report(s, "b", 1, 12, 5, 0);
+    assertEquals(6, checkpoint(s, dir).step());
+    assertEquals(List.of(new Checkpoint.ReaderOffset(0, 0, 10), new Checkpoint.ReaderOffset(0, 1, 12),
+        new Checkpoint.ReaderOffset(1, 0, 0), new Checkpoint.ReaderOffset(1, 1, 0)), CheckpointFiles.load(dir).readerOffsets());
+  }
+
+  @Test
+  void exactDurabilityDoesNotRollBack() {
+    Setup s = started(CheckpointSettings.OFF);
+    report(s, "a", 0, 10, 6, 0);
+    s.tk().runCommand(new Master.RollBackToCheckpoint("test", -1, "a"));
+    s.a().expectNoMessage(Duration.ofMillis(300));
+    assertEquals(0, s.tk().getState().generation());
+    assertEquals(10, s.tk().getState().status().examplesReported());
+  }
+}
