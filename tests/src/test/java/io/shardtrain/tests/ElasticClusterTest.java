@@ -7,16 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import akka.actor.Address;
 import akka.actor.AddressFromURIString;
 import io.shardtrain.actors.master.Master;
-import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.CpuBackend;
-import io.shardtrain.compute.data.Batch;
-import io.shardtrain.compute.data.BatchReader;
 import io.shardtrain.compute.data.Dataset;
-import io.shardtrain.compute.data.ReaderPosition;
 import io.shardtrain.compute.nn.Activation;
 import io.shardtrain.compute.nn.Mlp;
-import io.shardtrain.compute.nn.Parameter;
-import io.shardtrain.compute.optim.Sgd;
 import io.shardtrain.samples.cluster.ClusterNode;
 import io.shardtrain.samples.local.DataSets;
 import java.time.Duration;
@@ -150,24 +144,7 @@ class ElasticClusterTest {
     Dataset train = DataSets.load("mnist", ClusterTestSupport.settings(ClusterTestSupport.config("")).dataDir())
         .train();
     Mlp model = Mlp.create(CpuBackend.create(1), 784, new int[] {64}, 10, Activation.RELU, 3);
-    int half = (train.size() + 1) / 2;
-    BatchReader first = new BatchReader(train, 0, half, BATCH, 3 * 1_000_003L, true, false, new ReaderPosition(0, 0));
-    BatchReader second = new BatchReader(train, half, train.size(), BATCH, 3 * 1_000_003L + 1, true, false,
-        new ReaderPosition(0, 0));
-    Sgd sgd = new Sgd(0f);
-    for (int step = 1; step <= steps; step++) {
-      Batch a = first.next();
-      Batch b = second.next();
-      int dim = train.dim();
-      Tensor x = Tensor.zeros(a.size() + b.size(), dim);
-      System.arraycopy(a.features(), 0, x.data(), 0, a.size() * dim);
-      System.arraycopy(b.features(), 0, x.data(), a.size() * dim, b.size() * dim);
-      int[] labels = new int[a.size() + b.size()];
-      System.arraycopy(a.labels(), 0, labels, 0, a.size());
-      System.arraycopy(b.labels(), 0, labels, a.size(), b.size());
-      model.forwardBackward(x, labels, p -> { });
-      for (Parameter p : model.parameters()) sgd.apply(p.value().data(), p.grad().data(), new float[0][], step, 0.05f);
-    }
+    SyncEquivalenceTest.trainOnBothHalves(model, train, (train.size() + 1) / 2, BATCH, 3 * 1_000_003L, steps, 0.05f);
     return model;
   }
 

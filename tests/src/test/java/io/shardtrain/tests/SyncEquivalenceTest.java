@@ -65,22 +65,7 @@ class SyncEquivalenceTest {
 
     // The same model, seed and data tasks, trained in one process on both trainers' batches at once.
     Mlp reference = Mlp.create(CpuBackend.create(1), DIM, new int[] {16}, CLASSES, Activation.RELU, 5);
-    int half = N / 2;
-    BatchReader first = new BatchReader(train, 0, half, 8, 5 * 1_000_003L, true, false, new ReaderPosition(0, 0));
-    BatchReader second = new BatchReader(train, half, N, 8, 5 * 1_000_003L + 1, true, false, new ReaderPosition(0, 0));
-    Sgd sgd = new Sgd(0f);
-    for (int step = 1; step <= STEPS; step++) {
-      Batch a = first.next();
-      Batch b = second.next();
-      Tensor x = Tensor.zeros(a.size() + b.size(), DIM);
-      System.arraycopy(a.features(), 0, x.data(), 0, a.size() * DIM);
-      System.arraycopy(b.features(), 0, x.data(), a.size() * DIM, b.size() * DIM);
-      int[] labels = new int[a.size() + b.size()];
-      System.arraycopy(a.labels(), 0, labels, 0, a.size());
-      System.arraycopy(b.labels(), 0, labels, a.size(), b.size());
-      reference.forwardBackward(x, labels, p -> { });
-      for (Parameter p : reference.parameters()) sgd.apply(p.value().data(), p.grad().data(), new float[0][], step, 0.2f);
-    }
+    trainOnBothHalves(reference, train, N / 2, 8, 5 * 1_000_003L, STEPS, 0.2f);
 
     Mlp initial = Mlp.create(CpuBackend.create(1), DIM, new int[] {16}, CLASSES, Activation.RELU, 5);
     double error = relativeDistance(reference, distributed);
@@ -93,6 +78,31 @@ class SyncEquivalenceTest {
   }
 
   /** Largest over parameters of ||a - b|| / ||a||. */
+  /**
+   * Trains {@code model} in one process as two sync trainers would together: each step one SGD
+   * update (rate {@code lr}) on the next batch of each half of {@code train} at once, the halves
+   * split at {@code half} and read with the seeds the master gives tasks 0 and 1 of epoch 0.
+   */
+  static void trainOnBothHalves(Mlp model, Dataset train, int half, int batch, long seed, int steps, float lr) {
+    BatchReader first = new BatchReader(train, 0, half, batch, seed, true, false, new ReaderPosition(0, 0));
+    BatchReader second = new BatchReader(train, half, train.size(), batch, seed + 1, true, false,
+        new ReaderPosition(0, 0));
+    Sgd sgd = new Sgd(0f);
+    int dim = train.dim();
+    for (int step = 1; step <= steps; step++) {
+      Batch a = first.next();
+      Batch b = second.next();
+      Tensor x = Tensor.zeros(a.size() + b.size(), dim);
+      System.arraycopy(a.features(), 0, x.data(), 0, a.size() * dim);
+      System.arraycopy(b.features(), 0, x.data(), a.size() * dim, b.size() * dim);
+      int[] labels = new int[a.size() + b.size()];
+      System.arraycopy(a.labels(), 0, labels, 0, a.size());
+      System.arraycopy(b.labels(), 0, labels, a.size(), b.size());
+      model.forwardBackward(x, labels, p -> { });
+      for (Parameter p : model.parameters()) sgd.apply(p.value().data(), p.grad().data(), new float[0][], step, lr);
+    }
+  }
+
   static double relativeDistance(Mlp a, Mlp b) {
     List<Parameter> pa = a.parameters();
     List<Parameter> pb = b.parameters();
