@@ -70,7 +70,11 @@ final class CheckpointTaker {
       long min = v.stream().mapToLong(Long::longValue).min().orElse(0);
       long max = v.stream().mapToLong(Long::longValue).max().orElse(0);
       long step;
-      if (jobDone) {
+      if (jobDone && job.steps() > 0) {
+        // Sync steps are the job's: done means a trainer reported the last step, whose barrier
+        // some blocks may still be completing; the capture waits for it there.
+        step = job.steps();
+      } else if (jobDone) {
         if (min != max) {
           throw new IllegalStateException("the job is done but its blocks are at versions " + min + " to " + max);
         }

@@ -236,7 +236,8 @@ class MasterCheckpointTest {
   void aStepBoundedJobIsCheckpointedAtItsLastStepRatherThanPastIt() throws Exception {
     Path dir = Files.createTempDirectory("master-last-step").resolve("ckpt");
     // The blocks are at 5 and the job ends at step 6: two steps ahead would never come. Only "a"
-    // has reported step 6 yet (the job is not done); "b"'s offset is taken as reported after 2 s.
+    // has reported step 6 yet: in sync mode that makes the job done, while the blocks still wait
+    // for "b" to complete step 6, so the checkpoint is at 6, not at the blocks' 5.
     Setup s = started(new CheckpointSettings(0, dir, Duration.ofSeconds(4), PsSettings.Durability.EXACT), job(6));
     report(s, "a", 0, 10, 6, 0);
     report(s, "b", 1, 12, 5, 0);
