@@ -46,25 +46,6 @@ public record JobSpec(
     blocks = List.copyOf(blocks);
   }
 
-  /** Examples per data task: one task per trainer per epoch, so sync trainers step in lockstep. */
-  public int taskSize() {
-    return (trainExamples + trainers - 1) / trainers;
-  }
-
-  /** Data tasks per epoch. */
-  public int tasksPerEpoch() {
-    return (trainExamples + taskSize() - 1) / taskSize();
-  }
-
-  /** The range {@code [from, to)} of the training set that task {@code index} covers. */
-  public int taskFrom(int index) {
-    return index * taskSize();
-  }
-
-  public int taskTo(int index) {
-    return Math.min(trainExamples, (index + 1) * taskSize());
-  }
-
   /** Epochs to run; a job bounded by steps keeps handing out data until its trainers stop. */
   public boolean boundedByEpochs() {
     return steps <= 0;
