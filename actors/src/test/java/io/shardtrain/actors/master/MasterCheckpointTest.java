@@ -31,7 +31,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -41,15 +42,25 @@ import org.junit.jupiter.api.Test;
  */
 class MasterCheckpointTest {
   // Patient expectations: the two cores are shared with other builds.
-  static final ActorTestKit kit = ActorTestKit.create("MasterCheckpointTest",
-      ConfigFactory.parseString("akka.actor.testkit.typed.single-expect-default = 10s")
-          .withFallback(EventSourcedBehaviorTestKit.config()).withFallback(ConfigFactory.load()));
+  /**
+   * A fresh system per test: every test's master has the same persistence id, and a master left
+   * running by an earlier test (its ticks, a checkpoint in progress) would write into the next
+   * test's journal.
+   */
+  static ActorTestKit kit;
   static final MasterSettings SETTINGS =
       new MasterSettings(Duration.ofSeconds(60), Duration.ofMillis(100), Duration.ofSeconds(2), 1000);
   static final long BLOCK_VERSION = 5;
 
-  @AfterAll
-  static void stop() {
+  @BeforeEach
+  void startKit() {
+    kit = ActorTestKit.create("MasterCheckpointTest",
+      ConfigFactory.parseString("akka.actor.testkit.typed.single-expect-default = 10s")
+          .withFallback(EventSourcedBehaviorTestKit.config()).withFallback(ConfigFactory.load()));
+  }
+
+  @AfterEach
+  void stopKit() {
     kit.shutdownTestKit();
   }
 

@@ -18,19 +18,30 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 class MasterTest {
-  static final ActorTestKit kit = ActorTestKit.create("MasterTest",
-      EventSourcedBehaviorTestKit.config().withFallback(ConfigFactory.load()));
+  /**
+   * A fresh system per test: every test's master has the same persistence id, and a master left
+   * running by an earlier test (its ticks, a checkpoint in progress) would write into the next
+   * test's journal.
+   */
+  static ActorTestKit kit;
   static final MasterSettings SETTINGS =
       new MasterSettings(Duration.ofSeconds(60), Duration.ofMillis(100), Duration.ofSeconds(1), 1000);
   static final MasterSettings IMPATIENT =
       new MasterSettings(Duration.ofMillis(400), Duration.ofMillis(100), Duration.ofSeconds(1), 1000);
 
-  @AfterAll
-  static void stop() {
+  @BeforeEach
+  void startKit() {
+    kit = ActorTestKit.create("MasterTest",
+      EventSourcedBehaviorTestKit.config().withFallback(ConfigFactory.load()));
+  }
+
+  @AfterEach
+  void stopKit() {
     kit.shutdownTestKit();
   }
 
