@@ -198,6 +198,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   private long rollbackStep;
   private String rollbackReason;
   private final java.util.Set<String> rolledBack = new java.util.HashSet<>();
+  /** Blocks asked to roll back whose answer is still out: the tick re-asks only after a failure. */
+  private final java.util.Set<String> rollbackAsked = new java.util.HashSet<>();
 
   /**
    * Starts (or finds) the singleton on this node's cluster and returns its proxy; membership
@@ -556,6 +558,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     rollbackStep = s.checkpoint() == null ? 0 : s.checkpoint().step();
     rollbackReason = reason;
     rolledBack.clear();
+    rollbackAsked.clear();
     context.getLog().warn("{}: rolling job {} back to its checkpoint at step {} (generation {})", reason,
         s.job().jobId(), rollbackStep, rollbackGeneration);
     for (String block : s.job().blocks()) sendRollback(block);
@@ -575,13 +578,14 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   private void resendRollback(MasterState s) {
     if (rollbackGeneration == 0 || s.job() == null) return;
     for (String block : s.job().blocks()) {
-      if (!rolledBack.contains(block)) sendRollback(block);
+      if (!rolledBack.contains(block) && !rollbackAsked.contains(block)) sendRollback(block);
     }
   }
 
   private void sendRollback(String blockId) {
     long generation = rollbackGeneration;
     long step = rollbackStep;
+    rollbackAsked.add(blockId);
     context.askWithStatus(Long.class, blocks, settings.askTimeout(),
         replyTo -> new ShardingEnvelope<>(blockId, new ParameterBlock.RollBack(step, generation, replyTo)),
         (ok, failure) -> new BlockRolledBack(blockId, generation, failure));
@@ -589,6 +593,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   private Effect<Event, MasterState> onBlockRolledBack(MasterState s, BlockRolledBack c) {
     if (c.generation() != rollbackGeneration) return Effect().none();
+    rollbackAsked.remove(c.blockId());
     if (c.failure() != null) {
       // Re-sent by the next tick: a block of the lost node answers once sharding restarted it.
       context.getLog().info("rollback of block {}: {}", c.blockId(), c.failure().getMessage());

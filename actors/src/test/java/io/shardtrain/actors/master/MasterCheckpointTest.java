@@ -92,11 +92,17 @@ class MasterCheckpointTest {
    * out, roll back, and tell the probe what they were asked.
    */
   static Behavior<ShardingEnvelope<ParameterBlock.Command>> blocks(JobSpec job, TestProbe<Object> probe) {
+    return blocks(job, probe, Duration.ZERO);
+  }
+
+  /** As above, with blocks that take {@code rollbackTime} to answer a rollback, as a recovering block does. */
+  static Behavior<ShardingEnvelope<ParameterBlock.Command>> blocks(JobSpec job, TestProbe<Object> probe,
+      Duration rollbackTime) {
     Map<String, BlockSlice> slices = new HashMap<>();
     List<ParamShape> shapes = new ArrayList<>();
     for (Parameter p : job.newModel(CpuBackend.create(1)).parameters()) shapes.add(new ParamShape(p.name(), p.size()));
     for (BlockSlice s : BlockLayout.of(shapes, job.blockSize())) slices.put(s.entityId(), s);
-    return Behaviors.receiveMessage(env -> {
+    return Behaviors.setup(ctx -> Behaviors.receiveMessage(env -> {
       BlockSlice slice = slices.get(env.entityId());
       ParameterBlock.Command m = env.message();
       if (m instanceof ParameterBlock.UpdateMembership u) {
@@ -112,10 +118,11 @@ class MasterCheckpointTest {
             slice.offset(), r.step(), value(slice.parameter(), slice.index(), r.step(), r.part(), slice.length()))));
       } else if (m instanceof ParameterBlock.RollBack r) {
         probe.ref().tell(r);
-        r.replyTo().tell(StatusReply.success(r.step()));
+        if (rollbackTime.isZero()) r.replyTo().tell(StatusReply.success(r.step()));
+        else ctx.scheduleOnce(rollbackTime, r.replyTo(), StatusReply.success(r.step()));
       }
       return Behaviors.same();
-    });
+    }));
   }
 
   record Setup(EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk, TestProbe<Object> blocks,
@@ -127,8 +134,12 @@ class MasterCheckpointTest {
   }
 
   static Setup started(CheckpointSettings checkpoints, JobSpec job) {
+    return started(checkpoints, job, Duration.ZERO);
+  }
+
+  static Setup started(CheckpointSettings checkpoints, JobSpec job, Duration rollbackTime) {
     TestProbe<Object> probe = kit.createTestProbe();
-    var fake = kit.spawn(blocks(job, probe));
+    var fake = kit.spawn(blocks(job, probe, rollbackTime));
     EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk =
         EventSourcedBehaviorTestKit.create(kit.system(), Master.create(SETTINGS, checkpoints, fake));
     tk.clear();
@@ -241,6 +252,27 @@ class MasterCheckpointTest {
     assertEquals(2, s.tk().getState().generation());
     assertEquals(7, s.tk().getState().checkpoint().step());
     assertEquals(54, s.tk().getState().status().examplesReported());
+  }
+
+  @Test
+  void aBlockSlowToRollBackIsAskedOnceRatherThanOnEveryTick() throws Exception {
+    Path dir = Files.createTempDirectory("master-slow-rollback").resolve("ckpt");
+    // Blocks answer after 1 s, ten of the master's 100 ms ticks; the ask times out after 2 s.
+    Setup s = started(new CheckpointSettings(0, dir, Duration.ofSeconds(20), PsSettings.Durability.CHECKPOINT), job(),
+        Duration.ofSeconds(1));
+    report(s, "a", 0, 10, 6, 0);
+    report(s, "b", 1, 12, 6, 0);
+    report(s, "a", 0, 20, 7, 0);
+    report(s, "b", 1, 24, 7, 0);
+    checkpoint(s, dir);
+    for (int i = 0; i < job().blocks().size(); i++) s.blocks().receiveMessage();
+
+    s.tk().runCommand(new Master.RollBackToCheckpoint("test: a ps node is gone", -1, "a"));
+    for (int i = 0; i < job().blocks().size(); i++) {
+      assertEquals(1L, ((ParameterBlock.RollBack) s.blocks().receiveMessage()).generation());
+    }
+    assertEquals(new Trainer.RollBack(7, 1), s.a().receiveMessage(Duration.ofSeconds(5)));
+    s.blocks().expectNoMessage(Duration.ofMillis(500));
   }
 
   @Test
