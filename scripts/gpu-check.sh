@@ -33,12 +33,13 @@ prepare() {
   jhome="${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}"
   cp "$jhome/include/jni.h" "$jhome/include/linux/jni_md.h" "$gpu/include/"
   gcc -shared -fPIC -O2 -Wall -I"$gpu/include" -o "$gpu/native/libshardtrain_cublas.so" compute-cuda/src/main/native/cublas_shim.c -ldl
-  "$jhome/bin/jlink" --add-modules java.base,java.logging,jdk.incubator.vector,jdk.unsupported,jdk.zipfs \
+  "$jhome/bin/jlink" --add-modules java.base,java.logging,java.xml,jdk.incubator.vector,jdk.unsupported,jdk.zipfs \
     --strip-debug --no-header-files --no-man-pages --compress=2 --output "$gpu/jre"
   mnist="${MNIST_DIR:-$HOME/.shardtrain/data/mnist}"
-  if [ -f "$mnist/train-images-idx3-ubyte" ] && [ -f "$mnist/train-labels-idx1-ubyte" ]; then
+  files="train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte"
+  if (cd "$mnist" 2>/dev/null && ls $files >/dev/null 2>&1); then
     mkdir -p "$gpu/mnist"
-    for f in train-images-idx3-ubyte train-labels-idx1-ubyte; do gzip -c "$mnist/$f" > "$gpu/mnist/$f.gz"; done
+    for f in $files; do gzip -c "$mnist/$f" > "$gpu/mnist/$f.gz"; done
   fi
   du -sh "$gpu"
   echo "prepared $gpu: carry [\".gpu\"] and run: bash scripts/gpu-check.sh"
@@ -62,15 +63,6 @@ check() {
   say "java: $java ($("$java" -version 2>&1 | head -1))"
   cp="$(ls "$gpu"/lib/*.jar | tr '\n' ':')"
   jopts=(--add-modules jdk.incubator.vector -Xss4m)
-
-  # No GPU: say so in one line and stop before anything else (exit 3).
-  probe="$("$java" "${jopts[@]}" -cp "$cp" io.shardtrain.compute.cuda.CudaBenchmarks probe 2>>"$log" | grep '^RESULT' || true)"
-  say "probe: ${probe:-no answer}"
-  case "$probe" in
-    *'"available":true'*) ;;
-    *) fail "no usable GPU here: ${probe:-the probe did not answer (see $log)}" 3 ;;
-  esac
-  nvidia-smi -L >>"$log" 2>&1 || true
 
   # libcublas.so.13: PyTorch's nvidia wheels, then the CUDA toolkit, then the linker cache.
   cublas="${SHARDTRAIN_CUBLAS:-}"
@@ -109,6 +101,16 @@ PY
     say "shim: prebuilt $shim (gcc unavailable or failed)"
   fi
   export SHARDTRAIN_CUBLAS_SHIM="$shim"
+
+  # Probed after the shim is set, so its line names the GEMM that will run.
+  # No GPU: say so in one line and stop (exit 3).
+  probe="$("$java" "${jopts[@]}" -cp "$cp" io.shardtrain.compute.cuda.CudaBenchmarks probe 2>>"$log" | grep '^RESULT' || true)"
+  say "probe: ${probe:-no answer}"
+  case "$probe" in
+    *'"available":true'*) ;;
+    *) fail "no usable GPU here: ${probe:-the probe did not answer (see $log)}" 3 ;;
+  esac
+  nvidia-smi -L >>"$log" 2>&1 || true
 
   # Tests: the shared kernel suite (cuBLAS and PTX GEMM), the resident step, selection.
   tcp="$cp$(ls "$gpu"/test-lib/shardtrain-*.jar | tr '\n' ':')"
