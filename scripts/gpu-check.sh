@@ -126,6 +126,8 @@ PY
   bench 120 gemm 4096 3 10
   bench 90 gemm-ptx 4096 2 5
   bench 120 mlp 512 50
+  bench 120 trainer-step 64 50
+  bench 120 trainer-step 512 30
   mnistsrc=synthetic; [ -d "$gpu/mnist" ] && mnistsrc="$gpu/mnist"
   bench 150 mnist "$mnistsrc" 2
 
@@ -168,6 +170,12 @@ if g and t:
 if m:
     out.append("mlp step batch 512: gpu %.3f ms, cpu %.3f ms (%d threads), speedup %.1fx  target >= 10x: %s"
                % (m["gpu_step_ms"], m["cpu_step_ms"], m["cpu_threads"], m["speedup"], "MET" if m["speedup"] >= 10 else "NOT MET"))
+for r in rs.get("trainer-step", []):
+    cpu_all = [v for k, v in r.items() if k.startswith("cpu_") and k.endswith("_threads_ms")]
+    out.append("trainer step batch %d (fwd+bwd, gradients on the host): cpu 1 thread %.3f ms, cpu all cores %.3f ms, "
+               "cuda host-tensor ops %.3f ms, cuda resident %.3f ms"
+               % (r["batch"], r["cpu_1_thread_ms"], cpu_all[0] if cpu_all else float("nan"),
+                  r["cuda_host_ops_ms"], r["cuda_resident_ms"]))
 for r in rs.get("mnist", []):
     out.append("mnist epoch %d (%s): %.2f s, mean loss %.4f" % (r["epoch"], r["data"], r["epoch_seconds"], r["mean_loss"]))
 print("\n".join(out))

@@ -20,6 +20,7 @@ import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.Backend;
+import io.shardtrain.compute.nn.GradientStep;
 import io.shardtrain.compute.data.Batch;
 import io.shardtrain.compute.data.BatchReader;
 import io.shardtrain.compute.data.Dataset;
@@ -126,6 +127,8 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private long membershipEpoch;
   private Mlp model;
   private Backend backend;
+  /** Forward and backward: the model itself on the CPU, a resident copy on a GPU. */
+  private GradientStep gradientStep;
   private List<BlockSlice> layout;
   private Map<String, Parameter> paramsByName;
   private Map<String, List<BlockSlice>> blocksByParam;
@@ -248,6 +251,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private void buildModel() {
     backend = setup.backend().get();
     model = job.newModel(backend);
+    gradientStep = GradientStep.of(model, job.batch());
     paramsByName = new HashMap<>();
     List<ParamShape> shapes = new ArrayList<>();
     for (Parameter p : model.parameters()) {
@@ -325,7 +329,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     lastBatch = b.size();
     positionAfterStep = b.positionAfter();
     // Pushes leave while backward is still running for the lower layers.
-    lastLoss = model.forwardBackward(x, b.labels(), p -> push(p, b.size()));
+    lastLoss = gradientStep.forwardBackward(x, b.labels(), p -> push(p, b.size()));
     computeNanos = System.nanoTime() - t0;
     pullAll(job.mode() == BlockSpec.Mode.SYNC ? step : 0);
     return this;
@@ -603,7 +607,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     context.getLog().info("trainer {} finished after {} steps: {}", setup.trainerId(), stepsDone, why);
     setup.master().tell(new Master.LeaveJob(setup.trainerId(), context.getSystem().ignoreRef()));
     setup.listener().onFinished(setup.trainerId(), stepsDone, pushes, pulls, stale);
-    if (backend != null) backend.close();
+    closeCompute();
     return Behaviors.stopped();
   }
 
@@ -611,8 +615,13 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     context.getLog().error("trainer {} failed: {}", setup.trainerId(), why);
     setup.master().tell(new Master.LeaveJob(setup.trainerId(), context.getSystem().ignoreRef()));
     setup.listener().onFailed(setup.trainerId(), why);
-    if (backend != null) backend.close();
+    closeCompute();
     return Behaviors.stopped();
+  }
+
+  private void closeCompute() {
+    if (gradientStep != null) gradientStep.close();
+    if (backend != null) backend.close();
   }
 
   private static boolean isRetryable(Throwable t) {

@@ -4,6 +4,12 @@ import io.shardtrain.compute.Shapes;
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.Backend;
 import io.shardtrain.compute.backend.OpChecks;
+import io.shardtrain.compute.nn.GradientStep;
+import io.shardtrain.compute.nn.Mlp;
+import io.shardtrain.compute.nn.Parameter;
+import io.shardtrain.compute.nn.ResidentMlpBackend;
+import io.shardtrain.compute.optim.Sgd;
+import java.util.function.Consumer;
 import jcuda.Pointer;
 import jcuda.driver.JCudaDriver;
 
@@ -19,7 +25,7 @@ import jcuda.driver.JCudaDriver;
  * with the same messages as {@link io.shardtrain.compute.backend.CpuBackend}. One backend per
  * trainer (one stream each); not thread-safe.
  */
-public final class CudaBackend implements Backend {
+public final class CudaBackend implements Backend, ResidentMlpBackend {
   /** Which GEMM to use. */
   public enum GemmChoice { AUTO, CUBLAS, PTX }
 
@@ -377,5 +383,36 @@ public final class CudaBackend implements Backend {
     for (DeviceBuffer b : scratch) if (b != null) b.close();
     stream.close();
     closed = true;
+  }
+
+  /**
+   * The model resident on this backend's device ({@link CudaMlpStep}): parameters go up and
+   * gradients come down once per step instead of each operation's operands. The optimizer stays
+   * where the caller applies it (the parameter server, or the host in a single process).
+   */
+  @Override
+  public GradientStep residentStep(Mlp model, int maxBatch) {
+    return new ResidentStep(model, CudaMlpStep.create(this, model, model.activation(), maxBatch, new Sgd()));
+  }
+
+  /** {@link #residentStep}: the model's forward and backward through its {@link CudaMlpStep}. */
+  static final class ResidentStep implements GradientStep {
+    private final Mlp model;
+    private final CudaMlpStep step;
+
+    ResidentStep(Mlp model, CudaMlpStep step) {
+      this.model = model;
+      this.step = step;
+    }
+
+    @Override
+    public float forwardBackward(Tensor x, int[] labels, Consumer<Parameter> onGradient) {
+      return step.forwardBackward(model, x, labels, onGradient);
+    }
+
+    @Override
+    public void close() {
+      step.close();
+    }
   }
 }

@@ -6,6 +6,7 @@ import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.data.Dataset;
 import io.shardtrain.compute.data.Mnist;
 import io.shardtrain.compute.nn.Activation;
+import io.shardtrain.compute.nn.GradientStep;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;
 import io.shardtrain.compute.optim.Sgd;
@@ -26,6 +27,8 @@ import jcuda.driver.JCudaDriver;
  *       timings after warm-up, in TFLOP/s;
  *   <li>{@code mlp [batch] [steps]}: one training step of a 784-512-256-10 ReLU MLP with SGD, the
  *       resident {@link CudaMlpStep} against {@link Mlp} on {@link CpuBackend} with every core;
+ *   <li>{@code trainer-step [batch] [steps]}: a trainer's forward and backward with the gradients
+ *       on the host, on the CPU and on the GPU through host-tensor operations and resident.
  *   <li>{@code mnist [dir|synthetic] [epochs]}: epoch time at batch 512 on the GPU, with the MNIST
  *       files from {@code dir}, or a synthetic MNIST-shaped set (60000 x 784, 10 classes).
  * </ul>
@@ -57,11 +60,14 @@ public final class CudaBenchmarks {
         case "mlp":
           mlp(be, arg(args, 1, 512), arg(args, 2, 50));
           break;
+        case "trainer-step":
+          trainerStep(be, arg(args, 1, 64), arg(args, 2, 50));
+          break;
         case "mnist":
           mnist(be, args.length > 1 ? args[1] : "synthetic", arg(args, 2, 1));
           break;
         default:
-          throw new IllegalArgumentException("unknown benchmark '" + mode + "': expected gemm, gemm-ptx, mlp or mnist");
+          throw new IllegalArgumentException("unknown benchmark '" + mode + "': expected gemm, gemm-ptx, mlp, trainer-step or mnist");
       }
     }
   }
@@ -103,6 +109,46 @@ public final class CudaBenchmarks {
       System.out.printf(Locale.ROOT, "RESULT {\"bench\":\"gemm\",\"n\":%d,\"impl\":\"%s\",\"median_ms\":%.4f,\"best_ms\":%.4f,\"tflops\":%.3f}%n",
           n, esc(be.gemmName()), med, Arrays.stream(ms).min().getAsDouble(), tflops);
     }
+  }
+
+  /**
+   * A trainer's forward and backward (784-512-256-10, the default model) at {@code batch}, with
+   * the gradients on the host afterwards, as the parameter server needs them: the CPU backend
+   * with one thread (a trainer's default) and with every core, the CUDA backend's host-tensor
+   * operations (each copies its operands), and the resident {@link GradientStep}, which uploads
+   * the parameters and downloads the gradients once per step. Median milliseconds per step.
+   */
+  static void trainerStep(CudaBackend be, int batch, int steps) {
+    Random rnd = new Random(7);
+    Tensor x = Tensor.zeros(batch, 784);
+    for (int i = 0; i < x.size(); i++) x.data()[i] = rnd.nextFloat();
+    int[] y = new int[batch];
+    for (int i = 0; i < batch; i++) y[i] = rnd.nextInt(10);
+    int cores = Runtime.getRuntime().availableProcessors();
+    double cpu1, cpuAll, hostApi, resident;
+    try (CpuBackend one = CpuBackend.create(1); CpuBackend all = CpuBackend.create(cores)) {
+      cpu1 = timeSteps(Mlp.create(one, 784, new int[] {512, 256}, 10, Activation.RELU, 3)::forwardBackward, x, y, steps);
+      cpuAll = timeSteps(Mlp.create(all, 784, new int[] {512, 256}, 10, Activation.RELU, 3)::forwardBackward, x, y, steps);
+    }
+    Mlp onGpu = Mlp.create(be, 784, new int[] {512, 256}, 10, Activation.RELU, 3);
+    hostApi = timeSteps(onGpu::forwardBackward, x, y, steps);
+    try (GradientStep step = GradientStep.of(onGpu, batch)) {
+      resident = timeSteps(step, x, y, steps);
+    }
+    System.out.printf(Locale.ROOT, "RESULT {\"bench\":\"trainer-step\",\"batch\":%d,\"layers\":\"784-512-256-10\","
+        + "\"cpu_1_thread_ms\":%.4f,\"cpu_%d_threads_ms\":%.4f,\"cuda_host_ops_ms\":%.4f,\"cuda_resident_ms\":%.4f}%n",
+        batch, cpu1, cores, cpuAll, hostApi, resident);
+  }
+
+  private static double timeSteps(GradientStep step, Tensor x, int[] y, int steps) {
+    for (int i = 0; i < 3; i++) step.forwardBackward(x, y, p -> { });
+    double[] t = new double[steps];
+    for (int i = 0; i < steps; i++) {
+      long t0 = System.nanoTime();
+      step.forwardBackward(x, y, p -> { });
+      t[i] = (System.nanoTime() - t0) / 1e6;
+    }
+    return median(t);
   }
 
   static void mlp(CudaBackend be, int batch, int steps) {

@@ -10,6 +10,7 @@ import io.shardtrain.compute.optim.Optimizer;
 import io.shardtrain.compute.optim.Sgd;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * The device-resident training path for an {@link Mlp}: weights, biases, optimizer slots,
@@ -122,6 +123,30 @@ public final class CudaMlpStep implements AutoCloseable {
   public float forwardBackward(Tensor x, int[] labels) {
     queueForwardBackward(x, labels);
     return readLoss();
+  }
+
+  /**
+   * {@link Mlp#forwardBackward} on the device for {@code model} (the model this step was created
+   * from): uploads the model's current parameter values, since a trainer pulls fresh ones every
+   * step; runs forward and backward; reads the gradients into the model's gradient tensors; and
+   * hands the parameters to {@code onGradient} last layer first, weight then bias. The mean loss.
+   */
+  public float forwardBackward(Mlp model, Tensor x, int[] labels, Consumer<Parameter> onGradient) {
+    List<Parameter> ps = model.parameters();
+    List<Tensor> values = new ArrayList<>(ps.size());
+    List<Tensor> gradients = new ArrayList<>(ps.size());
+    for (Parameter p : ps) {
+      values.add(p.value());
+      gradients.add(p.grad());
+    }
+    writeParameters(values);
+    float mean = forwardBackward(x, labels);
+    readGradients(gradients);
+    for (int i = ps.size() / 2 - 1; i >= 0; i--) {
+      onGradient.accept(ps.get(2 * i));
+      onGradient.accept(ps.get(2 * i + 1));
+    }
+    return mean;
   }
 
   private float readLoss() {

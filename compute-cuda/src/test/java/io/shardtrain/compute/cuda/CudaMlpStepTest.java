@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.nn.Activation;
+import io.shardtrain.compute.nn.GradientStep;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;
 import io.shardtrain.compute.optim.Adam;
@@ -56,6 +57,43 @@ class CudaMlpStepTest {
   @Test
   void adamWithSigmoidMatchesTheCpuModel() {
     compare(Activation.SIGMOID, new Adam(0.9f, 0.999f, 1e-8f, 0.01f, true), 0.01f);
+  }
+
+  /**
+   * What a trainer does on a GPU: the same model on the CPU and on the CUDA backend, the optimizer
+   * on the host values between steps (as a pull replaces them), forward and backward through
+   * {@link GradientStep}: same losses, gradients and callback order as the CPU model.
+   */
+  @Test
+  void residentGradientStepGivesTheCpuModelsLossGradientsAndOrder() {
+    Random rnd = new Random(13);
+    int in = 29, classes = 5;
+    Mlp reference = Mlp.create(cpu, in, new int[] {31, 11}, classes, Activation.RELU, 8);
+    Mlp onGpu = Mlp.create(gpu, in, new int[] {31, 11}, classes, Activation.RELU, 8);
+    Sgd sgd = new Sgd();
+    try (GradientStep step = GradientStep.of(onGpu, 40)) {
+      assertTrue(step instanceof CudaBackend.ResidentStep, "a resident step, not the host-tensor path: " + step);
+      for (int s = 1; s <= 3; s++) {
+        int rows = s == 3 ? 9 : 40;
+        Tensor x = Tensor.zeros(rows, in);
+        for (int i = 0; i < x.size(); i++) x.data()[i] = rnd.nextFloat() * 2 - 1;
+        int[] y = new int[rows];
+        for (int i = 0; i < rows; i++) y[i] = rnd.nextInt(classes);
+        List<String> cpuOrder = new ArrayList<>();
+        List<String> gpuOrder = new ArrayList<>();
+        float cpuLoss = reference.forwardBackward(x, y, p -> cpuOrder.add(p.name()));
+        float gpuLoss = step.forwardBackward(x, y, p -> gpuOrder.add(p.name()));
+        assertEquals(cpuLoss, gpuLoss, 1e-4 * Math.abs(cpuLoss), "loss at step " + s);
+        assertEquals(cpuOrder, gpuOrder);
+        for (int p = 0; p < reference.parameters().size(); p++) {
+          Parameter want = reference.parameters().get(p);
+          Parameter got = onGpu.parameters().get(p);
+          assertNormClose("grad " + want.name() + " step " + s, want.grad(), got.grad());
+          sgd.apply(want.value().data(), want.grad().data(), new float[0][], s, 0.1f);
+          sgd.apply(got.value().data(), got.grad().data(), new float[0][], s, 0.1f);
+        }
+      }
+    }
   }
 
   @Test

@@ -24,14 +24,16 @@ import java.util.function.Consumer;
  */
 public final class Mlp {
   private final Backend backend;
+  private final Activation activation;
   private final List<Dense> dense;
   private final List<Layer> activations;
   private final List<Layer> layers;
   private final List<Parameter> parameters;
   private final SoftmaxCrossEntropyLoss loss;
 
-  private Mlp(Backend backend, List<Dense> dense, List<Layer> activations) {
+  private Mlp(Backend backend, Activation activation, List<Dense> dense, List<Layer> activations) {
     this.backend = backend;
+    this.activation = activation;
     this.dense = List.copyOf(dense);
     this.activations = List.copyOf(activations);
     List<Layer> all = new ArrayList<>();
@@ -74,7 +76,7 @@ public final class Mlp {
       dense.add(new Dense("dense" + (i + 1), widths[i], widths[i + 1], backend, rng, init));
       if (!last) acts.add(activation.newLayer(backend));
     }
-    return new Mlp(backend, dense, acts);
+    return new Mlp(backend, activation, dense, acts);
   }
 
   /**
@@ -100,6 +102,16 @@ public final class Mlp {
       if (i > 0) g = activations.get(i - 1).backward(gradInput);
     }
     return mean;
+  }
+
+  /** The backend the model computes on. */
+  public Backend backend() {
+    return backend;
+  }
+
+  /** The activation between hidden layers. */
+  public Activation activation() {
+    return activation;
   }
 
   /** The output scores {@code [batch, outputDim]} before the softmax. */

@@ -9,6 +9,7 @@ import io.shardtrain.compute.data.Dataset;
 import io.shardtrain.compute.data.ReaderPosition;
 import io.shardtrain.compute.metrics.Accuracy;
 import io.shardtrain.compute.nn.Activation;
+import io.shardtrain.compute.nn.GradientStep;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;
 import io.shardtrain.compute.optim.LearningRateSchedule;
@@ -76,36 +77,40 @@ public final class SingleProcessTraining {
     double lossEma = Double.NaN;
     double lastLoss = Double.NaN;
     int epoch = 0;
-    for (long step = 1; step <= totalSteps; step++) {
-      Batch b = reader.next();
-      long t0 = System.nanoTime();
-      if (x.rows() != b.size()) x = Tensor.zeros(b.size(), train.dim());
-      System.arraycopy(b.features(), 0, x.data(), 0, b.size() * train.dim());
-      float loss = model.forwardBackward(x, b.labels(), p -> { });
-      if (!Float.isFinite(loss)) {
-        throw new IllegalStateException("training diverged at step " + step + " (loss " + loss
-            + "); lower --lr (now " + settings.lr() + ")");
-      }
-      for (int i = 0; i < params.size(); i++) {
-        Parameter p = params.get(i);
-        states.get(i).step(optimizer, schedule, p.value().data(), p.grad().data());
-      }
-      trainNanos += System.nanoTime() - t0;
-      samples += b.size();
-      lastLoss = loss;
-      metrics.step(trainNanos / 1e9, "trainer-1", step, b.size(), loss);
-      lossEma = Double.isNaN(lossEma) ? loss : 0.98 * lossEma + 0.02 * loss;
-      progress.update(step, samples / (trainNanos / 1e9), lossEma);
-      // The reader stays at (e, epochLength) after an epoch's last batch, until the next call.
-      boolean epochEnd = reader.epochDone();
-      if (epochEnd) epoch++;
-      boolean periodic = settings.evalEvery() > 0 && step % settings.evalEvery() == 0;
-      if (epochEnd || periodic || step == totalSteps) {
-        double acc = evaluate(model, test);
-        evaluations.add(new Evaluation(step, epoch, acc, lossEma));
-        metrics.evaluation(trainNanos / 1e9, step, acc);
-        progress.message(String.format(Locale.ROOT, "step %d  epoch %d  loss %.4f  test accuracy %.4f",
-            step, epoch, lossEma, acc));
+    // Forward and backward run where the backend keeps the model (resident on a GPU); the
+    // optimizer runs here, on the host values that the step uploads again each time.
+    try (GradientStep gradientStep = GradientStep.of(model, batch)) {
+      for (long step = 1; step <= totalSteps; step++) {
+        Batch b = reader.next();
+        long t0 = System.nanoTime();
+        if (x.rows() != b.size()) x = Tensor.zeros(b.size(), train.dim());
+        System.arraycopy(b.features(), 0, x.data(), 0, b.size() * train.dim());
+        float loss = gradientStep.forwardBackward(x, b.labels(), p -> { });
+        if (!Float.isFinite(loss)) {
+          throw new IllegalStateException("training diverged at step " + step + " (loss " + loss
+              + "); lower --lr (now " + settings.lr() + ")");
+        }
+        for (int i = 0; i < params.size(); i++) {
+          Parameter p = params.get(i);
+          states.get(i).step(optimizer, schedule, p.value().data(), p.grad().data());
+        }
+        trainNanos += System.nanoTime() - t0;
+        samples += b.size();
+        lastLoss = loss;
+        metrics.step(trainNanos / 1e9, "trainer-1", step, b.size(), loss);
+        lossEma = Double.isNaN(lossEma) ? loss : 0.98 * lossEma + 0.02 * loss;
+        progress.update(step, samples / (trainNanos / 1e9), lossEma);
+        // The reader stays at (e, epochLength) after an epoch's last batch, until the next call.
+        boolean epochEnd = reader.epochDone();
+        if (epochEnd) epoch++;
+        boolean periodic = settings.evalEvery() > 0 && step % settings.evalEvery() == 0;
+        if (epochEnd || periodic || step == totalSteps) {
+          double acc = evaluate(model, test);
+          evaluations.add(new Evaluation(step, epoch, acc, lossEma));
+          metrics.evaluation(trainNanos / 1e9, step, acc);
+          progress.message(String.format(Locale.ROOT, "step %d  epoch %d  loss %.4f  test accuracy %.4f",
+              step, epoch, lossEma, acc));
+        }
       }
     }
     progress.finish();
