@@ -98,18 +98,25 @@ public final class ParameterBlock
 
   /**
    * A payload sent over the bulk channel instead of inside the message: {@code length} floats sent
-   * as transfer {@code transferId} from the node whose bulk channel is at {@code host:port}.
+   * as transfer {@code transferId} from the node whose bulk channel is at {@code host:port} to the
+   * node at {@code to} (null: not said). A block whose node is not {@code to} knows at once that
+   * the payload went to the node it moved from, instead of waiting for it.
    */
-  public record BulkRef(String host, int port, long transferId, int length) {
+  public record BulkRef(String host, int port, long transferId, int length, BulkAddress to) {
     public BulkRef {
       if (host == null || host.isBlank()) throw new IllegalArgumentException("bulk reference needs a host");
       if (port < 1 || port > 65535) throw new IllegalArgumentException("bulk port must be in 1..65535, got " + port);
       if (length < 0) throw new IllegalArgumentException("bulk length must be >= 0, got " + length);
     }
 
+    public BulkRef(String host, int port, long transferId, int length) {
+      this(host, port, transferId, length, null);
+    }
+
     @Override
     public String toString() {
-      return "bulk transfer " + transferId + " (" + length + " floats from " + host + ":" + port + ")";
+      return "bulk transfer " + transferId + " (" + length + " floats from " + host + ":" + port
+          + (to == null ? "" : " to " + to) + ")";
     }
   }
 
@@ -888,6 +895,14 @@ public final class ParameterBlock
       return error(cmd.replyTo(), ref + " of trainer " + cmd.trainerId() + " for step " + cmd.step()
           + " cannot reach block " + entityId + ": the bulk channel is off on its node; send it inline");
     }
+    BulkAddress here = BulkAddress.of(transport.address());
+    if (ref.to() != null && !ref.to().equals(here)) {
+      // The block moved: its payload went to the old node and will never arrive here.
+      pushes++;
+      bulkFailures++;
+      return error(cmd.replyTo(), ref + " of trainer " + cmd.trainerId() + " for step " + cmd.step()
+          + " went to " + ref.to() + ", but block " + entityId + " is now on " + here + "; send it again");
+    }
     context.pipeToSelf(transport.receive(ref.transferId(), transport.settings().receiveTimeout()),
         (values, failure) -> new BulkPushArrived(cmd, values, failure));
     return Effect().none();
@@ -1258,7 +1273,7 @@ public final class ParameterBlock
       return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), values, null, node);
     }
     long id = transport.newTransferId();
-    BulkRef ref = new BulkRef(node.host(), node.port(), id, values.length);
+    BulkRef ref = new BulkRef(node.host(), node.port(), id, values.length, to);
     org.slf4j.Logger log = context.getSystem().log();
     String block = entityId;
     transport.send(to.socketAddress(), id, values, 0, values.length).whenComplete((done, failure) -> {

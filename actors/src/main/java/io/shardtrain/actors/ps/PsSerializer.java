@@ -269,9 +269,9 @@ public final class PsSerializer extends SerializerWithStringManifest {
         long epoch = in.getLong();
         float weight = in.getFloat();
         if (v1) return new PushGradient(trainer, step, base, epoch, weight, in.getFloats(), getRef(in));
-        boolean bulk = in.getBoolean();
-        float[] values = bulk ? null : in.getFloats();
-        BulkRef ref = bulk ? getBulkRef(in) : null;
+        byte payload = in.getByte();
+        float[] values = payload == 0 ? in.getFloats() : null;
+        BulkRef ref = payload == 0 ? null : getBulkRef(in, payload);
         long generation = format >= FORMAT ? in.getLong() : 0;
         return new PushGradient(trainer, step, base, epoch, weight, values, ref, generation, getRef(in));
       }
@@ -297,9 +297,9 @@ public final class PsSerializer extends SerializerWithStringManifest {
         int offset = in.getInt();
         long version = in.getLong();
         if (v1) return new BlockValues(parameter, index, offset, version, in.getFloats());
-        boolean bulk = in.getBoolean();
-        float[] values = bulk ? null : in.getFloats();
-        BulkRef ref = bulk ? getBulkRef(in) : null;
+        byte payload = in.getByte();
+        float[] values = payload == 0 ? in.getFloats() : null;
+        BulkRef ref = payload == 0 ? null : getBulkRef(in, payload);
         return new BlockValues(parameter, index, offset, version, values, ref, getAddress(in));
       }
       case STATS: {
@@ -355,23 +355,37 @@ public final class PsSerializer extends SerializerWithStringManifest {
 
   // --- composite values
 
-  /** Inline floats, or (presence byte 1) a bulk reference instead. */
+  /**
+   * Inline floats (kind byte 0), or a bulk reference instead: kind 1 without, kind 2 with the
+   * address the payload was sent to. Kind 2 is new in this version; only messages carry it, and
+   * both ends of a cluster run the same version.
+   */
   private static void putPayload(Out out, float[] values, BulkRef bulk) {
     if (bulk != null) {
       if (values != null) throw new IllegalArgumentException("a payload is either inline or a bulk reference, not both");
-      out.putByte((byte) 1);
+      out.putByte(bulk.to() == null ? (byte) 1 : 2);
       out.putString(bulk.host());
       out.putInt(bulk.port());
       out.putLong(bulk.transferId());
       out.putInt(bulk.length());
+      if (bulk.to() != null) {
+        out.putString(bulk.to().host());
+        out.putInt(bulk.to().port());
+      }
     } else {
       out.putByte((byte) 0);
       out.putFloats(values);
     }
   }
 
-  private static BulkRef getBulkRef(In in) {
-    return new BulkRef(in.getString(), in.getInt(), in.getLong(), in.getInt());
+  private static BulkRef getBulkRef(In in, byte kind) {
+    if (kind != 1 && kind != 2) throw new IllegalArgumentException("unknown payload kind " + kind);
+    String host = in.getString();
+    int port = in.getInt();
+    long id = in.getLong();
+    int length = in.getInt();
+    BulkAddress to = kind == 2 ? new BulkAddress(in.getString(), in.getInt()) : null;
+    return new BulkRef(host, port, id, length, to);
   }
 
   private static void putAddress(Out out, BulkAddress address) {

@@ -381,7 +381,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     bulk.send(target.socketAddress(), id, values, 0, values.length).whenComplete((done, failure) -> {
       if (failure != null) self.tell(new BulkSendFailed(blockId, target, failure));
     });
-    return new ParameterBlock.BulkRef(selfBulk.host(), selfBulk.port(), id, values.length);
+    return new ParameterBlock.BulkRef(selfBulk.host(), selfBulk.port(), id, values.length, target);
   }
 
   private Behavior<Command> onRetryPush(RetryPush r) {

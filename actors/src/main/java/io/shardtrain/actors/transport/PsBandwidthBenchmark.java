@@ -169,7 +169,7 @@ public final class PsBandwidthBenchmark {
       } else {
         long id = bulk.newTransferId();
         bulk.send(nodes.get(b).socketAddress(), id, grad, s.offset(), s.length());
-        BulkRef ref = new BulkRef(self.host(), self.port(), id, s.length());
+        BulkRef ref = new BulkRef(self.host(), self.port(), id, s.length(), nodes.get(b));
         pushed.add(block.<PushAck>askWithStatus(
             r -> new ParameterBlock.PushGradient(TRAINER, step, 0, 0, 1f, null, ref, r), TIMEOUT)
             .toCompletableFuture());

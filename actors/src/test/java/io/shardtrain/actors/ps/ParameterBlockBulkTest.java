@@ -167,7 +167,7 @@ class ParameterBlockBulkTest {
             r -> new ParameterBlock.PushGradient(trainer, s, s - 1, 1, 32f, g, r), TIMEOUT));
         long id = bulk.newTransferId();
         bulk.send(node.socketAddress(), id, g, 0, g.length);
-        BulkRef ref = new BulkRef(self.host(), self.port(), id, g.length);
+        BulkRef ref = new BulkRef(self.host(), self.port(), id, g.length, node);
         PushAck bulkAck = await(viaBulk.<PushAck>askWithStatus(
             r -> new ParameterBlock.PushGradient(trainer, s, s - 1, 1, 32f, null, ref, r), TIMEOUT));
         assertEquals(inlineAck, bulkAck, "ack of trainer " + trainer + " at step " + step);
@@ -215,6 +215,34 @@ class ParameterBlockBulkTest {
     PushAck ack = await(b.<PushAck>askWithStatus(r -> new ParameterBlock.PushGradient("t0", 1, 0, 1, 32f, g, r),
         TIMEOUT));
     assertEquals(new ParameterBlock.Accepted(0), ack);
+  }
+
+  @Test
+  void aBulkPushSentToTheNodeTheBlockMovedFromIsRefusedAtOnceNamingBothNodes() throws Exception {
+    float[] init = new float[LENGTH];
+    BlockSpec spec = spec(BlockTestSupport.freshParameter());
+    EntityRef<Command> b = block(spec.entityId());
+    initialise(b, spec, init);
+    BulkTransport bulk = BulkTransport.get(client.system());
+    BulkAddress self = BulkAddress.of(bulk.address());
+    BulkAddress node = pullBulk(b, 0).node();
+    BulkAddress oldNode = new BulkAddress(node.host(), node.port() == 65535 ? 65534 : node.port() + 1);
+    // The payload even reaches the block's node: the refusal comes from the address the push
+    // names, so the block does not wait for a payload that is on another node.
+    float[] g = gradient(0, 1);
+    long id = bulk.newTransferId();
+    bulk.send(node.socketAddress(), id, g, 0, g.length);
+    BulkRef ref = new BulkRef(self.host(), self.port(), id, g.length, oldNode);
+    ExecutionException e = assertThrows(ExecutionException.class, () -> await(b.<PushAck>askWithStatus(
+        r -> new ParameterBlock.PushGradient("t0", 1, 0, 1, 32f, null, ref, r), TIMEOUT)));
+    assertTrue(e.getCause().getMessage().contains("went to " + oldNode + ", but block " + spec.entityId()
+        + " is now on " + node), e.getCause().getMessage());
+    BlockStats stats = await(b.<BlockStats>ask(ParameterBlock.GetStats::new, TIMEOUT));
+    assertEquals(0, stats.version());
+    assertEquals(1, stats.bulkFailures());
+    assertEquals(0, stats.bulkPushes());
+    assertEquals(new ParameterBlock.Accepted(0), await(b.<PushAck>askWithStatus(
+        r -> new ParameterBlock.PushGradient("t0", 1, 0, 1, 32f, g, r), TIMEOUT)), "sent again inline");
   }
 
   @Test

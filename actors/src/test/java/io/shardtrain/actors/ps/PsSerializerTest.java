@@ -118,6 +118,9 @@ class PsSerializerTest {
     PushGradient push = roundTrip(new PushGradient("t1", 5, 4, 2, 32f, null, ref, probe.ref().unsafeUpcast()));
     assertEquals(ref, push.bulk());
     assertEquals(null, push.values());
+    BulkRef sentTo = new BulkRef("10.1.2.3", 40_123, 8, 262_144, new BulkAddress("10.1.2.4", 40_200));
+    assertEquals(sentTo, roundTrip(new PushGradient("t1", 5, 4, 2, 32f, null, sentTo, probe.ref().unsafeUpcast()))
+        .bulk(), "with the address the payload went to");
     assertEquals(List.of("t1", 5L, 4L, 2L, 32f), List.of(push.trainerId(), push.step(), push.baseVersion(),
         push.membershipEpoch(), push.weight()));
     assertEquals(probe.ref(), push.replyTo());
