@@ -18,18 +18,16 @@ import io.shardtrain.actors.ps.ParameterBlock.BulkAddress;
 import io.shardtrain.actors.ps.ParameterBlock.BulkRef;
 import io.shardtrain.actors.ps.ParameterBlock.Command;
 import io.shardtrain.actors.ps.ParameterBlock.PushAck;
+import io.shardtrain.compute.FileTrees;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * Parameter-server bandwidth: push + pull rounds of one parameter through real
@@ -110,7 +108,7 @@ public final class PsBandwidthBenchmark {
     } catch (Exception e) {
       throw new IllegalStateException("ps bandwidth benchmark failed: " + e, e);
     } finally {
-      deleteQuietly(snapshots);
+      FileTrees.deleteQuietly(snapshots);
     }
   }
 
@@ -225,14 +223,5 @@ public final class PsBandwidthBenchmark {
         shardtrain.transport.bulk.host = "127.0.0.1"
         shardtrain.transport.bulk.port = 0
         """, roles, snapshots.resolve(role).toString().replace("\\", "/"))).withFallback(ConfigFactory.load());
-  }
-
-  private static void deleteQuietly(Path dir) {
-    if (dir == null) return;
-    try (Stream<Path> files = Files.walk(dir)) {
-      files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (java.io.IOException ignored) {
-      // A temporary directory: what is left is the OS's to clean.
-    }
   }
 }

@@ -1,8 +1,8 @@
 package io.shardtrain.compute.data;
 
+import io.shardtrain.compute.FileTrees;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
@@ -13,7 +13,6 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.HexFormat;
@@ -22,7 +21,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 
 /**
  * Makes sure the four MNIST IDX files are in {@code <dataDir>/mnist}, fetching them when missing.
@@ -142,7 +140,7 @@ public final class MnistFetcher {
         moveIntoPlace(source, target);
       }
     } finally {
-      deleteTree(work);
+      FileTrees.deleteQuietly(work);
     }
   }
 
@@ -257,20 +255,6 @@ public final class MnistFetcher {
       Files.move(source, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     } catch (AtomicMoveNotSupportedException e) {
       Files.move(source, target, StandardCopyOption.REPLACE_EXISTING);
-    }
-  }
-
-  private static void deleteTree(Path root) {
-    try (Stream<Path> walk = Files.walk(root)) {
-      walk.sorted(Comparator.reverseOrder()).forEach(p -> {
-        try {
-          Files.deleteIfExists(p);
-        } catch (IOException e) {
-          throw new UncheckedIOException(e);
-        }
-      });
-    } catch (IOException | UncheckedIOException e) {
-      // A leftover temporary directory is harmless; the fetch result matters more than tidiness.
     }
   }
 

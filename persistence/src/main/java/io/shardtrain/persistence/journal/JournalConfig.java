@@ -2,6 +2,7 @@ package io.shardtrain.persistence.journal;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import io.shardtrain.compute.FileTrees;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -120,18 +121,10 @@ public final class JournalConfig {
     return f;
   }
 
-  private static void deleteTree(Path dir) {
-    try (var paths = Files.walk(dir)) {
-      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException | UncheckedIOException e) {
-      // Best effort at JVM exit: a leftover temporary directory is harmless.
-    }
-  }
-
   private static Path freshSnapshotDir() {
     try {
       Path dir = Files.createTempDirectory("shardtrain-snapshots-");
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteTree(dir), "delete " + dir));
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> FileTrees.deleteQuietly(dir), "delete " + dir));
       return dir;
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create a temporary snapshot directory", e);

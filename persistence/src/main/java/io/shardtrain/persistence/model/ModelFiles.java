@@ -1,5 +1,6 @@
 package io.shardtrain.persistence.model;
 
+import io.shardtrain.compute.FileTrees;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -17,13 +18,11 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.stream.Stream;
 
 /**
  * Saves, loads and exports whole models in the directory format of docs/MODEL-FORMAT.md: a
@@ -109,7 +108,7 @@ public final class ModelFiles {
       syncDirectory(parent);
       return manifest;
     } finally {
-      if (Files.exists(tmp)) deleteRecursively(tmp);
+      if (Files.exists(tmp)) FileTrees.delete(tmp);
     }
   }
 
@@ -251,7 +250,7 @@ public final class ModelFiles {
       Files.move(old, dir, StandardCopyOption.ATOMIC_MOVE);
       throw e;
     }
-    deleteRecursively(old);
+    FileTrees.delete(old);
   }
 
   private static boolean isEmptyOrAbsent(Path dir) throws IOException {
@@ -268,12 +267,6 @@ public final class ModelFiles {
       ch.force(true);
     } catch (IOException | UnsupportedOperationException e) {
       // best effort
-    }
-  }
-
-  private static void deleteRecursively(Path root) throws IOException {
-    try (Stream<Path> walk = Files.walk(root)) {
-      for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
     }
   }
 

@@ -1,5 +1,6 @@
 package io.shardtrain.samples.cli;
 
+import io.shardtrain.compute.FileTrees;
 import io.shardtrain.compute.bench.GemmBenchmark;
 import io.shardtrain.samples.report.Json;
 import java.nio.file.Files;
@@ -190,14 +191,8 @@ final class BenchCommand implements Runnable {
         m.put("runs", runs);
         return writeReport(spec, report, m);
       } finally {
-        if (tmp != null) deleteTree(tmp);
+        if (tmp != null) FileTrees.delete(tmp);
       }
-    }
-  }
-
-  private static void deleteTree(Path dir) throws java.io.IOException {
-    try (var files = Files.walk(dir)) {
-      files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     }
   }
 }

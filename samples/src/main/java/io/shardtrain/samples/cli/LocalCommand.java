@@ -4,22 +4,23 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.config.ShardTrainConfig;
 import io.shardtrain.actors.config.TrainSettings;
-import io.shardtrain.compute.backend.Backends;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.PsSettings;
+import io.shardtrain.compute.FileTrees;
+import io.shardtrain.compute.backend.Backends;
 import io.shardtrain.persistence.journal.Journal;
 import io.shardtrain.persistence.journal.JournalConfig;
 import io.shardtrain.persistence.journal.JournalSettings;
 import io.shardtrain.samples.local.DataSets;
 import io.shardtrain.samples.local.DistributedTraining;
 import io.shardtrain.samples.local.LocalCluster;
-import io.shardtrain.samples.report.MetricsLog;
-import java.time.Duration;
 import io.shardtrain.samples.local.SingleProcessTraining;
 import io.shardtrain.samples.report.Json;
+import io.shardtrain.samples.report.MetricsLog;
 import io.shardtrain.samples.report.ProgressBar;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -196,7 +197,7 @@ final class LocalCommand implements Callable<Integer> {
           metrics).run(cluster, data.train(), data.test());
       journalBytes = Journal.journalBytes(JournalSettings.fromConfig(runConfig));
     } finally {
-      if (journalDir != null) deleteRecursively(journalDir);
+      if (journalDir != null) FileTrees.delete(journalDir);
     }
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("mode", modeName.toLowerCase());
@@ -254,13 +255,6 @@ final class LocalCommand implements Callable<Integer> {
     if (exportNpy != null) {
       io.shardtrain.persistence.model.ModelFiles.exportNpy(snapshot, exportNpy);
       out.println("npy: " + exportNpy);
-    }
-  }
-
-  private static void deleteRecursively(Path dir) throws java.io.IOException {
-    if (!Files.exists(dir)) return;
-    try (var paths = Files.walk(dir)) {
-      for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
     }
   }
 
