@@ -48,8 +48,10 @@ class TrainerAndMasterFailoverTest {
   @Test
   void killedTrainerIsDroppedResumesAtItsReportedOffsetAndEveryExampleIsAppliedOncePlusAtMostOneBatch()
       throws Exception {
-    // Enough steps that t1, training alone, is still at it when the restarted t2 is back.
-    int steps = 200;
+    // Enough steps that t1, training alone, is still at it when the restarted t2 is back: t1 alone
+    // runs about 10 steps a second here and a new node JVM took up to 15 s to register under load,
+    // which finished a 200-step job before t2 was back once.
+    int steps = 400;
     String job = """
         shardtrain.train { dataset = mnist, trainers = 2, mode = sync, steps = %d, epochs = 0, hidden = [64],
           optimizer = sgd, lr = 0.05, lr-schedule = constant, batch = %d, seed = 3, job-id = trainer-kill }
