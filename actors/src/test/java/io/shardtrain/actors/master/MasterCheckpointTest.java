@@ -153,6 +153,16 @@ class MasterCheckpointTest {
     return s;
   }
 
+  /** Both trainers report steps 6 and 7 (offsets 20 and 24), and a checkpoint is taken at 7. */
+  static void checkpointAtStepSeven(Setup s, Path dir) {
+    report(s, "a", 0, 10, 6, 0);
+    report(s, "b", 1, 12, 6, 0);
+    report(s, "a", 0, 20, 7, 0);
+    report(s, "b", 1, 24, 7, 0);
+    checkpoint(s, dir);
+    for (int i = 0; i < job().blocks().size(); i++) s.blocks().receiveMessage();
+  }
+
   static StatusReply<Done> report(Setup s, String id, int task, long offset, long step, long generation) {
     return s.tk().<StatusReply<Done>>runCommand(
         r -> new Master.ReportProgress(id, 0, task, offset, step, generation, r)).reply();
@@ -202,12 +212,7 @@ class MasterCheckpointTest {
   void rollbackReturnsEveryBlockThenTheOffsetsThenTheTrainersToTheCommittedCheckpoint() throws Exception {
     Path dir = Files.createTempDirectory("master-rollback").resolve("ckpt");
     Setup s = started(new CheckpointSettings(0, dir, Duration.ofSeconds(20), PsSettings.Durability.CHECKPOINT));
-    report(s, "a", 0, 10, 6, 0);
-    report(s, "b", 1, 12, 6, 0);
-    report(s, "a", 0, 20, 7, 0);
-    report(s, "b", 1, 24, 7, 0);
-    checkpoint(s, dir);
-    for (int i = 0; i < job().blocks().size(); i++) s.blocks().receiveMessage();
+    checkpointAtStepSeven(s, dir);
     report(s, "a", 0, 30, 8, 0);
     report(s, "b", 1, 36, 8, 0);
     assertEquals(66, s.tk().getState().status().examplesReported());
@@ -260,12 +265,7 @@ class MasterCheckpointTest {
     // Blocks answer after 1 s, ten of the master's 100 ms ticks; the ask times out after 2 s.
     Setup s = started(new CheckpointSettings(0, dir, Duration.ofSeconds(20), PsSettings.Durability.CHECKPOINT), job(),
         Duration.ofSeconds(1));
-    report(s, "a", 0, 10, 6, 0);
-    report(s, "b", 1, 12, 6, 0);
-    report(s, "a", 0, 20, 7, 0);
-    report(s, "b", 1, 24, 7, 0);
-    checkpoint(s, dir);
-    for (int i = 0; i < job().blocks().size(); i++) s.blocks().receiveMessage();
+    checkpointAtStepSeven(s, dir);
 
     s.tk().runCommand(new Master.RollBackToCheckpoint("test: a ps node is gone", -1, "a"));
     for (int i = 0; i < job().blocks().size(); i++) {

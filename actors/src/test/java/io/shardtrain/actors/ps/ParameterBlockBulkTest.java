@@ -217,15 +217,26 @@ class ParameterBlockBulkTest {
     assertEquals(new ParameterBlock.Accepted(0), ack);
   }
 
-  @Test
-  void aBulkPushSentToTheNodeTheBlockMovedFromIsRefusedAtOnceNamingBothNodes() throws Exception {
-    float[] init = new float[LENGTH];
+  /** A fresh block of zeros, the client's bulk transport and address, and the block node's. */
+  private record ZeroBlock(BlockSpec spec, EntityRef<Command> b, BulkTransport bulk, BulkAddress self,
+      BulkAddress node) {}
+
+  private ZeroBlock zeroBlock() throws Exception {
     BlockSpec spec = spec(BlockTestSupport.freshParameter());
     EntityRef<Command> b = block(spec.entityId());
-    initialise(b, spec, init);
+    initialise(b, spec, new float[LENGTH]);
     BulkTransport bulk = BulkTransport.get(client.system());
-    BulkAddress self = BulkAddress.of(bulk.address());
-    BulkAddress node = pullBulk(b, 0).node();
+    return new ZeroBlock(spec, b, bulk, BulkAddress.of(bulk.address()), pullBulk(b, 0).node());
+  }
+
+  @Test
+  void aBulkPushSentToTheNodeTheBlockMovedFromIsRefusedAtOnceNamingBothNodes() throws Exception {
+    ZeroBlock z = zeroBlock();
+    BlockSpec spec = z.spec();
+    EntityRef<Command> b = z.b();
+    BulkTransport bulk = z.bulk();
+    BulkAddress self = z.self();
+    BulkAddress node = z.node();
     BulkAddress oldNode = new BulkAddress(node.host(), node.port() == 65535 ? 65534 : node.port() + 1);
     // The payload even reaches the block's node: the refusal comes from the address the push
     // names, so the block does not wait for a payload that is on another node.
@@ -247,13 +258,11 @@ class ParameterBlockBulkTest {
 
   @Test
   void aBulkPayloadOfTheWrongLengthIsRefused() throws Exception {
-    float[] init = new float[LENGTH];
-    BlockSpec spec = spec(BlockTestSupport.freshParameter());
-    EntityRef<Command> b = block(spec.entityId());
-    initialise(b, spec, init);
-    BulkTransport bulk = BulkTransport.get(client.system());
-    BulkAddress self = BulkAddress.of(bulk.address());
-    BulkAddress node = pullBulk(b, 0).node();
+    ZeroBlock z = zeroBlock();
+    EntityRef<Command> b = z.b();
+    BulkTransport bulk = z.bulk();
+    BulkAddress self = z.self();
+    BulkAddress node = z.node();
     long id = bulk.newTransferId();
     bulk.send(node.socketAddress(), id, new float[7], 0, 7);
     BulkRef ref = new BulkRef(self.host(), self.port(), id, 7);
