@@ -112,7 +112,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   private record MemberRemoved(String address, boolean ps) implements Command {}
 
-  private record TrainerStopped(String trainerId) implements Command {}
+  /** The actor {@code trainer} registered as {@code trainerId} stopped (or its node was removed). */
+  private record TrainerStopped(String trainerId, ActorRef<?> trainer) implements Command {}
 
   private enum Tick implements Command { INSTANCE }
 
@@ -133,6 +134,12 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   /** Task {@code task} of epoch {@code epoch}: examples {@code [from, to)}, resume at {@code offset}. */
   public record Lease(int epoch, int task, int from, int to, long offset) implements TaskReply {}
+
+  /**
+   * The master does not know this trainer: it was dropped (no heartbeat within failure-timeout,
+   * while it was paused or cut off), or the master lost it. The trainer registers again.
+   */
+  public record NotRegistered() implements TaskReply {}
 
   /** No task now: the job is done, or the remaining tasks are leased to others. */
   public record NoTask(boolean jobDone) implements TaskReply {}
@@ -268,7 +275,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
           // again here keeps departures detected on the new node.
           state.members().forEach((id, ref) -> {
             lastSeen.put(id, now);
-            context.watchWith(ref, new TrainerStopped(id));
+            context.watchWith(ref, new TrainerStopped(id, ref));
           });
           broadcastMembership(state);
           // The master's node may have been a ps node too, or one left while no master ran.
@@ -292,7 +299,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
           if (s.members().containsKey(c.trainerId())) lastSeen.put(c.trainerId(), System.nanoTime());
           return Effect().none();
         })
-        .onCommand(TrainerStopped.class, (s, c) -> leave(s, c.trainerId(), "its actor stopped"))
+        .onCommand(TrainerStopped.class, this::onTrainerStopped)
         .onCommand(GetStatus.class, (s, c) -> {
           c.replyTo().tell(s.status());
           return Effect().none();
@@ -335,7 +342,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
       return Effect().none();
     }
     lastSeen.put(c.trainerId(), System.nanoTime());
-    context.watchWith(c.trainer(), new TrainerStopped(c.trainerId()));
+    context.watchWith(c.trainer(), new TrainerStopped(c.trainerId(), c.trainer()));
     ActorRef<?> known = s.members().get(c.trainerId());
     if (c.trainer().equals(known)) {
       c.replyTo().tell(StatusReply.success(s.registration(c.trainerId())));
@@ -353,7 +360,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   private Effect<Event, MasterState> onRequestTask(MasterState s, RequestTask c) {
     if (!s.members().containsKey(c.trainerId())) {
-      c.replyTo().tell(StatusReply.error("trainer " + c.trainerId() + " is not registered"));
+      c.replyTo().tell(StatusReply.success(new NotRegistered()));
       return Effect().none();
     }
     lastSeen.put(c.trainerId(), System.nanoTime());
@@ -410,6 +417,13 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     }
     return Effect().persist(new ProgressRecorded(c.epoch(), c.task(), c.offset(), c.trainerId(), c.step()))
         .thenRun(st -> c.replyTo().tell(StatusReply.ack()));
+  }
+
+  private Effect<Event, MasterState> onTrainerStopped(MasterState s, TrainerStopped c) {
+    // The node of a killed trainer is removed some seconds after the kill; by then the same
+    // trainer id may have registered again from a new node, which must stay.
+    if (!c.trainer().equals(s.members().get(c.trainerId()))) return Effect().none();
+    return leave(s, c.trainerId(), "its actor stopped");
   }
 
   private Effect<Event, MasterState> onLeave(MasterState s, LeaveJob c) {

@@ -291,6 +291,13 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
       timers.startSingleTimer(Retry.NEXT_STEP, setup.settings().retryDelay());
       return this;
     }
+    if (m.reply() instanceof Master.NotRegistered) {
+      // Dropped while alive (a pause longer than the failure timeout): join again like a restart.
+      context.getLog().warn("trainer {}: the master no longer knows it; registering again", setup.trainerId());
+      lease = null;
+      register();
+      return this;
+    }
     if (m.reply() instanceof Master.Lease l) {
       lease = l;
       reader = new BatchReader(setup.train(), l.from(), l.to(), job.batch(), job.seed() * 1_000_003L + l.task(),

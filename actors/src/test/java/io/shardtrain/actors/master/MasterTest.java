@@ -245,6 +245,31 @@ class MasterTest {
   }
 
   @Test
+  void theStopOfAnEarlierRegistrationDoesNotDropTheTrainerThatRegisteredAgain() {
+    Setup s = submitted();
+    TestProbe<Object> killed = kit.createTestProbe();
+    register(s, "a", killed);
+    register(s, "b", kit.createTestProbe());
+    // "a" restarted on a new node before the old node was removed from the cluster.
+    TestProbe<Object> restarted = kit.createTestProbe();
+    register(s, "a", restarted);
+    killed.stop();
+    sleep(1000);
+    assertEquals(restarted.ref(), s.tk().getState().members().get("a"), "the old actor's stop is not the new one's");
+    restarted.stop();
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (System.nanoTime() < deadline && s.tk().getState().members().containsKey("a")) sleep(50);
+    assertEquals(Set.of("b"), s.tk().getState().members().keySet(), "the registered actor's stop drops it");
+  }
+
+  @Test
+  void aTrainerTheMasterDoesNotKnowIsToldToRegisterAgain() {
+    Setup s = submitted();
+    register(s, "a", kit.createTestProbe());
+    assertEquals(new Master.NotRegistered(), request(s, "stranger"));
+  }
+
+  @Test
   void aSilentTrainerLeavesAfterTheFailureTimeout() {
     Setup s = submitted(IMPATIENT);
     register(s, "a", kit.createTestProbe());
@@ -374,7 +399,7 @@ class MasterTest {
     serialization.verifySerialization(new Master.RolledBackToCheckpoint(40, 2, "ps node lost"), true);
   }
 
-  private static void sleep(long ms) {
+  static void sleep(long ms) {
     try {
       Thread.sleep(ms);
     } catch (InterruptedException e) {
