@@ -57,11 +57,9 @@ public final class CudaMlpStep implements AutoCloseable {
     int layers = ps.size() / 2;
     widths = new int[layers + 1];
     widths[0] = model.inputDim();
-    int maxParam = 1;
-    for (int i = 0; i < layers; i++) {
-      widths[i + 1] = ps.get(2 * i).value().cols();
-      maxParam = Math.max(maxParam, ps.get(2 * i).size());
-    }
+    for (int i = 0; i < layers; i++) widths[i + 1] = ps.get(2 * i).value().cols();
+    long totalParams = 0;
+    for (Parameter p : ps) totalParams += p.size();
     z = new DeviceBuffer[layers];
     a = new DeviceBuffer[layers];
     dz = new DeviceBuffer[layers];
@@ -89,7 +87,8 @@ public final class CudaMlpStep implements AutoCloseable {
     rowLoss = DeviceBuffer.floats(maxBatch);
     loss = DeviceBuffer.floats(1);
     pinnedIn = new PinnedBuffer(4L * maxBatch * Math.max(widths[0], 1));
-    pinnedParams = new PinnedBuffer(4L * maxParam);
+    // Room for every parameter at once: a step moves them all with one wait, not one per parameter.
+    pinnedParams = new PinnedBuffer(4L * totalParams);
     pinnedLoss = new PinnedBuffer(4);
     List<Tensor> values = new ArrayList<>();
     for (Parameter p : ps) values.add(p.value());
@@ -278,21 +277,31 @@ public final class CudaMlpStep implements AutoCloseable {
   public void writeParameters(List<Tensor> from) {
     checkList(from, "writeParameters");
     rt.makeCurrent();
+    // Earlier copies out of the pinned buffer must be done before it is overwritten; the copies
+    // queued here run before any kernel queued after them on the stream.
+    stream.synchronize();
+    int at = 0;
     for (int p = 0; p < params.size(); p++) {
       Tensor t = from.get(p);
-      pinnedParams.upload(t.data(), t.size(), params.get(p), stream);
-      stream.synchronize(); // the pinned buffer is reused for the next parameter
+      pinnedParams.upload(t.data(), t.size(), at, params.get(p), stream);
+      at += t.size();
     }
   }
 
   private void read(List<DeviceBuffer> src, List<Tensor> into, String what) {
     checkList(into, what);
     rt.makeCurrent();
+    int at = 0;
+    for (int p = 0; p < src.size(); p++) {
+      pinnedParams.queueDownload(src.get(p), into.get(p).size(), at, stream);
+      at += into.get(p).size();
+    }
+    stream.synchronize();
+    at = 0;
     for (int p = 0; p < src.size(); p++) {
       Tensor t = into.get(p);
-      pinnedParams.queueDownload(src.get(p), t.size(), stream);
-      stream.synchronize();
-      pinnedParams.read(t.data(), t.size());
+      pinnedParams.read(t.data(), t.size(), at);
+      at += t.size();
     }
   }
 

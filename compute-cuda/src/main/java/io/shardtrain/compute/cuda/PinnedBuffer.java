@@ -32,9 +32,18 @@ final class PinnedBuffer implements AutoCloseable {
 
   /** Copies {@code n} floats from {@code src} in and queues their upload to {@code dst}. */
   void upload(float[] src, int n, DeviceBuffer dst, CUstream stream) {
+    upload(src, n, 0, dst, stream);
+  }
+
+  /**
+   * Copies {@code n} floats from {@code src} in at float offset {@code at} and queues their upload
+   * to {@code dst}; several parameters share one buffer this way, with one wait for all of them.
+   */
+  void upload(float[] src, int n, int at, DeviceBuffer dst, CUstream stream) {
     floats.clear();
+    floats.position(at);
     floats.put(src, 0, n);
-    JCudaDriver.cuMemcpyHtoDAsync(dst, host, 4L * n, stream);
+    JCudaDriver.cuMemcpyHtoDAsync(dst, host.withByteOffset(4L * at), 4L * n, stream);
   }
 
   void uploadInts(int[] src, int n, DeviceBuffer dst, CUstream stream) {
@@ -45,12 +54,23 @@ final class PinnedBuffer implements AutoCloseable {
 
   /** Queues a download of {@code n} floats from {@code src}; read them after the stream syncs. */
   void queueDownload(DeviceBuffer src, int n, CUstream stream) {
-    JCudaDriver.cuMemcpyDtoHAsync(host, src, 4L * n, stream);
+    queueDownload(src, n, 0, stream);
+  }
+
+  /** Queues a download of {@code n} floats from {@code src} to float offset {@code at}. */
+  void queueDownload(DeviceBuffer src, int n, int at, CUstream stream) {
+    JCudaDriver.cuMemcpyDtoHAsync(host.withByteOffset(4L * at), src, 4L * n, stream);
   }
 
   /** Copies {@code n} floats of a finished download into {@code dst}. */
   void read(float[] dst, int n) {
+    read(dst, n, 0);
+  }
+
+  /** Copies {@code n} floats of a finished download at float offset {@code at} into {@code dst}. */
+  void read(float[] dst, int n, int at) {
     floats.clear();
+    floats.position(at);
     floats.get(dst, 0, n);
   }
 
