@@ -5,6 +5,12 @@ public interface StepListener {
   /** A step whose gradients every block acknowledged. */
   void onStep(String trainerId, long step, float loss, int examples, long computeNanos);
 
+  /**
+   * The trainer, (re)started, holds task {@code epoch/task} from reader offset {@code offset} and
+   * continues after {@code step} on parameters pulled at {@code version}.
+   */
+  default void onResumed(String trainerId, int epoch, int task, long offset, long step, long version) {}
+
   /** The trainer stopped: the job is done, its step budget is spent, or it was told to stop. */
   void onFinished(String trainerId, long steps, long pushes, long pulls, long stalePushes);
 

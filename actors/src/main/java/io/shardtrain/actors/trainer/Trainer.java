@@ -527,6 +527,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
       if (lease != null) {
         context.getLog().info("trainer {} resumes task {}/{} at offset {} after step {} (parameters pulled at version {})",
             setup.trainerId(), lease.epoch(), lease.task(), lease.offset(), step, baseVersion);
+        setup.listener().onResumed(setup.trainerId(), lease.epoch(), lease.task(), lease.offset(), step, baseVersion);
       }
       // Some blocks closed step baseVersion + 1 without this trainer: take part in it with no data,
       // so that every block applies this trainer's first batch.

@@ -46,6 +46,13 @@ public final class TrainerNode {
               }
 
               @Override
+              public void onResumed(String id, int epoch, int task, long offset, long step, long version) {
+                // Printed, not logged: an operator restarting a trainer looks for this line at any log level.
+                log.printf("trainer %s resumes task %d/%d at offset %d after step %d (parameters pulled at version %d)%n",
+                    id, epoch, task, offset, step, version);
+              }
+
+              @Override
               public void onFinished(String id, long steps, long pushes, long pulls, long stale) {
                 log.printf("trainer %s finished: %d steps, %d pushes, %d pulls%n", id, steps, pushes, pulls);
                 finished.complete(steps);
