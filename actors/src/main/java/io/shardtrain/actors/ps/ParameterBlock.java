@@ -719,6 +719,8 @@ public final class ParameterBlock
   private long bulkPulls;
   private long bulkFailures;
   private BulkTransport bulk;
+  /** This node's bulk address, once the channel is up; it never changes. */
+  private BulkAddress bulkAddress;
 
   private ParameterBlock(String entityId, PsSettings settings, ActorContext<Command> context,
       TimerScheduler<Command> timers) {
@@ -895,7 +897,7 @@ public final class ParameterBlock
       return error(cmd.replyTo(), ref + " of trainer " + cmd.trainerId() + " for step " + cmd.step()
           + " cannot reach block " + entityId + ": the bulk channel is off on its node; send it inline");
     }
-    BulkAddress here = BulkAddress.of(transport.address());
+    BulkAddress here = bulkAddress();
     if (ref.to() != null && !ref.to().equals(here)) {
       // The block moved: its payload went to the old node and will never arrive here.
       pushes++;
@@ -1268,7 +1270,7 @@ public final class ParameterBlock
     if (!transport.isEnabled()) {
       return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), values);
     }
-    BulkAddress node = BulkAddress.of(transport.address());
+    BulkAddress node = bulkAddress();
     if (to.equals(node) || !transport.settings().carries(values.length)) {
       return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), values, null, node);
     }
@@ -1288,6 +1290,12 @@ public final class ParameterBlock
     // Started on first use: blocks that only ever see inline traffic open no socket.
     if (bulk == null) bulk = BulkTransport.get(context.getSystem());
     return bulk;
+  }
+
+  /** Where this node's bulk channel takes payloads; only while it is enabled. */
+  private BulkAddress bulkAddress() {
+    if (bulkAddress == null) bulkAddress = BulkAddress.of(bulk().address());
+    return bulkAddress;
   }
 
   private <T> Effect<Event, State> error(ActorRef<StatusReply<T>> replyTo, String message) {
