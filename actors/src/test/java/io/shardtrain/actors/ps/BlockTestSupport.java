@@ -28,6 +28,11 @@ final class BlockTestSupport {
 
   private static final AtomicInteger IDS = new AtomicInteger();
 
+  /** A 5-float sync block's initial values, and two trainers' gradients for it. */
+  static final float[] INIT = {0.5f, -1.25f, 2f, 0.125f, -0.75f};
+  static final float[] GA = {0.1f, -0.2f, 0.3f, 0.05f, 1.5f};
+  static final float[] GB = {-0.4f, 0.25f, 0.7f, -0.9f, 0.01f};
+
   /** Journal and snapshots go through the real serializer, so every event and snapshot is round-tripped. */
   static final Config CONFIG = ConfigFactory.parseString(
           "akka.persistence.testkit.events.serialize = on\n"

@@ -1,5 +1,8 @@
 package io.shardtrain.actors.ps;
 
+import static io.shardtrain.actors.ps.BlockTestSupport.GA;
+import static io.shardtrain.actors.ps.BlockTestSupport.GB;
+import static io.shardtrain.actors.ps.BlockTestSupport.INIT;
 import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
 import static io.shardtrain.actors.ps.BlockTestSupport.block;
 import static io.shardtrain.actors.ps.BlockTestSupport.init;
@@ -38,9 +41,6 @@ import org.junit.jupiter.api.Test;
 class ParameterBlockCheckpointTest {
   private static ActorTestKit kit;
 
-  private static final float[] INIT = {0.5f, -1.25f, 2f, 0.125f, -0.75f};
-  private static final float[] GA = {0.1f, -0.2f, 0.3f, 0.05f, 1.5f};
-  private static final float[] GB = {-0.4f, 0.25f, 0.7f, -0.9f, 0.01f};
 
   @BeforeAll
   static void start() {
