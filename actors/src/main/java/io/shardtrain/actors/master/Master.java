@@ -41,10 +41,16 @@ import java.util.Map;
  * task, reports its reader offset after every step whose pushes all blocks acknowledged, and gets
  * the next task when it is done; tasks of the next epoch are handed out while the last ones of
  * this epoch finish, so no trainer idles at an epoch boundary. A trainer that stops, or reports nothing for
- * {@code shardtrain.trainer.failure-timeout}, leaves the membership; its task goes back to the
- * pool at its last reported offset, so no sample of the epoch is skipped or trained twice by
- * all blocks. Every membership change is sent to every parameter block (and re-sent until each
- * acknowledges it).
+ * {@code shardtrain.trainer.failure-timeout}, leaves the membership. Every membership change is
+ * sent to every parameter block (and re-sent until each acknowledges it).
+ *
+ * <p>A departed trainer's task is settled before anyone leases it again: it may have pushed a
+ * step after the last offset it reported, to some blocks or to all. Every push names its task and
+ * reader offset ({@link ParameterBlock.TaskMark}), so the master asks every block how far it holds
+ * the task ({@link ParameterBlock.GetTaskMark}): the offset all blocks hold becomes the task's
+ * offset, and the lease tells the next trainer which blocks already hold the examples after it, so
+ * it pushes nothing to those for them. No example of the task is skipped or applied twice by any
+ * block.
  *
  * <p>Checkpoints (sync jobs): on {@link TakeCheckpoint}, and every
  * {@code shardtrain.checkpoint.every-steps} steps, a {@link CheckpointTaker} has every block capture
@@ -119,6 +125,10 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   private record BlockAcked(String blockId, long epoch) implements Command {}
 
+  /** A block's answer (or failure) to how far it holds a settling task, in rollback generation {@code generation}. */
+  private record TaskMarkAnswered(int epoch, int task, String blockId, long generation,
+      ParameterBlock.TaskProgress progress, Throwable failure) implements Command {}
+
   // ---- replies ----
   /**
    * {@code lastStep}: the last step this trainer reported, where an async trainer continues;
@@ -132,8 +142,23 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   public sealed interface TaskReply extends CborSerializable {}
 
-  /** Task {@code task} of epoch {@code epoch}: examples {@code [from, to)}, resume at {@code offset}. */
-  public record Lease(int epoch, int task, int from, int to, long offset) implements TaskReply {}
+  /**
+   * Task {@code task} of epoch {@code epoch}: examples {@code [from, to)}, resume at {@code offset}.
+   * {@code skip}: blocks that already hold the task's examples up to the given offset (a trainer
+   * that left pushed them there before it could report them); the trainer pushes nothing to a block
+   * for a batch that ends at or before its offset, and ends its batches at those offsets.
+   */
+  public record Lease(int epoch, int task, int from, int to, long offset, Map<String, Long> skip)
+      implements TaskReply {
+    public Lease {
+      skip = skip == null ? Map.of() : Map.copyOf(skip);
+    }
+
+    /** A lease with no block ahead of the offset. */
+    public Lease(int epoch, int task, int from, int to, long offset) {
+      this(epoch, task, from, to, offset, Map.of());
+    }
+  }
 
   /**
    * The master does not know this trainer: it was dropped (no heartbeat within failure-timeout,
@@ -179,6 +204,13 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   /** Every block holds its state at the checkpoint's step; the master's part is in the event. */
   public record CheckpointCommitted(MasterState.CommittedCheckpoint checkpoint) implements Event {}
 
+  /**
+   * Every block answered for the task {@code trainerId} held when it left: all hold its examples up
+   * to {@code offset} (pushed at {@code step}); the blocks in {@code skip} hold them up to more.
+   */
+  public record TaskSettled(int epoch, int task, String trainerId, long offset, long step, Map<String, Long> skip)
+      implements Event {}
+
   /** Every block went back to the checkpoint at {@code step} under {@code generation}; so do the offsets. */
   public record RolledBackToCheckpoint(long step, long generation, String reason) implements Event {}
 
@@ -207,6 +239,9 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   private final java.util.Set<String> rolledBack = new java.util.HashSet<>();
   /** Blocks asked to roll back whose answer is still out: the tick re-asks only after a failure. */
   private final java.util.Set<String> rollbackAsked = new java.util.HashSet<>();
+  /** Settling tasks ("epoch/task"): the blocks' answers so far, and the blocks whose answer is out. */
+  private final Map<String, Map<String, ParameterBlock.TaskProgress>> settleAnswers = new HashMap<>();
+  private final java.util.Set<String> settleAsked = new java.util.HashSet<>();
 
   /**
    * Starts (or finds) the singleton on this node's cluster and returns its proxy; membership
@@ -278,6 +313,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
             context.watchWith(ref, new TrainerStopped(id, ref));
           });
           broadcastMembership(state);
+          settle(state);
           // The master's node may have been a ps node too, or one left while no master ran.
           if (checkpoints.checkpointDurability() && needsRollback(state)) {
             context.getSelf().tell(new RollBackToCheckpoint("the master restarted", -1, ""));
@@ -316,6 +352,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onCommand(MemberRemoved.class, (s, c) -> c.ps() ? startRollback(s, "ps node " + c.address() + " left")
             : Effect().none())
         .onCommand(BlockRolledBack.class, this::onBlockRolledBack)
+        .onCommand(TaskMarkAnswered.class, this::onTaskMarkAnswered)
         .build();
   }
 
@@ -354,6 +391,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
               st.membershipEpoch(), st.members().keySet());
           if (st.started()) joining.put(c.trainerId(), st.membershipEpoch());
           broadcastMembership(st);
+          settle(st);
           c.replyTo().tell(StatusReply.success(st.registration(c.trainerId())));
         });
   }
@@ -447,6 +485,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
                 st.membershipEpoch(), st.members().keySet());
           }
           broadcastMembership(st);
+          settle(st);
         });
   }
 
@@ -461,8 +500,74 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     }
     resendMembership(s);
     resendRollback(s);
+    settle(s);
     maybePeriodicCheckpoint(s);
     return Effect().none();
+  }
+
+  // ---- settling a departed trainer's task ----
+
+  private static String taskKey(int epoch, int task) {
+    return epoch + "/" + task;
+  }
+
+  /** Asks every block that has not answered, and is not being asked, how far it holds each settling task. */
+  private void settle(MasterState s) {
+    if (s.job() == null) return;
+    for (MasterState.TaskState t : s.settling()) {
+      String key = taskKey(t.epoch, t.index);
+      Map<String, ParameterBlock.TaskProgress> answers = settleAnswers.computeIfAbsent(key, k -> new HashMap<>());
+      for (String block : s.job().blocks()) {
+        if (answers.containsKey(block) || !settleAsked.add(key + " " + block)) continue;
+        int epoch = t.epoch;
+        int task = t.index;
+        long generation = s.generation();
+        context.askWithStatus(ParameterBlock.TaskProgress.class, blocks, settings.askTimeout(),
+            replyTo -> new ShardingEnvelope<>(block, new ParameterBlock.GetTaskMark(epoch, task, replyTo)),
+            (p, failure) -> new TaskMarkAnswered(epoch, task, block, generation, p, failure));
+      }
+    }
+  }
+
+  private Effect<Event, MasterState> onTaskMarkAnswered(MasterState s, TaskMarkAnswered c) {
+    String key = taskKey(c.epoch(), c.task());
+    settleAsked.remove(key + " " + c.blockId());
+    MasterState.TaskState t = s.task(c.epoch(), c.task());
+    if (c.generation() != s.generation() || t == null || t.settlingFor == null) return Effect().none();
+    if (c.failure() != null) {
+      // Asked again by the next tick: a block of a lost node answers once sharding restarted it.
+      context.getLog().info("task {}: block {} did not say how far it got ({})", key, c.blockId(),
+          c.failure().getMessage());
+      return Effect().none();
+    }
+    Map<String, ParameterBlock.TaskProgress> answers = settleAnswers.computeIfAbsent(key, k -> new HashMap<>());
+    answers.put(c.blockId(), c.progress());
+    if (!answers.keySet().containsAll(s.job().blocks())) return Effect().none();
+    // Each block holds the task up to the reported offset or its own mark, whichever is further.
+    Map<String, Long> held = new java.util.TreeMap<>();
+    long offset = Long.MAX_VALUE;
+    for (String block : s.job().blocks()) {
+      long at = Math.min(t.length(), Math.max(t.offset, answers.get(block).offset()));
+      held.put(block, at);
+      offset = Math.min(offset, at);
+    }
+    long step = 0;
+    Map<String, Long> skip = new java.util.TreeMap<>();
+    for (String block : s.job().blocks()) {
+      long at = held.get(block);
+      if (at > offset) skip.put(block, at);
+      if (at == offset && offset > t.offset) step = Math.max(step, answers.get(block).step());
+    }
+    settleAnswers.remove(key);
+    TaskSettled settled = new TaskSettled(c.epoch(), c.task(), t.settlingFor, offset, step, skip);
+    long reported = t.offset;
+    return Effect().persist(settled).thenRun(st -> {
+      if (settled.offset() > reported || !skip.isEmpty()) {
+        context.getLog().warn("task {} of trainer {}: every block holds it up to offset {} (reported: {}){}", key,
+            settled.trainerId(), settled.offset(), reported,
+            skip.isEmpty() ? "" : "; blocks ahead, not pushed to again: " + skip);
+      }
+    });
   }
 
   // ---- checkpoints ----
@@ -619,6 +724,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     long step = rollbackStep;
     String reason = rollbackReason;
     rollbackGeneration = 0;
+    settleAnswers.clear();
     return Effect().persist(new RolledBackToCheckpoint(step, generation, reason)).thenRun(st -> {
       context.getLog().warn("job {} rolled back to step {} (generation {}); trainers continue from there",
           st.job().jobId(), step, generation);
@@ -674,6 +780,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onEvent(ProgressRecorded.class, (s, e) -> s.progressed(e.epoch(), e.task(), e.offset(), e.trainerId(), e.step()))
         .onEvent(CheckpointCommitted.class, (s, e) -> s.checkpointCommitted(e.checkpoint()))
         .onEvent(RolledBackToCheckpoint.class, (s, e) -> s.rolledBack(e.step(), e.generation()))
+        .onEvent(TaskSettled.class, (s, e) -> s.settled(e.epoch(), e.task(), e.trainerId(), e.offset(), e.step(),
+            e.skip()))
         .build();
   }
 }

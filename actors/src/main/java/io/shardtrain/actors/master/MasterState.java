@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The master's state: the job, trainer membership and the data tasks of the open epochs (the
@@ -34,6 +35,14 @@ public final class MasterState implements CborSerializable {
     int to;
     long offset;
     String leasedTo;
+    /**
+     * The trainer whose lease was dropped before the master could know how far the blocks got
+     * with this task (it may have pushed steps it never reported); null when settled. A settling
+     * task is leased to nobody until every block answered ({@link Master.TaskSettled}).
+     */
+    String settlingFor;
+    /** Blocks that already hold this task's examples up to an offset beyond {@link #offset}. */
+    TreeMap<String, Long> skip = new TreeMap<>();
     boolean finished;
     /** The step whose report finished the task. */
     long finishedAtStep;
@@ -83,7 +92,7 @@ public final class MasterState implements CborSerializable {
     }
 
     boolean untouched() {
-      return leasedTo == null && offset == 0 && !finished;
+      return leasedTo == null && offset == 0 && !finished && settlingFor == null && skip.isEmpty();
     }
   }
 
@@ -170,7 +179,8 @@ public final class MasterState implements CborSerializable {
   }
 
   MasterState joined(String trainerId, ActorRef<?> ref) {
-    members.put(trainerId, ref);
+    // A new incarnation of a member (its node restarted before the old one was noticed gone).
+    if (members.put(trainerId, ref) != null) release(trainerId);
     membershipEpoch++;
     // A trainer that joins mid-job takes a share of the next epoch at the latest: an open epoch
     // that nobody has started yet is cut again into one task per trainer now in the job.
@@ -184,11 +194,43 @@ public final class MasterState implements CborSerializable {
   MasterState left(String trainerId) {
     members.remove(trainerId);
     membershipEpoch++;
-    // Its task goes back to the pool at the last reported offset: nothing skipped, nothing twice.
-    for (TaskState t : tasks) {
-      if (trainerId.equals(t.leasedTo)) t.leasedTo = null;
-    }
+    release(trainerId);
     return this;
+  }
+
+  /**
+   * The trainer's task waits until every block said how far it got: some may have its steps after
+   * the last one it reported, so neither the reported offset nor the blocks' alone is right.
+   */
+  private void release(String trainerId) {
+    for (TaskState t : tasks) {
+      if (!trainerId.equals(t.leasedTo)) continue;
+      t.leasedTo = null;
+      if (!t.finished) t.settlingFor = trainerId;
+    }
+  }
+
+  /**
+   * Every block answered for the settling task: they all hold its examples up to {@code offset}
+   * (which counts as progress of {@code trainerId} at {@code step}), and those in {@code skip} up
+   * to more; the task is free again.
+   */
+  MasterState settled(int epoch, int index, String trainerId, long offset, long step, Map<String, Long> skip) {
+    TaskState t = task(epoch, index);
+    if (t == null) return this;
+    t.settlingFor = null;
+    t.skip = new TreeMap<>(skip);
+    if (offset > t.offset) progressed(epoch, index, offset, trainerId, step);
+    return this;
+  }
+
+  /** The tasks waiting to be settled. */
+  List<TaskState> settling() {
+    List<TaskState> out = new ArrayList<>();
+    for (TaskState t : tasks) {
+      if (t.settlingFor != null) out.add(t);
+    }
+    return out;
   }
 
   MasterState leased(int epoch, int index, String trainerId) {
@@ -202,6 +244,7 @@ public final class MasterState implements CborSerializable {
     examplesReported += offset - t.offset;
     t.offset = offset;
     t.record(step, offset);
+    t.skip.values().removeIf(v -> v <= offset);
     if (offset == t.length()) {
       t.finished = true;
       t.finishedAtStep = step;
@@ -242,6 +285,9 @@ public final class MasterState implements CborSerializable {
       t.offset = at == null ? 0 : at;
       t.finished = t.offset == t.length();
       t.leasedTo = null;
+      // The blocks went back to the checkpoint too: nothing of theirs to settle or skip.
+      t.settlingFor = null;
+      t.skip.clear();
       t.history.clear();
       t.floorOffset = t.offset;
       t.floorStep = c.step();
@@ -305,13 +351,13 @@ public final class MasterState implements CborSerializable {
 
   TaskState nextFreeTask() {
     for (TaskState t : tasks) {
-      if (!t.finished && t.leasedTo == null) return t;
+      if (!t.finished && t.leasedTo == null && t.settlingFor == null) return t;
     }
     return null;
   }
 
   Master.Lease lease(TaskState t) {
-    return new Master.Lease(t.epoch, t.index, t.from, t.to, t.offset);
+    return new Master.Lease(t.epoch, t.index, t.from, t.to, t.offset, t.skip);
   }
 
   Master.Registration registration(String trainerId) {

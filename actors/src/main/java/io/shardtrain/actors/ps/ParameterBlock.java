@@ -126,6 +126,7 @@ public final class ParameterBlock
    * The floats come either inline in {@code values} or, when {@code bulk} is set (and
    * {@code values} null), over the bulk channel. Inline {@code values} pass to the block, which
    * journals them as they are: a sender in the same JVM must not change the array afterwards.
+   * {@code mark} says which examples are behind it (null: not said, as for a benchmark's pushes).
    */
   public record PushGradient(
       String trainerId,
@@ -136,7 +137,14 @@ public final class ParameterBlock
       float[] values,
       BulkRef bulk,
       long generation,
+      TaskMark mark,
       ActorRef<StatusReply<PushAck>> replyTo) implements Command {
+
+    /** A push without a task mark. */
+    public PushGradient(String trainerId, long step, long baseVersion, long membershipEpoch, float weight,
+        float[] values, BulkRef bulk, long generation, ActorRef<StatusReply<PushAck>> replyTo) {
+      this(trainerId, step, baseVersion, membershipEpoch, weight, values, bulk, generation, null, replyTo);
+    }
 
     /** A push of generation 0 (no rollback yet). */
     public PushGradient(String trainerId, long step, long baseVersion, long membershipEpoch, float weight,
@@ -152,10 +160,36 @@ public final class ParameterBlock
 
     /** This push with its floats inline (what a bulk push becomes once its payload arrived). */
     public PushGradient withValues(float[] inline) {
-      return new PushGradient(trainerId, step, baseVersion, membershipEpoch, weight, inline, null, generation,
+      return new PushGradient(trainerId, step, baseVersion, membershipEpoch, weight, inline, null, generation, mark,
           replyTo);
     }
   }
+
+  /**
+   * The examples behind a push: data task {@code task} of epoch {@code epoch} up to reader offset
+   * {@code offset} (a trainer reads a task in order, so the push's batch ends there and every
+   * example before it went out in its earlier pushes).
+   */
+  public record TaskMark(int epoch, int task, long offset) {
+    public TaskMark {
+      if (epoch < 0 || task < 0 || offset < 1) {
+        throw new IllegalArgumentException("task mark needs epoch >= 0, task >= 0 and offset >= 1, not " + epoch
+            + "/" + task + "@" + offset);
+      }
+    }
+  }
+
+  /**
+   * How far this block has the examples of task {@code task} of epoch {@code epoch}: the master
+   * asks every block when the task's trainer left before reporting its last steps.
+   */
+  public record GetTaskMark(int epoch, int task, ActorRef<StatusReply<TaskProgress>> replyTo) implements Command {}
+
+  /**
+   * The answer to {@link GetTaskMark}: the block holds the task's examples up to {@code offset}
+   * (0: none), the last of them pushed at {@code step} (0: none).
+   */
+  public record TaskProgress(long offset, long step) {}
 
   /**
    * The block's values once its version is at least {@code minVersion}. With a {@code replyBulk}
@@ -312,17 +346,33 @@ public final class ParameterBlock
   /** The block got its spec and initial values. */
   public record Initialized(BlockSpec spec, float[] values) implements Event {}
 
-  /** Sync: a trainer's gradient for the pending step, kept until the barrier completes. */
-  public record GradientReceived(String trainerId, long step, float weight, float[] values) implements Event {}
+  /**
+   * Sync: a trainer's gradient for the pending step, kept until the barrier completes; {@code mark}
+   * (nullable) names the examples behind it.
+   */
+  public record GradientReceived(String trainerId, long step, float weight, float[] values, TaskMark mark)
+      implements Event {
+    public GradientReceived(String trainerId, long step, float weight, float[] values) {
+      this(trainerId, step, weight, values, null);
+    }
+  }
 
   /** Sync: a trainer's non-finite gradient for the pending step was skipped; it counts for the barrier. */
-  public record GradientSkipped(String trainerId, long step) implements Event {}
+  public record GradientSkipped(String trainerId, long step, TaskMark mark) implements Event {
+    public GradientSkipped(String trainerId, long step) {
+      this(trainerId, step, null);
+    }
+  }
 
   /** Sync: the barrier of {@code step} completed and the weighted mean was applied. */
   public record StepApplied(long step) implements Event {}
 
-  /** Async: a trainer's gradient was applied. */
-  public record GradientApplied(String trainerId, long step, float[] values) implements Event {}
+  /** Async: a trainer's gradient was applied; {@code mark} (nullable) names the examples behind it. */
+  public record GradientApplied(String trainerId, long step, float[] values, TaskMark mark) implements Event {
+    public GradientApplied(String trainerId, long step, float[] values) {
+      this(trainerId, step, values, null);
+    }
+  }
 
   /** The trainers sync steps wait for, from membership {@code epoch} on. */
   public record MembershipUpdated(long epoch, List<String> trainers) implements Event {
@@ -366,6 +416,8 @@ public final class ParameterBlock
     List<String> members = new ArrayList<>();
     List<Contribution> pending = new ArrayList<>();
     TreeMap<String, Long> lastSteps = new TreeMap<>();
+    /** Per data task ({@link #taskKey}), how far its examples reached this block: {offset, step}. */
+    TreeMap<Long, long[]> taskMarks = new TreeMap<>();
     long examplesApplied;
     TreeMap<Long, Held> checkpoints = new TreeMap<>();
     long generation;
@@ -401,6 +453,17 @@ public final class ParameterBlock
       s.checkpoints = new TreeMap<>(checkpoints);
       s.generation = generation;
       return s;
+    }
+
+    /** {@link #restore} plus the task marks ({@link #taskKey} to {offset, step}). */
+    static State restoreMarks(State s, Map<Long, long[]> marks) {
+      s.taskMarks = new TreeMap<>();
+      marks.forEach((k, v) -> s.taskMarks.put(k, v.clone()));
+      return s;
+    }
+
+    static long taskKey(int epoch, int task) {
+      return ((long) epoch << 32) | (task & 0xFFFFFFFFL);
     }
 
     public boolean isInitialised() {
@@ -449,6 +512,19 @@ public final class ParameterBlock
       return examplesApplied;
     }
 
+    /** How far the examples of task {@code task} of epoch {@code epoch} reached this block. */
+    public TaskProgress taskProgress(int epoch, int task) {
+      long[] m = taskMarks.get(taskKey(epoch, task));
+      return m == null ? new TaskProgress(0, 0) : new TaskProgress(m[0], m[1]);
+    }
+
+    /** Per task key, {offset, step}: a deep copy. */
+    Map<Long, long[]> taskMarks() {
+      TreeMap<Long, long[]> c = new TreeMap<>();
+      taskMarks.forEach((k, v) -> c.put(k, v.clone()));
+      return c;
+    }
+
     /** Per trainer, the last step it pushed that the block accepted. */
     public Map<String, Long> lastSteps() {
       return new TreeMap<>(lastSteps);
@@ -480,6 +556,7 @@ public final class ParameterBlock
       c.members = new ArrayList<>(members);
       c.pending = new ArrayList<>(pending);
       c.lastSteps = new TreeMap<>(lastSteps);
+      c.taskMarks = new TreeMap<>(taskMarks());
       c.examplesApplied = examplesApplied;
       c.checkpoints = new TreeMap<>(checkpoints);
       c.generation = generation;
@@ -508,6 +585,8 @@ public final class ParameterBlock
       if (dropPending) {
         pending = new ArrayList<>();
         lastSteps = new TreeMap<>();
+        // The master's reader offsets go back to the checkpoint's too.
+        taskMarks = new TreeMap<>();
       }
     }
 
@@ -558,6 +637,7 @@ public final class ParameterBlock
       examplesApplied = 0;
       pending.clear();
       lastSteps.clear();
+      taskMarks.clear();
       checkpoints.clear();
       // The initial values are checkpoint 0: a job that fails before its first checkpoint rolls back to them.
       if (spec.mode() == BlockSpec.Mode.SYNC) checkpoints.put(0L, capture());
@@ -567,13 +647,28 @@ public final class ParameterBlock
     State onGradientReceived(GradientReceived e) {
       pending.add(new Contribution(e.trainerId(), e.weight(), e.values()));
       lastSteps.put(e.trainerId(), e.step());
+      mark(e.mark(), e.step());
       return this;
     }
 
     State onGradientSkipped(GradientSkipped e) {
       pending.add(new Contribution(e.trainerId(), 0f, new float[0]));
       lastSteps.put(e.trainerId(), e.step());
+      // Dropped by policy, but done with: the trainer moves past these examples.
+      mark(e.mark(), e.step());
       return this;
+    }
+
+    /**
+     * Records how far a task's examples reached this block. Marks of epochs two or more before
+     * {@code m}'s are dropped: the master opens an epoch only once the one two before it finished.
+     */
+    private void mark(TaskMark m, long step) {
+      if (m == null) return;
+      long key = taskKey(m.epoch(), m.task());
+      long[] old = taskMarks.get(key);
+      if (old == null || m.offset() > old[0]) taskMarks.put(key, new long[] {m.offset(), step});
+      taskMarks.headMap(taskKey(m.epoch() - 1, 0)).clear();
     }
 
     State onStepApplied(StepApplied e) {
@@ -605,6 +700,7 @@ public final class ParameterBlock
       values = stepped(e.values());
       version++;
       lastSteps.put(e.trainerId(), e.step());
+      mark(e.mark(), e.step());
       return this;
     }
 
@@ -788,6 +884,8 @@ public final class ParameterBlock
         .onCommand(Checkpoint.class, this::onCheckpoint)
         .onCommand(ReadCheckpoint.class, this::onReadCheckpoint)
         .onCommand(RollBack.class, this::onRollBack)
+        .onCommand(GetTaskMark.class, (state, cmd) ->
+            Effect().reply(cmd.replyTo(), StatusReply.success(state.taskProgress(cmd.epoch(), cmd.task()))))
         .build();
   }
 
@@ -865,9 +963,11 @@ public final class ParameterBlock
           + cmd.step());
     }
     int length = state.spec().length();
-    if (state.isSync() && isIdle(cmd)) {
-      // A trainer with no data for this step still takes part in the barrier, contributing nothing.
-      return onSyncPush(state, cmd);
+    if (isIdle(cmd)) {
+      // Sync: a trainer with no data for this step still takes part in the barrier, contributing
+      // nothing. Async: nothing to apply (the block already has the batch's examples).
+      if (state.isSync()) return onSyncPush(state, cmd);
+      return Effect().reply(replyTo, StatusReply.success(new Duplicate(state.version())));
     }
     if (cmd.values() == null || cmd.values().length != length) {
       rejectedBadLength++;
@@ -962,9 +1062,9 @@ public final class ParameterBlock
       skippedNonFinite++;
       skipped = true;
       // Recorded, so the barrier does not wait for a trainer whose gradient was dropped.
-      received = new GradientSkipped(trainer, cmd.step());
+      received = new GradientSkipped(trainer, cmd.step(), cmd.mark());
     } else {
-      received = new GradientReceived(trainer, cmd.step(), cmd.weight(), cmd.values());
+      received = new GradientReceived(trainer, cmd.step(), cmd.weight(), cmd.values(), cmd.mark());
     }
     boolean completes = state.barrierComplete(state.membershipEpoch(), state.members, trainer);
     List<Event> events = completes ? List.of(received, new StepApplied(cmd.step())) : List.of(received);
@@ -1008,7 +1108,7 @@ public final class ParameterBlock
       skippedNonFinite++;
       return Effect().reply(cmd.replyTo(), StatusReply.success(new Skipped(v)));
     }
-    return record(state, List.of(new GradientApplied(trainer, cmd.step(), cmd.values()))).thenRun(s -> {
+    return record(state, List.of(new GradientApplied(trainer, cmd.step(), cmd.values(), cmd.mark()))).thenRun(s -> {
       answerPulls(s);
       cmd.replyTo().tell(StatusReply.success(new Applied(s.version())));
     });

@@ -22,6 +22,7 @@ import io.shardtrain.actors.ps.ParameterBlock.Initialized;
 import io.shardtrain.actors.ps.ParameterBlock.MembershipUpdated;
 import io.shardtrain.actors.ps.ParameterBlock.Pull;
 import io.shardtrain.actors.ps.ParameterBlock.PushGradient;
+import io.shardtrain.actors.ps.ParameterBlock.TaskMark;
 import io.shardtrain.actors.ps.ParameterBlock.Skipped;
 import io.shardtrain.actors.ps.ParameterBlock.Stale;
 import io.shardtrain.actors.ps.ParameterBlock.State;
@@ -48,14 +49,16 @@ import java.util.TreeMap;
 public final class PsSerializer extends SerializerWithStringManifest {
   /** Unique among the system's serializers; 0-40 are Akka's own, 717001 is the tensor serializer. */
   public static final int IDENTIFIER = 717_002;
+  /** Format 4 added task marks to pushes, gradient events and the state. */
+  private static final byte FORMAT = 4;
   /**
    * Format 3 added the examples a sync block applied (state and stats), the rollback generation to
    * pushes, and held checkpoints to the state.
    */
-  private static final byte FORMAT = 3;
+  private static final byte FORMAT_3 = 3;
   /** Format 2 added bulk references and addresses to pushes, pulls and values, and bulk counters to stats. */
   private static final byte FORMAT_2 = 2;
-  /** Formats 1 and 2 are still read, so old journals and snapshots stay readable. */
+  /** Formats 1 to 3 are still read, so old journals and snapshots stay readable. */
   private static final byte FORMAT_1 = 1;
 
   static final String INITIALIZE = "Initialize";
@@ -84,6 +87,8 @@ public final class PsSerializer extends SerializerWithStringManifest {
   static final String ROLLED_BACK = "RolledBack";
   static final String CHECKPOINT_TAKEN = "CheckpointTaken";
   static final String ROLLED_BACK_TO = "RolledBackTo";
+  static final String GET_TASK_MARK = "GetTaskMark";
+  static final String TASK_PROGRESS = "TaskProgress";
 
   private final ExtendedActorSystem system;
   private volatile ActorRefResolver resolver;
@@ -116,6 +121,8 @@ public final class PsSerializer extends SerializerWithStringManifest {
     if (o instanceof GradientSkipped) return GRADIENT_SKIPPED;
     if (o instanceof StepApplied) return STEP_APPLIED;
     if (o instanceof GradientApplied) return GRADIENT_APPLIED;
+    if (o instanceof ParameterBlock.GetTaskMark) return GET_TASK_MARK;
+    if (o instanceof ParameterBlock.TaskProgress) return TASK_PROGRESS;
     if (o instanceof MembershipUpdated) return MEMBERSHIP_UPDATED;
     if (o instanceof State) return STATE;
     if (o instanceof ParameterBlock.Checkpoint) return CHECKPOINT;
@@ -144,6 +151,7 @@ public final class PsSerializer extends SerializerWithStringManifest {
       out.putFloat(m.weight());
       putPayload(out, m.values(), m.bulk());
       out.putLong(m.generation());
+      putMark(out, m.mark());
       putRef(out, m.replyTo());
     } else if (o instanceof Pull m) {
       out.putLong(m.minVersion());
@@ -188,15 +196,18 @@ public final class PsSerializer extends SerializerWithStringManifest {
       out.putLong(m.step());
       out.putFloat(m.weight());
       out.putFloats(m.values());
+      putMark(out, m.mark());
     } else if (o instanceof GradientSkipped m) {
       out.putString(m.trainerId());
       out.putLong(m.step());
+      putMark(out, m.mark());
     } else if (o instanceof StepApplied m) {
       out.putLong(m.step());
     } else if (o instanceof GradientApplied m) {
       out.putString(m.trainerId());
       out.putLong(m.step());
       out.putFloats(m.values());
+      putMark(out, m.mark());
     } else if (o instanceof MembershipUpdated m) {
       out.putLong(m.epoch());
       out.putStrings(m.trainers());
@@ -226,6 +237,13 @@ public final class PsSerializer extends SerializerWithStringManifest {
     } else if (o instanceof ParameterBlock.RolledBackTo m) {
       out.putLong(m.step());
       out.putLong(m.generation());
+    } else if (o instanceof ParameterBlock.GetTaskMark m) {
+      out.putInt(m.epoch());
+      out.putInt(m.task());
+      putRef(out, m.replyTo());
+    } else if (o instanceof ParameterBlock.TaskProgress m) {
+      out.putLong(m.offset());
+      out.putLong(m.step());
     } else {
       throw new IllegalArgumentException("PsSerializer cannot serialize " + o.getClass().getName());
     }
@@ -272,8 +290,9 @@ public final class PsSerializer extends SerializerWithStringManifest {
         byte payload = in.getByte();
         float[] values = payload == 0 ? in.getFloats() : null;
         BulkRef ref = payload == 0 ? null : getBulkRef(in, payload);
-        long generation = format >= FORMAT ? in.getLong() : 0;
-        return new PushGradient(trainer, step, base, epoch, weight, values, ref, generation, getRef(in));
+        long generation = format >= FORMAT_3 ? in.getLong() : 0;
+        TaskMark mark = format >= FORMAT ? getMark(in) : null;
+        return new PushGradient(trainer, step, base, epoch, weight, values, ref, generation, mark, getRef(in));
       }
       case PULL:
         return v1 ? new Pull(in.getLong(), getRef(in)) : new Pull(in.getLong(), getAddress(in), getRef(in));
@@ -319,13 +338,14 @@ public final class PsSerializer extends SerializerWithStringManifest {
       case INITIALIZED:
         return new Initialized(getSpec(in), in.getFloats());
       case RECEIVED:
-        return new GradientReceived(in.getString(), in.getLong(), in.getFloat(), in.getFloats());
+        return new GradientReceived(in.getString(), in.getLong(), in.getFloat(), in.getFloats(),
+            format >= FORMAT ? getMark(in) : null);
       case GRADIENT_SKIPPED:
-        return new GradientSkipped(in.getString(), in.getLong());
+        return new GradientSkipped(in.getString(), in.getLong(), format >= FORMAT ? getMark(in) : null);
       case STEP_APPLIED:
         return new StepApplied(in.getLong());
       case GRADIENT_APPLIED:
-        return new GradientApplied(in.getString(), in.getLong(), in.getFloats());
+        return new GradientApplied(in.getString(), in.getLong(), in.getFloats(), format >= FORMAT ? getMark(in) : null);
       case MEMBERSHIP_UPDATED:
         return new MembershipUpdated(in.getLong(), in.getStrings());
       case STATE:
@@ -348,6 +368,10 @@ public final class PsSerializer extends SerializerWithStringManifest {
       }
       case ROLLED_BACK_TO:
         return new ParameterBlock.RolledBackTo(in.getLong(), in.getLong());
+      case GET_TASK_MARK:
+        return new ParameterBlock.GetTaskMark(in.getInt(), in.getInt(), getRef(in));
+      case TASK_PROGRESS:
+        return new ParameterBlock.TaskProgress(in.getLong(), in.getLong());
       default:
         throw new NotSerializableException("unknown manifest '" + manifest + "' for PsSerializer");
     }
@@ -467,6 +491,26 @@ public final class PsSerializer extends SerializerWithStringManifest {
       putHeld(out, e.getValue().values(), e.getValue().slots(), e.getValue().updates());
     }
     out.putLong(s.generation);
+    Map<Long, long[]> marks = s.taskMarks();
+    out.putInt(marks.size());
+    for (Map.Entry<Long, long[]> e : marks.entrySet()) {
+      out.putLong(e.getKey());
+      out.putLong(e.getValue()[0]);
+      out.putLong(e.getValue()[1]);
+    }
+  }
+
+  /** An optional task mark: a presence byte, then epoch, task and offset. */
+  private static void putMark(Out out, TaskMark m) {
+    out.putByte(m == null ? (byte) 0 : 1);
+    if (m == null) return;
+    out.putInt(m.epoch());
+    out.putInt(m.task());
+    out.putLong(m.offset());
+  }
+
+  private static TaskMark getMark(In in) {
+    return in.getBoolean() ? new TaskMark(in.getInt(), in.getInt(), in.getLong()) : null;
   }
 
   private static void putHeld(Out out, float[] values, float[][] slots, long updates) {
@@ -507,7 +551,7 @@ public final class PsSerializer extends SerializerWithStringManifest {
     Map<String, Long> lastSteps = new TreeMap<>();
     for (int i = 0; i < m; i++) lastSteps.put(in.getString(), in.getLong());
     // Older snapshots did not count examples (the count restarts at 0) and held no checkpoints.
-    if (format < FORMAT) {
+    if (format < FORMAT_3) {
       return State.restore(spec, values, slots, updates, version, epoch, members, pending, lastSteps, 0);
     }
     long examples = in.getLong();
@@ -515,7 +559,12 @@ public final class PsSerializer extends SerializerWithStringManifest {
     int k = in.getCount(24);
     TreeMap<Long, ParameterBlock.Held> checkpoints = new TreeMap<>();
     for (int i = 0; i < k; i++) checkpoints.put(in.getLong(), getHeld(in));
-    return State.restore(s, checkpoints, in.getLong());
+    State.restore(s, checkpoints, in.getLong());
+    if (format < FORMAT) return s;
+    int n2 = in.getCount(24);
+    Map<Long, long[]> marks = new TreeMap<>();
+    for (int i = 0; i < n2; i++) marks.put(in.getLong(), new long[] {in.getLong(), in.getLong()});
+    return State.restoreMarks(s, marks);
   }
 
   private void putRef(Out out, ActorRef<?> ref) {

@@ -45,11 +45,17 @@ import java.util.function.Supplier;
  * barrier with an empty, zero-weight push. Async mode: pushes are applied as they arrive and the
  * trainer pulls the latest values after every step.
  *
+ * <p>Every push names the task and the reader offset after its batch, so when a trainer dies after
+ * pushing steps it could not report, the master learns from the blocks how far each got; a lease
+ * may then name blocks that already hold the task's next examples, and the trainer pushes nothing
+ * to those for them ({@link Master.Lease#skip()}).
+ *
  * <p>After all blocks acknowledged a step the trainer reports its reader offset, so a restarted
  * trainer, or another one taking over the task, resumes exactly there. In sync mode the next step's
  * pushes wait until the master has recorded that offset (the report travels while the barrier
  * completes), so a trainer that dies leaves at most one batch applied by some blocks and not
- * recorded; while the master does not answer (it is moving) the trainer trains on without waiting.
+ * recorded (which the master settles with the blocks, above); while the master does not answer (it
+ * is moving) the trainer trains on without waiting.
  * A (re)started trainer registers, and once the master leases it a task (after every block knows
  * it) pulls the latest parameters; blocks one version apart mean some closed a step without it, so
  * it takes part in that step with no data and starts reading at the next. It sends the master a
@@ -138,6 +144,8 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private long baseVersion;
   private final Map<String, Long> blockVersion = new HashMap<>();
   private Master.Lease lease;
+  /** Of the lease: blocks that already hold its examples up to an offset; nothing is pushed to them for those. */
+  private Map<String, Long> skip = Map.of();
   private BatchReader reader;
   private Tensor x;
   private int pendingPushes;
@@ -300,6 +308,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     }
     if (m.reply() instanceof Master.Lease l) {
       lease = l;
+      skip = l.skip();
       reader = new BatchReader(setup.train(), l.from(), l.to(), job.batch(), job.seed() * 1_000_003L + l.task(),
           true, false, new ReaderPosition(l.epoch(), l.offset()));
       if (freshPull) return pullBeforeFirstStep();
@@ -328,7 +337,13 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   }
 
   private Behavior<Command> computeStep() {
-    Batch b = reader.next();
+    // A batch ends where a block that already holds examples of this task stops holding them.
+    long at = reader.position().offset();
+    long limit = job.batch();
+    for (long held : skip.values()) {
+      if (held > at) limit = Math.min(limit, held - at);
+    }
+    Batch b = reader.next((int) limit);
     long t0 = System.nanoTime();
     if (x == null || x.rows() != b.size()) x = Tensor.zeros(b.size(), job.inputDim());
     System.arraycopy(b.features(), 0, x.data(), 0, b.size() * job.inputDim());
@@ -355,6 +370,11 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private void push(Parameter p, int weight) {
     float[] grad = p.grad().data();
     for (BlockSlice s : blocksByParam.get(p.name())) {
+      if (skip.getOrDefault(s.entityId(), 0L) >= positionAfterStep.offset()) {
+        // The block has this batch already (from the trainer that held the task before).
+        sendPush(s.entityId(), new float[0], 0f, false);
+        continue;
+      }
       float[] slice = new float[s.length()];
       System.arraycopy(grad, s.offset(), slice, 0, s.length());
       sendPush(s.entityId(), slice, weight, true);
@@ -369,12 +389,14 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     long base = blockVersion.getOrDefault(blockId, baseVersion);
     long epoch = membershipEpoch;
     long g = generation;
+    ParameterBlock.TaskMark mark = weight > 0f && lease != null
+        ? new ParameterBlock.TaskMark(lease.epoch(), lease.task(), positionAfterStep.offset()) : null;
     ParameterBlock.BulkRef bulkRef = allowBulk ? sendBulk(blockId, values) : null;
     float[] inline = bulkRef == null ? values : null;
     EntityRef<ParameterBlock.Command> ref = sharding.entityRefFor(ParameterBlock.ENTITY_KEY, blockId);
     context.askWithStatus(ParameterBlock.PushAck.class, ref, setup.settings().askTimeout(),
         replyTo -> new ParameterBlock.PushGradient(setup.trainerId(), s, base, epoch, weight, inline, bulkRef, g,
-            replyTo),
+            mark, replyTo),
         (ack, failure) -> new PushDone(g, blockId, s, bulkRef != null, ack, failure));
   }
 

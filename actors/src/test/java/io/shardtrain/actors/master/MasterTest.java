@@ -36,6 +36,7 @@ class MasterTest {
 
   @BeforeEach
   void startKit() {
+    MARKS.clear();
     kit = ActorTestKit.create("MasterTest",
       EventSourcedBehaviorTestKit.config().withFallback(ConfigFactory.load()));
   }
@@ -58,14 +59,39 @@ class MasterTest {
     return submitted(SETTINGS);
   }
 
-  /** Blocks that acknowledge every membership update, and tell the probe what they got. */
+  /**
+   * How far each block holds a task, as "block epoch/task" -> progress; a block not listed holds
+   * nothing of it, one listed with null does not answer.
+   */
+  static final java.util.Map<String, ParameterBlock.TaskProgress> MARKS = new java.util.concurrent.ConcurrentHashMap<>();
+  static final ParameterBlock.TaskProgress SILENT = new ParameterBlock.TaskProgress(-1, -1);
+
+  /** Blocks that acknowledge every membership update, answer task marks from {@link #MARKS}, and tell the probe what they got. */
   static akka.actor.typed.Behavior<ShardingEnvelope<ParameterBlock.Command>> ackingBlocks(
       TestProbe<ShardingEnvelope<ParameterBlock.Command>> probe) {
     return Behaviors.receiveMessage(env -> {
       if (env.message() instanceof ParameterBlock.UpdateMembership u) u.replyTo().tell(StatusReply.success(u.epoch()));
+      answerMark(env);
       probe.ref().tell(env);
       return Behaviors.same();
     });
+  }
+
+  static void answerMark(ShardingEnvelope<ParameterBlock.Command> env) {
+    if (!(env.message() instanceof ParameterBlock.GetTaskMark g)) return;
+    ParameterBlock.TaskProgress p = MARKS.getOrDefault(env.entityId() + " " + g.epoch() + "/" + g.task(),
+        new ParameterBlock.TaskProgress(0, 0));
+    if (p != SILENT) g.replyTo().tell(StatusReply.success(p));
+  }
+
+  /** Asks for a task until the departed trainer's task it waits for is settled (NoTask meanwhile). */
+  static Master.TaskReply requestSettled(Setup s, String id) {
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (true) {
+      Master.TaskReply r = request(s, id);
+      if (!(r instanceof Master.NoTask n && !n.jobDone()) || System.nanoTime() > deadline) return r;
+      sleep(20);
+    }
   }
 
   static Setup submitted(MasterSettings settings) {
@@ -157,7 +183,69 @@ class MasterTest {
     assertEquals(List.of("b"), s.tk().getState().status().members());
     // A new trainer takes the task over exactly where "a" stopped: nothing skipped, nothing twice.
     register(s, "c", kit.createTestProbe());
-    assertEquals(new Master.Lease(0, 0, 0, 50, 30), request(s, "c"));
+    assertEquals(new Master.Lease(0, 0, 0, 50, 30), requestSettled(s, "c"));
+  }
+
+  @Test
+  void aDepartedTrainersTaskResumesWhereEveryBlockHoldsItAndNamesTheBlocksAhead() {
+    Setup s = submitted();
+    register(s, "a", kit.createTestProbe());
+    register(s, "b", kit.createTestProbe());
+    request(s, "a");
+    request(s, "b");
+    report(s, "a", 0, 0, 20, 2);
+    // "a" pushed two more batches of 8 to w#0 and one to w#1, and died before reporting them.
+    MARKS.put("w#0 0/0", new ParameterBlock.TaskProgress(36, 4));
+    MARKS.put("w#1 0/0", new ParameterBlock.TaskProgress(28, 3));
+    MARKS.put("w#1 0/1", new ParameterBlock.TaskProgress(44, 9)); // b's task: not asked about
+    s.tk().<StatusReply<Done>>runCommand(r -> new Master.LeaveJob("a", r));
+    register(s, "c", kit.createTestProbe());
+    assertEquals(new Master.Lease(0, 0, 0, 50, 28, java.util.Map.of("w#0", 36L)), requestSettled(s, "c"));
+    assertEquals(28, s.tk().getState().status().examplesReported());
+    assertEquals(3L, s.tk().getState().registration("a").lastStep(), "the step that pushed up to 28");
+    // Once c reports past w#0's mark, the lease names no block ahead.
+    assertTrue(report(s, "c", 0, 0, 36, 5).isSuccess());
+    assertEquals(new Master.Lease(0, 0, 0, 50, 36), request(s, "c"));
+  }
+
+  @Test
+  void aDepartedTrainersTaskEveryBlockHoldsToTheEndIsFinished() {
+    Setup s = submitted();
+    register(s, "a", kit.createTestProbe());
+    register(s, "b", kit.createTestProbe());
+    request(s, "a");
+    request(s, "b");
+    report(s, "a", 0, 0, 40, 5);
+    MARKS.put("w#0 0/0", new ParameterBlock.TaskProgress(50, 6));
+    MARKS.put("w#1 0/0", new ParameterBlock.TaskProgress(50, 6));
+    s.tk().<StatusReply<Done>>runCommand(r -> new Master.LeaveJob("a", r));
+    register(s, "c", kit.createTestProbe());
+    // Task 0/0 is done; c gets the next epoch's first task.
+    assertEquals(new Master.Lease(1, 0, 0, 50, 0), requestSettled(s, "c"));
+    assertEquals(50, s.tk().getState().status().examplesReported());
+  }
+
+  @Test
+  void aDepartedTrainersTaskIsLeasedToNobodyUntilEveryBlockAnswered() {
+    Setup s = submitted();
+    register(s, "a", kit.createTestProbe());
+    register(s, "b", kit.createTestProbe());
+    request(s, "a");
+    request(s, "b");
+    report(s, "a", 0, 0, 20, 2);
+    MARKS.put("w#1 0/0", SILENT);
+    s.tk().<StatusReply<Done>>runCommand(r -> new Master.LeaveJob("a", r));
+    register(s, "c", kit.createTestProbe());
+    // Not task 0/0: the next epoch's first task.
+    assertEquals(new Master.Lease(1, 0, 0, 50, 0), request(s, "c"));
+    sleep(450);
+    assertEquals(List.of("0/1@0 -> b", "1/0@0 -> c"), s.tk().getState().status().leases());
+    // The block answers (the next tick asks again once the first ask timed out).
+    MARKS.put("w#1 0/0", new ParameterBlock.TaskProgress(24, 3));
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (!s.tk().getState().settling().isEmpty() && System.nanoTime() < deadline) sleep(50);
+    register(s, "d", kit.createTestProbe());
+    assertEquals(new Master.Lease(0, 0, 0, 50, 20, java.util.Map.of("w#1", 24L)), request(s, "d"));
   }
 
   @Test
@@ -312,6 +400,7 @@ class MasterTest {
       if (env.message() instanceof ParameterBlock.UpdateMembership u && acking.get()) {
         u.replyTo().tell(StatusReply.success(u.epoch()));
       }
+      answerMark(env);
       return Behaviors.same();
     }));
     EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk =
@@ -336,7 +425,7 @@ class MasterTest {
     }
     acking.set(true);
     // Re-sent on the next tick and acknowledged: "b" gets its old task back where it reported.
-    assertEquals(new Master.Lease(0, 1, 50, 100, 30), request(s, "b"));
+    assertEquals(new Master.Lease(0, 1, 50, 100, 30), requestSettled(s, "b"));
   }
 
   @Test
@@ -386,6 +475,8 @@ class MasterTest {
     var serialization = kit.serializationTestKit();
     serialization.verifySerialization(new Master.Registration(job(), 3, List.of("a", "b"), 42, 1), true);
     serialization.verifySerialization(new Master.Lease(1, 0, 0, 50, 20), true);
+    serialization.verifySerialization(new Master.Lease(1, 0, 0, 50, 20, java.util.Map.of("w#0", 28L)), true);
+    serialization.verifySerialization(new Master.TaskSettled(1, 0, "a", 20, 3, java.util.Map.of("w#0", 28L)), true);
     serialization.verifySerialization(new Master.NoTask(true), true);
     serialization.verifySerialization(new Master.WaitForTrainers(1, 2), true);
     serialization.verifySerialization(new Master.JobStatus("job-1", true, false, 1, 4, List.of("a"), 120,

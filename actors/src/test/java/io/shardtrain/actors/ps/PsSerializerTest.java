@@ -3,6 +3,7 @@ package io.shardtrain.actors.ps;
 import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
 import static io.shardtrain.actors.ps.BlockTestSupport.assertSameState;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -154,18 +155,27 @@ class PsSerializerTest {
   void formatOnePayloadsAreStillRead() throws Exception {
     TestProbe<Object> probe = kit.createTestProbe();
     PsSerializer serializer = new PsSerializer((ExtendedActorSystem) Adapter.toClassic(kit.system()));
-    byte[] event = serializer.toBinary(new GradientReceived("a", 9, 32f, VALUES));
-    assertEquals(3, event[0], "current format version");
+    byte[] v4event = serializer.toBinary(new GradientReceived("a", 9, 32f, VALUES));
+    assertEquals(4, v4event[0], "current format version");
+    // Formats before 4 had no task mark (here: its presence byte, last).
+    byte[] event = Arrays.copyOf(v4event, v4event.length - 1);
     event[0] = 1;
     GradientReceived received = (GradientReceived) serializer.fromBinary(event, PsSerializer.RECEIVED);
     assertBitsEqual(VALUES, received.values(), "format 1 GradientReceived values");
 
     // Format 1 pushes had no presence byte before the inline floats.
-    byte[] v3 = serializer.toBinary(new PushGradient("t", 3, 2, 1, 8f, VALUES, probe.ref().unsafeUpcast()));
+    byte[] v4 = serializer.toBinary(new PushGradient("t", 3, 2, 1, 8f, VALUES, probe.ref().unsafeUpcast()));
     int presence = 1 + 4 + 1 + 8 + 8 + 8 + 4;
-    assertEquals(0, v3[presence]);
-    // Format 2 had no generation after the payload.
+    assertEquals(0, v4[presence]);
     int generation = presence + 1 + 4 + 4 * VALUES.length;
+    // Format 3 had no task mark after the generation (here: its presence byte).
+    assertEquals(0, v4[generation + 8]);
+    byte[] v3 = new byte[v4.length - 1];
+    System.arraycopy(v4, 0, v3, 0, generation + 8);
+    System.arraycopy(v4, generation + 9, v3, generation + 8, v4.length - generation - 9);
+    v3[0] = 3;
+    assertEquals(0, ((PushGradient) serializer.fromBinary(v3, PsSerializer.PUSH)).generation());
+    // Format 2 had no generation after the payload.
     byte[] v2 = new byte[v3.length - 8];
     System.arraycopy(v3, 0, v2, 0, generation);
     System.arraycopy(v3, generation + 8, v2, generation, v3.length - generation - 8);
@@ -182,11 +192,11 @@ class PsSerializerTest {
     assertEquals(null, push.bulk());
     assertEquals(probe.ref(), push.replyTo());
 
-    byte[] unknown = event.clone();
-    unknown[0] = 4;
+    byte[] unknown = v4event.clone();
+    unknown[0] = 5;
     NotSerializableException e = assertThrows(NotSerializableException.class,
         () -> serializer.fromBinary(unknown, PsSerializer.RECEIVED));
-    assertTrue(e.getMessage().contains("format version 4"), e.getMessage());
+    assertTrue(e.getMessage().contains("format version 5"), e.getMessage());
   }
 
   @Test
@@ -194,13 +204,54 @@ class PsSerializerTest {
     PsSerializer serializer = new PsSerializer((ExtendedActorSystem) Adapter.toClassic(kit.system()));
     State state = State.restore(spec(), VALUES.clone(), new float[0][], 4, 4, 1, List.of("a"), List.of(),
         Map.of("a", 4L), 128);
-    byte[] v3 = serializer.toBinary(state);
-    // Format 2 ended before the example count (8 bytes), the held checkpoints (none: a 4-byte count)
-    // and the rollback generation (8 bytes).
-    byte[] v2 = Arrays.copyOf(v3, v3.length - 20);
+    byte[] v4 = serializer.toBinary(state);
+    // Format 2 ended before the example count (8 bytes), the held checkpoints (none: a 4-byte count),
+    // the rollback generation (8 bytes) and the task marks (none: a 4-byte count).
+    byte[] v2 = Arrays.copyOf(v4, v4.length - 24);
     v2[0] = 2;
     State old = (State) serializer.fromBinary(v2, PsSerializer.STATE);
     assertEquals(List.of(4L, 0L), List.of(old.version(), old.examplesApplied()));
+  }
+
+  @Test
+  void formatThreePayloadsAreReadWithoutTaskMarks() throws Exception {
+    PsSerializer serializer = new PsSerializer((ExtendedActorSystem) Adapter.toClassic(kit.system()));
+    // Format 3 ended before the mark's presence byte (events) or the marks' count (state).
+    byte[] received = serializer.toBinary(new GradientReceived("a", 9, 32f, VALUES));
+    byte[] v3 = Arrays.copyOf(received, received.length - 1);
+    v3[0] = 3;
+    GradientReceived old = (GradientReceived) serializer.fromBinary(v3, PsSerializer.RECEIVED);
+    assertEquals(List.of("a", 9L, 32f), List.of(old.trainerId(), old.step(), old.weight()));
+    assertNull(old.mark());
+    State state = State.restore(spec(), VALUES.clone(), new float[0][], 4, 4, 1, List.of("a"), List.of(),
+        Map.of("a", 4L), 128);
+    byte[] snapshot = serializer.toBinary(state);
+    byte[] s3 = Arrays.copyOf(snapshot, snapshot.length - 4);
+    s3[0] = 3;
+    State back = (State) serializer.fromBinary(s3, PsSerializer.STATE);
+    assertEquals(List.of(4L, 128L, 0L), List.of(back.version(), back.examplesApplied(), back.taskProgress(0, 0).offset()));
+  }
+
+  @Test
+  void taskMarksRoundTripInPushesEventsStateAndQueries() {
+    TestProbe<Object> probe = kit.createTestProbe();
+    ParameterBlock.TaskMark mark = new ParameterBlock.TaskMark(2, 1, 96);
+    PushGradient push = roundTrip(new PushGradient("t", 5, 4, 2, 32f, VALUES, null, 3, mark, probe.ref().unsafeUpcast()));
+    assertEquals(mark, push.mark());
+    assertEquals(3, push.generation());
+    assertEquals(mark, roundTrip(new GradientReceived("a", 9, 32f, VALUES, mark)).mark());
+    assertEquals(mark, roundTrip(new GradientApplied("a", 9, VALUES, mark)).mark());
+    assertEquals(new GradientSkipped("a", 9, mark), roundTrip(new GradientSkipped("a", 9, mark)));
+    ParameterBlock.GetTaskMark get = new ParameterBlock.GetTaskMark(2, 1, probe.ref().unsafeUpcast());
+    assertEquals(get, roundTrip(get));
+    assertEquals(new ParameterBlock.TaskProgress(96, 5), roundTrip(new ParameterBlock.TaskProgress(96, 5)));
+
+    State state = State.restore(spec(), VALUES.clone(), new float[0][], 4, 4, 1, List.of("a"), List.of(), Map.of(), 0);
+    State.restoreMarks(state, Map.of(State.taskKey(2, 1), new long[] {96, 5}, State.taskKey(3, 0), new long[] {32, 6}));
+    State back = roundTrip(state);
+    assertEquals(new ParameterBlock.TaskProgress(96, 5), back.taskProgress(2, 1));
+    assertEquals(new ParameterBlock.TaskProgress(32, 6), back.taskProgress(3, 0));
+    assertEquals(new ParameterBlock.TaskProgress(0, 0), back.taskProgress(3, 1));
   }
 
   @Test

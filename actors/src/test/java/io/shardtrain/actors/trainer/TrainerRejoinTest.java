@@ -22,17 +22,22 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A sync trainer that leaves mid-job and comes back under the same id: it gets its task back where
- * it reported, joins the running barrier, and stops at the job's last step; every block applied
- * exactly the examples the master recorded.
+ * Sync trainers that leave mid-job: one that comes back under the same id gets its task back where
+ * it reported, joins the running barrier, and stops at the job's last step; a task whose trainer
+ * died after pushing a step to only some blocks is taken over without any block applying an example
+ * twice. Either way every block applied exactly the examples the master recorded.
  */
 class TrainerRejoinTest {
   static final Duration TIMEOUT = Duration.ofSeconds(60);
-  static final ActorTestKit kit = ActorTestKit.create("TrainerRejoinTest", ConfigFactory.parseString("""
+  /** One single-node cluster per test: the master keeps one job. */
+  ActorTestKit kit;
+
+  static ActorTestKit newKit() {
+    return ActorTestKit.create("TrainerRejoinTest", ConfigFactory.parseString("""
           akka.actor.provider = cluster
           akka.remote.artery.canonical.port = 0
           akka.remote.artery.canonical.hostname = 127.0.0.1
@@ -43,10 +48,40 @@ class TrainerRejoinTest {
           shardtrain.train { hidden = [8], optimizer = sgd, lr-schedule = constant, batch = 8, steps = 24 }
           """).withFallback(PersistenceTestKitPlugin.config()).withFallback(PersistenceTestKitSnapshotPlugin.config())
       .withFallback(ConfigFactory.load()));
+  }
 
-  @AfterAll
-  static void stop() {
-    kit.shutdownTestKit();
+  @AfterEach
+  void stop() {
+    if (kit != null) kit.shutdownTestKit();
+  }
+
+  /** Joins the node to itself, starts ShardTrain on it and submits a 24-step sync job over {@link #data()}. */
+  ShardTrain.Plan startJob(ShardTrain st, String jobId) throws Exception {
+    Cluster cluster = Cluster.get(kit.system());
+    cluster.manager().tell(Join.create(cluster.selfMember().address()));
+    long deadline = System.nanoTime() + TIMEOUT.toNanos();
+    while (cluster.selfMember().status() != MemberStatus.up()) {
+      if (System.nanoTime() > deadline) throw new IllegalStateException("cluster did not form");
+      Thread.sleep(50);
+    }
+    TrainSettings settings = TrainSettings.fromConfig(kit.system().settings().config());
+    ShardTrain.Plan plan = ShardTrain.plan(settings, jobId, DIM, N, 2, BlockSpec.Mode.SYNC, 2, 32, -1);
+    st.submit(plan).toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    return plan;
+  }
+
+  static final int N = 400;
+  static final int DIM = 10;
+
+  /** Two classes, separable, 400 examples of 10 features. */
+  static Dataset data() {
+    float[] x = new float[N * DIM];
+    int[] y = new int[N];
+    for (int i = 0; i < N; i++) {
+      y[i] = i % 2;
+      for (int j = 0; j < DIM; j++) x[i * DIM + j] = (float) Math.cos(i * 0.3 + j) + y[i];
+    }
+    return Dataset.classification(x, DIM, y, 2);
   }
 
   /** Completes with the trainer's step count; counts steps as they happen. */
@@ -81,26 +116,11 @@ class TrainerRejoinTest {
 
   @Test
   void aTrainerThatComesBackResumesItsTaskAndEndsAtTheJobsLastStepWithEveryExampleAppliedOnce() throws Exception {
-    Cluster cluster = Cluster.get(kit.system());
-    cluster.manager().tell(Join.create(cluster.selfMember().address()));
+    kit = newKit();
     ShardTrain st = ShardTrain.start(kit.system());
+    ShardTrain.Plan plan = startJob(st, "rejoin");
     long deadline = System.nanoTime() + TIMEOUT.toNanos();
-    while (cluster.selfMember().status() != MemberStatus.up()) {
-      if (System.nanoTime() > deadline) throw new IllegalStateException("cluster did not form");
-      Thread.sleep(50);
-    }
-    int n = 400;
-    int dim = 10;
-    float[] x = new float[n * dim];
-    int[] y = new int[n];
-    for (int i = 0; i < n; i++) {
-      y[i] = i % 2;
-      for (int j = 0; j < dim; j++) x[i * dim + j] = (float) Math.cos(i * 0.3 + j) + y[i];
-    }
-    Dataset train = Dataset.classification(x, dim, y, 2);
-    TrainSettings settings = TrainSettings.fromConfig(kit.system().settings().config());
-    ShardTrain.Plan plan = ShardTrain.plan(settings, "rejoin", dim, n, 2, BlockSpec.Mode.SYNC, 2, 32, -1);
-    st.submit(plan).toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    Dataset train = data();
 
     Listener l1 = new Listener();
     Listener l2 = new Listener();
@@ -142,6 +162,60 @@ class TrainerRejoinTest {
       assertEquals(done.examplesReported(), b.examplesApplied(), b.entityId());
     }
     assertTrue(done.examplesReported() > 24 * 8, "both trainers trained: " + done.examplesReported());
+  }
+
+  @Test
+  void aTaskWhoseTrainerDiedAfterPushingToSomeBlocksIsTakenOverWithoutApplyingAnyExampleTwice() throws Exception {
+    kit = newKit();
+    ShardTrain st = ShardTrain.start(kit.system());
+    ShardTrain.Plan plan = startJob(st, "takeover");
+    Dataset train = data();
+    // "ghost" is a trainer that pushes step 1 of its task to the first block only, then dies.
+    akka.actor.testkit.typed.javadsl.TestProbe<Object> ghost = kit.createTestProbe();
+    Duration t = Duration.ofSeconds(10);
+    akka.actor.typed.javadsl.AskPattern.<Master.Command, akka.pattern.StatusReply<Master.Registration>>ask(
+        st.master(), r -> new Master.RegisterTrainer("ghost", ghost.ref(), r), t, kit.scheduler())
+        .toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    Listener l1 = new Listener();
+    st.startTrainer(setup(st, "t1", train, l1));
+    Master.Lease lease = null;
+    long deadline = System.nanoTime() + TIMEOUT.toNanos();
+    while (lease == null) {
+      Master.TaskReply r = akka.actor.typed.javadsl.AskPattern
+          .<Master.Command, akka.pattern.StatusReply<Master.TaskReply>>ask(st.master(),
+              x -> new Master.RequestTask("ghost", x), t, kit.scheduler())
+          .toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS).getValue();
+      if (r instanceof Master.Lease l) lease = l;
+      if (System.nanoTime() > deadline) throw new IllegalStateException("ghost got no task: " + r);
+      Thread.sleep(20);
+    }
+    String first = plan.job().blocks().get(0);
+    int length = st.pull(first, 0).toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS).values().length;
+    ParameterBlock.TaskMark mark = new ParameterBlock.TaskMark(lease.epoch(), lease.task(), 8);
+    ParameterBlock.PushAck ack = ParameterBlock.entityRef(kit.system(), first)
+        .<ParameterBlock.PushAck>askWithStatus(r -> new ParameterBlock.PushGradient("ghost", 1, 0, 0, 8f,
+            new float[length], null, 0, mark, r), t)
+        .toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    assertTrue(ack.version() <= 1, ack.toString());
+    ghost.stop(); // the master watches it: the ghost is dropped, its task settled
+
+    // A new trainer takes the task over: the first block already has its first batch.
+    Listener l3 = new Listener();
+    st.startTrainer(setup(st, "t3", train, l3));
+    assertEquals(24L, l1.finished.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS));
+    l3.finished.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    Master.JobStatus done = st.status().toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    List<ParameterBlock.BlockStats> stats = st.blockStats(plan.job()).toCompletableFuture()
+        .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    System.out.printf("ghost pushed 8 examples of task %d/%d to %s only; %d examples reported, blocks applied %s%n",
+        lease.epoch(), lease.task(), first, done.examplesReported(),
+        stats.stream().map(ParameterBlock.BlockStats::examplesApplied).toList());
+    assertTrue(done.done(), done.toString());
+    for (ParameterBlock.BlockStats b : stats) {
+      assertEquals(24, b.version(), b.entityId());
+      assertEquals(done.examplesReported(), b.examplesApplied(), b.entityId());
+    }
+    assertTrue(done.examplesReported() > 24 * 8, "t1 and t3 trained: " + done.examplesReported());
   }
 
   private static Trainer.Setup setup(ShardTrain st, String id, Dataset train, StepListener listener) {

@@ -88,12 +88,21 @@ public final class BatchReader {
 
   /** The next batch, starting the next epoch first when the current one is done. */
   public Batch next() {
+    return next(batchSize);
+  }
+
+  /**
+   * The next batch of at most {@code limit} examples (a batch that must end at a given offset),
+   * starting the next epoch first when the current one is done.
+   */
+  public Batch next(int limit) {
+    if (limit < 1) throw new IllegalArgumentException("batch limit must be at least 1, not " + limit);
     if (epochDone()) {
       epoch++;
       offset = 0;
     }
     int[] ord = orderFor(epoch);
-    int count = (int) Math.min(batchSize, epochLength() - offset);
+    int count = (int) Math.min(Math.min(batchSize, limit), epochLength() - offset);
     int[] indices = new int[count];
     for (int k = 0; k < count; k++) {
       int p = (int) offset + k;

@@ -101,6 +101,26 @@ class BatchReaderTest {
   }
 
   @Test
+  void aLimitedBatchEndsAtTheLimitAndTheNextOneContinuesInTheSameOrder() {
+    BatchReader plain = new BatchReader(data(), 8, 5L, true, ReaderPosition.START);
+    int[] first = plain.next().indices();
+    int[] second = plain.next().indices();
+    BatchReader limited = new BatchReader(data(), 8, 5L, true, ReaderPosition.START);
+    Batch three = limited.next(3);
+    assertEquals(3, three.size());
+    assertEquals(new ReaderPosition(0, 3), three.positionAfter());
+    assertArrayEquals(Arrays.copyOfRange(first, 0, 3), three.indices());
+    // A limit above the batch size reads a full batch.
+    Batch rest = limited.next(100);
+    assertEquals(8, rest.size());
+    int[] expected = new int[8];
+    System.arraycopy(first, 3, expected, 0, 5);
+    System.arraycopy(second, 0, expected, 5, 3);
+    assertArrayEquals(expected, rest.indices());
+    assertThrows(IllegalArgumentException.class, () -> limited.next(0));
+  }
+
+  @Test
   void rangeRestrictedReaderWithDropLastCoversOnlyFullBatchesOfItsRange() {
     BatchReader r = new BatchReader(data(), 5, 17, 4, 3L, true, true, ReaderPosition.START);
     assertEquals(12, r.epochLength());
