@@ -84,6 +84,16 @@ class MasterTest {
     if (p != SILENT) g.replyTo().tell(StatusReply.success(p));
   }
 
+  /** A submitted job whose trainers "a" and "b" hold tasks 0/0 and 0/1. */
+  static Setup bothLeased() {
+    Setup s = submitted();
+    register(s, "a", kit.createTestProbe());
+    register(s, "b", kit.createTestProbe());
+    assertEquals(new Master.Lease(0, 0, 0, 50, 0), request(s, "a"));
+    assertEquals(new Master.Lease(0, 1, 50, 100, 0), request(s, "b"));
+    return s;
+  }
+
   /** Asks for a task until the departed trainer's task it waits for is settled (NoTask meanwhile). */
   static Master.TaskReply requestSettled(Setup s, String id) {
     long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
@@ -156,11 +166,7 @@ class MasterTest {
 
   @Test
   void progressOnATaskLeasedToAnotherTrainerOrBackwardsIsRefused() {
-    Setup s = submitted();
-    register(s, "a", kit.createTestProbe());
-    register(s, "b", kit.createTestProbe());
-    request(s, "a");
-    request(s, "b");
+    Setup s = bothLeased();
     StatusReply<Done> wrong = report(s, "b", 0, 0, 10, 1);
     assertTrue(wrong.isError());
     assertTrue(wrong.getError().getMessage().contains("not leased to b"), wrong.getError().getMessage());
@@ -188,11 +194,7 @@ class MasterTest {
 
   @Test
   void aDepartedTrainersTaskResumesWhereEveryBlockHoldsItAndNamesTheBlocksAhead() {
-    Setup s = submitted();
-    register(s, "a", kit.createTestProbe());
-    register(s, "b", kit.createTestProbe());
-    request(s, "a");
-    request(s, "b");
+    Setup s = bothLeased();
     report(s, "a", 0, 0, 20, 2);
     // "a" pushed two more batches of 8 to w#0 and one to w#1, and died before reporting them.
     MARKS.put("w#0 0/0", new ParameterBlock.TaskProgress(36, 4));
@@ -210,11 +212,7 @@ class MasterTest {
 
   @Test
   void aDepartedTrainersTaskEveryBlockHoldsToTheEndIsFinished() {
-    Setup s = submitted();
-    register(s, "a", kit.createTestProbe());
-    register(s, "b", kit.createTestProbe());
-    request(s, "a");
-    request(s, "b");
+    Setup s = bothLeased();
     report(s, "a", 0, 0, 40, 5);
     MARKS.put("w#0 0/0", new ParameterBlock.TaskProgress(50, 6));
     MARKS.put("w#1 0/0", new ParameterBlock.TaskProgress(50, 6));
@@ -227,11 +225,7 @@ class MasterTest {
 
   @Test
   void aDepartedTrainersTaskIsLeasedToNobodyUntilEveryBlockAnswered() {
-    Setup s = submitted();
-    register(s, "a", kit.createTestProbe());
-    register(s, "b", kit.createTestProbe());
-    request(s, "a");
-    request(s, "b");
+    Setup s = bothLeased();
     report(s, "a", 0, 0, 20, 2);
     MARKS.put("w#1 0/0", SILENT);
     s.tk().<StatusReply<Done>>runCommand(r -> new Master.LeaveJob("a", r));
@@ -250,11 +244,7 @@ class MasterTest {
 
   @Test
   void finishedTasksOpenTheNextEpochAndTheJobEndsAfterTheLastEpoch() {
-    Setup s = submitted();
-    register(s, "a", kit.createTestProbe());
-    register(s, "b", kit.createTestProbe());
-    request(s, "a");
-    request(s, "b");
+    Setup s = bothLeased();
     report(s, "a", 0, 0, 50, 5);
     // "a" moves on to epoch 1 while "b" still finishes epoch 0.
     assertEquals(new Master.Lease(1, 0, 0, 50, 0), request(s, "a"));
@@ -271,11 +261,7 @@ class MasterTest {
 
   @Test
   void aTrainerThatJoinsMidEpochTrainsTheNextEpochWhichIsCutAgainForAllTrainers() {
-    Setup s = submitted();
-    register(s, "a", kit.createTestProbe());
-    register(s, "b", kit.createTestProbe());
-    request(s, "a");
-    request(s, "b");
+    Setup s = bothLeased();
     report(s, "a", 0, 0, 20, 2);
     Master.Registration c = register(s, "c", kit.createTestProbe());
     assertEquals(3, c.membershipEpoch());
@@ -442,11 +428,7 @@ class MasterTest {
 
   @Test
   void recoveryRebuildsTasksOffsetsAndMembership() {
-    Setup s = submitted();
-    register(s, "a", kit.createTestProbe());
-    register(s, "b", kit.createTestProbe());
-    request(s, "a");
-    request(s, "b");
+    Setup s = bothLeased();
     report(s, "a", 0, 0, 50, 5);
     request(s, "a");
     report(s, "a", 1, 0, 20, 7);

@@ -201,16 +201,21 @@ class PsSerializerTest {
 
   @Test
   void formatTwoSnapshotsAreReadWithoutAnExampleCount() throws Exception {
+    // Format 2 ended before the example count (8 bytes), the held checkpoints (none: a 4-byte count),
+    // the rollback generation (8 bytes) and the task marks (none: a 4-byte count).
+    State old = olderSnapshot(24, 2);
+    assertEquals(List.of(4L, 0L), List.of(old.version(), old.examplesApplied()));
+  }
+
+  /** A snapshot written now with its last {@code cut} bytes dropped, read back as format {@code format}. */
+  private static State olderSnapshot(int cut, int format) throws Exception {
     PsSerializer serializer = new PsSerializer((ExtendedActorSystem) Adapter.toClassic(kit.system()));
     State state = State.restore(spec(), VALUES.clone(), new float[0][], 4, 4, 1, List.of("a"), List.of(),
         Map.of("a", 4L), 128);
-    byte[] v4 = serializer.toBinary(state);
-    // Format 2 ended before the example count (8 bytes), the held checkpoints (none: a 4-byte count),
-    // the rollback generation (8 bytes) and the task marks (none: a 4-byte count).
-    byte[] v2 = Arrays.copyOf(v4, v4.length - 24);
-    v2[0] = 2;
-    State old = (State) serializer.fromBinary(v2, PsSerializer.STATE);
-    assertEquals(List.of(4L, 0L), List.of(old.version(), old.examplesApplied()));
+    byte[] now = serializer.toBinary(state);
+    byte[] old = Arrays.copyOf(now, now.length - cut);
+    old[0] = (byte) format;
+    return (State) serializer.fromBinary(old, PsSerializer.STATE);
   }
 
   @Test
@@ -223,12 +228,7 @@ class PsSerializerTest {
     GradientReceived old = (GradientReceived) serializer.fromBinary(v3, PsSerializer.RECEIVED);
     assertEquals(List.of("a", 9L, 32f), List.of(old.trainerId(), old.step(), old.weight()));
     assertNull(old.mark());
-    State state = State.restore(spec(), VALUES.clone(), new float[0][], 4, 4, 1, List.of("a"), List.of(),
-        Map.of("a", 4L), 128);
-    byte[] snapshot = serializer.toBinary(state);
-    byte[] s3 = Arrays.copyOf(snapshot, snapshot.length - 4);
-    s3[0] = 3;
-    State back = (State) serializer.fromBinary(s3, PsSerializer.STATE);
+    State back = olderSnapshot(4, 3);
     assertEquals(List.of(4L, 128L, 0L), List.of(back.version(), back.examplesApplied(), back.taskProgress(0, 0).offset()));
   }
 
