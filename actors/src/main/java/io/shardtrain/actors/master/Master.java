@@ -362,8 +362,11 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         c.replyTo().tell(StatusReply.ack());
         return Effect().none();
       }
-      c.replyTo().tell(StatusReply.error("job '" + s.job().jobId() + "' is already running; '"
-          + c.job().jobId() + "' was not started"));
+      c.replyTo().tell(StatusReply.error(s.done()
+          ? "job '" + s.job().jobId() + "' has finished and its blocks are in this journal; '" + c.job().jobId()
+              + "' was not started: one journal holds one job, so start the next job's nodes on a fresh database"
+              + " (docs/OPERATIONS.md)"
+          : "job '" + s.job().jobId() + "' is already running; '" + c.job().jobId() + "' was not started"));
       return Effect().none();
     }
     return Effect().persist(new JobSubmitted(c.job()))

@@ -453,6 +453,26 @@ class MasterTest {
   }
 
   @Test
+  void aJobSubmittedAfterTheLastOneFinishedIsRefusedNamingTheFreshDatabaseItNeeds() {
+    Setup s = bothLeased();
+    for (int epoch = 0; epoch < 2; epoch++) {
+      report(s, "a", epoch, 0, 50, 10L * epoch + 5);
+      report(s, "b", epoch, 1, 50, 10L * epoch + 5);
+      if (epoch == 0) {
+        assertEquals(new Master.Lease(1, 0, 0, 50, 0), request(s, "a"));
+        assertEquals(new Master.Lease(1, 1, 50, 100, 0), request(s, "b"));
+      }
+    }
+    assertTrue(s.tk().getState().done());
+    JobSpec other = new JobSpec("job-2", "test", 100, 4, 2, List.of(3), "relu", 7, BlockSpec.Mode.SYNC, 2, 10, 2,
+        0, "sgd", 0.1f, "constant", 0f, -1, 16, List.of("w#0"));
+    StatusReply<Done> r = s.tk().<StatusReply<Done>>runCommand(replyTo -> new Master.SubmitJob(other, replyTo)).reply();
+    assertTrue(r.isError());
+    String message = r.getError().getMessage();
+    assertTrue(message.contains("'job-1' has finished") && message.contains("fresh database"), message);
+  }
+
+  @Test
   void repliesRoundTripThroughCborSerialization() {
     var serialization = kit.serializationTestKit();
     serialization.verifySerialization(new Master.Registration(job(), 3, List.of("a", "b"), 42, 1), true);
