@@ -631,7 +631,8 @@ public final class ParameterBlock
 
     State onInitialized(Initialized e) {
       spec = e.spec();
-      values = e.values().clone();
+      // Copy-on-write: the event's array is never changed, so the state may share it.
+      values = e.values();
       optimizerState = OptimizerState.create(optimizer(), spec.length());
       version = 0;
       examplesApplied = 0;
