@@ -519,7 +519,7 @@ public final class ParameterBlock
     }
 
     /** Per task key, {offset, step}: a deep copy. */
-    Map<Long, long[]> taskMarks() {
+    TreeMap<Long, long[]> taskMarks() {
       TreeMap<Long, long[]> c = new TreeMap<>();
       taskMarks.forEach((k, v) -> c.put(k, v.clone()));
       return c;
@@ -556,7 +556,7 @@ public final class ParameterBlock
       c.members = new ArrayList<>(members);
       c.pending = new ArrayList<>(pending);
       c.lastSteps = new TreeMap<>(lastSteps);
-      c.taskMarks = new TreeMap<>(taskMarks());
+      c.taskMarks = taskMarks();
       c.examplesApplied = examplesApplied;
       c.checkpoints = new TreeMap<>(checkpoints);
       c.generation = generation;
