@@ -442,6 +442,28 @@ class MasterTest {
   }
 
   @Test
+  void aTaskStillSettlingWhenTheMasterRestartsIsSettledByTheRecoveredMasterAndTheOutcomeIsJournaled() {
+    Setup s = bothLeased();
+    report(s, "a", 0, 0, 20, 2);
+    MARKS.put("w#0 0/0", new ParameterBlock.TaskProgress(28, 3));
+    MARKS.put("w#1 0/0", SILENT);
+    s.tk().<StatusReply<Done>>runCommand(r -> new Master.LeaveJob("a", r));
+    sleep(200);
+    assertEquals(1, s.tk().getState().settling().size());
+    s.tk().restart();
+    assertEquals(1, s.tk().getState().settling().size(), "the recovered master still waits for every block");
+    MARKS.put("w#1 0/0", new ParameterBlock.TaskProgress(24, 3));
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (!s.tk().getState().settling().isEmpty() && System.nanoTime() < deadline) sleep(50);
+    register(s, "c", kit.createTestProbe());
+    Master.Lease expected = new Master.Lease(0, 0, 0, 50, 24, java.util.Map.of("w#0", 28L));
+    assertEquals(expected, request(s, "c"));
+    s.tk().restart();
+    assertEquals(expected, request(s, "c"), "offset and blocks ahead, recovered from the journal");
+    assertEquals(24, s.tk().getState().status().examplesReported());
+  }
+
+  @Test
   void aSecondJobIsRefusedWhileOneRuns() {
     Setup s = submitted();
     JobSpec other = new JobSpec("job-2", "test", 100, 4, 2, List.of(3), "relu", 7, BlockSpec.Mode.SYNC, 2, 10, 2,
