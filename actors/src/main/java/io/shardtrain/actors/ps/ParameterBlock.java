@@ -416,8 +416,8 @@ public final class ParameterBlock
     List<String> members = new ArrayList<>();
     List<Contribution> pending = new ArrayList<>();
     TreeMap<String, Long> lastSteps = new TreeMap<>();
-    /** Per data task ({@link #taskKey}), how far its examples reached this block: {offset, step}. */
-    TreeMap<Long, long[]> taskMarks = new TreeMap<>();
+    /** Per data task ({@link #taskKey}), how far its examples reached this block. */
+    TreeMap<Long, TaskProgress> taskMarks = new TreeMap<>();
     long examplesApplied;
     TreeMap<Long, Held> checkpoints = new TreeMap<>();
     long generation;
@@ -455,10 +455,9 @@ public final class ParameterBlock
       return s;
     }
 
-    /** {@link #restore} plus the task marks ({@link #taskKey} to {offset, step}). */
-    static State restoreMarks(State s, Map<Long, long[]> marks) {
-      s.taskMarks = new TreeMap<>();
-      marks.forEach((k, v) -> s.taskMarks.put(k, v.clone()));
+    /** {@link #restore} plus the task marks (by {@link #taskKey}). */
+    static State restoreMarks(State s, Map<Long, TaskProgress> marks) {
+      s.taskMarks = new TreeMap<>(marks);
       return s;
     }
 
@@ -514,15 +513,12 @@ public final class ParameterBlock
 
     /** How far the examples of task {@code task} of epoch {@code epoch} reached this block. */
     public TaskProgress taskProgress(int epoch, int task) {
-      long[] m = taskMarks.get(taskKey(epoch, task));
-      return m == null ? new TaskProgress(0, 0) : new TaskProgress(m[0], m[1]);
+      return taskMarks.getOrDefault(taskKey(epoch, task), new TaskProgress(0, 0));
     }
 
-    /** Per task key, {offset, step}: a deep copy. */
-    TreeMap<Long, long[]> taskMarks() {
-      TreeMap<Long, long[]> c = new TreeMap<>();
-      taskMarks.forEach((k, v) -> c.put(k, v.clone()));
-      return c;
+    /** The task marks by {@link #taskKey}, a copy. */
+    TreeMap<Long, TaskProgress> taskMarks() {
+      return new TreeMap<>(taskMarks);
     }
 
     /** Per trainer, the last step it pushed that the block accepted. */
@@ -667,8 +663,8 @@ public final class ParameterBlock
     private void mark(TaskMark m, long step) {
       if (m == null) return;
       long key = taskKey(m.epoch(), m.task());
-      long[] old = taskMarks.get(key);
-      if (old == null || m.offset() > old[0]) taskMarks.put(key, new long[] {m.offset(), step});
+      TaskProgress old = taskMarks.get(key);
+      if (old == null || m.offset() > old.offset()) taskMarks.put(key, new TaskProgress(m.offset(), step));
       taskMarks.headMap(taskKey(m.epoch() - 1, 0)).clear();
     }
 

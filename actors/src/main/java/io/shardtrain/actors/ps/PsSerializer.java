@@ -491,12 +491,12 @@ public final class PsSerializer extends SerializerWithStringManifest {
       putHeld(out, e.getValue().values(), e.getValue().slots(), e.getValue().updates());
     }
     out.putLong(s.generation);
-    Map<Long, long[]> marks = s.taskMarks();
+    Map<Long, ParameterBlock.TaskProgress> marks = s.taskMarks();
     out.putInt(marks.size());
-    for (Map.Entry<Long, long[]> e : marks.entrySet()) {
+    for (Map.Entry<Long, ParameterBlock.TaskProgress> e : marks.entrySet()) {
       out.putLong(e.getKey());
-      out.putLong(e.getValue()[0]);
-      out.putLong(e.getValue()[1]);
+      out.putLong(e.getValue().offset());
+      out.putLong(e.getValue().step());
     }
   }
 
@@ -562,8 +562,8 @@ public final class PsSerializer extends SerializerWithStringManifest {
     State.restore(s, checkpoints, in.getLong());
     if (format < FORMAT) return s;
     int n2 = in.getCount(24);
-    Map<Long, long[]> marks = new TreeMap<>();
-    for (int i = 0; i < n2; i++) marks.put(in.getLong(), new long[] {in.getLong(), in.getLong()});
+    Map<Long, ParameterBlock.TaskProgress> marks = new TreeMap<>();
+    for (int i = 0; i < n2; i++) marks.put(in.getLong(), new ParameterBlock.TaskProgress(in.getLong(), in.getLong()));
     return State.restoreMarks(s, marks);
   }
 

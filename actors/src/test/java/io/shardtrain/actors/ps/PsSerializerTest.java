@@ -247,7 +247,8 @@ class PsSerializerTest {
     assertEquals(new ParameterBlock.TaskProgress(96, 5), roundTrip(new ParameterBlock.TaskProgress(96, 5)));
 
     State state = State.restore(spec(), VALUES.clone(), new float[0][], 4, 4, 1, List.of("a"), List.of(), Map.of(), 0);
-    State.restoreMarks(state, Map.of(State.taskKey(2, 1), new long[] {96, 5}, State.taskKey(3, 0), new long[] {32, 6}));
+    State.restoreMarks(state, Map.of(State.taskKey(2, 1), new ParameterBlock.TaskProgress(96, 5),
+        State.taskKey(3, 0), new ParameterBlock.TaskProgress(32, 6)));
     State back = roundTrip(state);
     assertEquals(new ParameterBlock.TaskProgress(96, 5), back.taskProgress(2, 1));
     assertEquals(new ParameterBlock.TaskProgress(32, 6), back.taskProgress(3, 0));
