@@ -144,8 +144,6 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private long baseVersion;
   private final Map<String, Long> blockVersion = new HashMap<>();
   private Master.Lease lease;
-  /** Of the lease: blocks that already hold its examples up to an offset; nothing is pushed to them for those. */
-  private Map<String, Long> skip = Map.of();
   private BatchReader reader;
   private Tensor x;
   private int pendingPushes;
@@ -308,7 +306,6 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     }
     if (m.reply() instanceof Master.Lease l) {
       lease = l;
-      skip = l.skip();
       reader = new BatchReader(setup.train(), l.from(), l.to(), job.batch(), job.seed() * 1_000_003L + l.task(),
           true, false, new ReaderPosition(l.epoch(), l.offset()));
       if (freshPull) return pullBeforeFirstStep();
@@ -340,7 +337,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     // A batch ends where a block that already holds examples of this task stops holding them.
     long at = reader.position().offset();
     long limit = job.batch();
-    for (long held : skip.values()) {
+    for (long held : lease.skip().values()) {
       if (held > at) limit = Math.min(limit, held - at);
     }
     Batch b = reader.next((int) limit);
@@ -370,7 +367,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private void push(Parameter p, int weight) {
     float[] grad = p.grad().data();
     for (BlockSlice s : blocksByParam.get(p.name())) {
-      if (skip.getOrDefault(s.entityId(), 0L) >= positionAfterStep.offset()) {
+      if (lease.skip().getOrDefault(s.entityId(), 0L) >= positionAfterStep.offset()) {
         // The block has this batch already (from the trainer that held the task before).
         sendPush(s.entityId(), new float[0], 0f, false);
         continue;
