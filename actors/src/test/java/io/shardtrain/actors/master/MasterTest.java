@@ -94,6 +94,13 @@ class MasterTest {
     return s;
   }
 
+  /** "a" leaves the job; "c" registers and asks for a task until "a"'s task is settled. */
+  static Master.TaskReply aLeavesAndCTakesOver(Setup s) {
+    s.tk().<StatusReply<Done>>runCommand(r -> new Master.LeaveJob("a", r));
+    register(s, "c", kit.createTestProbe());
+    return requestSettled(s, "c");
+  }
+
   /** Asks for a task until the departed trainer's task it waits for is settled (NoTask meanwhile). */
   static Master.TaskReply requestSettled(Setup s, String id) {
     long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
@@ -200,9 +207,7 @@ class MasterTest {
     MARKS.put("w#0 0/0", new ParameterBlock.TaskProgress(36, 4));
     MARKS.put("w#1 0/0", new ParameterBlock.TaskProgress(28, 3));
     MARKS.put("w#1 0/1", new ParameterBlock.TaskProgress(44, 9)); // b's task: not asked about
-    s.tk().<StatusReply<Done>>runCommand(r -> new Master.LeaveJob("a", r));
-    register(s, "c", kit.createTestProbe());
-    assertEquals(new Master.Lease(0, 0, 0, 50, 28, java.util.Map.of("w#0", 36L)), requestSettled(s, "c"));
+    assertEquals(new Master.Lease(0, 0, 0, 50, 28, java.util.Map.of("w#0", 36L)), aLeavesAndCTakesOver(s));
     assertEquals(28, s.tk().getState().status().examplesReported());
     assertEquals(3L, s.tk().getState().registration("a").lastStep(), "the step that pushed up to 28");
     // Once c reports past w#0's mark, the lease names no block ahead.
@@ -216,10 +221,8 @@ class MasterTest {
     report(s, "a", 0, 0, 40, 5);
     MARKS.put("w#0 0/0", new ParameterBlock.TaskProgress(50, 6));
     MARKS.put("w#1 0/0", new ParameterBlock.TaskProgress(50, 6));
-    s.tk().<StatusReply<Done>>runCommand(r -> new Master.LeaveJob("a", r));
-    register(s, "c", kit.createTestProbe());
     // Task 0/0 is done; c gets the next epoch's first task.
-    assertEquals(new Master.Lease(1, 0, 0, 50, 0), requestSettled(s, "c"));
+    assertEquals(new Master.Lease(1, 0, 0, 50, 0), aLeavesAndCTakesOver(s));
     assertEquals(50, s.tk().getState().status().examplesReported());
   }
 
