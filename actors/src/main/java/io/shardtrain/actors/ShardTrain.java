@@ -220,9 +220,9 @@ public final class ShardTrain {
   }
 
   /**
-   * The values of block {@code entityId} at version >= {@code minVersion}, inline. With this
-   * node's bulk channel on they come over it where the block's node can send them, and inline
-   * again if that fails.
+   * The values of block {@code entityId} at version >= {@code minVersion}. With this node's bulk
+   * channel on they come over it (a {@link ParameterBlock.ValuesLetter}) where the block's node can
+   * send them, and inline again if that fails.
    */
   public CompletionStage<ParameterBlock.BlockValues> pull(String entityId, long minVersion) {
     var block = ParameterBlock.entityRef(system, entityId);
@@ -231,16 +231,8 @@ public final class ShardTrain {
       return block.askWithStatus(replyTo -> new ParameterBlock.Pull(minVersion, replyTo), timeout);
     }
     ParameterBlock.BulkAddress self = ParameterBlock.BulkAddress.of(bulk.address());
-    Duration receiveTimeout = bulk.settings().receiveTimeout();
     return block.<ParameterBlock.BlockValues>askWithStatus(replyTo -> new ParameterBlock.Pull(minVersion, self, replyTo),
             timeout)
-        .thenCompose(v -> v.bulk() == null ? CompletableFuture.completedFuture(v)
-            : bulk.receive(v.bulk().transferId(), receiveTimeout).thenApply(floats -> {
-              if (floats.length != v.bulk().length()) {
-                throw new IllegalStateException(v.bulk() + " brought " + floats.length + " floats");
-              }
-              return v.withValues(floats);
-            }))
         .handle((v, failure) -> failure == null ? CompletableFuture.completedFuture(v)
             : block.<ParameterBlock.BlockValues>askWithStatus(
                 replyTo -> new ParameterBlock.Pull(minVersion, replyTo), timeout))

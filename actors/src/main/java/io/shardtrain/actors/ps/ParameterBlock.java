@@ -193,8 +193,8 @@ public final class ParameterBlock
 
   /**
    * The block's values once its version is at least {@code minVersion}. With a {@code replyBulk}
-   * address, a block on another node whose bulk channel is on sends the values there and replies
-   * with a {@link BulkRef}.
+   * address, a block on another node whose bulk channel is on replies by a {@link ValuesLetter}
+   * sent there.
    */
   public record Pull(long minVersion, BulkAddress replyBulk, ActorRef<StatusReply<BlockValues>> replyTo)
       implements Command {
@@ -279,22 +279,110 @@ public final class ParameterBlock
 
   /**
    * The block's values at {@code version}; read-only: in the block's own JVM the array is the one
-   * the block holds for that version, so a receiver copies it before changing it. Either inline in
-   * {@code values}, or ({@code values} null) over the bulk channel as {@code bulk}. {@code node} is
-   * the bulk address of the block's node when the pull asked for bulk and the node has it on
-   * (where to send gradients of this block), else null.
+   * the block holds for that version, so a receiver copies it before changing it. {@code values}
+   * is null only inside a {@link ValuesLetter}, whose frame carries the floats. {@code node} is the
+   * bulk address of the block's node and {@code block} the block's own actor, when the pull asked
+   * for bulk and the node has it on (where to send this block's gradients by letter), else null.
    */
-  public record BlockValues(String parameter, int index, int offset, long version, float[] values, BulkRef bulk,
-      BulkAddress node) {
+  public record BlockValues(String parameter, int index, int offset, long version, float[] values,
+      BulkAddress node, ActorRef<Command> block) {
 
     /** Values inline, no bulk address. */
     public BlockValues(String parameter, int index, int offset, long version, float[] values) {
       this(parameter, index, offset, version, values, null, null);
     }
 
-    /** These values with the floats inline (what a bulk reply becomes once its payload arrived). */
-    public BlockValues withValues(float[] inline) {
-      return new BlockValues(parameter, index, offset, version, inline, null, node);
+    /** These values with {@code floats} as their values (what a {@link ValuesLetter} opens to). */
+    public BlockValues withValues(float[] floats) {
+      return new BlockValues(parameter, index, offset, version, floats, node, block);
+    }
+  }
+
+  /**
+   * A push sent straight to the block's actor ({@code block}, from {@link BlockValues#block()}) over
+   * the bulk channel, its gradient as the frame's floats; the block acknowledges with an
+   * {@link AckLetter} to {@code replyBulk}. A block that moved never gets it: the letter bounces
+   * (an error reply at once) and the sender pushes through sharding again.
+   */
+  public record PushLetter(ActorRef<Command> block, BulkAddress replyBulk, PushGradient push)
+      implements BulkTransport.Letter {
+    public PushLetter {
+      if (block == null || replyBulk == null || push == null) {
+        throw new IllegalArgumentException("a push letter needs the block, the reply address and the push");
+      }
+    }
+
+    @Override
+    public ActorRef<?> recipient() {
+      return block;
+    }
+
+    @Override
+    public Object open(float[] values) {
+      return new LetterPush(push.withValues(values), replyBulk);
+    }
+
+    @Override
+    public void bounce(String reason) {
+      push.replyTo().tell(StatusReply.error("push letter for step " + push.step() + " not delivered: " + reason));
+    }
+  }
+
+  /**
+   * A pull sent straight to the block's actor over the bulk channel (no floats); {@code pull} must
+   * name the puller's bulk address, where the values come back as a {@link ValuesLetter}.
+   */
+  public record PullLetter(ActorRef<Command> block, Pull pull) implements BulkTransport.Letter {
+    public PullLetter {
+      if (block == null || pull == null || pull.replyBulk() == null) {
+        throw new IllegalArgumentException("a pull letter needs the block and a pull with a bulk reply address");
+      }
+    }
+
+    @Override
+    public ActorRef<?> recipient() {
+      return block;
+    }
+
+    @Override
+    public Object open(float[] values) {
+      return pull;
+    }
+
+    @Override
+    public void bounce(String reason) {
+      pull.replyTo().tell(StatusReply.error("pull letter for version " + pull.minVersion() + " not delivered: "
+          + reason));
+    }
+  }
+
+  /** A {@link PushLetter} opened on the block's node. */
+  record LetterPush(PushGradient push, BulkAddress replyBulk) implements Command, NoSerializationVerificationNeeded {}
+
+  /** A block's success reply to a {@link PushLetter}, by letter too (no floats). */
+  public record AckLetter(ActorRef<StatusReply<PushAck>> replyTo, PushAck ack) implements BulkTransport.Letter {
+    @Override
+    public ActorRef<?> recipient() {
+      return replyTo;
+    }
+
+    @Override
+    public Object open(float[] values) {
+      return StatusReply.success(ack);
+    }
+  }
+
+  /** A block's reply to a {@link Pull} with a bulk address: the values are the frame's floats. */
+  public record ValuesLetter(ActorRef<StatusReply<BlockValues>> replyTo, BlockValues values)
+      implements BulkTransport.Letter {
+    @Override
+    public ActorRef<?> recipient() {
+      return replyTo;
+    }
+
+    @Override
+    public Object open(float[] floats) {
+      return StatusReply.success(values.withValues(floats));
     }
   }
 
@@ -792,6 +880,8 @@ public final class ParameterBlock
   private final ActorContext<Command> context;
   private final TimerScheduler<Command> timers;
   private final TreeMap<Long, Pull> pendingPulls = new TreeMap<>();
+  /** Pushes that came by letter and are not answered yet: where their reply letters go. */
+  private final Map<ActorRef<?>, BulkAddress> letterReplies = new java.util.HashMap<>();
   /** Checkpoint requests for versions the block has not reached yet, by version. */
   private final TreeMap<Long, List<Checkpoint>> pendingCaptures = new TreeMap<>();
   private long nextPullId;
@@ -871,6 +961,7 @@ public final class ParameterBlock
         .forAnyState()
         .onCommand(Initialize.class, this::onInitialize)
         .onCommand(PushGradient.class, this::onPush)
+        .onCommand(LetterPush.class, this::onLetterPush)
         .onCommand(Pull.class, this::onPull)
         .onCommand(UpdateMembership.class, this::onUpdateMembership)
         .onCommand(GetStats.class, this::onGetStats)
@@ -964,7 +1055,7 @@ public final class ParameterBlock
       // Sync: a trainer with no data for this step still takes part in the barrier, contributing
       // nothing. Async: nothing to apply (the block already has the batch's examples).
       if (state.isSync()) return onSyncPush(state, cmd);
-      return Effect().reply(replyTo, StatusReply.success(new Duplicate(state.version())));
+      return acked(replyTo, new Duplicate(state.version()));
     }
     if (cmd.values() == null || cmd.values().length != length) {
       rejectedBadLength++;
@@ -973,6 +1064,33 @@ public final class ParameterBlock
     }
     return state.isSync() ? onSyncPush(state, cmd) : onAsyncPush(state, cmd);
   }
+
+  /** A push that came by letter: handled as any push, answered by letter. */
+  private Effect<Event, State> onLetterPush(State state, LetterPush m) {
+    bulkPushes++;
+    letterReplies.put(m.push().replyTo(), m.replyBulk());
+    return onPush(state, m.push());
+  }
+
+  private Effect<Event, State> acked(ActorRef<StatusReply<PushAck>> replyTo, PushAck ack) {
+    return Effect().none().thenRun(s -> ack(replyTo, ack));
+  }
+
+  /** Answers a push: by letter when it came by letter, else as a message. */
+  private void ack(ActorRef<StatusReply<PushAck>> replyTo, PushAck ack) {
+    BulkAddress to = letterReplies.remove(replyTo);
+    if (to == null) {
+      replyTo.tell(StatusReply.success(ack));
+      return;
+    }
+    bulk().sendLetter(to.socketAddress(), new AckLetter(replyTo, ack), NO_FLOATS, 0, 0)
+        .whenComplete((done, failure) -> {
+          // The sender's node may be gone; if not, the message finds it over Artery.
+          if (failure != null) replyTo.tell(StatusReply.success(ack));
+        });
+  }
+
+  private static final float[] NO_FLOATS = new float[0];
 
   /**
    * Claims a bulk push's payload; {@link BulkPushArrived} then runs the inline path. Commands that
@@ -1032,11 +1150,11 @@ public final class ParameterBlock
     if (settings.checkpointDurability() && (cmd.generation() < state.generation() || cmd.step() > v + 1)) {
       // The abandoned timeline, or a block that recovered its last checkpoint before the master's
       // rollback reached the trainer: not an error, the trainer waits for the rollback.
-      return Effect().reply(cmd.replyTo(), StatusReply.success(new RolledBack(v)));
+      return acked(cmd.replyTo(), new RolledBack(v));
     }
     if (cmd.step() <= v || (cmd.step() == v + 1 && state.hasContributed(trainer))) {
       duplicates++;
-      return Effect().reply(cmd.replyTo(), StatusReply.success(new Duplicate(v)));
+      return acked(cmd.replyTo(), new Duplicate(v));
     }
     if (cmd.step() > v + 1) {
       rejectedAhead++;
@@ -1069,7 +1187,7 @@ public final class ParameterBlock
     return record(state, events).thenRun(s -> {
       afterChange(s);
       PushAck ack = wasSkipped ? new Skipped(s.version()) : completes ? new Applied(s.version()) : new Accepted(s.version());
-      cmd.replyTo().tell(StatusReply.success(ack));
+      ack(cmd.replyTo(), ack);
     });
   }
 
@@ -1084,7 +1202,7 @@ public final class ParameterBlock
     Long last = state.lastSteps.get(trainer);
     if (last != null && cmd.step() <= last) {
       duplicates++;
-      return Effect().reply(cmd.replyTo(), StatusReply.success(new Duplicate(v)));
+      return acked(cmd.replyTo(), new Duplicate(v));
     }
     if (cmd.baseVersion() < 0 || cmd.baseVersion() > v) {
       rejectedAhead++;
@@ -1094,7 +1212,7 @@ public final class ParameterBlock
     long maxStaleness = state.spec().maxStaleness();
     if (maxStaleness >= 0 && v - cmd.baseVersion() > maxStaleness) {
       rejectedStale++;
-      return Effect().reply(cmd.replyTo(), StatusReply.success(new Stale(v)));
+      return acked(cmd.replyTo(), new Stale(v));
     }
     int bad = NumericChecks.firstNonFinite(cmd.values());
     if (bad >= 0) {
@@ -1103,11 +1221,11 @@ public final class ParameterBlock
         return error(cmd.replyTo(), nonFiniteMessage(cmd, bad));
       }
       skippedNonFinite++;
-      return Effect().reply(cmd.replyTo(), StatusReply.success(new Skipped(v)));
+      return acked(cmd.replyTo(), new Skipped(v));
     }
     return record(state, List.of(new GradientApplied(trainer, cmd.step(), cmd.values(), cmd.mark()))).thenRun(s -> {
       answerPulls(s);
-      cmd.replyTo().tell(StatusReply.success(new Applied(s.version())));
+      ack(cmd.replyTo(), new Applied(s.version()));
     });
   }
 
@@ -1123,7 +1241,7 @@ public final class ParameterBlock
           + " refused");
     }
     if (cmd.minVersion() <= state.version()) {
-      return Effect().reply(cmd.replyTo(), StatusReply.success(valuesFor(state, cmd)));
+      return Effect().none().thenRun(s -> answer(s, cmd));
     }
     long id = nextPullId++;
     pendingPulls.put(id, cmd);
@@ -1344,7 +1462,7 @@ public final class ParameterBlock
       if (e.getValue().minVersion() <= state.version()) {
         it.remove();
         timers.cancel(pullTimerKey(e.getKey()));
-        e.getValue().replyTo().tell(StatusReply.success(valuesFor(state, e.getValue())));
+        answer(state, e.getValue());
       }
     }
   }
@@ -1354,34 +1472,41 @@ public final class ParameterBlock
   }
 
   /**
-   * The reply to {@code pull}: inline, or, when the pull gave a bulk address of another node and
-   * this node's bulk channel carries payloads of this size, sent there. Either way the version's
-   * own array, which no update changes (copy-on-write).
+   * Answers {@code pull}: inline, or, when the pull gave a bulk address of another node and this
+   * node's bulk channel carries payloads of this size, as a {@link ValuesLetter} sent there. Either
+   * way the version's own array, which no update changes (copy-on-write). With a bulk address the
+   * reply names this block's actor, so the puller can push to it by letter.
    */
-  private BlockValues valuesFor(State state, Pull pull) {
+  private void answer(State state, Pull pull) {
     BlockSpec spec = state.spec();
     float[] values = state.values;
     BulkAddress to = pull.replyBulk();
-    if (to == null) return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), values);
-    BulkTransport transport = bulk();
-    if (!transport.isEnabled()) {
-      return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), values);
+    ActorRef<StatusReply<BlockValues>> replyTo = pull.replyTo();
+    if (to == null || !bulk().isEnabled()) {
+      replyTo.tell(StatusReply.success(
+          new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), values)));
+      return;
     }
     BulkAddress node = bulkAddress();
-    if (to.equals(node) || !transport.settings().carries(values.length)) {
-      return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), values, null, node);
+    BlockValues reply = new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), values,
+        node, context.getSelf());
+    if (to.equals(node) || !bulk().settings().carries(values.length)) {
+      replyTo.tell(StatusReply.success(reply));
+      return;
     }
-    long id = transport.newTransferId();
-    BulkRef ref = new BulkRef(node.host(), node.port(), id, values.length, to);
+    bulkPulls++;
     org.slf4j.Logger log = context.getSystem().log();
     String block = entityId;
-    transport.send(to.socketAddress(), id, values, 0, values.length).whenComplete((done, failure) -> {
-      // The puller's receive times out and it pulls again inline.
-      if (failure != null) log.warn("block {}: {} to {} failed: {}", block, ref, to, failure.getMessage());
-    });
-    bulkPulls++;
-    return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), null, ref, node);
+    bulk().sendLetter(to.socketAddress(), new ValuesLetter(replyTo, reply.withValues(null)), values, 0, values.length)
+        .whenComplete((done, failure) -> {
+          if (failure == null) return;
+          log.warn("block {}: values of version {} to {} failed: {}", block, reply.version(), to, failure.getMessage());
+          replyTo.tell(StatusReply.error(BULK_REPLY_FAILED + failure.getMessage()));
+        });
   }
+
+  /** How the error reply to a pull whose values could not be sent by bulk begins; the puller pulls inline. */
+  public static final String BULK_REPLY_FAILED = "bulk reply failed: ";
 
   private BulkTransport bulk() {
     // Started on first use: blocks that only ever see inline traffic open no socket.
@@ -1396,6 +1521,7 @@ public final class ParameterBlock
   }
 
   private <T> Effect<Event, State> error(ActorRef<StatusReply<T>> replyTo, String message) {
+    letterReplies.remove(replyTo);
     if (replyTo != null) replyTo.tell(StatusReply.error(message));
     return Effect().none();
   }

@@ -4,6 +4,7 @@ import akka.actor.ExtendedActorSystem;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorRefResolver;
 import akka.actor.typed.javadsl.Adapter;
+import akka.pattern.StatusReply;
 import akka.serialization.SerializerWithStringManifest;
 import io.shardtrain.actors.ps.ParameterBlock.Accepted;
 import io.shardtrain.actors.ps.ParameterBlock.Applied;
@@ -49,8 +50,10 @@ import java.util.TreeMap;
 public final class PsSerializer extends SerializerWithStringManifest {
   /** Unique among the system's serializers; 0-40 are Akka's own, 717001 is the tensor serializer. */
   public static final int IDENTIFIER = 717_002;
+  /** Format 5 added the block's own reference to values, and the letters. */
+  private static final byte FORMAT = 5;
   /** Format 4 added task marks to pushes, gradient events and the state. */
-  private static final byte FORMAT = 4;
+  private static final byte FORMAT_4 = 4;
   /**
    * Format 3 added the examples a sync block applied (state and stats), the rollback generation to
    * pushes, and held checkpoints to the state.
@@ -89,6 +92,10 @@ public final class PsSerializer extends SerializerWithStringManifest {
   static final String ROLLED_BACK_TO = "RolledBackTo";
   static final String GET_TASK_MARK = "GetTaskMark";
   static final String TASK_PROGRESS = "TaskProgress";
+  static final String PUSH_LETTER = "PushLetter";
+  static final String ACK_LETTER = "AckLetter";
+  static final String PULL_LETTER = "PullLetter";
+  static final String VALUES_LETTER = "ValuesLetter";
 
   private final ExtendedActorSystem system;
   private volatile ActorRefResolver resolver;
@@ -132,6 +139,10 @@ public final class PsSerializer extends SerializerWithStringManifest {
     if (o instanceof ParameterBlock.RolledBack) return ROLLED_BACK;
     if (o instanceof ParameterBlock.CheckpointTaken) return CHECKPOINT_TAKEN;
     if (o instanceof ParameterBlock.RolledBackTo) return ROLLED_BACK_TO;
+    if (o instanceof ParameterBlock.PushLetter) return PUSH_LETTER;
+    if (o instanceof ParameterBlock.AckLetter) return ACK_LETTER;
+    if (o instanceof ParameterBlock.PullLetter) return PULL_LETTER;
+    if (o instanceof ParameterBlock.ValuesLetter) return VALUES_LETTER;
     throw new IllegalArgumentException("PsSerializer cannot serialize " + o.getClass().getName());
   }
 
@@ -144,15 +155,26 @@ public final class PsSerializer extends SerializerWithStringManifest {
       out.putFloats(m.values());
       putRef(out, m.replyTo());
     } else if (o instanceof PushGradient m) {
-      out.putString(m.trainerId());
-      out.putLong(m.step());
-      out.putLong(m.baseVersion());
-      out.putLong(m.membershipEpoch());
-      out.putFloat(m.weight());
-      putPayload(out, m.values(), m.bulk());
-      out.putLong(m.generation());
-      putMark(out, m.mark());
+      putPush(out, m);
+    } else if (o instanceof ParameterBlock.PushLetter m) {
+      putRef(out, m.block());
+      putAddress(out, m.replyBulk());
+      // The floats travel as the letter's frame payload.
+      putPush(out, m.push().withValues(new float[0]));
+    } else if (o instanceof ParameterBlock.PullLetter m) {
+      putRef(out, m.block());
+      out.putLong(m.pull().minVersion());
+      putAddress(out, m.pull().replyBulk());
+      putRef(out, m.pull().replyTo());
+    } else if (o instanceof ParameterBlock.AckLetter m) {
       putRef(out, m.replyTo());
+      out.putString(manifest(m.ack()));
+      out.putLong(m.ack().version());
+    } else if (o instanceof ParameterBlock.ValuesLetter m) {
+      putRef(out, m.replyTo());
+      putValuesHead(out, m.values());
+      putAddress(out, m.values().node());
+      putOptionalRef(out, m.values().block());
     } else if (o instanceof Pull m) {
       out.putLong(m.minVersion());
       putAddress(out, m.replyBulk());
@@ -166,12 +188,10 @@ public final class PsSerializer extends SerializerWithStringManifest {
     } else if (o instanceof ParameterBlock.PushAck m) {
       out.putLong(m.version());
     } else if (o instanceof BlockValues m) {
-      out.putString(m.parameter());
-      out.putInt(m.index());
-      out.putInt(m.offset());
-      out.putLong(m.version());
-      putPayload(out, m.values(), m.bulk());
+      putValuesHead(out, m);
+      putPayload(out, m.values(), null);
       putAddress(out, m.node());
+      putOptionalRef(out, m.block());
     } else if (o instanceof BlockStats m) {
       out.putString(m.entityId());
       out.putByte(m.initialised() ? (byte) 1 : 0);
@@ -280,19 +300,41 @@ public final class PsSerializer extends SerializerWithStringManifest {
     switch (manifest) {
       case INITIALIZE:
         return new Initialize(getSpec(in), in.getFloats(), getRef(in));
-      case PUSH: {
-        String trainer = in.getString();
-        long step = in.getLong();
-        long base = in.getLong();
-        long epoch = in.getLong();
-        float weight = in.getFloat();
-        if (v1) return new PushGradient(trainer, step, base, epoch, weight, in.getFloats(), getRef(in));
-        byte payload = in.getByte();
-        float[] values = payload == 0 ? in.getFloats() : null;
-        BulkRef ref = payload == 0 ? null : getBulkRef(in, payload);
-        long generation = format >= FORMAT_3 ? in.getLong() : 0;
-        TaskMark mark = format >= FORMAT ? getMark(in) : null;
-        return new PushGradient(trainer, step, base, epoch, weight, values, ref, generation, mark, getRef(in));
+      case PUSH:
+        return getPush(in, format);
+      case PUSH_LETTER: {
+        ActorRef<ParameterBlock.Command> block = getRef(in);
+        BulkAddress replyBulk = getAddress(in);
+        return new ParameterBlock.PushLetter(block, replyBulk, getPush(in, format).withValues(null));
+      }
+      case PULL_LETTER: {
+        ActorRef<ParameterBlock.Command> block = getRef(in);
+        return new ParameterBlock.PullLetter(block, new Pull(in.getLong(), getAddress(in), getRef(in)));
+      }
+      case ACK_LETTER: {
+        ActorRef<StatusReply<ParameterBlock.PushAck>> replyTo = getRef(in);
+        String kind = in.getString();
+        long version = in.getLong();
+        ParameterBlock.PushAck ack = switch (kind) {
+          case APPLIED -> new Applied(version);
+          case ACCEPTED -> new Accepted(version);
+          case DUPLICATE -> new Duplicate(version);
+          case STALE -> new Stale(version);
+          case SKIPPED -> new Skipped(version);
+          case ROLLED_BACK -> new ParameterBlock.RolledBack(version);
+          default -> throw new IllegalArgumentException("'" + kind + "' is no push acknowledgement");
+        };
+        return new ParameterBlock.AckLetter(replyTo, ack);
+      }
+      case VALUES_LETTER: {
+        ActorRef<StatusReply<BlockValues>> replyTo = getRef(in);
+        String parameter = in.getString();
+        int index = in.getInt();
+        int offset = in.getInt();
+        long version = in.getLong();
+        BulkAddress node = getAddress(in);
+        return new ParameterBlock.ValuesLetter(replyTo,
+            new BlockValues(parameter, index, offset, version, null, node, getOptionalRef(in)));
       }
       case PULL:
         return v1 ? new Pull(in.getLong(), getRef(in)) : new Pull(in.getLong(), getAddress(in), getRef(in));
@@ -317,9 +359,15 @@ public final class PsSerializer extends SerializerWithStringManifest {
         long version = in.getLong();
         if (v1) return new BlockValues(parameter, index, offset, version, in.getFloats());
         byte payload = in.getByte();
-        float[] values = payload == 0 ? in.getFloats() : null;
-        BulkRef ref = payload == 0 ? null : getBulkRef(in, payload);
-        return new BlockValues(parameter, index, offset, version, values, ref, getAddress(in));
+        if (payload != 0) {
+          // Pull replies by bulk reference came before letters; only a node of an older version sends one.
+          throw new IllegalArgumentException("block values by bulk reference (payload kind " + payload
+              + ", format " + format + ") are no longer read: the sending node runs an older version");
+        }
+        float[] values = in.getFloats();
+        BulkAddress node = getAddress(in);
+        return new BlockValues(parameter, index, offset, version, values, node,
+            format >= FORMAT ? getOptionalRef(in) : null);
       }
       case STATS: {
         String entityId = in.getString();
@@ -339,13 +387,13 @@ public final class PsSerializer extends SerializerWithStringManifest {
         return new Initialized(getSpec(in), in.getFloats());
       case RECEIVED:
         return new GradientReceived(in.getString(), in.getLong(), in.getFloat(), in.getFloats(),
-            format >= FORMAT ? getMark(in) : null);
+            format >= FORMAT_4 ? getMark(in) : null);
       case GRADIENT_SKIPPED:
-        return new GradientSkipped(in.getString(), in.getLong(), format >= FORMAT ? getMark(in) : null);
+        return new GradientSkipped(in.getString(), in.getLong(), format >= FORMAT_4 ? getMark(in) : null);
       case STEP_APPLIED:
         return new StepApplied(in.getLong());
       case GRADIENT_APPLIED:
-        return new GradientApplied(in.getString(), in.getLong(), in.getFloats(), format >= FORMAT ? getMark(in) : null);
+        return new GradientApplied(in.getString(), in.getLong(), in.getFloats(), format >= FORMAT_4 ? getMark(in) : null);
       case MEMBERSHIP_UPDATED:
         return new MembershipUpdated(in.getLong(), in.getStrings());
       case STATE:
@@ -378,6 +426,40 @@ public final class PsSerializer extends SerializerWithStringManifest {
   }
 
   // --- composite values
+
+  private void putPush(Out out, PushGradient m) {
+    out.putString(m.trainerId());
+    out.putLong(m.step());
+    out.putLong(m.baseVersion());
+    out.putLong(m.membershipEpoch());
+    out.putFloat(m.weight());
+    putPayload(out, m.values(), m.bulk());
+    out.putLong(m.generation());
+    putMark(out, m.mark());
+    putRef(out, m.replyTo());
+  }
+
+  private PushGradient getPush(In in, byte format) {
+    String trainer = in.getString();
+    long step = in.getLong();
+    long base = in.getLong();
+    long epoch = in.getLong();
+    float weight = in.getFloat();
+    if (format == FORMAT_1) return new PushGradient(trainer, step, base, epoch, weight, in.getFloats(), getRef(in));
+    byte payload = in.getByte();
+    float[] values = payload == 0 ? in.getFloats() : null;
+    BulkRef ref = payload == 0 ? null : getBulkRef(in, payload);
+    long generation = format >= FORMAT_3 ? in.getLong() : 0;
+    TaskMark mark = format >= FORMAT_4 ? getMark(in) : null;
+    return new PushGradient(trainer, step, base, epoch, weight, values, ref, generation, mark, getRef(in));
+  }
+
+  private static void putValuesHead(Out out, BlockValues m) {
+    out.putString(m.parameter());
+    out.putInt(m.index());
+    out.putInt(m.offset());
+    out.putLong(m.version());
+  }
 
   /**
    * Inline floats (kind byte 0), or a bulk reference instead: kind 1 without, kind 2 with the
@@ -560,7 +642,7 @@ public final class PsSerializer extends SerializerWithStringManifest {
     TreeMap<Long, ParameterBlock.Held> checkpoints = new TreeMap<>();
     for (int i = 0; i < k; i++) checkpoints.put(in.getLong(), getHeld(in));
     State.restore(s, checkpoints, in.getLong());
-    if (format < FORMAT) return s;
+    if (format < FORMAT_4) return s;
     int n2 = in.getCount(24);
     Map<Long, ParameterBlock.TaskProgress> marks = new TreeMap<>();
     for (int i = 0; i < n2; i++) marks.put(in.getLong(), new ParameterBlock.TaskProgress(in.getLong(), in.getLong()));
@@ -573,6 +655,15 @@ public final class PsSerializer extends SerializerWithStringManifest {
 
   private <T> ActorRef<T> getRef(In in) {
     return resolver().resolveActorRef(in.getString());
+  }
+
+  private void putOptionalRef(Out out, ActorRef<?> ref) {
+    out.putByte(ref == null ? (byte) 0 : 1);
+    if (ref != null) putRef(out, ref);
+  }
+
+  private <T> ActorRef<T> getOptionalRef(In in) {
+    return in.getBoolean() ? getRef(in) : null;
   }
 
   private ActorRefResolver resolver() {

@@ -98,10 +98,6 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private record PullDone(long generation, String blockId, long minVersion, ParameterBlock.BlockValues values,
       Throwable failure) implements Command {}
 
-  /** The payload of a bulk pull reply arrived ({@code floats}) or did not ({@code failure}). */
-  private record PullArrived(long generation, String blockId, long minVersion, ParameterBlock.BlockValues values,
-      float[] floats, Throwable failure) implements Command {}
-
   /** A bulk send of a gradient to {@code target} failed: send that block's next gradients inline. */
   private record BulkSendFailed(String blockId, ParameterBlock.BulkAddress target, Throwable failure)
       implements Command {}
@@ -128,6 +124,9 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private final ParameterBlock.BulkAddress selfBulk;
   /** Per block, the bulk address of its node as of the last pull; absent: push inline. */
   private final Map<String, ParameterBlock.BulkAddress> blockBulk = new HashMap<>();
+  /** Each block's own actor, from its last bulk reply: pushes go to it by letter. */
+  private final Map<String, ActorRef<ParameterBlock.Command>> blockActors = new HashMap<>();
+  private static final float[] NO_FLOATS = new float[0];
 
   private JobSpec job;
   private long membershipEpoch;
@@ -198,7 +197,6 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
         .onMessage(PushDone.class, this::onPushDone)
         .onMessage(RetryPush.class, this::onRetryPush)
         .onMessage(PullDone.class, this::onPullDone)
-        .onMessage(PullArrived.class, this::onPullArrived)
         .onMessage(BulkSendFailed.class, m -> {
           context.getLog().warn("trainer {}: {}; pushing to {} inline until its next pull", setup.trainerId(),
               m.failure().getMessage(), m.blockId());
@@ -388,6 +386,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     long g = generation;
     ParameterBlock.TaskMark mark = weight > 0f && lease != null
         ? new ParameterBlock.TaskMark(lease.epoch(), lease.task(), positionAfterStep.offset()) : null;
+    if (allowBulk && pushByLetter(blockId, values, s, base, epoch, weight, g, mark)) return;
     ParameterBlock.BulkRef bulkRef = allowBulk ? sendBulk(blockId, values) : null;
     float[] inline = bulkRef == null ? values : null;
     EntityRef<ParameterBlock.Command> ref = sharding.entityRefFor(ParameterBlock.ENTITY_KEY, blockId);
@@ -395,6 +394,24 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
         replyTo -> new ParameterBlock.PushGradient(setup.trainerId(), s, base, epoch, weight, inline, bulkRef, g,
             mark, replyTo),
         (ack, failure) -> new PushDone(g, blockId, s, bulkRef != null, ack, failure));
+  }
+
+  /**
+   * Pushes straight to the block's actor, the gradient and the push in one bulk frame, when a bulk
+   * reply named that actor; false when the push has to go through sharding instead.
+   */
+  private boolean pushByLetter(String blockId, float[] values, long s, long base, long epoch, float weight, long g,
+      ParameterBlock.TaskMark mark) {
+    ParameterBlock.BulkAddress target = blockBulk.get(blockId);
+    ActorRef<ParameterBlock.Command> block = blockActors.get(blockId);
+    if (bulk == null || target == null || block == null || !bulk.settings().carries(values.length)) return false;
+    context.pipeToSelf(
+        bulk.<ParameterBlock.PushAck>askWithStatus(target.socketAddress(),
+            replyTo -> new ParameterBlock.PushLetter(block, selfBulk, new ParameterBlock.PushGradient(
+                setup.trainerId(), s, base, epoch, weight, null, null, g, mark, replyTo)),
+            values, 0, values.length, setup.settings().askTimeout()),
+        (ack, failure) -> new PushDone(g, blockId, s, true, ack, failure));
+    return true;
   }
 
   /** Sends {@code values} to the block's node over the bulk channel; null when they go inline. */
@@ -427,6 +444,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
         context.getLog().info("trainer {}: bulk push of step {} to {} failed ({}), retrying inline",
             setup.trainerId(), m.step(), m.blockId(), m.failure().getMessage());
         blockBulk.remove(m.blockId());
+        blockActors.remove(m.blockId());
         float[] values = unacked.get(m.blockId());
         pendingPushes--;
         pushes--;
@@ -469,8 +487,19 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     pendingPulls++;
     pulls++;
     ParameterBlock.BulkAddress replyBulk = allowBulk ? selfBulk : null;
-    EntityRef<ParameterBlock.Command> ref = sharding.entityRefFor(ParameterBlock.ENTITY_KEY, blockId);
     long g = generation;
+    ParameterBlock.BulkAddress target = blockBulk.get(blockId);
+    ActorRef<ParameterBlock.Command> block = blockActors.get(blockId);
+    if (replyBulk != null && bulk != null && target != null && block != null) {
+      // Straight to the block's actor; a failure sends the retry through sharding.
+      context.pipeToSelf(
+          bulk.<ParameterBlock.BlockValues>askWithStatus(target.socketAddress(),
+              replyTo -> new ParameterBlock.PullLetter(block, new ParameterBlock.Pull(minVersion, replyBulk, replyTo)),
+              NO_FLOATS, 0, 0, setup.settings().pullTimeout()),
+          (v, failure) -> new PullDone(g, blockId, minVersion, v, failure));
+      return;
+    }
+    EntityRef<ParameterBlock.Command> ref = sharding.entityRefFor(ParameterBlock.ENTITY_KEY, blockId);
     context.askWithStatus(ParameterBlock.BlockValues.class, ref, setup.settings().pullTimeout(),
         replyTo -> new ParameterBlock.Pull(minVersion, replyBulk, replyTo),
         (v, failure) -> new PullDone(g, blockId, minVersion, v, failure));
@@ -479,46 +508,26 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private Behavior<Command> onPullDone(PullDone m) {
     if (m.generation() != generation || m.minVersion() != pulledMinVersion) return this;
     if (m.failure() != null) {
-      context.getLog().warn("trainer {}: pull of {} (version >= {}) failed ({}), retrying", setup.trainerId(),
-          m.blockId(), m.minVersion(), m.failure().getMessage());
+      // Values the block could not send by bulk come inline next time.
+      boolean bulkFailed = String.valueOf(m.failure().getMessage()).startsWith(ParameterBlock.BULK_REPLY_FAILED);
+      blockActors.remove(m.blockId());
+      context.getLog().warn("trainer {}: pull of {} (version >= {}) failed ({}), retrying{}", setup.trainerId(),
+          m.blockId(), m.minVersion(), m.failure().getMessage(), bulkFailed ? " inline" : "");
       pendingPulls--;
       pulls--;
-      sendPull(m.blockId(), m.minVersion(), true);
+      sendPull(m.blockId(), m.minVersion(), !bulkFailed);
       return this;
     }
-    ParameterBlock.BlockValues v = m.values();
-    if (v.bulk() != null) {
-      if (bulk == null) return onPullArrived(new PullArrived(m.generation(), m.blockId(), m.minVersion(), v, null,
-          new IllegalStateException("a bulk reply reached a trainer whose bulk channel is off")));
-      context.pipeToSelf(bulk.receive(v.bulk().transferId(), bulk.settings().receiveTimeout()),
-          (floats, failure) -> new PullArrived(m.generation(), m.blockId(), m.minVersion(), v, floats, failure));
-      return this;
-    }
-    return pulled(m.blockId(), v);
-  }
-
-  private Behavior<Command> onPullArrived(PullArrived m) {
-    if (m.generation() != generation || m.minVersion() != pulledMinVersion) return this;
-    Throwable failure = m.failure();
-    if (failure == null && m.floats().length != m.values().bulk().length()) {
-      failure = new IllegalStateException(m.values().bulk() + " brought " + m.floats().length + " floats");
-    }
-    if (failure != null) {
-      context.getLog().warn("trainer {}: bulk pull of {} (version >= {}) failed ({}), pulling inline",
-          setup.trainerId(), m.blockId(), m.minVersion(), failure.getMessage());
-      pendingPulls--;
-      pulls--;
-      sendPull(m.blockId(), m.minVersion(), false);
-      return this;
-    }
-    return pulled(m.blockId(), m.values().withValues(m.floats()));
+    return pulled(m.blockId(), m.values());
   }
 
   private Behavior<Command> pulled(String blockId, ParameterBlock.BlockValues v) {
     if (v.node() != null && !v.node().equals(selfBulk)) {
       blockBulk.put(blockId, v.node());
+      if (v.block() != null) blockActors.put(blockId, v.block());
     } else {
       blockBulk.remove(blockId);
+      blockActors.remove(blockId);
     }
     Parameter p = paramsByName.get(v.parameter());
     System.arraycopy(v.values(), 0, p.value().data(), v.offset(), v.values().length);

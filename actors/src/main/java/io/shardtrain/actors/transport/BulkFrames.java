@@ -13,6 +13,10 @@ import java.nio.channels.SocketChannel;
  */
 final class BulkFrames {
   static final int MAGIC = 0x46425453; // bytes "STBF" when written little-endian
+  /** A letter frame: a serialized message, then its floats (see {@link #writeLetter}). */
+  static final int LETTER_MAGIC = 0x4C425453; // bytes "STBL"
+  /** Most bytes of a letter's serialized message and manifest: they travel in the first chunk. */
+  static final int MAX_LETTER_BYTES = 64 << 10;
   static final int HEADER_BYTES = 16;
   static final int CHUNK_BYTES = 1 << 20;
 
@@ -28,10 +32,16 @@ final class BulkFrames {
   /** Writes one frame; {@code buf} is a buffer from {@link #newBuffer()}, reused between calls. */
   static void write(SocketChannel ch, ByteBuffer buf, long transferId, float[] values, int offset, int length)
       throws IOException {
-    int pos = offset;
-    int end = offset + length;
     buf.clear();
     buf.putInt(MAGIC).putLong(transferId).putInt(length);
+    writeFloats(ch, buf, values, offset, length);
+  }
+
+  /** Writes the floats after what {@code buf} already holds, flushing it chunk by chunk. */
+  private static void writeFloats(SocketChannel ch, ByteBuffer buf, float[] values, int offset, int length)
+      throws IOException {
+    int pos = offset;
+    int end = offset + length;
     while (true) {
       int n = Math.min(end - pos, buf.remaining() / Float.BYTES);
       buf.asFloatBuffer().put(values, pos, n);
@@ -41,6 +51,43 @@ final class BulkFrames {
       while (buf.hasRemaining()) ch.write(buf);
       buf.clear();
       if (pos == end) return;
+    }
+  }
+
+  /**
+   * Writes one letter frame: the header (letter magic; the serializer id in the high 32 bits of
+   * the long and the message's byte count in the low; the float count), the manifest (int byte
+   * count, UTF-8), the message bytes, then the floats.
+   */
+  static void writeLetter(SocketChannel ch, ByteBuffer buf, int serializerId, byte[] manifest, byte[] message,
+      float[] values, int offset, int length) throws IOException {
+    buf.clear();
+    buf.putInt(LETTER_MAGIC).putLong(((long) serializerId << 32) | (message.length & 0xFFFF_FFFFL)).putInt(length);
+    buf.putInt(manifest.length).put(manifest).put(message);
+    writeFloats(ch, buf, values, offset, length);
+  }
+
+  /** Reads a letter's manifest and message bytes after its header. */
+  static byte[][] readLetter(SocketChannel ch, ByteBuffer buf, int messageBytes) throws IOException {
+    buf.clear().limit(Integer.BYTES);
+    fill(ch, buf);
+    int manifestBytes = buf.flip().getInt();
+    if (manifestBytes < 0 || messageBytes < 0 || manifestBytes + messageBytes > MAX_LETTER_BYTES) {
+      throw new IOException("letter of " + messageBytes + " bytes with a manifest of " + manifestBytes
+          + " bytes exceeds " + MAX_LETTER_BYTES);
+    }
+    buf.clear().limit(manifestBytes + messageBytes);
+    fill(ch, buf);
+    buf.flip();
+    byte[] manifest = new byte[manifestBytes];
+    byte[] message = new byte[messageBytes];
+    buf.get(manifest).get(message);
+    return new byte[][] {manifest, message};
+  }
+
+  private static void fill(SocketChannel ch, ByteBuffer buf) throws IOException {
+    while (buf.hasRemaining()) {
+      if (ch.read(buf) < 0) throw new EOFException("connection closed inside a letter");
     }
   }
 

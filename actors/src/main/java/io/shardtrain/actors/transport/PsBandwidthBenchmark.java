@@ -15,7 +15,6 @@ import io.shardtrain.actors.ps.ParamShape;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
 import io.shardtrain.actors.ps.ParameterBlock.BulkAddress;
-import io.shardtrain.actors.ps.ParameterBlock.BulkRef;
 import io.shardtrain.actors.ps.ParameterBlock.Command;
 import io.shardtrain.actors.ps.ParameterBlock.PushAck;
 import io.shardtrain.compute.FileTrees;
@@ -42,6 +41,7 @@ import java.util.concurrent.TimeUnit;
 public final class PsBandwidthBenchmark {
   private static final Duration TIMEOUT = Duration.ofSeconds(60);
   private static final String TRAINER = "bench";
+  private static final float[] NO_FLOATS = new float[0];
 
   private PsBandwidthBenchmark() {}
 
@@ -50,6 +50,7 @@ public final class PsBandwidthBenchmark {
       int floats,
       int blockFloats,
       int blocks,
+      int warmup,
       int rounds,
       double rawGBps,
       double inlineGBps,
@@ -61,19 +62,26 @@ public final class PsBandwidthBenchmark {
 
     public String summary() {
       return String.format(Locale.ROOT,
-          "ps push+pull of %d floats in %d block(s) of %d, median of %d rounds: raw socket %.2f GB/s, "
+          "ps push+pull of %d floats in %d block(s) of %d, median of %d rounds after %d warm-up rounds: raw socket %.2f GB/s, "
               + "parameter blocks over Artery %.2f GB/s, over the bulk channel %.2f GB/s (%.2f x Artery, %.2f x raw)",
-          floats, blocks, blockFloats, rounds, rawGBps, inlineGBps, bulkGBps, bulkToInline(), bulkGBps / rawGBps);
+          floats, blocks, blockFloats, rounds, warmup, rawGBps, inlineGBps, bulkGBps, bulkToInline(), bulkGBps / rawGBps);
     }
+  }
+
+  /** {@link #run(int, int, int, int)} with as many warm-up rounds as measured ones. */
+  public static Result run(int floats, int blockFloats, int rounds) {
+    return run(floats, blockFloats, rounds, rounds);
   }
 
   /**
    * Runs the three paths on a parameter of {@code floats} floats cut into blocks of at most
-   * {@code blockFloats}; {@code rounds} warm-up rounds, then {@code rounds} measured ones per path.
+   * {@code blockFloats}; {@code warmup} rounds of each (on two cores the JIT compilers need a few
+   * hundred before the block paths run compiled), then {@code rounds} measured ones per path.
    */
-  public static Result run(int floats, int blockFloats, int rounds) {
+  public static Result run(int floats, int blockFloats, int rounds, int warmup) {
     if (floats < 1) throw new IllegalArgumentException("floats must be at least 1, got " + floats);
     if (rounds < 1) throw new IllegalArgumentException("rounds must be at least 1, got " + rounds);
+    if (warmup < 0) throw new IllegalArgumentException("warmup must be at least 0, got " + warmup);
     if (blockFloats < 1 || blockFloats > 1 << 20) {
       throw new IllegalArgumentException("blockFloats must be in 1.." + (1 << 20) + ", got " + blockFloats);
     }
@@ -90,14 +98,14 @@ public final class PsBandwidthBenchmark {
         List<EntityRef<Command>> blocks = start(ps, client, slices);
         BulkTransport bulk = BulkTransport.get(client);
         BulkAddress self = BulkAddress.of(bulk.address());
-        // A bulk pull of each block tells the client where its node takes payloads.
-        List<BulkAddress> nodes = new ArrayList<>();
-        for (EntityRef<Command> b : blocks) nodes.add(pull(b, 0, bulk, self).join().node());
+        // A bulk pull of each block tells the client where its node takes payloads, and the block's actor.
+        List<BlockValues> heads = new ArrayList<>();
+        for (EntityRef<Command> b : blocks) heads.add(pull(b, 0, self).join());
         long[] step = {0};
         TransportBenchmark.Round inline = () -> round(blocks, slices, grad, ++step[0], null, null, null);
-        TransportBenchmark.Round viaBulk = () -> round(blocks, slices, grad, ++step[0], bulk, self, nodes);
-        long[][] nanos = TransportBenchmark.measure(rounds, raw, inline, viaBulk);
-        return new Result(floats, blockFloats, slices.size(), rounds, TransportBenchmark.gbps(floats, nanos[0]),
+        TransportBenchmark.Round viaBulk = () -> round(blocks, slices, grad, ++step[0], bulk, self, heads);
+        long[][] nanos = TransportBenchmark.measure(warmup, rounds, raw, inline, viaBulk);
+        return new Result(floats, blockFloats, slices.size(), warmup, rounds, TransportBenchmark.gbps(floats, nanos[0]),
             TransportBenchmark.gbps(floats, nanos[1]), TransportBenchmark.gbps(floats, nanos[2]));
       } finally {
         client.terminate();
@@ -150,10 +158,12 @@ public final class PsBandwidthBenchmark {
   /**
    * Pushes a gradient to every block and pulls each at the version that push makes, all blocks at
    * once. As a trainer does: the pull goes out with the push, not after its ack, and the block
-   * answers it as soon as the gradient is applied. Null bulk: inline.
+   * answers it as soon as the gradient is applied. With {@code bulk} (else inline, through
+   * sharding), as a trainer does once it knows the blocks' actors: each push and pull is a letter
+   * to the block's actor, and the acknowledgement and values come back as letters.
    */
   private static void round(List<EntityRef<Command>> blocks, List<BlockSlice> slices, float[] grad, long step,
-      BulkTransport bulk, BulkAddress self, List<BulkAddress> nodes) throws Exception {
+      BulkTransport bulk, BulkAddress self, List<BlockValues> heads) throws Exception {
     List<CompletableFuture<PushAck>> pushed = new ArrayList<>();
     List<CompletableFuture<BlockValues>> pulled = new ArrayList<>();
     for (int b = 0; b < blocks.size(); b++) {
@@ -165,14 +175,20 @@ public final class PsBandwidthBenchmark {
         pushed.add(block.<PushAck>askWithStatus(
             r -> new ParameterBlock.PushGradient(TRAINER, step, 0, 0, 1f, slice, r), TIMEOUT).toCompletableFuture());
       } else {
-        long id = bulk.newTransferId();
-        bulk.send(nodes.get(b).socketAddress(), id, grad, s.offset(), s.length());
-        BulkRef ref = new BulkRef(self.host(), self.port(), id, s.length(), nodes.get(b));
-        pushed.add(block.<PushAck>askWithStatus(
-            r -> new ParameterBlock.PushGradient(TRAINER, step, 0, 0, 1f, null, ref, r), TIMEOUT)
-            .toCompletableFuture());
+        BlockValues head = heads.get(b);
+        pushed.add(bulk.<PushAck>askWithStatus(head.node().socketAddress(),
+            r -> new ParameterBlock.PushLetter(head.block(), self,
+                new ParameterBlock.PushGradient(TRAINER, step, 0, 0, 1f, null, null, 0, null, r)),
+            grad, s.offset(), s.length(), TIMEOUT).toCompletableFuture());
       }
-      pulled.add(pull(block, step, bulk, self));
+      if (bulk == null) {
+        pulled.add(pull(block, step, null));
+      } else {
+        BlockValues head = heads.get(b);
+        pulled.add(bulk.<BlockValues>askWithStatus(head.node().socketAddress(),
+            r -> new ParameterBlock.PullLetter(head.block(), new ParameterBlock.Pull(step, self, r)),
+            NO_FLOATS, 0, 0, TIMEOUT).toCompletableFuture());
+      }
     }
     List<CompletableFuture<?>> all = new ArrayList<>(pushed);
     all.addAll(pulled);
@@ -190,18 +206,17 @@ public final class PsBandwidthBenchmark {
     }
   }
 
-  private static CompletableFuture<BlockValues> pull(EntityRef<Command> block, long minVersion, BulkTransport bulk,
-      BulkAddress self) {
-    if (bulk == null) {
-      return block.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(minVersion, r), TIMEOUT)
-          .toCompletableFuture();
-    }
-    return block.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(minVersion, self, r), TIMEOUT)
-        .thenCompose(v -> {
-          if (v.bulk() == null) throw new IllegalStateException("block answered a bulk pull inline");
-          return bulk.receive(v.bulk().transferId(), TIMEOUT).thenApply(v::withValues);
-        })
-        .toCompletableFuture();
+  /** A pull; with {@code self}, its values come over the bulk channel and the reply names the block's actor. */
+  private static CompletableFuture<BlockValues> pull(EntityRef<Command> block, long minVersion, BulkAddress self) {
+    CompletableFuture<BlockValues> v = block.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(minVersion, self, r),
+        TIMEOUT).toCompletableFuture();
+    if (self == null) return v;
+    return v.thenApply(values -> {
+      if (values.block() == null || values.node() == null) {
+        throw new IllegalStateException("block answered a bulk pull without its actor and node: " + values);
+      }
+      return values;
+    });
   }
 
   private static Config config(String role, Path snapshots) {

@@ -154,7 +154,12 @@ public final class TransportBenchmark {
    * elsewhere on the machine hits all of them alike.
    */
   static long[][] measure(int rounds, Round... paths) throws Exception {
-    for (int i = 0; i < rounds; i++) {
+    return measure(rounds, rounds, paths);
+  }
+
+  /** {@code warmup} rounds of every path, then {@code rounds} measured ones, the paths interleaved. */
+  static long[][] measure(int warmup, int rounds, Round... paths) throws Exception {
+    for (int i = 0; i < warmup; i++) {
       for (Round p : paths) p.run();
     }
     long[][] nanos = new long[paths.length][rounds];

@@ -127,15 +127,33 @@ class ParameterBlockBulkTest {
         r -> new ParameterBlock.UpdateMembership(1, List.of("t0", "t1"), r), TIMEOUT)));
   }
 
+  /** A pull through sharding that names this node's bulk address: the values come back by letter. */
   private static BlockValues pullBulk(EntityRef<Command> b, long minVersion) throws Exception {
+    BulkAddress self = BulkAddress.of(BulkTransport.get(client.system()).address());
+    BlockValues reply = await(b.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(minVersion, self, r), TIMEOUT));
+    assertEquals(LENGTH, reply.values().length);
+    assertNotNull(reply.node(), "a bulk pull reply names the block's node");
+    assertNotNull(reply.block(), "a bulk pull reply names the block's actor");
+    return reply;
+  }
+
+  /** A push sent by letter straight to the block's actor that {@code to} names. */
+  private static PushAck pushLetter(BlockValues to, String trainer, long step, float[] g) throws Exception {
     BulkTransport bulk = BulkTransport.get(client.system());
     BulkAddress self = BulkAddress.of(bulk.address());
-    BlockValues reply = await(b.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(minVersion, self, r), TIMEOUT));
-    assertNull(reply.values(), "a bulk pull reply carries no inline floats");
-    assertNotNull(reply.bulk(), "a pull from another node with bulk on is answered over the bulk channel");
-    assertEquals(LENGTH, reply.bulk().length());
-    float[] floats = await(bulk.receive(reply.bulk().transferId(), TIMEOUT));
-    return reply.withValues(floats);
+    return await(bulk.<PushAck>askWithStatus(to.node().socketAddress(),
+        r -> new ParameterBlock.PushLetter(to.block(), self,
+            new ParameterBlock.PushGradient(trainer, step, step - 1, 1, 32f, null, null, 0, null, r)),
+        g, 0, g.length, TIMEOUT));
+  }
+
+  /** A pull sent by letter straight to the block's actor; its values come back by letter. */
+  private static BlockValues pullLetter(BlockValues from, long minVersion) throws Exception {
+    BulkTransport bulk = BulkTransport.get(client.system());
+    BulkAddress self = BulkAddress.of(bulk.address());
+    return await(bulk.<BlockValues>askWithStatus(from.node().socketAddress(),
+        r -> new ParameterBlock.PullLetter(from.block(), new ParameterBlock.Pull(minVersion, self, r)),
+        new float[0], 0, 0, TIMEOUT));
   }
 
   @Test
@@ -188,6 +206,65 @@ class ParameterBlockBulkTest {
   }
 
   @Test
+  void letterPushesAndPullsGiveTheInlineValuesBitForBit() throws Exception {
+    float[] init = new float[LENGTH];
+    for (int i = 0; i < LENGTH; i++) init[i] = (float) Math.sin(i * 0.003);
+    BlockSpec inlineSpec = spec(BlockTestSupport.freshParameter());
+    BlockSpec letterSpec = spec(BlockTestSupport.freshParameter());
+    EntityRef<Command> inline = block(inlineSpec.entityId());
+    initialise(inline, inlineSpec, init);
+    initialise(block(letterSpec.entityId()), letterSpec, init);
+    BlockValues head = pullBulk(block(letterSpec.entityId()), 0);
+
+    for (int step = 1; step <= 3; step++) {
+      long s = step;
+      for (int t = 0; t < 2; t++) {
+        float[] g = gradient(t, step);
+        String trainer = "t" + t;
+        PushAck inlineAck = await(inline.<PushAck>askWithStatus(
+            r -> new ParameterBlock.PushGradient(trainer, s, s - 1, 1, 32f, g, r), TIMEOUT));
+        assertEquals(inlineAck, pushLetter(head, trainer, s, g), "ack of trainer " + trainer + " at step " + step);
+      }
+      BlockValues expected = await(inline.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(s, r), TIMEOUT));
+      BlockValues actual = pullLetter(head, s);
+      assertEquals(step, actual.version());
+      assertEquals(head.block(), actual.block());
+      assertBitsEqual(expected.values(), actual.values(), "values after step " + step);
+    }
+    // A duplicate is acknowledged by letter too, and changes nothing.
+    assertEquals(new ParameterBlock.Duplicate(3), pushLetter(head, "t0", 3, gradient(0, 3)));
+    BlockStats stats = await(block(letterSpec.entityId()).<BlockStats>ask(ParameterBlock.GetStats::new, TIMEOUT));
+    assertEquals(3, stats.version());
+    assertEquals(7, stats.bulkPushes());
+    assertEquals(4, stats.bulkPulls());
+    assertEquals(1, stats.duplicates());
+  }
+
+  @Test
+  void aLetterToABlockThatIsGoneFailsAtOnceAndNamesTheActor() throws Exception {
+    ZeroBlock z = zeroBlock();
+    BlockValues head = z.head();
+    // A block actor that stopped, as when its shard moved to another node.
+    akka.actor.typed.ActorRef<Command> stopped = ps.spawn(akka.actor.typed.javadsl.Behaviors.stopped());
+    ps.createTestProbe().expectTerminated(stopped, TIMEOUT);
+    // As the client knows it: from a pull reply, a reference to an actor on the block's node.
+    akka.actor.typed.ActorRef<Command> gone = akka.actor.typed.ActorRefResolver.get(client.system())
+        .resolveActorRef(akka.actor.typed.ActorRefResolver.get(ps.system()).toSerializationFormat(stopped));
+    BlockValues stale = new BlockValues(head.parameter(), head.index(), head.offset(), head.version(), null,
+        head.node(), gone);
+    long start = System.nanoTime();
+    ExecutionException push = assertThrows(ExecutionException.class, () -> pushLetter(stale, "t0", 1, gradient(0, 1)));
+    assertTrue(push.getCause().getMessage().contains("not delivered") && push.getCause().getMessage()
+        .contains(gone.path().name()), push.getCause().getMessage());
+    ExecutionException pull = assertThrows(ExecutionException.class, () -> pullLetter(stale, 0));
+    assertTrue(pull.getCause().getMessage().contains("not delivered"), pull.getCause().getMessage());
+    assertTrue(System.nanoTime() - start < TIMEOUT.toNanos() / 2, "the sender learns at once, not at its timeout");
+    BlockStats stats = await(z.b().<BlockStats>ask(ParameterBlock.GetStats::new, TIMEOUT));
+    assertEquals(0, stats.version());
+    assertEquals(0, stats.bulkPushes());
+  }
+
+  @Test
   void aBulkPushWhosePayloadNeverArrivesGetsAnErrorNamingTheTransferAndChangesNothing() throws Exception {
     float[] init = new float[LENGTH];
     java.util.Arrays.fill(init, 0.5f);
@@ -217,16 +294,20 @@ class ParameterBlockBulkTest {
     assertEquals(new ParameterBlock.Accepted(0), ack);
   }
 
-  /** A fresh block of zeros, the client's bulk transport and address, and the block node's. */
+  /**
+   * A fresh block of zeros, the client's bulk transport and address, the block node's, and the
+   * block's first bulk pull reply.
+   */
   private record ZeroBlock(BlockSpec spec, EntityRef<Command> b, BulkTransport bulk, BulkAddress self,
-      BulkAddress node) {}
+      BulkAddress node, BlockValues head) {}
 
   private ZeroBlock zeroBlock() throws Exception {
     BlockSpec spec = spec(BlockTestSupport.freshParameter());
     EntityRef<Command> b = block(spec.entityId());
     initialise(b, spec, new float[LENGTH]);
     BulkTransport bulk = BulkTransport.get(client.system());
-    return new ZeroBlock(spec, b, bulk, BulkAddress.of(bulk.address()), pullBulk(b, 0).node());
+    BlockValues head = pullBulk(b, 0);
+    return new ZeroBlock(spec, b, bulk, BulkAddress.of(bulk.address()), head.node(), head);
   }
 
   @Test

@@ -130,24 +130,63 @@ class PsSerializerTest {
     Pull pull = new Pull(9, address, probe.ref().unsafeUpcast());
     assertEquals(pull, roundTrip(pull));
 
-    BlockValues viaBulk = roundTrip(new BlockValues("layer.w", 1, 262_144, 8, null, ref, address));
-    assertEquals(List.of("layer.w", 1, 262_144, 8L), List.of(viaBulk.parameter(), viaBulk.index(), viaBulk.offset(),
-        viaBulk.version()));
-    assertEquals(null, viaBulk.values());
-    assertEquals(ref, viaBulk.bulk());
-    assertEquals(address, viaBulk.node());
-    BlockValues inlineWithNode = roundTrip(new BlockValues("b", 0, 0, 3, VALUES, null, address));
-    assertBitsEqual(VALUES, inlineWithNode.values(), "inline values");
-    assertEquals(null, inlineWithNode.bulk());
-    assertEquals(address, inlineWithNode.node());
+    TestProbe<ParameterBlock.Command> block = kit.createTestProbe();
+    BlockValues withNode = roundTrip(new BlockValues("b", 0, 0, 3, VALUES, address, block.ref()));
+    assertBitsEqual(VALUES, withNode.values(), "inline values");
+    assertEquals(address, withNode.node());
+    assertEquals(block.ref(), withNode.block());
+    BlockValues withoutBlock = roundTrip(new BlockValues("b", 0, 0, 3, VALUES, address, null));
+    assertEquals(address, withoutBlock.node());
+    assertNull(withoutBlock.block());
+  }
+
+  @Test
+  void lettersRoundTripWithoutTheirFloats() {
+    TestProbe<Object> probe = kit.createTestProbe();
+    TestProbe<ParameterBlock.Command> block = kit.createTestProbe();
+    BulkAddress address = new BulkAddress("10.1.2.4", 40_200);
+    ParameterBlock.TaskMark mark = new ParameterBlock.TaskMark(1, 4, 640);
+    ParameterBlock.PushLetter push = roundTrip(new ParameterBlock.PushLetter(block.ref(), address,
+        new PushGradient("t-2", 7, 6, 3, 64f, null, null, 2, mark, probe.ref().unsafeUpcast())));
+    assertEquals(block.ref(), push.block());
+    assertEquals(address, push.replyBulk());
+    PushGradient p = push.push();
+    assertEquals(List.of("t-2", 7L, 6L, 3L, 64f, 2L), List.of(p.trainerId(), p.step(), p.baseVersion(),
+        p.membershipEpoch(), p.weight(), p.generation()));
+    assertEquals(mark, p.mark());
+    assertNull(p.values(), "the gradient travels as the frame's floats");
+    assertEquals(probe.ref(), p.replyTo());
+
+    ParameterBlock.PullLetter pull = new ParameterBlock.PullLetter(block.ref(),
+        new Pull(11, address, probe.ref().unsafeUpcast()));
+    assertEquals(pull, roundTrip(pull));
+
+    for (ParameterBlock.PushAck ack : List.<ParameterBlock.PushAck>of(new Applied(3), new Accepted(4),
+        new Duplicate(5), new Stale(6), new Skipped(7), new ParameterBlock.RolledBack(8))) {
+      ParameterBlock.AckLetter letter = new ParameterBlock.AckLetter(probe.ref().unsafeUpcast(), ack);
+      assertEquals(letter, roundTrip(letter));
+    }
+
+    ParameterBlock.ValuesLetter values = roundTrip(new ParameterBlock.ValuesLetter(probe.ref().unsafeUpcast(),
+        new BlockValues("layer.w", 1, 262_144, 8, null, address, block.ref())));
+    BlockValues v = values.values();
+    assertEquals(List.of("layer.w", 1, 262_144, 8L), List.of(v.parameter(), v.index(), v.offset(), v.version()));
+    assertNull(v.values(), "the values travel as the frame's floats");
+    assertEquals(address, v.node());
+    assertEquals(block.ref(), v.block());
+    assertEquals(probe.ref(), values.replyTo());
+    BlockValues opened = (BlockValues) ((akka.pattern.StatusReply<?>) values.open(VALUES)).getValue();
+    assertBitsEqual(VALUES, opened.values(), "a values letter opens to its frame's floats");
+    assertEquals(block.ref(), opened.block());
   }
 
   @Test
   void aPayloadBothInlineAndByReferenceIsRefused() {
     PsSerializer serializer = new PsSerializer((ExtendedActorSystem) Adapter.toClassic(kit.system()));
     BulkRef ref = new BulkRef("10.1.2.3", 40_123, 7, VALUES.length);
+    TestProbe<Object> probe = kit.createTestProbe();
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> serializer.toBinary(new BlockValues("b", 0, 0, 3, VALUES, ref, null)));
+        () -> serializer.toBinary(new PushGradient("t", 1, 0, 1, 8f, VALUES, ref, probe.ref().unsafeUpcast())));
     assertTrue(e.getMessage().contains("not both"), e.getMessage());
   }
 
@@ -155,10 +194,10 @@ class PsSerializerTest {
   void formatOnePayloadsAreStillRead() throws Exception {
     TestProbe<Object> probe = kit.createTestProbe();
     PsSerializer serializer = new PsSerializer((ExtendedActorSystem) Adapter.toClassic(kit.system()));
-    byte[] v4event = serializer.toBinary(new GradientReceived("a", 9, 32f, VALUES));
-    assertEquals(4, v4event[0], "current format version");
+    byte[] v5event = serializer.toBinary(new GradientReceived("a", 9, 32f, VALUES));
+    assertEquals(5, v5event[0], "current format version");
     // Formats before 4 had no task mark (here: its presence byte, last).
-    byte[] event = Arrays.copyOf(v4event, v4event.length - 1);
+    byte[] event = Arrays.copyOf(v5event, v5event.length - 1);
     event[0] = 1;
     GradientReceived received = (GradientReceived) serializer.fromBinary(event, PsSerializer.RECEIVED);
     assertBitsEqual(VALUES, received.values(), "format 1 GradientReceived values");
@@ -192,11 +231,11 @@ class PsSerializerTest {
     assertEquals(null, push.bulk());
     assertEquals(probe.ref(), push.replyTo());
 
-    byte[] unknown = v4event.clone();
-    unknown[0] = 5;
+    byte[] unknown = v5event.clone();
+    unknown[0] = 6;
     NotSerializableException e = assertThrows(NotSerializableException.class,
         () -> serializer.fromBinary(unknown, PsSerializer.RECEIVED));
-    assertTrue(e.getMessage().contains("format version 5"), e.getMessage());
+    assertTrue(e.getMessage().contains("format version 6"), e.getMessage());
   }
 
   @Test

@@ -118,17 +118,21 @@ final class BenchCommand implements Runnable {
     int block;
     @Option(names = "--rounds", defaultValue = "20", description = "Measured rounds (default: ${DEFAULT-VALUE}).")
     int rounds;
+    @Option(names = "--warmup", defaultValue = "300",
+        description = "Warm-up rounds before measuring, so the JIT has compiled the paths (default: ${DEFAULT-VALUE}).")
+    int warmup;
     @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
     Path report;
 
     @Override
     public Integer call() throws Exception {
-      var r = io.shardtrain.actors.transport.PsBandwidthBenchmark.run(floats, Math.min(block, floats), rounds);
+      var r = io.shardtrain.actors.transport.PsBandwidthBenchmark.run(floats, Math.min(block, floats), rounds, warmup);
       Map<String, Object> m = new LinkedHashMap<>();
       m.put("benchmark", "ps-bandwidth");
       m.put("floats", r.floats());
       m.put("block_floats", r.blockFloats());
       m.put("blocks", r.blocks());
+      m.put("warmup_rounds", r.warmup());
       m.put("rounds", r.rounds());
       m.put("raw_gbps", r.rawGBps());
       m.put("artery_gbps", r.inlineGBps());
