@@ -255,18 +255,27 @@ public final class BulkTransport implements Extension {
   public <R> CompletionStage<R> askWithStatus(InetSocketAddress peer,
       Function<ActorRef<StatusReply<R>>, Letter> letterFor,
       float[] values, int offset, int length, Duration timeout) {
-    CompletableFuture<Void> written = new CompletableFuture<>();
-    CompletionStage<R> reply = AskPattern.<Object, StatusReply<R>>ask(
+    CompletableFuture<R> reply = new CompletableFuture<>();
+    AskPattern.<Object, StatusReply<R>>ask(
         askHelper(), replyTo -> {
           sendLetter(peer, letterFor.apply(replyTo), values, offset, length).whenComplete((done, failure) -> {
-            if (failure == null) written.complete(null); else written.completeExceptionally(failure);
+            // A frame that could not be written fails the ask at once rather than at its timeout.
+            if (failure != null) reply.completeExceptionally(failure);
           });
           return IGNORED;
         }, timeout, system.scheduler())
-        .thenCompose(r -> r.isSuccess() ? CompletableFuture.completedFuture(r.getValue())
-            : CompletableFuture.failedFuture(new StatusReply.ErrorMessage(r.getError().getMessage())));
-    // A frame that could not be written fails the ask at once rather than at its timeout.
-    return written.thenCompose(done -> reply);
+        // Akka's stage runs even its non-async callbacks on the common pool, which on two cores is
+        // a new thread per callback; this one is quick and runs where the reply arrives.
+        .whenCompleteAsync((r, failure) -> {
+          if (failure != null) {
+            reply.completeExceptionally(failure);
+          } else if (r.isSuccess()) {
+            reply.complete(r.getValue());
+          } else {
+            reply.completeExceptionally(new StatusReply.ErrorMessage(r.getError().getMessage()));
+          }
+        }, Runnable::run);
+    return reply;
   }
 
   private static final Object IGNORED = new Object();

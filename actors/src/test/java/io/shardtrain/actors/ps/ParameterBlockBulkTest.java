@@ -241,6 +241,21 @@ class ParameterBlockBulkTest {
   }
 
   @Test
+  void aLetterReplyCompletesTheAskOnTheThreadItArrivesOnWithoutStartingOne() throws Exception {
+    ZeroBlock z = zeroBlock();
+    BlockValues head = z.head();
+    float[] g = gradient(0, 1);
+    String caller = Thread.currentThread().getName();
+    // Akka's own ask stage would run this on the common pool: on two cores, a new thread per reply.
+    String completedOn = await(z.bulk().<PushAck>askWithStatus(head.node().socketAddress(),
+            r -> new ParameterBlock.PushLetter(head.block(), z.self(),
+                new ParameterBlock.PushGradient("t0", 1, 0, 1, 32f, null, null, 0, null, r)),
+            g, 0, g.length, TIMEOUT)
+        .thenApply(ack -> Thread.currentThread().getName()));
+    assertTrue(completedOn.startsWith("shardtrain-bulk-") || completedOn.equals(caller), completedOn);
+  }
+
+  @Test
   void aLetterToABlockThatIsGoneFailsAtOnceAndNamesTheActor() throws Exception {
     ZeroBlock z = zeroBlock();
     BlockValues head = z.head();
