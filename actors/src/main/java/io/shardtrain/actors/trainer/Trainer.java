@@ -92,15 +92,11 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
 
   private record TaskAnswer(long generation, Master.TaskReply reply, Throwable failure) implements Command {}
 
-  private record PushDone(long generation, String blockId, long step, boolean viaBulk, ParameterBlock.PushAck ack,
+  private record PushDone(long generation, String blockId, long step, boolean byLetter, ParameterBlock.PushAck ack,
       Throwable failure) implements Command {}
 
   private record PullDone(long generation, String blockId, long minVersion, ParameterBlock.BlockValues values,
       Throwable failure) implements Command {}
-
-  /** A bulk send of a gradient to {@code target} failed: send that block's next gradients inline. */
-  private record BulkSendFailed(String blockId, ParameterBlock.BulkAddress target, Throwable failure)
-      implements Command {}
 
   private record ProgressDone(long step, Throwable failure) implements Command {}
 
@@ -110,6 +106,9 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
 
   /** Send the still unacknowledged push of {@code step} to {@code blockId} again. */
   private record RetryPush(long generation, String blockId, long step) implements Command {}
+
+  /** A block's actor and the bulk address of its node. */
+  private record LetterRoute(ParameterBlock.BulkAddress node, ActorRef<ParameterBlock.Command> block) {}
 
   /** What a trainer needs from the outside world; one per trainer. */
   public record Setup(String trainerId, ActorRef<Master.Command> master, Dataset train, Dataset test,
@@ -122,10 +121,11 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   /** This node's bulk channel, or null when it is off. */
   private final BulkTransport bulk;
   private final ParameterBlock.BulkAddress selfBulk;
-  /** Per block, the bulk address of its node as of the last pull; absent: push inline. */
-  private final Map<String, ParameterBlock.BulkAddress> blockBulk = new HashMap<>();
-  /** Each block's own actor, from its last bulk reply: pushes go to it by letter. */
-  private final Map<String, ActorRef<ParameterBlock.Command>> blockActors = new HashMap<>();
+  /**
+   * Per block, where its letters go, from its last bulk pull reply; absent: push and pull through
+   * Cluster Sharding, inline.
+   */
+  private final Map<String, LetterRoute> routes = new HashMap<>();
   private static final float[] NO_FLOATS = new float[0];
 
   private JobSpec job;
@@ -197,12 +197,6 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
         .onMessage(PushDone.class, this::onPushDone)
         .onMessage(RetryPush.class, this::onRetryPush)
         .onMessage(PullDone.class, this::onPullDone)
-        .onMessage(BulkSendFailed.class, m -> {
-          context.getLog().warn("trainer {}: {}; pushing to {} inline until its next pull", setup.trainerId(),
-              m.failure().getMessage(), m.blockId());
-          blockBulk.remove(m.blockId(), m.target());
-          return this;
-        })
         .onMessage(ProgressDone.class, this::onProgressDone)
         .onMessageEquals(SendHeartbeat.INSTANCE, () -> {
           setup.master().tell(new Master.Heartbeat(setup.trainerId()));
@@ -387,13 +381,11 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     ParameterBlock.TaskMark mark = weight > 0f && lease != null
         ? new ParameterBlock.TaskMark(lease.epoch(), lease.task(), positionAfterStep.offset()) : null;
     if (allowBulk && pushByLetter(blockId, values, s, base, epoch, weight, g, mark)) return;
-    ParameterBlock.BulkRef bulkRef = allowBulk ? sendBulk(blockId, values) : null;
-    float[] inline = bulkRef == null ? values : null;
     EntityRef<ParameterBlock.Command> ref = sharding.entityRefFor(ParameterBlock.ENTITY_KEY, blockId);
     context.askWithStatus(ParameterBlock.PushAck.class, ref, setup.settings().askTimeout(),
-        replyTo -> new ParameterBlock.PushGradient(setup.trainerId(), s, base, epoch, weight, inline, bulkRef, g,
+        replyTo -> new ParameterBlock.PushGradient(setup.trainerId(), s, base, epoch, weight, values, null, g,
             mark, replyTo),
-        (ack, failure) -> new PushDone(g, blockId, s, bulkRef != null, ack, failure));
+        (ack, failure) -> new PushDone(g, blockId, s, false, ack, failure));
   }
 
   /**
@@ -402,29 +394,15 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
    */
   private boolean pushByLetter(String blockId, float[] values, long s, long base, long epoch, float weight, long g,
       ParameterBlock.TaskMark mark) {
-    ParameterBlock.BulkAddress target = blockBulk.get(blockId);
-    ActorRef<ParameterBlock.Command> block = blockActors.get(blockId);
-    if (bulk == null || target == null || block == null || !bulk.settings().carries(values.length)) return false;
+    LetterRoute route = routes.get(blockId);
+    if (bulk == null || route == null || !bulk.settings().carries(values.length)) return false;
     context.pipeToSelf(
-        bulk.<ParameterBlock.PushAck>askWithStatus(target.socketAddress(),
-            replyTo -> new ParameterBlock.PushLetter(block, selfBulk, new ParameterBlock.PushGradient(
+        bulk.<ParameterBlock.PushAck>askWithStatus(route.node().socketAddress(),
+            replyTo -> new ParameterBlock.PushLetter(route.block(), selfBulk, new ParameterBlock.PushGradient(
                 setup.trainerId(), s, base, epoch, weight, null, null, g, mark, replyTo)),
             values, 0, values.length, setup.settings().askTimeout()),
         (ack, failure) -> new PushDone(g, blockId, s, true, ack, failure));
     return true;
-  }
-
-  /** Sends {@code values} to the block's node over the bulk channel; null when they go inline. */
-  private ParameterBlock.BulkRef sendBulk(String blockId, float[] values) {
-    ParameterBlock.BulkAddress target = blockBulk.get(blockId);
-    if (bulk == null || target == null || !bulk.settings().carries(values.length)) return null;
-    long id = bulk.newTransferId();
-    ActorRef<Command> self = context.getSelf();
-    // values is this step's own slice and stays unchanged (it is kept for retries).
-    bulk.send(target.socketAddress(), id, values, 0, values.length).whenComplete((done, failure) -> {
-      if (failure != null) self.tell(new BulkSendFailed(blockId, target, failure));
-    });
-    return new ParameterBlock.BulkRef(selfBulk.host(), selfBulk.port(), id, values.length, target);
   }
 
   private Behavior<Command> onRetryPush(RetryPush r) {
@@ -439,12 +417,11 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private Behavior<Command> onPushDone(PushDone m) {
     if (m.generation() != generation || m.step() != step) return this; // a late answer to a retried push
     if (m.failure() != null) {
-      if (m.viaBulk()) {
-        // The payload may have gone to a node the block left, or one with the channel off.
-        context.getLog().info("trainer {}: bulk push of step {} to {} failed ({}), retrying inline",
+      if (m.byLetter()) {
+        // The block's actor may have stopped (it moved), or its node may be gone.
+        context.getLog().info("trainer {}: push letter of step {} to {} failed ({}), retrying through sharding",
             setup.trainerId(), m.step(), m.blockId(), m.failure().getMessage());
-        blockBulk.remove(m.blockId());
-        blockActors.remove(m.blockId());
+        routes.remove(m.blockId());
         float[] values = unacked.get(m.blockId());
         pendingPushes--;
         pushes--;
@@ -488,13 +465,13 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     pulls++;
     ParameterBlock.BulkAddress replyBulk = allowBulk ? selfBulk : null;
     long g = generation;
-    ParameterBlock.BulkAddress target = blockBulk.get(blockId);
-    ActorRef<ParameterBlock.Command> block = blockActors.get(blockId);
-    if (replyBulk != null && bulk != null && target != null && block != null) {
+    LetterRoute route = routes.get(blockId);
+    if (replyBulk != null && bulk != null && route != null) {
       // Straight to the block's actor; a failure sends the retry through sharding.
       context.pipeToSelf(
-          bulk.<ParameterBlock.BlockValues>askWithStatus(target.socketAddress(),
-              replyTo -> new ParameterBlock.PullLetter(block, new ParameterBlock.Pull(minVersion, replyBulk, replyTo)),
+          bulk.<ParameterBlock.BlockValues>askWithStatus(route.node().socketAddress(),
+              replyTo -> new ParameterBlock.PullLetter(route.block(),
+                  new ParameterBlock.Pull(minVersion, replyBulk, replyTo)),
               NO_FLOATS, 0, 0, setup.settings().pullTimeout()),
           (v, failure) -> new PullDone(g, blockId, minVersion, v, failure));
       return;
@@ -510,7 +487,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     if (m.failure() != null) {
       // Values the block could not send by bulk come inline next time.
       boolean bulkFailed = String.valueOf(m.failure().getMessage()).startsWith(ParameterBlock.BULK_REPLY_FAILED);
-      blockActors.remove(m.blockId());
+      routes.remove(m.blockId());
       context.getLog().warn("trainer {}: pull of {} (version >= {}) failed ({}), retrying{}", setup.trainerId(),
           m.blockId(), m.minVersion(), m.failure().getMessage(), bulkFailed ? " inline" : "");
       pendingPulls--;
@@ -522,12 +499,10 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   }
 
   private Behavior<Command> pulled(String blockId, ParameterBlock.BlockValues v) {
-    if (v.node() != null && !v.node().equals(selfBulk)) {
-      blockBulk.put(blockId, v.node());
-      if (v.block() != null) blockActors.put(blockId, v.block());
+    if (v.node() != null && v.block() != null && !v.node().equals(selfBulk)) {
+      routes.put(blockId, new LetterRoute(v.node(), v.block()));
     } else {
-      blockBulk.remove(blockId);
-      blockActors.remove(blockId);
+      routes.remove(blockId);
     }
     Parameter p = paramsByName.get(v.parameter());
     System.arraycopy(v.values(), 0, p.value().data(), v.offset(), v.values().length);

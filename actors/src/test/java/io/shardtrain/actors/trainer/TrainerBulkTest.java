@@ -129,8 +129,8 @@ class TrainerBulkTest {
     Outcome bulk = train("TrainerBulkOn", true);
     Outcome inline = train("TrainerBulkOffOnPs", false);
 
-    // 3 blocks of 100 floats: all 6 pushes of each go over bulk (the pull after registration
-    // taught the trainer the address), and so do their pulls of versions 0..6 and the final one.
+    // 3 blocks of 100 floats: all 6 pushes of each go by letter (the pull after registration named
+    // the block's actor and node), and so do their pulls of versions 0..6 and the final one.
     assertEquals(18, sum(bulk.stats(), ParameterBlock.BlockStats::bulkPushes));
     assertTrue(sum(bulk.stats(), ParameterBlock.BlockStats::bulkPulls) >= 24,
         "bulk pulls " + sum(bulk.stats(), ParameterBlock.BlockStats::bulkPulls));
