@@ -217,12 +217,10 @@ public final class BulkTransport implements Extension {
       int length) {
     if (letter == null) throw new IllegalArgumentException("letter must not be null");
     checkRange(peer, values, offset, length, "letter to " + letter.recipient());
-    Serialization serialization = SerializationExtension.get(
-        system.classicSystem());
+    Serialization serialization = SerializationExtension.get(system.classicSystem());
     Serializer serializer = serialization.findSerializerFor(letter);
     byte[] bytes = serializer.toBinary(letter);
-    byte[] manifest = Serializers.manifestFor(serializer, letter)
-        .getBytes(StandardCharsets.UTF_8);
+    byte[] manifest = Serializers.manifestFor(serializer, letter).getBytes(StandardCharsets.UTF_8);
     if (bytes.length + manifest.length > BulkFrames.MAX_LETTER_BYTES) {
       throw new IllegalArgumentException("letter " + letter.getClass().getSimpleName() + " of " + bytes.length
           + " bytes exceeds " + BulkFrames.MAX_LETTER_BYTES);
