@@ -47,6 +47,8 @@ final class NodeCluster implements AutoCloseable {
   private final List<String> env = List.of("SHARDTRAIN_POSTGRES_USER=" + USER,
       "SHARDTRAIN_POSTGRES_PASSWORD=" + PASSWORD, "SHARDTRAIN_LOG_LEVEL=INFO");
   final List<NodeProcess> nodes = new ArrayList<>();
+  /** Ports handed to nodes so far: none is handed out twice. */
+  private final java.util.Set<Integer> ports = new java.util.HashSet<>();
   private String seed;
   private ClusterNode.Started client;
 
@@ -61,7 +63,7 @@ final class NodeCluster implements AutoCloseable {
 
   /** Starts a node JVM; the first one is the seed and submits the job. */
   NodeProcess start(String name, String roles, String... extra) throws Exception {
-    int port = freePort();
+    int port = newPort();
     if (seed == null) seed = "127.0.0.1:" + port;
     List<String> args = new ArrayList<>(List.of("node", "--roles", roles, "--port", "" + port, "--seeds", seed,
         "--journal", URL, "--config", nodeConf.toString()));
@@ -152,9 +154,15 @@ final class NodeCluster implements AutoCloseable {
     }
   }
 
-  static int freePort() throws Exception {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
+  /**
+   * A port free now and not handed to a node before: the kernel can offer a probed port again
+   * while the JVM it went to is still starting, and then two nodes would try to bind it.
+   */
+  private int newPort() throws Exception {
+    while (true) {
+      try (ServerSocket s = new ServerSocket(0)) {
+        if (ports.add(s.getLocalPort())) return s.getLocalPort();
+      }
     }
   }
 }
