@@ -97,35 +97,11 @@ public final class ParameterBlock
   }
 
   /**
-   * A payload sent over the bulk channel instead of inside the message: {@code length} floats sent
-   * as transfer {@code transferId} from the node whose bulk channel is at {@code host:port} to the
-   * node at {@code to} (null: not said). A block whose node is not {@code to} knows at once that
-   * the payload went to the node it moved from, instead of waiting for it.
-   */
-  public record BulkRef(String host, int port, long transferId, int length, BulkAddress to) {
-    public BulkRef {
-      if (host == null || host.isBlank()) throw new IllegalArgumentException("bulk reference needs a host");
-      if (port < 1 || port > 65535) throw new IllegalArgumentException("bulk port must be in 1..65535, got " + port);
-      if (length < 0) throw new IllegalArgumentException("bulk length must be >= 0, got " + length);
-    }
-
-    public BulkRef(String host, int port, long transferId, int length) {
-      this(host, port, transferId, length, null);
-    }
-
-    @Override
-    public String toString() {
-      return "bulk transfer " + transferId + " (" + length + " floats from " + host + ":" + port
-          + (to == null ? "" : " to " + to) + ")";
-    }
-  }
-
-  /**
    * A trainer's gradient for this block at {@code step}, computed on parameters of
    * {@code baseVersion}; {@code weight} is the number of examples behind it (sync mean weight).
-   * The floats come either inline in {@code values} or, when {@code bulk} is set (and
-   * {@code values} null), over the bulk channel. Inline {@code values} pass to the block, which
-   * journals them as they are: a sender in the same JVM must not change the array afterwards.
+   * {@code values} pass to the block, which journals them as they are: a sender in the same JVM
+   * must not change the array afterwards ({@code values} is null only inside a {@link PushLetter},
+   * whose frame carries the floats).
    * {@code mark} says which examples are behind it (null: not said, as for a benchmark's pushes).
    */
   public record PushGradient(
@@ -135,32 +111,25 @@ public final class ParameterBlock
       long membershipEpoch,
       float weight,
       float[] values,
-      BulkRef bulk,
       long generation,
       TaskMark mark,
       ActorRef<StatusReply<PushAck>> replyTo) implements Command {
 
     /** A push without a task mark. */
     public PushGradient(String trainerId, long step, long baseVersion, long membershipEpoch, float weight,
-        float[] values, BulkRef bulk, long generation, ActorRef<StatusReply<PushAck>> replyTo) {
-      this(trainerId, step, baseVersion, membershipEpoch, weight, values, bulk, generation, null, replyTo);
+        float[] values, long generation, ActorRef<StatusReply<PushAck>> replyTo) {
+      this(trainerId, step, baseVersion, membershipEpoch, weight, values, generation, null, replyTo);
     }
 
-    /** A push of generation 0 (no rollback yet). */
-    public PushGradient(String trainerId, long step, long baseVersion, long membershipEpoch, float weight,
-        float[] values, BulkRef bulk, ActorRef<StatusReply<PushAck>> replyTo) {
-      this(trainerId, step, baseVersion, membershipEpoch, weight, values, bulk, 0, replyTo);
-    }
-
-    /** A push with its floats inline, of generation 0. */
+    /** A push of generation 0 (no rollback yet), without a task mark. */
     public PushGradient(String trainerId, long step, long baseVersion, long membershipEpoch, float weight,
         float[] values, ActorRef<StatusReply<PushAck>> replyTo) {
-      this(trainerId, step, baseVersion, membershipEpoch, weight, values, null, 0, replyTo);
+      this(trainerId, step, baseVersion, membershipEpoch, weight, values, 0, replyTo);
     }
 
-    /** This push with its floats inline (what a bulk push becomes once its payload arrived). */
-    public PushGradient withValues(float[] inline) {
-      return new PushGradient(trainerId, step, baseVersion, membershipEpoch, weight, inline, null, generation, mark,
+    /** This push with {@code floats} as its values (what a {@link PushLetter} opens to). */
+    public PushGradient withValues(float[] floats) {
+      return new PushGradient(trainerId, step, baseVersion, membershipEpoch, weight, floats, generation, mark,
           replyTo);
     }
   }
@@ -244,9 +213,6 @@ public final class ParameterBlock
   public enum HandOff implements Command, NoSerializationVerificationNeeded { INSTANCE }
 
   private record PullTimedOut(long pullId) implements Command {}
-
-  /** The payload of a bulk push arrived ({@code values}) or did not ({@code failure}). */
-  private record BulkPushArrived(PushGradient push, float[] values, Throwable failure) implements Command {}
 
   private enum BarrierCheck implements Command { INSTANCE }
 
@@ -391,10 +357,9 @@ public final class ParameterBlock
    * sync step that has contributions but is not applied yet (-1 if none), {@code waitingFor} the
    * trainers of the membership that have not contributed to it. {@code eventsReplayed} is how many
    * events the last recovery replayed on top of its snapshot. {@code bulkPushes} and
-   * {@code bulkPulls} count payloads that went over the bulk channel, {@code bulkFailures} bulk
-   * pushes whose payload never arrived. {@code examplesApplied}: sync, the examples behind the steps
-   * applied so far (the sum of their contributions' weights; kept in the snapshot, so it survives a
-   * move); 0 in async mode.
+   * {@code bulkPulls} count pushes and pull replies that went by bulk letter.
+   * {@code examplesApplied}: sync, the examples behind the steps applied so far (the sum of their
+   * contributions' weights; kept in the snapshot, so it survives a move); 0 in async mode.
    */
   public record BlockStats(
       String entityId,
@@ -418,7 +383,6 @@ public final class ParameterBlock
       long eventsReplayed,
       long bulkPushes,
       long bulkPulls,
-      long bulkFailures,
       long examplesApplied) {
     public BlockStats {
       waitingFor = List.copyOf(waitingFor);
@@ -900,7 +864,6 @@ public final class ParameterBlock
   private long pullTimeouts;
   private long bulkPushes;
   private long bulkPulls;
-  private long bulkFailures;
   private BulkTransport bulk;
   /** This node's bulk address, once the channel is up; it never changes. */
   private BulkAddress bulkAddress;
@@ -966,7 +929,6 @@ public final class ParameterBlock
         .onCommand(UpdateMembership.class, this::onUpdateMembership)
         .onCommand(GetStats.class, this::onGetStats)
         .onCommand(PullTimedOut.class, this::onPullTimedOut)
-        .onCommand(BulkPushArrived.class, this::onBulkPushArrived)
         .onCommand(BarrierCheck.class, (state, check) -> onBarrierCheck(state))
         .onCommand(HandOff.class, (state, h) -> onHandOff(state))
         .onCommand(Checkpoint.class, this::onCheckpoint)
@@ -1033,7 +995,6 @@ public final class ParameterBlock
   }
 
   private Effect<Event, State> onPush(State state, PushGradient cmd) {
-    if (cmd.bulk() != null) return onBulkPush(cmd);
     pushes++;
     ActorRef<StatusReply<PushAck>> replyTo = cmd.replyTo();
     if (!state.isInitialised()) {
@@ -1091,58 +1052,6 @@ public final class ParameterBlock
   }
 
   private static final float[] NO_FLOATS = new float[0];
-
-  /**
-   * Claims a bulk push's payload; {@link BulkPushArrived} then runs the inline path. Commands that
-   * arrive meanwhile are handled as usual: the order in which pushes are persisted (the arrival
-   * order of their payloads) is the journal's, and replay follows the journal.
-   */
-  private Effect<Event, State> onBulkPush(PushGradient cmd) {
-    BulkRef ref = cmd.bulk();
-    if (cmd.values() != null) {
-      pushes++;
-      rejectedMalformed++;
-      return error(cmd.replyTo(), "push of trainer " + cmd.trainerId() + " for step " + cmd.step() + " to block "
-          + entityId + " carries both inline values and " + ref);
-    }
-    BulkTransport transport = bulk();
-    if (!transport.isEnabled()) {
-      pushes++;
-      bulkFailures++;
-      return error(cmd.replyTo(), ref + " of trainer " + cmd.trainerId() + " for step " + cmd.step()
-          + " cannot reach block " + entityId + ": the bulk channel is off on its node; send it inline");
-    }
-    BulkAddress here = bulkAddress();
-    if (ref.to() != null && !ref.to().equals(here)) {
-      // The block moved: its payload went to the old node and will never arrive here.
-      pushes++;
-      bulkFailures++;
-      return error(cmd.replyTo(), ref + " of trainer " + cmd.trainerId() + " for step " + cmd.step()
-          + " went to " + ref.to() + ", but block " + entityId + " is now on " + here + "; send it again");
-    }
-    context.pipeToSelf(transport.receive(ref.transferId(), transport.settings().receiveTimeout()),
-        (values, failure) -> new BulkPushArrived(cmd, values, failure));
-    return Effect().none();
-  }
-
-  private Effect<Event, State> onBulkPushArrived(State state, BulkPushArrived m) {
-    PushGradient cmd = m.push();
-    BulkRef ref = cmd.bulk();
-    if (m.failure() != null) {
-      pushes++;
-      bulkFailures++;
-      return error(cmd.replyTo(), ref + " of trainer " + cmd.trainerId() + " for step " + cmd.step()
-          + " did not reach block " + entityId + ": " + m.failure().getMessage());
-    }
-    if (m.values().length != ref.length()) {
-      pushes++;
-      rejectedBadLength++;
-      return error(cmd.replyTo(), ref + " of trainer " + cmd.trainerId() + " for step " + cmd.step() + " to block "
-          + entityId + " brought " + m.values().length + " floats, its reference says " + ref.length());
-    }
-    bulkPushes++;
-    return onPush(state, cmd.withValues(m.values()));
-  }
 
   private Effect<Event, State> onSyncPush(State state, PushGradient cmd) {
     long v = state.version();
@@ -1293,7 +1202,7 @@ public final class ParameterBlock
         duplicates, rejectedStale, rejectedNonFinite, rejectedBadLength, rejectedNotInitialised, rejectedAhead,
         rejectedMalformed, skippedNonFinite, pullTimeouts, waiting ? state.version() + 1 : -1,
         waiting ? state.missing(null) : List.of(), state.membershipEpoch(), pendingPulls.size(), eventsReplayed,
-        bulkPushes, bulkPulls, bulkFailures, state.examplesApplied()));
+        bulkPushes, bulkPulls, state.examplesApplied()));
     return Effect().none();
   }
 

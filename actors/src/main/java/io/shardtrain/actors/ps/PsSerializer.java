@@ -11,7 +11,6 @@ import io.shardtrain.actors.ps.ParameterBlock.Applied;
 import io.shardtrain.actors.ps.ParameterBlock.BlockStats;
 import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
 import io.shardtrain.actors.ps.ParameterBlock.BulkAddress;
-import io.shardtrain.actors.ps.ParameterBlock.BulkRef;
 import io.shardtrain.actors.ps.ParameterBlock.Contribution;
 import io.shardtrain.actors.ps.ParameterBlock.Duplicate;
 import io.shardtrain.actors.ps.ParameterBlock.GetStats;
@@ -50,8 +49,10 @@ import java.util.TreeMap;
 public final class PsSerializer extends SerializerWithStringManifest {
   /** Unique among the system's serializers; 0-40 are Akka's own, 717001 is the tensor serializer. */
   public static final int IDENTIFIER = 717_002;
+  /** Format 6 dropped the bulk failure count from stats (pushes by bulk reference are gone). */
+  private static final byte FORMAT = 6;
   /** Format 5 added the block's own reference to values, and the letters. */
-  private static final byte FORMAT = 5;
+  private static final byte FORMAT_5 = 5;
   /** Format 4 added task marks to pushes, gradient events and the state. */
   private static final byte FORMAT_4 = 4;
   /**
@@ -61,7 +62,7 @@ public final class PsSerializer extends SerializerWithStringManifest {
   private static final byte FORMAT_3 = 3;
   /** Format 2 added bulk references and addresses to pushes, pulls and values, and bulk counters to stats. */
   private static final byte FORMAT_2 = 2;
-  /** Formats 1 to 3 are still read, so old journals and snapshots stay readable. */
+  /** Formats 1 to 5 are still read, so old journals and snapshots stay readable. */
   private static final byte FORMAT_1 = 1;
 
   static final String INITIALIZE = "Initialize";
@@ -189,7 +190,7 @@ public final class PsSerializer extends SerializerWithStringManifest {
       out.putLong(m.version());
     } else if (o instanceof BlockValues m) {
       putValuesHead(out, m);
-      putPayload(out, m.values(), null);
+      putPayload(out, m.values());
       putAddress(out, m.node());
       putOptionalRef(out, m.block());
     } else if (o instanceof BlockStats m) {
@@ -206,7 +207,6 @@ public final class PsSerializer extends SerializerWithStringManifest {
       out.putLong(m.eventsReplayed());
       out.putLong(m.bulkPushes());
       out.putLong(m.bulkPulls());
-      out.putLong(m.bulkFailures());
       out.putLong(m.examplesApplied());
     } else if (o instanceof Initialized m) {
       putSpec(out, m.spec());
@@ -358,16 +358,10 @@ public final class PsSerializer extends SerializerWithStringManifest {
         int offset = in.getInt();
         long version = in.getLong();
         if (v1) return new BlockValues(parameter, index, offset, version, in.getFloats());
-        byte payload = in.getByte();
-        if (payload != 0) {
-          // Pull replies by bulk reference came before letters; only a node of an older version sends one.
-          throw new IllegalArgumentException("block values by bulk reference (payload kind " + payload
-              + ", format " + format + ") are no longer read: the sending node runs an older version");
-        }
-        float[] values = in.getFloats();
+        float[] values = getPayload(in, format);
         BulkAddress node = getAddress(in);
         return new BlockValues(parameter, index, offset, version, values, node,
-            format >= FORMAT ? getOptionalRef(in) : null);
+            format >= FORMAT_5 ? getOptionalRef(in) : null);
       }
       case STATS: {
         String entityId = in.getString();
@@ -378,10 +372,11 @@ public final class PsSerializer extends SerializerWithStringManifest {
         long epoch = in.getLong();
         int pendingPulls = in.getInt();
         long replayed = in.getLong();
-        long[] b = v1 ? new long[3] : new long[] {in.getLong(), in.getLong(), in.getLong()};
+        long[] b = v1 ? new long[2] : new long[] {in.getLong(), in.getLong()};
+        if (!v1 && format <= FORMAT_5) in.getLong(); // bulk failures, no longer counted
         long examples = format > FORMAT_2 ? in.getLong() : 0;
         return new BlockStats(entityId, initialised, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9],
-            v[10], v[11], v[12], waitingFor, epoch, pendingPulls, replayed, b[0], b[1], b[2], examples);
+            v[10], v[11], v[12], waitingFor, epoch, pendingPulls, replayed, b[0], b[1], examples);
       }
       case INITIALIZED:
         return new Initialized(getSpec(in), in.getFloats());
@@ -433,7 +428,7 @@ public final class PsSerializer extends SerializerWithStringManifest {
     out.putLong(m.baseVersion());
     out.putLong(m.membershipEpoch());
     out.putFloat(m.weight());
-    putPayload(out, m.values(), m.bulk());
+    putPayload(out, m.values());
     out.putLong(m.generation());
     putMark(out, m.mark());
     putRef(out, m.replyTo());
@@ -446,12 +441,10 @@ public final class PsSerializer extends SerializerWithStringManifest {
     long epoch = in.getLong();
     float weight = in.getFloat();
     if (format == FORMAT_1) return new PushGradient(trainer, step, base, epoch, weight, in.getFloats(), getRef(in));
-    byte payload = in.getByte();
-    float[] values = payload == 0 ? in.getFloats() : null;
-    BulkRef ref = payload == 0 ? null : getBulkRef(in, payload);
+    float[] values = getPayload(in, format);
     long generation = format >= FORMAT_3 ? in.getLong() : 0;
     TaskMark mark = format >= FORMAT_4 ? getMark(in) : null;
-    return new PushGradient(trainer, step, base, epoch, weight, values, ref, generation, mark, getRef(in));
+    return new PushGradient(trainer, step, base, epoch, weight, values, generation, mark, getRef(in));
   }
 
   private static void putValuesHead(Out out, BlockValues m) {
@@ -462,36 +455,21 @@ public final class PsSerializer extends SerializerWithStringManifest {
   }
 
   /**
-   * Inline floats (kind byte 0), or a bulk reference instead: kind 1 without, kind 2 with the
-   * address the payload was sent to. Kind 2 is new in this version; only messages carry it, and
-   * both ends of a cluster run the same version.
+   * Floats after a kind byte: 0 says inline. Formats 2 to 5 also had kinds 1 and 2, a bulk
+   * reference instead of the floats; only messages carried them, and no node sends them now.
    */
-  private static void putPayload(Out out, float[] values, BulkRef bulk) {
-    if (bulk != null) {
-      if (values != null) throw new IllegalArgumentException("a payload is either inline or a bulk reference, not both");
-      out.putByte(bulk.to() == null ? (byte) 1 : 2);
-      out.putString(bulk.host());
-      out.putInt(bulk.port());
-      out.putLong(bulk.transferId());
-      out.putInt(bulk.length());
-      if (bulk.to() != null) {
-        out.putString(bulk.to().host());
-        out.putInt(bulk.to().port());
-      }
-    } else {
-      out.putByte((byte) 0);
-      out.putFloats(values);
-    }
+  private static void putPayload(Out out, float[] values) {
+    out.putByte((byte) 0);
+    out.putFloats(values);
   }
 
-  private static BulkRef getBulkRef(In in, byte kind) {
-    if (kind != 1 && kind != 2) throw new IllegalArgumentException("unknown payload kind " + kind);
-    String host = in.getString();
-    int port = in.getInt();
-    long id = in.getLong();
-    int length = in.getInt();
-    BulkAddress to = kind == 2 ? new BulkAddress(in.getString(), in.getInt()) : null;
-    return new BulkRef(host, port, id, length, to);
+  private static float[] getPayload(In in, byte format) {
+    byte kind = in.getByte();
+    if (kind != 0) {
+      throw new IllegalArgumentException("payload kind " + kind + " (a bulk reference, format " + format
+          + ") is no longer read: the sending node runs an older version");
+    }
+    return in.getFloats();
   }
 
   private static void putAddress(Out out, BulkAddress address) {

@@ -383,7 +383,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     if (allowBulk && pushByLetter(blockId, values, s, base, epoch, weight, g, mark)) return;
     EntityRef<ParameterBlock.Command> ref = sharding.entityRefFor(ParameterBlock.ENTITY_KEY, blockId);
     context.askWithStatus(ParameterBlock.PushAck.class, ref, setup.settings().askTimeout(),
-        replyTo -> new ParameterBlock.PushGradient(setup.trainerId(), s, base, epoch, weight, values, null, g,
+        replyTo -> new ParameterBlock.PushGradient(setup.trainerId(), s, base, epoch, weight, values, g,
             mark, replyTo),
         (ack, failure) -> new PushDone(g, blockId, s, false, ack, failure));
   }
@@ -399,7 +399,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     context.pipeToSelf(
         bulk.<ParameterBlock.PushAck>askWithStatus(route.node().socketAddress(),
             replyTo -> new ParameterBlock.PushLetter(route.block(), selfBulk, new ParameterBlock.PushGradient(
-                setup.trainerId(), s, base, epoch, weight, null, null, g, mark, replyTo)),
+                setup.trainerId(), s, base, epoch, weight, null, g, mark, replyTo)),
             values, 0, values.length, setup.settings().askTimeout()),
         (ack, failure) -> new PushDone(g, blockId, s, true, ack, failure));
     return true;

@@ -6,8 +6,7 @@ import java.time.Duration;
 /**
  * Settings of the bulk data channel, read once from {@code shardtrain.transport.bulk}. An empty
  * {@code host} means "use the ActorSystem's canonical hostname" and is resolved by
- * {@link BulkTransport}. Payloads under {@code minFloats} floats travel inline; a receiver waits
- * {@code receiveTimeout} for a payload its control message announced.
+ * {@link BulkTransport}. Payloads under {@code minFloats} floats travel inline.
  */
 public record BulkSettings(
     boolean enabled,
@@ -16,8 +15,7 @@ public record BulkSettings(
     int maxFloats,
     long maxUnclaimedFloats,
     Duration claimTimeout,
-    int minFloats,
-    Duration receiveTimeout) {
+    int minFloats) {
 
   public BulkSettings {
     if (host == null) throw new IllegalArgumentException("host must not be null (use \"\" for the default)");
@@ -37,10 +35,6 @@ public record BulkSettings(
     if (minFloats < 0) {
       throw new IllegalArgumentException("shardtrain.transport.bulk.min-floats must be >= 0, got " + minFloats);
     }
-    if (receiveTimeout == null || receiveTimeout.isNegative() || receiveTimeout.isZero()) {
-      throw new IllegalArgumentException("shardtrain.transport.bulk.receive-timeout must be positive, got "
-          + receiveTimeout);
-    }
   }
 
   /** Whether a payload of {@code floats} floats goes over the bulk channel rather than inline. */
@@ -57,7 +51,6 @@ public record BulkSettings(
         c.getInt("max-floats"),
         c.getLong("max-unclaimed-floats"),
         c.getDuration("claim-timeout"),
-        c.getInt("min-floats"),
-        c.getDuration("receive-timeout"));
+        c.getInt("min-floats"));
   }
 }

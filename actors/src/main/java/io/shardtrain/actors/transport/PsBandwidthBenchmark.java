@@ -188,7 +188,7 @@ public final class PsBandwidthBenchmark {
         BlockValues head = heads.get(b);
         pushed.add(bulk.<PushAck>askWithStatus(head.node().socketAddress(),
             r -> new ParameterBlock.PushLetter(head.block(), self,
-                new ParameterBlock.PushGradient(TRAINER, step, 0, 0, 1f, null, null, 0, null, r)),
+                new ParameterBlock.PushGradient(TRAINER, step, 0, 0, 1f, null, 0, null, r)),
             grad, s.offset(), s.length(), TIMEOUT).toCompletableFuture());
       }
       if (bulk == null) {

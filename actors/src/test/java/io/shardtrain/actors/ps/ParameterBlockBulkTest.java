@@ -3,7 +3,6 @@ package io.shardtrain.actors.ps;
 import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -13,7 +12,6 @@ import akka.cluster.MemberStatus;
 import akka.cluster.sharding.typed.javadsl.EntityRef;
 import akka.cluster.typed.Cluster;
 import akka.cluster.typed.Join;
-import akka.pattern.StatusReply;
 import akka.persistence.testkit.PersistenceTestKitPlugin;
 import akka.persistence.testkit.PersistenceTestKitSnapshotPlugin;
 import com.typesafe.config.Config;
@@ -21,7 +19,6 @@ import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.ps.ParameterBlock.BlockStats;
 import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
 import io.shardtrain.actors.ps.ParameterBlock.BulkAddress;
-import io.shardtrain.actors.ps.ParameterBlock.BulkRef;
 import io.shardtrain.actors.ps.ParameterBlock.Command;
 import io.shardtrain.actors.ps.ParameterBlock.PushAck;
 import io.shardtrain.actors.transport.BulkTransport;
@@ -34,8 +31,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Two ActorSystems in a cluster over loopback: {@code ps} hosts the blocks, {@code client} pushes
- * and pulls through sharding, its payloads on the bulk channel or inline in the Artery messages.
+ * Two ActorSystems in a cluster over loopback: {@code ps} hosts the blocks; {@code client} pulls
+ * through sharding with its bulk address, then pushes and pulls by bulk letter straight to the
+ * block's actor, next to a block pushed inline.
  */
 class ParameterBlockBulkTest {
   private static final Duration TIMEOUT = Duration.ofSeconds(10);
@@ -54,8 +52,7 @@ class ParameterBlockBulkTest {
                 + "akka.coordinated-shutdown.run-by-jvm-shutdown-hook = off\n"
                 + "shardtrain.transport.bulk.enabled = " + bulk + "\n"
                 + "shardtrain.transport.bulk.host = 127.0.0.1\n"
-                + "shardtrain.transport.bulk.min-floats = 1\n"
-                + "shardtrain.transport.bulk.receive-timeout = 1s\n")
+                + "shardtrain.transport.bulk.min-floats = 1\n")
         .withFallback(PersistenceTestKitPlugin.config())
         .withFallback(PersistenceTestKitSnapshotPlugin.config());
   }
@@ -143,7 +140,7 @@ class ParameterBlockBulkTest {
     BulkAddress self = BulkAddress.of(bulk.address());
     return await(bulk.<PushAck>askWithStatus(to.node().socketAddress(),
         r -> new ParameterBlock.PushLetter(to.block(), self,
-            new ParameterBlock.PushGradient(trainer, step, step - 1, 1, 32f, null, null, 0, null, r)),
+            new ParameterBlock.PushGradient(trainer, step, step - 1, 1, 32f, null, 0, null, r)),
         g, 0, g.length, TIMEOUT));
   }
 
@@ -154,55 +151,6 @@ class ParameterBlockBulkTest {
     return await(bulk.<BlockValues>askWithStatus(from.node().socketAddress(),
         r -> new ParameterBlock.PullLetter(from.block(), new ParameterBlock.Pull(minVersion, self, r)),
         new float[0], 0, 0, TIMEOUT));
-  }
-
-  @Test
-  void bulkPushesAndPullsGiveTheInlineValuesBitForBit() throws Exception {
-    float[] init = new float[LENGTH];
-    for (int i = 0; i < LENGTH; i++) init[i] = (float) Math.cos(i * 0.01);
-    BlockSpec inlineSpec = spec(BlockTestSupport.freshParameter());
-    BlockSpec bulkSpec = spec(BlockTestSupport.freshParameter());
-    EntityRef<Command> inline = block(inlineSpec.entityId());
-    EntityRef<Command> viaBulk = block(bulkSpec.entityId());
-    initialise(inline, inlineSpec, init);
-    initialise(viaBulk, bulkSpec, init);
-    BulkTransport bulk = BulkTransport.get(client.system());
-    BulkAddress self = BulkAddress.of(bulk.address());
-
-    // The first bulk pull tells the client where the block's node takes payloads.
-    BlockValues first = pullBulk(viaBulk, 0);
-    assertBitsEqual(init, first.values(), "initial values over bulk");
-    BulkAddress node = first.node();
-    assertNotNull(node);
-    assertTrue(!node.equals(self), "the block's node has its own bulk address");
-
-    for (int step = 1; step <= 3; step++) {
-      long s = step;
-      for (int t = 0; t < 2; t++) {
-        float[] g = gradient(t, step);
-        String trainer = "t" + t;
-        PushAck inlineAck = await(inline.<PushAck>askWithStatus(
-            r -> new ParameterBlock.PushGradient(trainer, s, s - 1, 1, 32f, g, r), TIMEOUT));
-        long id = bulk.newTransferId();
-        bulk.send(node.socketAddress(), id, g, 0, g.length);
-        BulkRef ref = new BulkRef(self.host(), self.port(), id, g.length, node);
-        PushAck bulkAck = await(viaBulk.<PushAck>askWithStatus(
-            r -> new ParameterBlock.PushGradient(trainer, s, s - 1, 1, 32f, null, ref, r), TIMEOUT));
-        assertEquals(inlineAck, bulkAck, "ack of trainer " + trainer + " at step " + step);
-      }
-      BlockValues expected = await(inline.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(s, r), TIMEOUT));
-      BlockValues actual = pullBulk(viaBulk, s);
-      assertEquals(expected.version(), actual.version());
-      assertEquals(step, actual.version());
-      assertBitsEqual(expected.values(), actual.values(), "values after step " + step);
-    }
-    BlockStats stats = await(viaBulk.<BlockStats>ask(ParameterBlock.GetStats::new, TIMEOUT));
-    assertEquals(6, stats.bulkPushes());
-    assertEquals(4, stats.bulkPulls());
-    assertEquals(0, stats.bulkFailures());
-    BlockStats inlineStats = await(inline.<BlockStats>ask(ParameterBlock.GetStats::new, TIMEOUT));
-    assertEquals(0, inlineStats.bulkPushes());
-    assertEquals(0, inlineStats.bulkPulls());
   }
 
   @Test
@@ -249,7 +197,7 @@ class ParameterBlockBulkTest {
     // Akka's own ask stage would run this on the common pool: on two cores, a new thread per reply.
     String completedOn = await(z.bulk().<PushAck>askWithStatus(head.node().socketAddress(),
             r -> new ParameterBlock.PushLetter(head.block(), z.self(),
-                new ParameterBlock.PushGradient("t0", 1, 0, 1, 32f, null, null, 0, null, r)),
+                new ParameterBlock.PushGradient("t0", 1, 0, 1, 32f, null, 0, null, r)),
             g, 0, g.length, TIMEOUT)
         .thenApply(ack -> Thread.currentThread().getName()));
     assertTrue(completedOn.startsWith("shardtrain-bulk-") || completedOn.equals(caller), completedOn);
@@ -279,42 +227,8 @@ class ParameterBlockBulkTest {
     assertEquals(0, stats.bulkPushes());
   }
 
-  @Test
-  void aBulkPushWhosePayloadNeverArrivesGetsAnErrorNamingTheTransferAndChangesNothing() throws Exception {
-    float[] init = new float[LENGTH];
-    java.util.Arrays.fill(init, 0.5f);
-    BlockSpec spec = spec(BlockTestSupport.freshParameter());
-    EntityRef<Command> b = block(spec.entityId());
-    initialise(b, spec, init);
-    BulkAddress self = BulkAddress.of(BulkTransport.get(client.system()).address());
-    BulkRef missing = new BulkRef(self.host(), self.port(), 987_654_321L, LENGTH);
-
-    ExecutionException e = assertThrows(ExecutionException.class, () -> await(b.<PushAck>askWithStatus(
-        r -> new ParameterBlock.PushGradient("t0", 1, 0, 1, 32f, null, missing, r), TIMEOUT)));
-    assertTrue(e.getCause() instanceof StatusReply.ErrorMessage, e.getCause().toString());
-    assertTrue(e.getCause().getMessage().contains("bulk transfer 987654321"), e.getCause().getMessage());
-
-    BlockStats stats = await(b.<BlockStats>ask(ParameterBlock.GetStats::new, TIMEOUT));
-    assertEquals(0, stats.version());
-    assertEquals(-1, stats.pendingStep(), "nothing of the lost push is pending");
-    assertEquals(1, stats.bulkFailures());
-    assertEquals(0, stats.bulkPushes());
-    BlockValues values = await(b.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(0, r), TIMEOUT));
-    assertBitsEqual(init, values.values(), "values after the lost push");
-
-    // The same (trainer, step) retried inline is then applied as the first contribution.
-    float[] g = gradient(0, 1);
-    PushAck ack = await(b.<PushAck>askWithStatus(r -> new ParameterBlock.PushGradient("t0", 1, 0, 1, 32f, g, r),
-        TIMEOUT));
-    assertEquals(new ParameterBlock.Accepted(0), ack);
-  }
-
-  /**
-   * A fresh block of zeros, the client's bulk transport and address, the block node's, and the
-   * block's first bulk pull reply.
-   */
-  private record ZeroBlock(BlockSpec spec, EntityRef<Command> b, BulkTransport bulk, BulkAddress self,
-      BulkAddress node, BlockValues head) {}
+  /** A fresh block of zeros, the client's bulk transport and address, and the block's first bulk pull reply. */
+  private record ZeroBlock(EntityRef<Command> b, BulkTransport bulk, BulkAddress self, BlockValues head) {}
 
   private ZeroBlock zeroBlock() throws Exception {
     BlockSpec spec = spec(BlockTestSupport.freshParameter());
@@ -322,50 +236,18 @@ class ParameterBlockBulkTest {
     initialise(b, spec, new float[LENGTH]);
     BulkTransport bulk = BulkTransport.get(client.system());
     BlockValues head = pullBulk(b, 0);
-    return new ZeroBlock(spec, b, bulk, BulkAddress.of(bulk.address()), head.node(), head);
+    return new ZeroBlock(b, bulk, BulkAddress.of(bulk.address()), head);
   }
 
   @Test
-  void aBulkPushSentToTheNodeTheBlockMovedFromIsRefusedAtOnceNamingBothNodes() throws Exception {
+  void aPushLetterOfTheWrongLengthIsRefusedNamingBothLengths() throws Exception {
     ZeroBlock z = zeroBlock();
-    BlockSpec spec = z.spec();
-    EntityRef<Command> b = z.b();
-    BulkTransport bulk = z.bulk();
-    BulkAddress self = z.self();
-    BulkAddress node = z.node();
-    BulkAddress oldNode = new BulkAddress(node.host(), node.port() == 65535 ? 65534 : node.port() + 1);
-    // The payload even reaches the block's node: the refusal comes from the address the push
-    // names, so the block does not wait for a payload that is on another node.
-    float[] g = gradient(0, 1);
-    long id = bulk.newTransferId();
-    bulk.send(node.socketAddress(), id, g, 0, g.length);
-    BulkRef ref = new BulkRef(self.host(), self.port(), id, g.length, oldNode);
-    ExecutionException e = assertThrows(ExecutionException.class, () -> await(b.<PushAck>askWithStatus(
-        r -> new ParameterBlock.PushGradient("t0", 1, 0, 1, 32f, null, ref, r), TIMEOUT)));
-    assertTrue(e.getCause().getMessage().contains("went to " + oldNode + ", but block " + spec.entityId()
-        + " is now on " + node), e.getCause().getMessage());
-    BlockStats stats = await(b.<BlockStats>ask(ParameterBlock.GetStats::new, TIMEOUT));
-    assertEquals(0, stats.version());
-    assertEquals(1, stats.bulkFailures());
-    assertEquals(0, stats.bulkPushes());
-    assertEquals(new ParameterBlock.Accepted(0), await(b.<PushAck>askWithStatus(
-        r -> new ParameterBlock.PushGradient("t0", 1, 0, 1, 32f, g, r), TIMEOUT)), "sent again inline");
-  }
-
-  @Test
-  void aBulkPayloadOfTheWrongLengthIsRefused() throws Exception {
-    ZeroBlock z = zeroBlock();
-    EntityRef<Command> b = z.b();
-    BulkTransport bulk = z.bulk();
-    BulkAddress self = z.self();
-    BulkAddress node = z.node();
-    long id = bulk.newTransferId();
-    bulk.send(node.socketAddress(), id, new float[7], 0, 7);
-    BulkRef ref = new BulkRef(self.host(), self.port(), id, 7);
-    ExecutionException e = assertThrows(ExecutionException.class, () -> await(b.<PushAck>askWithStatus(
-        r -> new ParameterBlock.PushGradient("t0", 1, 0, 1, 32f, null, ref, r), TIMEOUT)));
+    ExecutionException e = assertThrows(ExecutionException.class, () -> pushLetter(z.head(), "t0", 1, new float[7]));
     assertTrue(e.getCause().getMessage().contains("length 7") && e.getCause().getMessage().contains(String.valueOf(LENGTH)),
         e.getCause().getMessage());
-    assertEquals(1, await(b.<BlockStats>ask(ParameterBlock.GetStats::new, TIMEOUT)).rejectedBadLength());
+    BlockStats stats = await(z.b().<BlockStats>ask(ParameterBlock.GetStats::new, TIMEOUT));
+    assertEquals(1, stats.rejectedBadLength());
+    assertEquals(0, stats.version());
+    assertEquals(-1, stats.pendingStep(), "nothing of the refused push is pending");
   }
 }

@@ -172,14 +172,14 @@ class ParameterBlockCheckpointTest {
     assertEquals(2, tk.getState().updates());
 
     // An old-timeline push (generation 0), even one for the next step: refused, not an error.
-    var old = tk.<StatusReply<PushAck>>runCommand(r -> new PushGradient("a", 3, 2, 1, 1f, GA, null, 0, r));
+    var old = tk.<StatusReply<PushAck>>runCommand(r -> new PushGradient("a", 3, 2, 1, 1f, GA, 0, r));
     assertEquals(new RolledBack(2), old.reply().getValue());
     assertTrue(old.hasNoEvents());
     // The same rollback again (the master re-sends until all answered) changes nothing.
     assertTrue(tk.<StatusReply<Long>>runCommand(r -> new RollBack(2, 1, r)).hasNoEvents());
-    var a = tk.<StatusReply<PushAck>>runCommand(r -> new PushGradient("a", 3, 2, 1, 1f, GA, null, 1, r));
+    var a = tk.<StatusReply<PushAck>>runCommand(r -> new PushGradient("a", 3, 2, 1, 1f, GA, 1, r));
     assertEquals(new Accepted(2), a.reply().getValue());
-    var b = tk.<StatusReply<PushAck>>runCommand(r -> new PushGradient("b", 3, 2, 1, 2f, GB, null, 1, r));
+    var b = tk.<StatusReply<PushAck>>runCommand(r -> new PushGradient("b", 3, 2, 1, 2f, GB, 1, r));
     assertEquals(new Applied(3), b.reply().getValue());
 
     tk.restart();

@@ -59,7 +59,7 @@ class ParameterBlockTaskMarkTest {
   private static PushAck push(EventSourcedBehaviorTestKit<Command, Event, State> tk, String trainer, long step,
       long base, float weight, float[] g, TaskMark mark) {
     return tk.<StatusReply<PushAck>>runCommand(
-        r -> new PushGradient(trainer, step, base, 1, weight, g, null, 0, mark, r)).reply().getValue();
+        r -> new PushGradient(trainer, step, base, 1, weight, g, 0, mark, r)).reply().getValue();
   }
 
   private static TaskProgress mark(EventSourcedBehaviorTestKit<Command, Event, State> tk, int epoch, int task) {
@@ -114,7 +114,7 @@ class ParameterBlockTaskMarkTest {
     assertEquals(new Applied(1), push(tk, "a", 1, 0, 4f, GA, new TaskMark(0, 0, 4)));
     float[] before = tk.getState().values();
     var idle = tk.<StatusReply<PushAck>>runCommand(
-        r -> new PushGradient("b", 1, 1, 1, 0f, new float[0], null, 0, null, r));
+        r -> new PushGradient("b", 1, 1, 1, 0f, new float[0], 0, null, r));
     assertEquals(new Duplicate(1), idle.reply().getValue());
     assertTrue(idle.hasNoEvents());
     BlockTestSupport.assertBitsEqual(before, tk.getState().values(), "values");

@@ -194,7 +194,7 @@ class TrainerRejoinTest {
     ParameterBlock.TaskMark mark = new ParameterBlock.TaskMark(lease.epoch(), lease.task(), 8);
     ParameterBlock.PushAck ack = ParameterBlock.entityRef(kit.system(), first)
         .<ParameterBlock.PushAck>askWithStatus(r -> new ParameterBlock.PushGradient("ghost", 1, 0, 0, 8f,
-            new float[length], null, 0, mark, r), t)
+            new float[length], 0, mark, r), t)
         .toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     assertTrue(ack.version() <= 1, ack.toString());
     ghost.stop(); // the master watches it: the ghost is dropped, its task settled

@@ -23,7 +23,6 @@ class BulkSettingsTest {
     assertEquals(67_108_864L, s.maxUnclaimedFloats());
     assertEquals(Duration.ofSeconds(30), s.claimTimeout());
     assertEquals(8192, s.minFloats());
-    assertEquals(Duration.ofSeconds(5), s.receiveTimeout());
     assertTrue(s.carries(8192));
     assertTrue(!s.carries(8191));
     assertTrue(!s.carries(16_777_217));
@@ -38,9 +37,9 @@ class BulkSettingsTest {
         .withFallback(ConfigFactory.load());
     e = assertThrows(IllegalArgumentException.class, () -> BulkSettings.fromConfig(small));
     assertTrue(e.getMessage().contains("max-unclaimed-floats"), e.getMessage());
-    var zero = ConfigFactory.parseString("shardtrain.transport.bulk.receive-timeout = 0s")
+    var zero = ConfigFactory.parseString("shardtrain.transport.bulk.claim-timeout = 0s")
         .withFallback(ConfigFactory.load());
     e = assertThrows(IllegalArgumentException.class, () -> BulkSettings.fromConfig(zero));
-    assertTrue(e.getMessage().contains("receive-timeout"), e.getMessage());
+    assertTrue(e.getMessage().contains("claim-timeout"), e.getMessage());
   }
 }
