@@ -314,16 +314,10 @@ public final class PsSerializer extends SerializerWithStringManifest {
       case ACK_LETTER: {
         ActorRef<StatusReply<ParameterBlock.PushAck>> replyTo = getRef(in);
         String kind = in.getString();
-        long version = in.getLong();
-        ParameterBlock.PushAck ack = switch (kind) {
-          case APPLIED -> new Applied(version);
-          case ACCEPTED -> new Accepted(version);
-          case DUPLICATE -> new Duplicate(version);
-          case STALE -> new Stale(version);
-          case SKIPPED -> new Skipped(version);
-          case ROLLED_BACK -> new ParameterBlock.RolledBack(version);
-          default -> throw new IllegalArgumentException("'" + kind + "' is no push acknowledgement");
-        };
+        // The ack follows as it does on its own, under its own manifest.
+        if (!(read(in, kind, format) instanceof ParameterBlock.PushAck ack)) {
+          throw new IllegalArgumentException("'" + kind + "' is no push acknowledgement");
+        }
         return new ParameterBlock.AckLetter(replyTo, ack);
       }
       case VALUES_LETTER: {
