@@ -12,12 +12,14 @@ import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.master.JobSpec;
 import io.shardtrain.actors.master.Master;
 import io.shardtrain.actors.ps.BlockLayout;
+import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParamShape;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.actors.ps.PsSettings;
 import io.shardtrain.actors.trainer.Trainer;
+import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.nn.Activation;
@@ -166,7 +168,7 @@ public final class ShardTrain {
       float[] init = new float[slice.length()];
       System.arraycopy(values.get(slice.parameter()), slice.offset(), init, 0, slice.length());
       inits.add(ParameterBlock.entityRef(system, slice.entityId())
-          .<Long>askWithStatus(replyTo -> new ParameterBlock.Initialize(spec, init, replyTo), timeout)
+          .<Long>askWithStatus(replyTo -> new BlockProtocol.Initialize(spec, init, replyTo), timeout)
           .toCompletableFuture());
     }
     return CompletableFuture.allOf(inits.toArray(CompletableFuture[]::new))
@@ -204,14 +206,14 @@ public final class ShardTrain {
       byName.put(p.name(), p);
       shapes.add(new ParamShape(p.name(), p.size()));
     }
-    List<CompletableFuture<ParameterBlock.BlockValues>> pulls = new ArrayList<>();
+    List<CompletableFuture<BlockProtocol.BlockValues>> pulls = new ArrayList<>();
     for (BlockSlice slice : BlockLayout.of(shapes, job.blockSize())) {
       pulls.add(pull(slice.entityId(), minVersion).toCompletableFuture());
     }
     return CompletableFuture.allOf(pulls.toArray(CompletableFuture[]::new)).thenApply(x -> {
       long version = Long.MAX_VALUE;
       for (var f : pulls) {
-        ParameterBlock.BlockValues v = f.join();
+        BlockProtocol.BlockValues v = f.join();
         System.arraycopy(v.values(), 0, byName.get(v.parameter()).value().data(), v.offset(), v.values().length);
         version = Math.min(version, v.version());
       }
@@ -221,30 +223,30 @@ public final class ShardTrain {
 
   /**
    * The values of block {@code entityId} at version >= {@code minVersion}. With this node's bulk
-   * channel on they come over it (a {@link ParameterBlock.ValuesLetter}) where the block's node can
+   * channel on they come over it (a {@link BlockProtocol.ValuesLetter}) where the block's node can
    * send them, and inline again if that fails.
    */
-  public CompletionStage<ParameterBlock.BlockValues> pull(String entityId, long minVersion) {
+  public CompletionStage<BlockProtocol.BlockValues> pull(String entityId, long minVersion) {
     var block = ParameterBlock.entityRef(system, entityId);
     BulkTransport bulk = BulkTransport.get(system);
     if (!bulk.isEnabled()) {
-      return block.askWithStatus(replyTo -> new ParameterBlock.Pull(minVersion, replyTo), timeout);
+      return block.askWithStatus(replyTo -> new BlockProtocol.Pull(minVersion, replyTo), timeout);
     }
-    ParameterBlock.BulkAddress self = ParameterBlock.BulkAddress.of(bulk.address());
-    return block.<ParameterBlock.BlockValues>askWithStatus(replyTo -> new ParameterBlock.Pull(minVersion, self, replyTo),
+    BulkAddress self = BulkAddress.of(bulk.address());
+    return block.<BlockProtocol.BlockValues>askWithStatus(replyTo -> new BlockProtocol.Pull(minVersion, self, replyTo),
             timeout)
         .handle((v, failure) -> failure == null ? CompletableFuture.completedFuture(v)
-            : block.<ParameterBlock.BlockValues>askWithStatus(
-                replyTo -> new ParameterBlock.Pull(minVersion, replyTo), timeout))
+            : block.<BlockProtocol.BlockValues>askWithStatus(
+                replyTo -> new BlockProtocol.Pull(minVersion, replyTo), timeout))
         .thenCompose(stage -> stage);
   }
 
   /** Statistics of every block of the job. */
-  public CompletionStage<List<ParameterBlock.BlockStats>> blockStats(JobSpec job) {
-    List<CompletableFuture<ParameterBlock.BlockStats>> stats = new ArrayList<>();
+  public CompletionStage<List<BlockProtocol.BlockStats>> blockStats(JobSpec job) {
+    List<CompletableFuture<BlockProtocol.BlockStats>> stats = new ArrayList<>();
     for (String id : job.blocks()) {
       stats.add(ParameterBlock.entityRef(system, id)
-          .<ParameterBlock.BlockStats>ask(ParameterBlock.GetStats::new, timeout).toCompletableFuture());
+          .<BlockProtocol.BlockStats>ask(BlockProtocol.GetStats::new, timeout).toCompletableFuture());
     }
     return CompletableFuture.allOf(stats.toArray(CompletableFuture[]::new))
         .thenApply(x -> stats.stream().map(CompletableFuture::join).toList());

@@ -1,14 +1,12 @@
 package io.shardtrain.tests;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.cluster.typed.Cluster;
 import akka.cluster.typed.Join;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.compute.optim.LearningRateSchedule;
@@ -23,6 +21,8 @@ import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Invariant 2 of DESIGN.md on the real embedded journal: a block whose ActorSystem stops after k
@@ -74,17 +74,17 @@ class BlockRecoveryTest {
     ActorSystem<Void> first = node(h2);
     try {
       var block = ParameterBlock.entityRef(first, spec.entityId());
-      block.<Long>askWithStatus(r -> new ParameterBlock.Initialize(spec, init, r), T).toCompletableFuture().get();
+      block.<Long>askWithStatus(r -> new BlockProtocol.Initialize(spec, init, r), T).toCompletableFuture().get();
       for (int s = 1; s <= k; s++) {
         float[] g = grads[s - 1];
         long base = s - 1;
         int step = s;
-        block.<ParameterBlock.PushAck>askWithStatus(
-            r -> new ParameterBlock.PushGradient("t1", step, base, 0, 1f, g, r), T).toCompletableFuture().get();
+        block.<BlockProtocol.PushAck>askWithStatus(
+            r -> new BlockProtocol.PushGradient("t1", step, base, 0, 1f, g, r), T).toCompletableFuture().get();
         expectedState.step(optimizer, schedule, expected, g);
       }
-      ParameterBlock.BlockValues before = block.<ParameterBlock.BlockValues>askWithStatus(
-          r -> new ParameterBlock.Pull(k, r), T).toCompletableFuture().get();
+      BlockProtocol.BlockValues before = block.<BlockProtocol.BlockValues>askWithStatus(
+          r -> new BlockProtocol.Pull(k, r), T).toCompletableFuture().get();
       assertEquals(k, before.version());
       assertBitsEqual(expected, before.values());
     } finally {
@@ -95,21 +95,21 @@ class BlockRecoveryTest {
     ActorSystem<Void> second = node(h2);
     try {
       var block = ParameterBlock.entityRef(second, spec.entityId());
-      ParameterBlock.BlockValues after = block.<ParameterBlock.BlockValues>askWithStatus(
-          r -> new ParameterBlock.Pull(0, r), T).toCompletableFuture().get();
+      BlockProtocol.BlockValues after = block.<BlockProtocol.BlockValues>askWithStatus(
+          r -> new BlockProtocol.Pull(0, r), T).toCompletableFuture().get();
       assertEquals(k, after.version());
       assertBitsEqual(expected, after.values());
-      ParameterBlock.BlockStats stats = block.<ParameterBlock.BlockStats>ask(ParameterBlock.GetStats::new, T)
+      BlockProtocol.BlockStats stats = block.<BlockProtocol.BlockStats>ask(BlockProtocol.GetStats::new, T)
           .toCompletableFuture().get();
       assertTrue(stats.eventsReplayed() <= 5, "replayed " + stats.eventsReplayed() + " events");
 
       // One more update after recovery matches the original optimizer run: slots came back too.
       float[] g = grads[k];
-      block.<ParameterBlock.PushAck>askWithStatus(
-          r -> new ParameterBlock.PushGradient("t1", k + 1, k, 0, 1f, g, r), T).toCompletableFuture().get();
+      block.<BlockProtocol.PushAck>askWithStatus(
+          r -> new BlockProtocol.PushGradient("t1", k + 1, k, 0, 1f, g, r), T).toCompletableFuture().get();
       expectedState.step(optimizer, schedule, expected, g);
-      ParameterBlock.BlockValues next = block.<ParameterBlock.BlockValues>askWithStatus(
-          r -> new ParameterBlock.Pull(k + 1, r), T).toCompletableFuture().get();
+      BlockProtocol.BlockValues next = block.<BlockProtocol.BlockValues>askWithStatus(
+          r -> new BlockProtocol.Pull(k + 1, r), T).toCompletableFuture().get();
       assertBitsEqual(expected, next.values());
     } finally {
       second.terminate();

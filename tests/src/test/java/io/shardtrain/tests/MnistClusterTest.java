@@ -1,10 +1,8 @@
 package io.shardtrain.tests;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import com.typesafe.config.Config;
 import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.samples.local.DataSets;
@@ -12,6 +10,8 @@ import io.shardtrain.samples.local.DistributedTraining;
 import io.shardtrain.samples.local.LocalCluster;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The parameter server's acceptance runs: MNIST, two trainers and two parameter-server nodes (four
@@ -39,7 +39,7 @@ class MnistClusterTest {
     assertTrue(r.testAccuracy() >= 0.975, "test accuracy " + r.testAccuracy());
     // Each of the two trainers reads half of the 60000 examples per epoch: ceil(30000 / 64) steps.
     assertTrue(r.version() >= 3 * 469, "version " + r.version());
-    for (ParameterBlock.BlockStats b : r.blockStats()) assertEquals(r.version(), b.version(), b.entityId());
+    for (BlockProtocol.BlockStats b : r.blockStats()) assertEquals(r.version(), b.version(), b.entityId());
   }
 
   @Test
@@ -49,6 +49,6 @@ class MnistClusterTest {
         r.testAccuracy(), r.version());
     assertTrue(r.testAccuracy() >= 0.97, "test accuracy " + r.testAccuracy());
     // Every push of both trainers was applied once: 2 x 3 x 469 updates per block.
-    for (ParameterBlock.BlockStats b : r.blockStats()) assertEquals(2L * 3 * 469, b.updates(), b.entityId());
+    for (BlockProtocol.BlockStats b : r.blockStats()) assertEquals(2L * 3 * 469, b.updates(), b.entityId());
   }
 }

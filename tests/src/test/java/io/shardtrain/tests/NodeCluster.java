@@ -1,6 +1,7 @@
 package io.shardtrain.tests;
 
 import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.samples.cluster.ClusterNode;
 import io.shardtrain.samples.cluster.NodeConfig;
@@ -111,7 +112,7 @@ final class NodeCluster implements AutoCloseable {
   }
 
   /** Every block's stats (retried while a block moves). */
-  List<ParameterBlock.BlockStats> blockStats(Master.JobStatus status, Duration timeout) throws Exception {
+  List<BlockProtocol.BlockStats> blockStats(Master.JobStatus status, Duration timeout) throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     Exception last = null;
     while (System.nanoTime() < deadline) {

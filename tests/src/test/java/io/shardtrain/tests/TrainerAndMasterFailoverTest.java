@@ -1,11 +1,8 @@
 package io.shardtrain.tests;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.CpuBackend;
@@ -24,6 +21,9 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A trainer node and the master's node killed with SIGKILL, on real JVMs and a PostgreSQL journal
@@ -79,7 +79,7 @@ class TrainerAndMasterFailoverTest {
 
       // The same trainer id on a new node JVM, started at once: t1 trains alone meanwhile.
       long versionBeforeRestart = cluster.blockStats(dropped, Duration.ofMinutes(1)).stream()
-          .mapToLong(ParameterBlock.BlockStats::version).min().orElseThrow();
+          .mapToLong(BlockProtocol.BlockStats::version).min().orElseThrow();
       NodeProcess restarted = cluster.start("n3b-trainer-t2", "trainer", "--trainer-id", "t2");
       Master.JobStatus alone = cluster.awaitStatus(s -> s.examplesReported() >= examplesAtDrop + 3 * BATCH,
           Duration.ofMinutes(2));
@@ -108,17 +108,17 @@ class TrainerAndMasterFailoverTest {
       // Both trainers left the job after their last report: every report is in.
       long reported = cluster.awaitStatus(s -> s.done() && s.members().isEmpty(), Duration.ofMinutes(1))
           .examplesReported();
-      List<ParameterBlock.BlockStats> stats = cluster.blockStats(done, Duration.ofMinutes(1));
+      List<BlockProtocol.BlockStats> stats = cluster.blockStats(done, Duration.ofMinutes(1));
       long minApplied = Long.MAX_VALUE;
       long maxApplied = 0;
-      for (ParameterBlock.BlockStats b : stats) {
+      for (BlockProtocol.BlockStats b : stats) {
         assertEquals(steps, b.version(), b.entityId());
         minApplied = Math.min(minApplied, b.examplesApplied());
         maxApplied = Math.max(maxApplied, b.examplesApplied());
       }
       System.out.printf("trainer-killed: %d examples reported to the master; blocks applied %d to %d examples%n",
           reported, minApplied, maxApplied);
-      for (ParameterBlock.BlockStats b : stats) assertEquals(reported, b.examplesApplied(), b.entityId());
+      for (BlockProtocol.BlockStats b : stats) assertEquals(reported, b.examplesApplied(), b.entityId());
     }
   }
 
@@ -136,7 +136,7 @@ class TrainerAndMasterFailoverTest {
       Master.JobStatus before = cluster.awaitStatus(s -> s.submitted() && s.examplesReported() >= 2 * BATCH * 10,
           Duration.ofMinutes(4));
       Map<String, Long> acknowledged = new HashMap<>();
-      for (ParameterBlock.BlockStats b : cluster.blockStats(before, Duration.ofMinutes(1))) {
+      for (BlockProtocol.BlockStats b : cluster.blockStats(before, Duration.ofMinutes(1))) {
         acknowledged.put(b.entityId(), b.version());
       }
       long killedAt = System.nanoTime();
@@ -146,13 +146,13 @@ class TrainerAndMasterFailoverTest {
 
       Master.JobStatus back = cluster.awaitStatus(s -> s.submitted(), Duration.ofMinutes(3));
       double moveSeconds = (System.nanoTime() - killedAt) / 1e9;
-      List<ParameterBlock.BlockStats> recovered = cluster.blockStats(back, Duration.ofMinutes(2));
+      List<BlockProtocol.BlockStats> recovered = cluster.blockStats(back, Duration.ofMinutes(2));
       double blocksSeconds = (System.nanoTime() - killedAt) / 1e9;
       System.out.printf("master-killed: the master answered from its new node %.1f s after the kill (%d examples"
           + " reported, %s); every block answered %.1f s after%n", moveSeconds, back.examplesReported(),
           back.leases(), blocksSeconds);
       assertTrue(back.examplesReported() >= before.examplesReported(), "the master recovered its offsets");
-      for (ParameterBlock.BlockStats b : recovered) {
+      for (BlockProtocol.BlockStats b : recovered) {
         assertTrue(b.version() >= acknowledged.get(b.entityId()), b.entityId() + " went back from version "
             + acknowledged.get(b.entityId()) + " to " + b.version());
       }
@@ -162,12 +162,12 @@ class TrainerAndMasterFailoverTest {
       long version = cluster.client().api().pullInto(model, done.job(), 0).toCompletableFuture()
           .get(60, TimeUnit.SECONDS);
       // Async: a block's version counts the pushes it applied; each trainer pushed once per step.
-      List<ParameterBlock.BlockStats> end = cluster.blockStats(done, Duration.ofMinutes(1));
+      List<BlockProtocol.BlockStats> end = cluster.blockStats(done, Duration.ofMinutes(1));
       double accuracy = accuracy(model);
       System.out.printf("master-killed: job done, %d examples reported; block versions %s (2 trainers x %d steps);"
-          + " test accuracy %.4f%n", done.examplesReported(), end.stream().map(ParameterBlock.BlockStats::version)
+          + " test accuracy %.4f%n", done.examplesReported(), end.stream().map(BlockProtocol.BlockStats::version)
           .toList(), steps, accuracy);
-      for (ParameterBlock.BlockStats b : end) assertEquals(2L * steps, b.version(), b.entityId());
+      for (BlockProtocol.BlockStats b : end) assertEquals(2L * steps, b.version(), b.entityId());
       assertEquals(2L * steps, version);
       assertTrue(accuracy >= 0.7, "test accuracy " + accuracy);
     }

@@ -7,6 +7,8 @@ import akka.actor.typed.javadsl.AskPattern;
 import akka.cluster.sharding.typed.ShardingEnvelope;
 import akka.pattern.StatusReply;
 import io.shardtrain.actors.ShardTrain;
+import io.shardtrain.actors.ps.BlockProtocol;
+import io.shardtrain.actors.ps.BlockState;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.nn.Mlp;
@@ -39,12 +41,12 @@ final class CheckpointTaker {
   private static final int ATTEMPTS = 3;
 
   private final ActorSystem<?> system;
-  private final ActorRef<ShardingEnvelope<ParameterBlock.Command>> blocks;
+  private final ActorRef<ShardingEnvelope<BlockProtocol.Command>> blocks;
   private final CheckpointSettings settings;
   private final Duration askTimeout;
   private final Executor blockingIo;
 
-  CheckpointTaker(ActorSystem<?> system, ActorRef<ShardingEnvelope<ParameterBlock.Command>> blocks,
+  CheckpointTaker(ActorSystem<?> system, ActorRef<ShardingEnvelope<BlockProtocol.Command>> blocks,
       CheckpointSettings settings, Duration askTimeout) {
     this.system = system;
     this.blocks = blocks;
@@ -113,41 +115,41 @@ final class CheckpointTaker {
   }
 
   private CompletionStage<List<Long>> versions(JobSpec job) {
-    List<CompletableFuture<ParameterBlock.BlockStats>> stats = new ArrayList<>();
+    List<CompletableFuture<BlockProtocol.BlockStats>> stats = new ArrayList<>();
     for (String id : job.blocks()) {
-      stats.add(AskPattern.<ShardingEnvelope<ParameterBlock.Command>, ParameterBlock.BlockStats>ask(blocks,
-          r -> new ShardingEnvelope<>(id, new ParameterBlock.GetStats(r)), askTimeout, system.scheduler())
+      stats.add(AskPattern.<ShardingEnvelope<BlockProtocol.Command>, BlockProtocol.BlockStats>ask(blocks,
+          r -> new ShardingEnvelope<>(id, new BlockProtocol.GetStats(r)), askTimeout, system.scheduler())
           .toCompletableFuture());
     }
     return allOrFirstFailure(stats).thenApply(x -> stats.stream().map(f -> f.join().version()).toList());
   }
 
-  private CompletionStage<Map<String, ParameterBlock.Captured>> capture(JobSpec job, long step, long keepFrom) {
-    Map<String, CompletableFuture<ParameterBlock.Captured>> captures = new LinkedHashMap<>();
+  private CompletionStage<Map<String, BlockProtocol.Captured>> capture(JobSpec job, long step, long keepFrom) {
+    Map<String, CompletableFuture<BlockProtocol.Captured>> captures = new LinkedHashMap<>();
     for (String id : job.blocks()) {
-      captures.put(id, AskPattern.<ShardingEnvelope<ParameterBlock.Command>, StatusReply<ParameterBlock.Captured>>ask(
-              blocks, r -> new ShardingEnvelope<>(id, new ParameterBlock.Checkpoint(step, keepFrom, r)),
+      captures.put(id, AskPattern.<ShardingEnvelope<BlockProtocol.Command>, StatusReply<BlockProtocol.Captured>>ask(
+              blocks, r -> new ShardingEnvelope<>(id, new BlockProtocol.Checkpoint(step, keepFrom, r)),
               settings.timeout(), system.scheduler())
           .thenApply(StatusReply::getValue).toCompletableFuture());
     }
     return allOrFirstFailure(List.copyOf(captures.values())).thenApply(x -> {
-      Map<String, ParameterBlock.Captured> out = new LinkedHashMap<>();
+      Map<String, BlockProtocol.Captured> out = new LinkedHashMap<>();
       captures.forEach((id, f) -> out.put(id, f.join()));
       return out;
     });
   }
 
   /** Per block: its captured values (part 0) and slots, and its capture. */
-  private record BlockState(ParameterBlock.Captured captured, List<ParameterBlock.BlockValues> parts) {}
+  private record BlockState(BlockProtocol.Captured captured, List<BlockProtocol.BlockValues> parts) {}
 
-  private CompletionStage<List<BlockState>> read(JobSpec job, long step, Map<String, ParameterBlock.Captured> captured) {
+  private CompletionStage<List<BlockState>> read(JobSpec job, long step, Map<String, BlockProtocol.Captured> captured) {
     List<CompletableFuture<BlockState>> reads = new ArrayList<>();
-    for (Map.Entry<String, ParameterBlock.Captured> e : captured.entrySet()) {
-      List<CompletableFuture<ParameterBlock.BlockValues>> parts = new ArrayList<>();
+    for (Map.Entry<String, BlockProtocol.Captured> e : captured.entrySet()) {
+      List<CompletableFuture<BlockProtocol.BlockValues>> parts = new ArrayList<>();
       for (int part = 0; part <= e.getValue().slots(); part++) {
         int p = part;
-        parts.add(AskPattern.<ShardingEnvelope<ParameterBlock.Command>, StatusReply<ParameterBlock.BlockValues>>ask(
-                blocks, r -> new ShardingEnvelope<>(e.getKey(), new ParameterBlock.ReadCheckpoint(step, p, r)),
+        parts.add(AskPattern.<ShardingEnvelope<BlockProtocol.Command>, StatusReply<BlockProtocol.BlockValues>>ask(
+                blocks, r -> new ShardingEnvelope<>(e.getKey(), new BlockProtocol.ReadCheckpoint(step, p, r)),
                 settings.timeout(), system.scheduler())
             .thenApply(StatusReply::getValue).toCompletableFuture());
       }
@@ -182,7 +184,7 @@ final class CheckpointTaker {
     Map<String, float[][]> slots = new LinkedHashMap<>();
     Map<String, Long> updates = new HashMap<>();
     for (BlockState b : blockStates) {
-      ParameterBlock.BlockValues values = b.parts().get(0);
+      BlockProtocol.BlockValues values = b.parts().get(0);
       Parameter p = byName.get(values.parameter());
       if (p == null) throw new IllegalStateException("block of unknown parameter " + values.parameter());
       System.arraycopy(values.values(), 0, p.value().data(), values.offset(), values.values().length);

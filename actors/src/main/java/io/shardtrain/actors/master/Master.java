@@ -22,6 +22,7 @@ import akka.persistence.typed.javadsl.EventSourcedBehavior;
 import akka.persistence.typed.javadsl.RetentionCriteria;
 import akka.persistence.typed.javadsl.SignalHandler;
 import io.shardtrain.actors.CborSerializable;
+import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.ParameterBlock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -46,8 +47,8 @@ import java.util.Map;
  *
  * <p>A departed trainer's task is settled before anyone leases it again: it may have pushed a
  * step after the last offset it reported, to some blocks or to all. Every push names its task and
- * reader offset ({@link ParameterBlock.TaskMark}), so the master asks every block how far it holds
- * the task ({@link ParameterBlock.GetTaskMark}): the offset all blocks hold becomes the task's
+ * reader offset ({@link BlockProtocol.TaskMark}), so the master asks every block how far it holds
+ * the task ({@link BlockProtocol.GetTaskMark}): the offset all blocks hold becomes the task's
  * offset, and the lease tells the next trainer which blocks already hold the examples after it, so
  * it pushes nothing to those for them. No example of the task is skipped or applied twice by any
  * block.
@@ -127,7 +128,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   /** A block's answer (or failure) to how far it holds a settling task, in rollback generation {@code generation}. */
   private record TaskMarkAnswered(int epoch, int task, String blockId, long generation,
-      ParameterBlock.TaskProgress progress, Throwable failure) implements Command {}
+      BlockProtocol.TaskProgress progress, Throwable failure) implements Command {}
 
   // ---- replies ----
   /**
@@ -218,7 +219,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   private final ActorContext<Command> context;
   private final TimerScheduler<Command> timers;
   private final MasterSettings settings;
-  private final ActorRef<ShardingEnvelope<ParameterBlock.Command>> blocks;
+  private final ActorRef<ShardingEnvelope<BlockProtocol.Command>> blocks;
   private final Map<String, Long> lastSeen = new HashMap<>();
   private final Map<String, Long> blockAcked = new HashMap<>();
   /**
@@ -240,7 +241,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   /** Blocks asked to roll back whose answer is still out: the tick re-asks only after a failure. */
   private final java.util.Set<String> rollbackAsked = new java.util.HashSet<>();
   /** Settling tasks ("epoch/task"): the blocks' answers so far, and the blocks whose answer is out. */
-  private final Map<String, Map<String, ParameterBlock.TaskProgress>> settleAnswers = new HashMap<>();
+  private final Map<String, Map<String, BlockProtocol.TaskProgress>> settleAnswers = new HashMap<>();
   private final java.util.Set<String> settleAsked = new java.util.HashSet<>();
 
   /**
@@ -250,7 +251,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   public static ActorRef<Command> initSingleton(ActorSystem<?> system) {
     MasterSettings settings = MasterSettings.create(system);
     CheckpointSettings checkpoints = CheckpointSettings.create(system);
-    ActorRef<ShardingEnvelope<ParameterBlock.Command>> blocks = ParameterBlock.init(system);
+    ActorRef<ShardingEnvelope<BlockProtocol.Command>> blocks = ParameterBlock.init(system);
     return ClusterSingleton.get(system).init(
         SingletonActor.of(create(settings, checkpoints, blocks), SINGLETON_NAME)
             .withSettings(ClusterSingletonSettings.create(system).withRole("master")));
@@ -258,13 +259,13 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   /** The master, sending membership updates to parameter blocks through {@code blocks}; no periodic checkpoints. */
   public static Behavior<Command> create(MasterSettings settings,
-      ActorRef<ShardingEnvelope<ParameterBlock.Command>> blocks) {
+      ActorRef<ShardingEnvelope<BlockProtocol.Command>> blocks) {
     return create(settings, CheckpointSettings.OFF, blocks);
   }
 
   /** The master with these checkpoint settings. */
   public static Behavior<Command> create(MasterSettings settings, CheckpointSettings checkpoints,
-      ActorRef<ShardingEnvelope<ParameterBlock.Command>> blocks) {
+      ActorRef<ShardingEnvelope<BlockProtocol.Command>> blocks) {
     return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
       if (checkpoints.checkpointDurability()
           && "cluster".equals(ctx.getSystem().settings().config().getString("akka.actor.provider"))) {
@@ -280,7 +281,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   }
 
   private Master(ActorContext<Command> context, TimerScheduler<Command> timers, MasterSettings settings,
-      CheckpointSettings checkpoints, ActorRef<ShardingEnvelope<ParameterBlock.Command>> blocks) {
+      CheckpointSettings checkpoints, ActorRef<ShardingEnvelope<BlockProtocol.Command>> blocks) {
     super(PersistenceId.ofUniqueId("shardtrain-master"));
     this.context = context;
     this.timers = timers;
@@ -519,14 +520,14 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     if (s.job() == null) return;
     for (MasterState.TaskState t : s.settling()) {
       String key = taskKey(t.epoch, t.index);
-      Map<String, ParameterBlock.TaskProgress> answers = settleAnswers.computeIfAbsent(key, k -> new HashMap<>());
+      Map<String, BlockProtocol.TaskProgress> answers = settleAnswers.computeIfAbsent(key, k -> new HashMap<>());
       for (String block : s.job().blocks()) {
         if (answers.containsKey(block) || !settleAsked.add(key + " " + block)) continue;
         int epoch = t.epoch;
         int task = t.index;
         long generation = s.generation();
-        context.askWithStatus(ParameterBlock.TaskProgress.class, blocks, settings.askTimeout(),
-            replyTo -> new ShardingEnvelope<>(block, new ParameterBlock.GetTaskMark(epoch, task, replyTo)),
+        context.askWithStatus(BlockProtocol.TaskProgress.class, blocks, settings.askTimeout(),
+            replyTo -> new ShardingEnvelope<>(block, new BlockProtocol.GetTaskMark(epoch, task, replyTo)),
             (p, failure) -> new TaskMarkAnswered(epoch, task, block, generation, p, failure));
       }
     }
@@ -543,7 +544,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
           c.failure().getMessage());
       return Effect().none();
     }
-    Map<String, ParameterBlock.TaskProgress> answers = settleAnswers.computeIfAbsent(key, k -> new HashMap<>());
+    Map<String, BlockProtocol.TaskProgress> answers = settleAnswers.computeIfAbsent(key, k -> new HashMap<>());
     answers.put(c.blockId(), c.progress());
     if (!answers.keySet().containsAll(s.job().blocks())) return Effect().none();
     // Each block holds the task up to the reported offset or its own mark, whichever is further.
@@ -709,7 +710,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     long step = rollbackStep;
     rollbackAsked.add(blockId);
     context.askWithStatus(Long.class, blocks, settings.askTimeout(),
-        replyTo -> new ShardingEnvelope<>(blockId, new ParameterBlock.RollBack(step, generation, replyTo)),
+        replyTo -> new ShardingEnvelope<>(blockId, new BlockProtocol.RollBack(step, generation, replyTo)),
         (ok, failure) -> new BlockRolledBack(blockId, generation, failure));
   }
 
@@ -767,7 +768,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     List<String> members = List.copyOf(s.members().keySet());
     // A lost update is re-sent by the next tick until the block acknowledges this epoch.
     context.askWithStatus(Long.class, blocks, settings.askTimeout(),
-        replyTo -> new ShardingEnvelope<>(blockId, new ParameterBlock.UpdateMembership(epoch, members, replyTo)),
+        replyTo -> new ShardingEnvelope<>(blockId, new BlockProtocol.UpdateMembership(epoch, members, replyTo)),
         (ok, failure) -> new BlockAcked(blockId, failure == null ? epoch : -1L));
   }
 

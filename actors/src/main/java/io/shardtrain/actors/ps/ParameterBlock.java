@@ -23,6 +23,11 @@ import akka.persistence.typed.javadsl.EventHandler;
 import akka.persistence.typed.javadsl.EventSourcedBehavior;
 import akka.persistence.typed.javadsl.RetentionCriteria;
 import akka.persistence.typed.javadsl.SignalHandler;
+import io.shardtrain.actors.ps.BlockEvents.*;
+import io.shardtrain.actors.ps.BlockProtocol.*;
+import io.shardtrain.actors.ps.BlockState.Contribution;
+import io.shardtrain.actors.ps.BlockState.Held;
+import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.compute.NumericChecks;
 import io.shardtrain.compute.optim.LearningRateSchedule;
@@ -59,758 +64,12 @@ import java.util.TreeMap;
  * capture under a new generation, and pushes of older generations are refused as {@link RolledBack}.
  */
 public final class ParameterBlock
-    extends EventSourcedBehavior<ParameterBlock.Command, ParameterBlock.Event, ParameterBlock.State> {
+    extends EventSourcedBehavior<Command, Event, BlockState> {
 
   /** The sharding type of parameter blocks. */
   public static final EntityTypeKey<Command> ENTITY_KEY = EntityTypeKey.create(Command.class, "ParameterBlock");
   /** The cluster role whose nodes host parameter blocks. */
   public static final String ROLE = "ps";
-
-  // ---------------------------------------------------------------------------------------------
-  // Protocol
-
-  /** What a parameter block accepts. */
-  public sealed interface Command {}
-
-  /** Sets the block's spec and initial values; idempotent for the same spec. Replies with the version. */
-  public record Initialize(BlockSpec spec, float[] values, ActorRef<StatusReply<Long>> replyTo) implements Command {}
-
-  /** A node's bulk channel address ({@link BulkTransport#address()}). */
-  public record BulkAddress(String host, int port) {
-    public BulkAddress {
-      if (host == null || host.isBlank()) throw new IllegalArgumentException("bulk address needs a host");
-      if (port < 1 || port > 65535) throw new IllegalArgumentException("bulk port must be in 1..65535, got " + port);
-    }
-
-    public static BulkAddress of(InetSocketAddress a) {
-      return new BulkAddress(a.getHostString(), a.getPort());
-    }
-
-    public InetSocketAddress socketAddress() {
-      return new InetSocketAddress(host, port);
-    }
-
-    @Override
-    public String toString() {
-      return host + ":" + port;
-    }
-  }
-
-  /**
-   * A trainer's gradient for this block at {@code step}, computed on parameters of
-   * {@code baseVersion}; {@code weight} is the number of examples behind it (sync mean weight).
-   * {@code values} pass to the block, which journals them as they are: a sender in the same JVM
-   * must not change the array afterwards ({@code values} is null only inside a {@link PushLetter},
-   * whose frame carries the floats).
-   * {@code mark} says which examples are behind it (null: not said, as for a benchmark's pushes).
-   */
-  public record PushGradient(
-      String trainerId,
-      long step,
-      long baseVersion,
-      long membershipEpoch,
-      float weight,
-      float[] values,
-      long generation,
-      TaskMark mark,
-      ActorRef<StatusReply<PushAck>> replyTo) implements Command {
-
-    /** A push without a task mark. */
-    public PushGradient(String trainerId, long step, long baseVersion, long membershipEpoch, float weight,
-        float[] values, long generation, ActorRef<StatusReply<PushAck>> replyTo) {
-      this(trainerId, step, baseVersion, membershipEpoch, weight, values, generation, null, replyTo);
-    }
-
-    /** A push of generation 0 (no rollback yet), without a task mark. */
-    public PushGradient(String trainerId, long step, long baseVersion, long membershipEpoch, float weight,
-        float[] values, ActorRef<StatusReply<PushAck>> replyTo) {
-      this(trainerId, step, baseVersion, membershipEpoch, weight, values, 0, replyTo);
-    }
-
-    /** This push with {@code floats} as its values (what a {@link PushLetter} opens to). */
-    public PushGradient withValues(float[] floats) {
-      return new PushGradient(trainerId, step, baseVersion, membershipEpoch, weight, floats, generation, mark,
-          replyTo);
-    }
-  }
-
-  /**
-   * The examples behind a push: data task {@code task} of epoch {@code epoch} up to reader offset
-   * {@code offset} (a trainer reads a task in order, so the push's batch ends there and every
-   * example before it went out in its earlier pushes).
-   */
-  public record TaskMark(int epoch, int task, long offset) {
-    public TaskMark {
-      if (epoch < 0 || task < 0 || offset < 1) {
-        throw new IllegalArgumentException("task mark needs epoch >= 0, task >= 0 and offset >= 1, not " + epoch
-            + "/" + task + "@" + offset);
-      }
-    }
-  }
-
-  /**
-   * How far this block has the examples of task {@code task} of epoch {@code epoch}: the master
-   * asks every block when the task's trainer left before reporting its last steps.
-   */
-  public record GetTaskMark(int epoch, int task, ActorRef<StatusReply<TaskProgress>> replyTo) implements Command {}
-
-  /**
-   * The answer to {@link GetTaskMark}: the block holds the task's examples up to {@code offset}
-   * (0: none), the last of them pushed at {@code step} (0: none).
-   */
-  public record TaskProgress(long offset, long step) {}
-
-  /**
-   * The block's values once its version is at least {@code minVersion}. With a {@code replyBulk}
-   * address, a block on another node whose bulk channel is on replies by a {@link ValuesLetter}
-   * sent there.
-   */
-  public record Pull(long minVersion, BulkAddress replyBulk, ActorRef<StatusReply<BlockValues>> replyTo)
-      implements Command {
-
-    /** A pull answered inline. */
-    public Pull(long minVersion, ActorRef<StatusReply<BlockValues>> replyTo) {
-      this(minVersion, null, replyTo);
-    }
-  }
-
-  /** The trainers a sync step waits for, as of membership {@code epoch}; replies with the epoch in force. */
-  public record UpdateMembership(long epoch, List<String> trainers, ActorRef<StatusReply<Long>> replyTo)
-      implements Command {
-    public UpdateMembership {
-      trainers = trainers == null ? null : List.copyOf(trainers);
-    }
-  }
-
-  /** Counters and the barrier's state, for inspection. */
-  public record GetStats(ActorRef<BlockStats> replyTo) implements Command {}
-
-  /**
-   * Sync: capture values, optimizer slots and update count at version {@code step}: at once when
-   * the block is there, else the moment it applies that step (an error if it is already past it).
-   * Checkpoints older than {@code keepFrom} are dropped. Checkpoint durability journals the capture.
-   */
-  public record Checkpoint(long step, long keepFrom, ActorRef<StatusReply<Captured>> replyTo) implements Command {}
-
-  /** Part {@code part} of the held checkpoint at {@code step}: 0 = values, k >= 1 = optimizer slot k-1. */
-  public record ReadCheckpoint(long step, int part, ActorRef<StatusReply<BlockValues>> replyTo) implements Command {}
-
-  /**
-   * Checkpoint durability: return to the held checkpoint at {@code step}, and from now on accept
-   * pushes of {@code generation} or later only (older ones belong to the abandoned timeline).
-   * Replies with the version.
-   */
-  public record RollBack(long step, long generation, ActorRef<StatusReply<Long>> replyTo) implements Command {}
-
-  /** The block holds its checkpoint at {@code step}: {@code slots} optimizer slots after {@code updates} updates. */
-  public record Captured(String entityId, long step, long updates, int slots) {}
-
-  /**
-   * Cluster Sharding moves this block (a rebalance, or its node leaves): the block answers its
-   * waiting pulls with an error, so their trainers ask again at once and reach it on its new node
-   * instead of waiting out their pull timeout, and stops. Sent by the local shard, never remote.
-   */
-  public enum HandOff implements Command, NoSerializationVerificationNeeded { INSTANCE }
-
-  private record PullTimedOut(long pullId) implements Command {}
-
-  private enum BarrierCheck implements Command { INSTANCE }
-
-  /** How a block acknowledged a push; {@code version} is the block's version after it. */
-  public sealed interface PushAck {
-    long version();
-  }
-
-  /** The gradient (and, in sync mode, the step it completed) was applied. */
-  public record Applied(long version) implements PushAck {}
-
-  /** Sync: the gradient is journaled and waits for the step's other trainers. */
-  public record Accepted(long version) implements PushAck {}
-
-  /** This (trainer, step) was already received; nothing was applied again. */
-  public record Duplicate(long version) implements PushAck {}
-
-  /** Async: the gradient's base version lags the block by more than the staleness bound; not applied. */
-  public record Stale(long version) implements PushAck {}
-
-  /** The gradient held NaN or an infinity and the policy is {@code skip}: not applied, counted. */
-  public record Skipped(long version) implements PushAck {}
-
-  /**
-   * Checkpoint durability: the push is of a generation before the block's last rollback, or is
-   * ahead of a block that recovered an older checkpoint; not applied. The master's rollback tells
-   * the trainer where to continue.
-   */
-  public record RolledBack(long version) implements PushAck {}
-
-  /**
-   * The block's values at {@code version}; read-only: in the block's own JVM the array is the one
-   * the block holds for that version, so a receiver copies it before changing it. {@code values}
-   * is null only inside a {@link ValuesLetter}, whose frame carries the floats. {@code node} is the
-   * bulk address of the block's node and {@code block} the block's own actor, when the pull asked
-   * for bulk and the node has it on (where to send this block's gradients by letter), else null.
-   */
-  public record BlockValues(String parameter, int index, int offset, long version, float[] values,
-      BulkAddress node, ActorRef<Command> block) {
-
-    /** Values inline, no bulk address. */
-    public BlockValues(String parameter, int index, int offset, long version, float[] values) {
-      this(parameter, index, offset, version, values, null, null);
-    }
-
-    /** These values with {@code floats} as their values (what a {@link ValuesLetter} opens to). */
-    public BlockValues withValues(float[] floats) {
-      return new BlockValues(parameter, index, offset, version, floats, node, block);
-    }
-  }
-
-  /**
-   * A push sent straight to the block's actor ({@code block}, from {@link BlockValues#block()}) over
-   * the bulk channel, its gradient as the frame's floats; the block acknowledges with an
-   * {@link AckLetter} to {@code replyBulk}. A block that moved never gets it: the letter bounces
-   * (an error reply at once) and the sender pushes through sharding again.
-   */
-  public record PushLetter(ActorRef<Command> block, BulkAddress replyBulk, PushGradient push)
-      implements BulkTransport.Letter {
-    public PushLetter {
-      if (block == null || replyBulk == null || push == null) {
-        throw new IllegalArgumentException("a push letter needs the block, the reply address and the push");
-      }
-    }
-
-    @Override
-    public ActorRef<?> recipient() {
-      return block;
-    }
-
-    @Override
-    public Object open(float[] values) {
-      return new LetterPush(push.withValues(values), replyBulk);
-    }
-
-    @Override
-    public void bounce(String reason) {
-      push.replyTo().tell(StatusReply.error("push letter for step " + push.step() + " not delivered: " + reason));
-    }
-  }
-
-  /**
-   * A pull sent straight to the block's actor over the bulk channel (no floats); {@code pull} must
-   * name the puller's bulk address, where the values come back as a {@link ValuesLetter}.
-   */
-  public record PullLetter(ActorRef<Command> block, Pull pull) implements BulkTransport.Letter {
-    public PullLetter {
-      if (block == null || pull == null || pull.replyBulk() == null) {
-        throw new IllegalArgumentException("a pull letter needs the block and a pull with a bulk reply address");
-      }
-    }
-
-    @Override
-    public ActorRef<?> recipient() {
-      return block;
-    }
-
-    @Override
-    public Object open(float[] values) {
-      return pull;
-    }
-
-    @Override
-    public void bounce(String reason) {
-      pull.replyTo().tell(StatusReply.error("pull letter for version " + pull.minVersion() + " not delivered: "
-          + reason));
-    }
-  }
-
-  /** A {@link PushLetter} opened on the block's node. */
-  record LetterPush(PushGradient push, BulkAddress replyBulk) implements Command, NoSerializationVerificationNeeded {}
-
-  /** A block's success reply to a {@link PushLetter}, by letter too (no floats). */
-  public record AckLetter(ActorRef<StatusReply<PushAck>> replyTo, PushAck ack) implements BulkTransport.Letter {
-    @Override
-    public ActorRef<?> recipient() {
-      return replyTo;
-    }
-
-    @Override
-    public Object open(float[] values) {
-      return StatusReply.success(ack);
-    }
-  }
-
-  /** A block's reply to a {@link Pull} with a bulk address: the values are the frame's floats. */
-  public record ValuesLetter(ActorRef<StatusReply<BlockValues>> replyTo, BlockValues values)
-      implements BulkTransport.Letter {
-    @Override
-    public ActorRef<?> recipient() {
-      return replyTo;
-    }
-
-    @Override
-    public Object open(float[] floats) {
-      return StatusReply.success(values.withValues(floats));
-    }
-  }
-
-  /**
-   * A block's counters since its entity (re)started, and its barrier. {@code pendingStep} is the
-   * sync step that has contributions but is not applied yet (-1 if none), {@code waitingFor} the
-   * trainers of the membership that have not contributed to it. {@code eventsReplayed} is how many
-   * events the last recovery replayed on top of its snapshot. {@code bulkPushes} and
-   * {@code bulkPulls} count pushes and pull replies that went by bulk letter.
-   * {@code examplesApplied}: sync, the examples behind the steps applied so far (the sum of their
-   * contributions' weights; kept in the snapshot, so it survives a move); 0 in async mode.
-   */
-  public record BlockStats(
-      String entityId,
-      boolean initialised,
-      long version,
-      long updates,
-      long pushes,
-      long duplicates,
-      long rejectedStale,
-      long rejectedNonFinite,
-      long rejectedBadLength,
-      long rejectedNotInitialised,
-      long rejectedAhead,
-      long rejectedMalformed,
-      long skippedNonFinite,
-      long pullTimeouts,
-      long pendingStep,
-      List<String> waitingFor,
-      long membershipEpoch,
-      int pendingPulls,
-      long eventsReplayed,
-      long bulkPushes,
-      long bulkPulls,
-      long examplesApplied) {
-    public BlockStats {
-      waitingFor = List.copyOf(waitingFor);
-    }
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Events
-
-  /** What the journal records. */
-  public sealed interface Event {}
-
-  /** The block got its spec and initial values. */
-  public record Initialized(BlockSpec spec, float[] values) implements Event {}
-
-  /**
-   * Sync: a trainer's gradient for the pending step, kept until the barrier completes; {@code mark}
-   * (nullable) names the examples behind it.
-   */
-  public record GradientReceived(String trainerId, long step, float weight, float[] values, TaskMark mark)
-      implements Event {
-    public GradientReceived(String trainerId, long step, float weight, float[] values) {
-      this(trainerId, step, weight, values, null);
-    }
-  }
-
-  /** Sync: a trainer's non-finite gradient for the pending step was skipped; it counts for the barrier. */
-  public record GradientSkipped(String trainerId, long step, TaskMark mark) implements Event {
-    public GradientSkipped(String trainerId, long step) {
-      this(trainerId, step, null);
-    }
-  }
-
-  /** Sync: the barrier of {@code step} completed and the weighted mean was applied. */
-  public record StepApplied(long step) implements Event {}
-
-  /** Async: a trainer's gradient was applied; {@code mark} (nullable) names the examples behind it. */
-  public record GradientApplied(String trainerId, long step, float[] values, TaskMark mark) implements Event {
-    public GradientApplied(String trainerId, long step, float[] values) {
-      this(trainerId, step, values, null);
-    }
-  }
-
-  /** The trainers sync steps wait for, from membership {@code epoch} on. */
-  public record MembershipUpdated(long epoch, List<String> trainers) implements Event {
-    public MembershipUpdated {
-      trainers = List.copyOf(trainers);
-    }
-  }
-
-  /**
-   * The block's values, slots and update count at version {@code step}, kept as a checkpoint;
-   * held checkpoints older than {@code keepFrom} are dropped. In checkpoint durability this is what
-   * the journal holds instead of gradients, so replay lands on the newest checkpoint.
-   */
-  public record CheckpointTaken(long step, long keepFrom, float[] values, float[][] slots, long updates)
-      implements Event {}
-
-  /** Checkpoint durability: the block went back to its checkpoint at {@code step}; pushes of older generations are refused. */
-  public record RolledBackTo(long step, long generation) implements Event {}
-
-  // ---------------------------------------------------------------------------------------------
-  // State
-
-  /** A sync contribution to the pending step; weight 0 and no values when it was skipped. */
-  public record Contribution(String trainerId, float weight, float[] values) {}
-
-  /** A held checkpoint: values, optimizer slots and update count at one version. Arrays are never mutated. */
-  public record Held(float[] values, float[][] slots, long updates) {}
-
-  /**
-   * The block's state, owned by the entity. {@code values} is copy-on-write: an update writes a new
-   * array, so the array of a version never changes once published and pulls and snapshots of that
-   * version share it (one copy per update, not one per pull). The optimizer slots change in place,
-   * so snapshots copy them (the snapshot store serializes asynchronously).
-   */
-  public static final class State {
-    BlockSpec spec;
-    float[] values;
-    OptimizerState optimizerState;
-    long version;
-    long membershipEpoch;
-    List<String> members = new ArrayList<>();
-    List<Contribution> pending = new ArrayList<>();
-    TreeMap<String, Long> lastSteps = new TreeMap<>();
-    /** Per data task ({@link #taskKey}), how far its examples reached this block. */
-    TreeMap<Long, TaskProgress> taskMarks = new TreeMap<>();
-    long examplesApplied;
-    TreeMap<Long, Held> checkpoints = new TreeMap<>();
-    long generation;
-    private Optimizer optimizer;
-    private LearningRateSchedule schedule;
-
-    State() {}
-
-    static State restore(BlockSpec spec, float[] values, float[][] slots, long updates, long version,
-        long membershipEpoch, List<String> members, List<Contribution> pending, Map<String, Long> lastSteps,
-        long examplesApplied) {
-      State s = new State();
-      s.spec = spec;
-      if (spec != null) {
-        if (values.length != spec.length()) {
-          throw new IllegalArgumentException("state of block " + spec.entityId() + " has " + values.length
-              + " values, its spec says " + spec.length());
-        }
-        s.values = values;
-        s.optimizerState = OptimizerState.of(spec.length(), slots, updates);
-      }
-      s.version = version;
-      s.membershipEpoch = membershipEpoch;
-      s.members = new ArrayList<>(members);
-      s.pending = new ArrayList<>(pending);
-      s.lastSteps = new TreeMap<>(lastSteps);
-      s.examplesApplied = examplesApplied;
-      return s;
-    }
-
-    /** {@link #restore} plus the held checkpoints and the rollback generation. */
-    static State restore(State s, Map<Long, Held> checkpoints, long generation) {
-      s.checkpoints = new TreeMap<>(checkpoints);
-      s.generation = generation;
-      return s;
-    }
-
-    /** {@link #restore} plus the task marks (by {@link #taskKey}). */
-    static State restoreMarks(State s, Map<Long, TaskProgress> marks) {
-      s.taskMarks = new TreeMap<>(marks);
-      return s;
-    }
-
-    static long taskKey(int epoch, int task) {
-      return ((long) epoch << 32) | (task & 0xFFFFFFFFL);
-    }
-
-    public boolean isInitialised() {
-      return spec != null;
-    }
-
-    /** The spec, or null before {@link Initialize}. */
-    public BlockSpec spec() {
-      return spec;
-    }
-
-    public long version() {
-      return version;
-    }
-
-    /** Optimizer updates applied (differs from the sync version only when a whole step was skipped). */
-    public long updates() {
-      return optimizerState == null ? 0 : optimizerState.updates();
-    }
-
-    public long membershipEpoch() {
-      return membershipEpoch;
-    }
-
-    public List<String> members() {
-      return List.copyOf(members);
-    }
-
-    /** A copy of the values (empty before initialisation). */
-    public float[] values() {
-      return values == null ? new float[0] : values.clone();
-    }
-
-    /** A deep copy of the optimizer slots. */
-    public float[][] slots() {
-      return optimizerState == null ? new float[0][] : optimizerState.copy().slots();
-    }
-
-    /** The sync contributions to the pending step, in arrival order. */
-    public List<Contribution> pending() {
-      return List.copyOf(pending);
-    }
-
-    /** Sync: the examples behind the applied steps (the sum of their contributions' weights). */
-    public long examplesApplied() {
-      return examplesApplied;
-    }
-
-    /** How far the examples of task {@code task} of epoch {@code epoch} reached this block. */
-    public TaskProgress taskProgress(int epoch, int task) {
-      return taskMarks.getOrDefault(taskKey(epoch, task), new TaskProgress(0, 0));
-    }
-
-    /** The task marks by {@link #taskKey}, a copy. */
-    TreeMap<Long, TaskProgress> taskMarks() {
-      return new TreeMap<>(taskMarks);
-    }
-
-    /** Per trainer, the last step it pushed that the block accepted. */
-    public Map<String, Long> lastSteps() {
-      return new TreeMap<>(lastSteps);
-    }
-
-    /** The versions of the held checkpoints, oldest first. */
-    public List<Long> checkpointSteps() {
-      return List.copyOf(checkpoints.keySet());
-    }
-
-    /** The held checkpoint at {@code step}, or null. */
-    public Held checkpoint(long step) {
-      return checkpoints.get(step);
-    }
-
-    /** Pushes of an older generation than this are refused (it counts rollbacks). */
-    public long generation() {
-      return generation;
-    }
-
-    /** A deep copy; the values and contribution arrays are never mutated, so they are shared. */
-    public State copy() {
-      State c = new State();
-      c.spec = spec;
-      c.values = values;
-      c.optimizerState = optimizerState == null ? null : optimizerState.copy();
-      c.version = version;
-      c.membershipEpoch = membershipEpoch;
-      c.members = new ArrayList<>(members);
-      c.pending = new ArrayList<>(pending);
-      c.lastSteps = new TreeMap<>(lastSteps);
-      c.taskMarks = taskMarks();
-      c.examplesApplied = examplesApplied;
-      c.checkpoints = new TreeMap<>(checkpoints);
-      c.generation = generation;
-      return c;
-    }
-
-    /**
-     * Checkpoint durability's snapshot: the newest held checkpoint as the live state, since the
-     * steps applied after it were never journaled and a recovery must land on a checkpoint.
-     */
-    State asOfNewestCheckpoint() {
-      State c = copy();
-      if (checkpoints.isEmpty()) return c;
-      Map.Entry<Long, Held> newest = checkpoints.lastEntry();
-      c.restoreCheckpoint(newest.getKey(), newest.getValue(), true);
-      return c;
-    }
-
-    /** Values, slots, updates and version from {@code h}; {@code dropPending}: also forget the contributions held. */
-    private void restoreCheckpoint(long step, Held h, boolean dropPending) {
-      values = h.values(); // copy-on-write: never changed in place
-      float[][] slots = new float[h.slots().length][];
-      for (int i = 0; i < slots.length; i++) slots[i] = h.slots()[i].clone();
-      optimizerState = OptimizerState.of(spec.length(), slots, h.updates());
-      version = step;
-      if (dropPending) {
-        pending = new ArrayList<>();
-        lastSteps = new TreeMap<>();
-        // The master's reader offsets go back to the checkpoint's too.
-        taskMarks = new TreeMap<>();
-      }
-    }
-
-    /** The live values (shared: copy-on-write), a copy of the slots, and the update count. */
-    Held capture() {
-      return new Held(values, optimizerState.copy().slots(), optimizerState.updates());
-    }
-
-    boolean isSync() {
-      return spec != null && spec.mode() == BlockSpec.Mode.SYNC;
-    }
-
-    boolean hasContributed(String trainerId) {
-      for (Contribution c : pending) {
-        if (c.trainerId().equals(trainerId)) return true;
-      }
-      return false;
-    }
-
-    /** Members of the current membership that have not contributed to the pending step. */
-    List<String> missing(String alsoContributed) {
-      List<String> out = new ArrayList<>();
-      for (String m : members) {
-        if (!m.equals(alsoContributed) && !hasContributed(m)) out.add(m);
-      }
-      return out;
-    }
-
-    /**
-     * Whether the pending step (plus a contribution of {@code extra}, if not null) is complete
-     * under {@code memberSet}: a membership was received and all its trainers contributed.
-     */
-    boolean barrierComplete(long epoch, List<String> memberSet, String extra) {
-      if (epoch <= 0 || (pending.isEmpty() && extra == null)) return false;
-      for (String m : memberSet) {
-        if (!m.equals(extra) && !hasContributed(m)) return false;
-      }
-      return true;
-    }
-
-    // Event handlers: deterministic, so replay rebuilds the same floats.
-
-    State onInitialized(Initialized e) {
-      spec = e.spec();
-      // Copy-on-write: the event's array is never changed, so the state may share it.
-      values = e.values();
-      optimizerState = OptimizerState.create(optimizer(), spec.length());
-      version = 0;
-      examplesApplied = 0;
-      pending.clear();
-      lastSteps.clear();
-      taskMarks.clear();
-      checkpoints.clear();
-      // The initial values are checkpoint 0: a job that fails before its first checkpoint rolls back to them.
-      if (spec.mode() == BlockSpec.Mode.SYNC) checkpoints.put(0L, capture());
-      return this;
-    }
-
-    State onGradientReceived(GradientReceived e) {
-      pending.add(new Contribution(e.trainerId(), e.weight(), e.values()));
-      lastSteps.put(e.trainerId(), e.step());
-      mark(e.mark(), e.step());
-      return this;
-    }
-
-    State onGradientSkipped(GradientSkipped e) {
-      pending.add(new Contribution(e.trainerId(), 0f, new float[0]));
-      lastSteps.put(e.trainerId(), e.step());
-      // Dropped by policy, but done with: the trainer moves past these examples.
-      mark(e.mark(), e.step());
-      return this;
-    }
-
-    /**
-     * Records how far a task's examples reached this block. Marks of epochs two or more before
-     * {@code m}'s are dropped: the master opens an epoch only once the one two before it finished.
-     */
-    private void mark(TaskMark m, long step) {
-      if (m == null) return;
-      long key = taskKey(m.epoch(), m.task());
-      TaskProgress old = taskMarks.get(key);
-      if (old == null || m.offset() > old.offset()) taskMarks.put(key, new TaskProgress(m.offset(), step));
-      taskMarks.headMap(taskKey(m.epoch() - 1, 0)).clear();
-    }
-
-    State onStepApplied(StepApplied e) {
-      float[] mean = new float[spec.length()];
-      float total = 0f;
-      // Arrival order = journal order, so the sum replays bit for bit.
-      for (Contribution c : pending) {
-        if (c.weight() <= 0f) continue;
-        float w = c.weight();
-        float[] g = c.values();
-        total += w;
-        examplesApplied += Math.round(w);
-        for (int j = 0; j < mean.length; j++) {
-          mean[j] += w * g[j];
-        }
-      }
-      if (total > 0f) {
-        for (int j = 0; j < mean.length; j++) {
-          mean[j] /= total;
-        }
-        values = stepped(mean);
-      }
-      version = e.step();
-      pending.clear();
-      return this;
-    }
-
-    State onGradientApplied(GradientApplied e) {
-      values = stepped(e.values());
-      version++;
-      lastSteps.put(e.trainerId(), e.step());
-      mark(e.mark(), e.step());
-      return this;
-    }
-
-    /** The values after one optimizer step on {@code gradient}, in a new array (copy-on-write). */
-    private float[] stepped(float[] gradient) {
-      float[] next = values.clone();
-      optimizerState.step(optimizer(), schedule(), next, gradient);
-      return next;
-    }
-
-    State onMembershipUpdated(MembershipUpdated e) {
-      membershipEpoch = e.epoch();
-      members = new ArrayList<>(e.trainers());
-      return this;
-    }
-
-    State onCheckpointTaken(CheckpointTaken e) {
-      Held h = new Held(e.values(), e.slots(), e.updates());
-      checkpoints.headMap(e.keepFrom()).clear();
-      checkpoints.put(e.step(), h);
-      // Live: the same values (captured from them), and contributions to the next step stay. Replay:
-      // the journal holds no gradients, so this is where the block resumes.
-      restoreCheckpoint(e.step(), h, false);
-      return this;
-    }
-
-    State onRolledBackTo(RolledBackTo e) {
-      Held h = checkpoints.get(e.step());
-      if (h == null) throw new IllegalStateException("rollback to step " + e.step() + " without its checkpoint");
-      checkpoints.tailMap(e.step(), false).clear();
-      restoreCheckpoint(e.step(), h, true);
-      generation = e.generation();
-      return this;
-    }
-
-    /** Applies {@code e} directly, as the event handler would (for what checkpoint durability does not journal). */
-    State apply(Event e) {
-      if (e instanceof GradientReceived g) return onGradientReceived(g);
-      if (e instanceof GradientSkipped g) return onGradientSkipped(g);
-      if (e instanceof StepApplied a) return onStepApplied(a);
-      if (e instanceof GradientApplied a) return onGradientApplied(a);
-      if (e instanceof MembershipUpdated m) return onMembershipUpdated(m);
-      throw new IllegalArgumentException("not applied in memory: " + e);
-    }
-
-    private Optimizer optimizer() {
-      if (optimizer == null) optimizer = spec.optimizer().create();
-      return optimizer;
-    }
-
-    private LearningRateSchedule schedule() {
-      if (schedule == null) schedule = spec.schedule();
-      return schedule;
-    }
-
-    @Override
-    public String toString() {
-      return "ParameterBlock.State[" + (spec == null ? "uninitialised" : spec.entityId()) + ", version=" + version
-          + ", updates=" + updates() + ", epoch=" + membershipEpoch + ", pending=" + pending.size() + "]";
-    }
-  }
 
   // ---------------------------------------------------------------------------------------------
   // Entity
@@ -879,8 +138,8 @@ public final class ParameterBlock
   }
 
   @Override
-  public State emptyState() {
-    return new State();
+  public BlockState emptyState() {
+    return new BlockState();
   }
 
   @Override
@@ -889,27 +148,27 @@ public final class ParameterBlock
   }
 
   @Override
-  public SnapshotAdapter<State> snapshotAdapter() {
+  public SnapshotAdapter<BlockState> snapshotAdapter() {
     return new SnapshotAdapter<>() {
       @Override
-      public Object toJournal(State state) {
+      public Object toJournal(BlockState state) {
         // The store serializes later, while this entity keeps mutating its live state.
         if (settings.checkpointDurability()) return state.asOfNewestCheckpoint();
-        State c = state.copy();
+        BlockState c = state.copy();
         // Exact durability rebuilds everything from the journal; checkpoints there are only read out.
         c.checkpoints.clear();
         return c;
       }
 
       @Override
-      public State fromJournal(Object from) {
-        return ((State) from).copy();
+      public BlockState fromJournal(Object from) {
+        return ((BlockState) from).copy();
       }
     };
   }
 
   @Override
-  public SignalHandler<State> signalHandler() {
+  public SignalHandler<BlockState> signalHandler() {
     return newSignalHandlerBuilder()
         .onSignal(RecoveryCompleted.class, (state, signal) -> {
           eventsReplayed = eventsHandled;
@@ -919,7 +178,7 @@ public final class ParameterBlock
   }
 
   @Override
-  public CommandHandler<Command, Event, State> commandHandler() {
+  public CommandHandler<Command, Event, BlockState> commandHandler() {
     return newCommandHandlerBuilder()
         .forAnyState()
         .onCommand(Initialize.class, this::onInitialize)
@@ -940,7 +199,7 @@ public final class ParameterBlock
   }
 
   @Override
-  public EventHandler<State, Event> eventHandler() {
+  public EventHandler<BlockState, Event> eventHandler() {
     return newEventHandlerBuilder()
         .forAnyState()
         .onEvent(Initialized.class, (s, e) -> counted(s.onInitialized(e)))
@@ -954,7 +213,7 @@ public final class ParameterBlock
         .build();
   }
 
-  private State counted(State s) {
+  private BlockState counted(BlockState s) {
     eventsHandled++;
     return s;
   }
@@ -962,7 +221,7 @@ public final class ParameterBlock
   // ---------------------------------------------------------------------------------------------
   // Command handlers
 
-  private Effect<Event, State> onInitialize(State state, Initialize cmd) {
+  private Effect<Event, BlockState> onInitialize(BlockState state, Initialize cmd) {
     BlockSpec spec = cmd.spec();
     if (spec == null || cmd.values() == null) {
       return error(cmd.replyTo(), "Initialize of block " + entityId + " needs a spec and values");
@@ -994,7 +253,7 @@ public final class ParameterBlock
         .thenRun(s -> cmd.replyTo().tell(StatusReply.success(s.version())));
   }
 
-  private Effect<Event, State> onPush(State state, PushGradient cmd) {
+  private Effect<Event, BlockState> onPush(BlockState state, PushGradient cmd) {
     pushes++;
     ActorRef<StatusReply<PushAck>> replyTo = cmd.replyTo();
     if (!state.isInitialised()) {
@@ -1027,13 +286,13 @@ public final class ParameterBlock
   }
 
   /** A push that came by letter: handled as any push, answered by letter. */
-  private Effect<Event, State> onLetterPush(State state, LetterPush m) {
+  private Effect<Event, BlockState> onLetterPush(BlockState state, LetterPush m) {
     bulkPushes++;
     letterReplies.put(m.push().replyTo(), m.replyBulk());
     return onPush(state, m.push());
   }
 
-  private Effect<Event, State> acked(ActorRef<StatusReply<PushAck>> replyTo, PushAck ack) {
+  private Effect<Event, BlockState> acked(ActorRef<StatusReply<PushAck>> replyTo, PushAck ack) {
     return Effect().none().thenRun(s -> ack(replyTo, ack));
   }
 
@@ -1053,7 +312,7 @@ public final class ParameterBlock
 
   private static final float[] NO_FLOATS = new float[0];
 
-  private Effect<Event, State> onSyncPush(State state, PushGradient cmd) {
+  private Effect<Event, BlockState> onSyncPush(BlockState state, PushGradient cmd) {
     long v = state.version();
     String trainer = cmd.trainerId();
     if (settings.checkpointDurability() && (cmd.generation() < state.generation() || cmd.step() > v + 1)) {
@@ -1105,7 +364,7 @@ public final class ParameterBlock
     return cmd.weight() == 0f && cmd.values() != null && cmd.values().length == 0;
   }
 
-  private Effect<Event, State> onAsyncPush(State state, PushGradient cmd) {
+  private Effect<Event, BlockState> onAsyncPush(BlockState state, PushGradient cmd) {
     long v = state.version();
     String trainer = cmd.trainerId();
     Long last = state.lastSteps.get(trainer);
@@ -1143,7 +402,7 @@ public final class ParameterBlock
         + " has a non-finite value " + cmd.values()[index] + " at index " + index;
   }
 
-  private Effect<Event, State> onPull(State state, Pull cmd) {
+  private Effect<Event, BlockState> onPull(BlockState state, Pull cmd) {
     if (!state.isInitialised()) {
       rejectedNotInitialised++;
       return error(cmd.replyTo(), "block " + entityId + " is not initialised; pull for version " + cmd.minVersion()
@@ -1158,7 +417,7 @@ public final class ParameterBlock
     return Effect().none();
   }
 
-  private Effect<Event, State> onPullTimedOut(State state, PullTimedOut timeout) {
+  private Effect<Event, BlockState> onPullTimedOut(BlockState state, PullTimedOut timeout) {
     Pull pull = pendingPulls.remove(timeout.pullId());
     if (pull != null) {
       pullTimeouts++;
@@ -1168,7 +427,7 @@ public final class ParameterBlock
     return Effect().none();
   }
 
-  private Effect<Event, State> onUpdateMembership(State state, UpdateMembership cmd) {
+  private Effect<Event, BlockState> onUpdateMembership(BlockState state, UpdateMembership cmd) {
     if (cmd.trainers() == null) {
       return error(cmd.replyTo(), "membership epoch " + cmd.epoch() + " for block " + entityId + " has no trainer list");
     }
@@ -1196,7 +455,7 @@ public final class ParameterBlock
     });
   }
 
-  private Effect<Event, State> onGetStats(State state, GetStats cmd) {
+  private Effect<Event, BlockState> onGetStats(BlockState state, GetStats cmd) {
     boolean waiting = state.isSync() && !state.pending.isEmpty();
     cmd.replyTo().tell(new BlockStats(entityId, state.isInitialised(), state.version(), state.updates(), pushes,
         duplicates, rejectedStale, rejectedNonFinite, rejectedBadLength, rejectedNotInitialised, rejectedAhead,
@@ -1206,7 +465,7 @@ public final class ParameterBlock
     return Effect().none();
   }
 
-  private Effect<Event, State> onHandOff(State state) {
+  private Effect<Event, BlockState> onHandOff(BlockState state) {
     // Everything acknowledged is journaled already; only the waiting pulls live in memory.
     for (Map.Entry<Long, Pull> e : pendingPulls.entrySet()) {
       timers.cancel(pullTimerKey(e.getKey()));
@@ -1219,7 +478,7 @@ public final class ParameterBlock
     return Effect().stop();
   }
 
-  private Effect<Event, State> onBarrierCheck(State state) {
+  private Effect<Event, BlockState> onBarrierCheck(BlockState state) {
     if (!state.isSync() || state.pending.isEmpty()) {
       timers.cancel(BARRIER_TIMER);
       return Effect().none();
@@ -1239,7 +498,7 @@ public final class ParameterBlock
    * only memberships; gradients and steps are applied to the live state at once, and when that
    * reaches a version a checkpoint waits for, the capture is what gets journaled.
    */
-  private akka.persistence.typed.javadsl.EffectBuilder<Event, State> record(State state, List<Event> events) {
+  private akka.persistence.typed.javadsl.EffectBuilder<Event, BlockState> record(BlockState state, List<Event> events) {
     if (!settings.checkpointDurability()) return Effect().persist(events);
     List<Event> journaled = new ArrayList<>();
     for (Event e : events) {
@@ -1253,14 +512,14 @@ public final class ParameterBlock
     return journaled.isEmpty() ? Effect().none() : Effect().persist(journaled);
   }
 
-  private CheckpointTaken checkpointTaken(State state) {
+  private CheckpointTaken checkpointTaken(BlockState state) {
     Held h = state.capture();
     long keepFrom = 0;
     for (Checkpoint c : pendingCaptures.getOrDefault(state.version(), List.of())) keepFrom = Math.max(keepFrom, c.keepFrom());
     return new CheckpointTaken(state.version(), Math.min(keepFrom, state.version()), h.values(), h.slots(), h.updates());
   }
 
-  private Effect<Event, State> onCheckpoint(State state, Checkpoint cmd) {
+  private Effect<Event, BlockState> onCheckpoint(BlockState state, Checkpoint cmd) {
     if (!state.isInitialised()) {
       return error(cmd.replyTo(), "block " + entityId + " is not initialised; no checkpoint at step " + cmd.step());
     }
@@ -1280,7 +539,7 @@ public final class ParameterBlock
     return Effect().none();
   }
 
-  private Effect<Event, State> onReadCheckpoint(State state, ReadCheckpoint cmd) {
+  private Effect<Event, BlockState> onReadCheckpoint(BlockState state, ReadCheckpoint cmd) {
     Held h = state.checkpoint(cmd.step());
     if (h == null) {
       return error(cmd.replyTo(), "block " + entityId + " holds no checkpoint at step " + cmd.step() + " (it holds "
@@ -1296,7 +555,7 @@ public final class ParameterBlock
         StatusReply.success(new BlockValues(spec.parameter(), spec.index(), spec.offset(), cmd.step(), v.clone())));
   }
 
-  private Effect<Event, State> onRollBack(State state, RollBack cmd) {
+  private Effect<Event, BlockState> onRollBack(BlockState state, RollBack cmd) {
     if (!settings.checkpointDurability()) {
       return error(cmd.replyTo(), "block " + entityId + " has exact durability; it never rolls back");
     }
@@ -1324,7 +583,7 @@ public final class ParameterBlock
   }
 
   /** Answers the checkpoint requests the version now satisfies (exact durability captures here). */
-  private void answerCaptures(State state) {
+  private void answerCaptures(BlockState state) {
     if (pendingCaptures.isEmpty()) return;
     Iterator<Map.Entry<Long, List<Checkpoint>>> it = pendingCaptures.headMap(state.version(), true).entrySet().iterator();
     while (it.hasNext()) {
@@ -1350,7 +609,7 @@ public final class ParameterBlock
   }
 
   /** After a persisted change: answer pulls the version now satisfies, and arm or stop the barrier timer. */
-  private void afterChange(State state) {
+  private void afterChange(BlockState state) {
     // Captures first: their replies must not wait behind a pull answer that lets trainers move on.
     answerCaptures(state);
     answerPulls(state);
@@ -1363,7 +622,7 @@ public final class ParameterBlock
     }
   }
 
-  private void answerPulls(State state) {
+  private void answerPulls(BlockState state) {
     if (pendingPulls.isEmpty()) return;
     Iterator<Map.Entry<Long, Pull>> it = pendingPulls.entrySet().iterator();
     while (it.hasNext()) {
@@ -1386,7 +645,7 @@ public final class ParameterBlock
    * way the version's own array, which no update changes (copy-on-write). With a bulk address the
    * reply names this block's actor, so the puller can push to it by letter.
    */
-  private void answer(State state, Pull pull) {
+  private void answer(BlockState state, Pull pull) {
     BlockSpec spec = state.spec();
     float[] values = state.values;
     BulkAddress to = pull.replyBulk();
@@ -1429,7 +688,7 @@ public final class ParameterBlock
     return bulkAddress;
   }
 
-  private <T> Effect<Event, State> error(ActorRef<StatusReply<T>> replyTo, String message) {
+  private <T> Effect<Event, BlockState> error(ActorRef<StatusReply<T>> replyTo, String message) {
     letterReplies.remove(replyTo);
     if (replyTo != null) replyTo.tell(StatusReply.error(message));
     return Effect().none();

@@ -6,28 +6,27 @@ import akka.actor.typed.ActorRefResolver;
 import akka.actor.typed.javadsl.Adapter;
 import akka.pattern.StatusReply;
 import akka.serialization.SerializerWithStringManifest;
-import io.shardtrain.actors.ps.ParameterBlock.Accepted;
-import io.shardtrain.actors.ps.ParameterBlock.Applied;
-import io.shardtrain.actors.ps.ParameterBlock.BlockStats;
-import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
-import io.shardtrain.actors.ps.ParameterBlock.BulkAddress;
-import io.shardtrain.actors.ps.ParameterBlock.Contribution;
-import io.shardtrain.actors.ps.ParameterBlock.Duplicate;
-import io.shardtrain.actors.ps.ParameterBlock.GetStats;
-import io.shardtrain.actors.ps.ParameterBlock.GradientApplied;
-import io.shardtrain.actors.ps.ParameterBlock.GradientReceived;
-import io.shardtrain.actors.ps.ParameterBlock.GradientSkipped;
-import io.shardtrain.actors.ps.ParameterBlock.Initialize;
-import io.shardtrain.actors.ps.ParameterBlock.Initialized;
-import io.shardtrain.actors.ps.ParameterBlock.MembershipUpdated;
-import io.shardtrain.actors.ps.ParameterBlock.Pull;
-import io.shardtrain.actors.ps.ParameterBlock.PushGradient;
-import io.shardtrain.actors.ps.ParameterBlock.TaskMark;
-import io.shardtrain.actors.ps.ParameterBlock.Skipped;
-import io.shardtrain.actors.ps.ParameterBlock.Stale;
-import io.shardtrain.actors.ps.ParameterBlock.State;
-import io.shardtrain.actors.ps.ParameterBlock.StepApplied;
-import io.shardtrain.actors.ps.ParameterBlock.UpdateMembership;
+import io.shardtrain.actors.ps.BlockEvents.GradientApplied;
+import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
+import io.shardtrain.actors.ps.BlockEvents.GradientSkipped;
+import io.shardtrain.actors.ps.BlockEvents.Initialized;
+import io.shardtrain.actors.ps.BlockEvents.MembershipUpdated;
+import io.shardtrain.actors.ps.BlockEvents.StepApplied;
+import io.shardtrain.actors.ps.BlockProtocol.Accepted;
+import io.shardtrain.actors.ps.BlockProtocol.Applied;
+import io.shardtrain.actors.ps.BlockProtocol.BlockStats;
+import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
+import io.shardtrain.actors.ps.BlockProtocol.Duplicate;
+import io.shardtrain.actors.ps.BlockProtocol.GetStats;
+import io.shardtrain.actors.ps.BlockProtocol.Initialize;
+import io.shardtrain.actors.ps.BlockProtocol.Pull;
+import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
+import io.shardtrain.actors.ps.BlockProtocol.Skipped;
+import io.shardtrain.actors.ps.BlockProtocol.Stale;
+import io.shardtrain.actors.ps.BlockProtocol.TaskMark;
+import io.shardtrain.actors.ps.BlockProtocol.UpdateMembership;
+import io.shardtrain.actors.ps.BlockState.Contribution;
+import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import java.io.NotSerializableException;
 import java.nio.BufferUnderflowException;
@@ -129,21 +128,21 @@ public final class PsSerializer extends SerializerWithStringManifest {
     if (o instanceof GradientSkipped) return GRADIENT_SKIPPED;
     if (o instanceof StepApplied) return STEP_APPLIED;
     if (o instanceof GradientApplied) return GRADIENT_APPLIED;
-    if (o instanceof ParameterBlock.GetTaskMark) return GET_TASK_MARK;
-    if (o instanceof ParameterBlock.TaskProgress) return TASK_PROGRESS;
+    if (o instanceof BlockProtocol.GetTaskMark) return GET_TASK_MARK;
+    if (o instanceof BlockProtocol.TaskProgress) return TASK_PROGRESS;
     if (o instanceof MembershipUpdated) return MEMBERSHIP_UPDATED;
-    if (o instanceof State) return STATE;
-    if (o instanceof ParameterBlock.Checkpoint) return CHECKPOINT;
-    if (o instanceof ParameterBlock.ReadCheckpoint) return READ_CHECKPOINT;
-    if (o instanceof ParameterBlock.RollBack) return ROLL_BACK;
-    if (o instanceof ParameterBlock.Captured) return CAPTURED;
-    if (o instanceof ParameterBlock.RolledBack) return ROLLED_BACK;
-    if (o instanceof ParameterBlock.CheckpointTaken) return CHECKPOINT_TAKEN;
-    if (o instanceof ParameterBlock.RolledBackTo) return ROLLED_BACK_TO;
-    if (o instanceof ParameterBlock.PushLetter) return PUSH_LETTER;
-    if (o instanceof ParameterBlock.AckLetter) return ACK_LETTER;
-    if (o instanceof ParameterBlock.PullLetter) return PULL_LETTER;
-    if (o instanceof ParameterBlock.ValuesLetter) return VALUES_LETTER;
+    if (o instanceof BlockState) return STATE;
+    if (o instanceof BlockProtocol.Checkpoint) return CHECKPOINT;
+    if (o instanceof BlockProtocol.ReadCheckpoint) return READ_CHECKPOINT;
+    if (o instanceof BlockProtocol.RollBack) return ROLL_BACK;
+    if (o instanceof BlockProtocol.Captured) return CAPTURED;
+    if (o instanceof BlockProtocol.RolledBack) return ROLLED_BACK;
+    if (o instanceof BlockEvents.CheckpointTaken) return CHECKPOINT_TAKEN;
+    if (o instanceof BlockEvents.RolledBackTo) return ROLLED_BACK_TO;
+    if (o instanceof BlockProtocol.PushLetter) return PUSH_LETTER;
+    if (o instanceof BlockProtocol.AckLetter) return ACK_LETTER;
+    if (o instanceof BlockProtocol.PullLetter) return PULL_LETTER;
+    if (o instanceof BlockProtocol.ValuesLetter) return VALUES_LETTER;
     throw new IllegalArgumentException("PsSerializer cannot serialize " + o.getClass().getName());
   }
 
@@ -157,21 +156,21 @@ public final class PsSerializer extends SerializerWithStringManifest {
       putRef(out, m.replyTo());
     } else if (o instanceof PushGradient m) {
       putPush(out, m);
-    } else if (o instanceof ParameterBlock.PushLetter m) {
+    } else if (o instanceof BlockProtocol.PushLetter m) {
       putRef(out, m.block());
       putAddress(out, m.replyBulk());
       // The floats travel as the letter's frame payload.
       putPush(out, m.push().withValues(new float[0]));
-    } else if (o instanceof ParameterBlock.PullLetter m) {
+    } else if (o instanceof BlockProtocol.PullLetter m) {
       putRef(out, m.block());
       out.putLong(m.pull().minVersion());
       putAddress(out, m.pull().replyBulk());
       putRef(out, m.pull().replyTo());
-    } else if (o instanceof ParameterBlock.AckLetter m) {
+    } else if (o instanceof BlockProtocol.AckLetter m) {
       putRef(out, m.replyTo());
       out.putString(manifest(m.ack()));
       out.putLong(m.ack().version());
-    } else if (o instanceof ParameterBlock.ValuesLetter m) {
+    } else if (o instanceof BlockProtocol.ValuesLetter m) {
       putRef(out, m.replyTo());
       putValuesHead(out, m.values());
       putAddress(out, m.values().node());
@@ -186,7 +185,7 @@ public final class PsSerializer extends SerializerWithStringManifest {
       putRef(out, m.replyTo());
     } else if (o instanceof GetStats m) {
       putRef(out, m.replyTo());
-    } else if (o instanceof ParameterBlock.PushAck m) {
+    } else if (o instanceof BlockProtocol.PushAck m) {
       out.putLong(m.version());
     } else if (o instanceof BlockValues m) {
       putValuesHead(out, m);
@@ -231,37 +230,37 @@ public final class PsSerializer extends SerializerWithStringManifest {
     } else if (o instanceof MembershipUpdated m) {
       out.putLong(m.epoch());
       out.putStrings(m.trainers());
-    } else if (o instanceof State s) {
+    } else if (o instanceof BlockState s) {
       putState(out, s);
-    } else if (o instanceof ParameterBlock.Checkpoint m) {
+    } else if (o instanceof BlockProtocol.Checkpoint m) {
       out.putLong(m.step());
       out.putLong(m.keepFrom());
       putRef(out, m.replyTo());
-    } else if (o instanceof ParameterBlock.ReadCheckpoint m) {
+    } else if (o instanceof BlockProtocol.ReadCheckpoint m) {
       out.putLong(m.step());
       out.putInt(m.part());
       putRef(out, m.replyTo());
-    } else if (o instanceof ParameterBlock.RollBack m) {
+    } else if (o instanceof BlockProtocol.RollBack m) {
       out.putLong(m.step());
       out.putLong(m.generation());
       putRef(out, m.replyTo());
-    } else if (o instanceof ParameterBlock.Captured m) {
+    } else if (o instanceof BlockProtocol.Captured m) {
       out.putString(m.entityId());
       out.putLong(m.step());
       out.putLong(m.updates());
       out.putInt(m.slots());
-    } else if (o instanceof ParameterBlock.CheckpointTaken m) {
+    } else if (o instanceof BlockEvents.CheckpointTaken m) {
       out.putLong(m.step());
       out.putLong(m.keepFrom());
       putHeld(out, m.values(), m.slots(), m.updates());
-    } else if (o instanceof ParameterBlock.RolledBackTo m) {
+    } else if (o instanceof BlockEvents.RolledBackTo m) {
       out.putLong(m.step());
       out.putLong(m.generation());
-    } else if (o instanceof ParameterBlock.GetTaskMark m) {
+    } else if (o instanceof BlockProtocol.GetTaskMark m) {
       out.putInt(m.epoch());
       out.putInt(m.task());
       putRef(out, m.replyTo());
-    } else if (o instanceof ParameterBlock.TaskProgress m) {
+    } else if (o instanceof BlockProtocol.TaskProgress m) {
       out.putLong(m.offset());
       out.putLong(m.step());
     } else {
@@ -303,22 +302,22 @@ public final class PsSerializer extends SerializerWithStringManifest {
       case PUSH:
         return getPush(in, format);
       case PUSH_LETTER: {
-        ActorRef<ParameterBlock.Command> block = getRef(in);
+        ActorRef<BlockProtocol.Command> block = getRef(in);
         BulkAddress replyBulk = getAddress(in);
-        return new ParameterBlock.PushLetter(block, replyBulk, getPush(in, format).withValues(null));
+        return new BlockProtocol.PushLetter(block, replyBulk, getPush(in, format).withValues(null));
       }
       case PULL_LETTER: {
-        ActorRef<ParameterBlock.Command> block = getRef(in);
-        return new ParameterBlock.PullLetter(block, new Pull(in.getLong(), getAddress(in), getRef(in)));
+        ActorRef<BlockProtocol.Command> block = getRef(in);
+        return new BlockProtocol.PullLetter(block, new Pull(in.getLong(), getAddress(in), getRef(in)));
       }
       case ACK_LETTER: {
-        ActorRef<StatusReply<ParameterBlock.PushAck>> replyTo = getRef(in);
+        ActorRef<StatusReply<BlockProtocol.PushAck>> replyTo = getRef(in);
         String kind = in.getString();
         // The ack follows as it does on its own, under its own manifest.
-        if (!(read(in, kind, format) instanceof ParameterBlock.PushAck ack)) {
+        if (!(read(in, kind, format) instanceof BlockProtocol.PushAck ack)) {
           throw new IllegalArgumentException("'" + kind + "' is no push acknowledgement");
         }
-        return new ParameterBlock.AckLetter(replyTo, ack);
+        return new BlockProtocol.AckLetter(replyTo, ack);
       }
       case VALUES_LETTER: {
         ActorRef<StatusReply<BlockValues>> replyTo = getRef(in);
@@ -327,7 +326,7 @@ public final class PsSerializer extends SerializerWithStringManifest {
         int offset = in.getInt();
         long version = in.getLong();
         BulkAddress node = getAddress(in);
-        return new ParameterBlock.ValuesLetter(replyTo,
+        return new BlockProtocol.ValuesLetter(replyTo,
             new BlockValues(parameter, index, offset, version, null, node, getOptionalRef(in)));
       }
       case PULL:
@@ -388,27 +387,27 @@ public final class PsSerializer extends SerializerWithStringManifest {
       case STATE:
         return getState(in, format);
       case CHECKPOINT:
-        return new ParameterBlock.Checkpoint(in.getLong(), in.getLong(), getRef(in));
+        return new BlockProtocol.Checkpoint(in.getLong(), in.getLong(), getRef(in));
       case READ_CHECKPOINT:
-        return new ParameterBlock.ReadCheckpoint(in.getLong(), in.getInt(), getRef(in));
+        return new BlockProtocol.ReadCheckpoint(in.getLong(), in.getInt(), getRef(in));
       case ROLL_BACK:
-        return new ParameterBlock.RollBack(in.getLong(), in.getLong(), getRef(in));
+        return new BlockProtocol.RollBack(in.getLong(), in.getLong(), getRef(in));
       case CAPTURED:
-        return new ParameterBlock.Captured(in.getString(), in.getLong(), in.getLong(), in.getInt());
+        return new BlockProtocol.Captured(in.getString(), in.getLong(), in.getLong(), in.getInt());
       case ROLLED_BACK:
-        return new ParameterBlock.RolledBack(in.getLong());
+        return new BlockProtocol.RolledBack(in.getLong());
       case CHECKPOINT_TAKEN: {
         long step = in.getLong();
         long keepFrom = in.getLong();
-        ParameterBlock.Held h = getHeld(in);
-        return new ParameterBlock.CheckpointTaken(step, keepFrom, h.values(), h.slots(), h.updates());
+        BlockState.Held h = getHeld(in);
+        return new BlockEvents.CheckpointTaken(step, keepFrom, h.values(), h.slots(), h.updates());
       }
       case ROLLED_BACK_TO:
-        return new ParameterBlock.RolledBackTo(in.getLong(), in.getLong());
+        return new BlockEvents.RolledBackTo(in.getLong(), in.getLong());
       case GET_TASK_MARK:
-        return new ParameterBlock.GetTaskMark(in.getInt(), in.getInt(), getRef(in));
+        return new BlockProtocol.GetTaskMark(in.getInt(), in.getInt(), getRef(in));
       case TASK_PROGRESS:
-        return new ParameterBlock.TaskProgress(in.getLong(), in.getLong());
+        return new BlockProtocol.TaskProgress(in.getLong(), in.getLong());
       default:
         throw new NotSerializableException("unknown manifest '" + manifest + "' for PsSerializer");
     }
@@ -514,7 +513,7 @@ public final class PsSerializer extends SerializerWithStringManifest {
     return new BlockSpec(parameter, index, offset, length, optimizer, schedule, lr, mode, in.getLong());
   }
 
-  private static void putState(Out out, State s) {
+  private static void putState(Out out, BlockState s) {
     out.putByte(s.spec == null ? (byte) 0 : 1);
     if (s.spec != null) {
       putSpec(out, s.spec);
@@ -540,14 +539,14 @@ public final class PsSerializer extends SerializerWithStringManifest {
     }
     out.putLong(s.examplesApplied);
     out.putInt(s.checkpoints.size());
-    for (Map.Entry<Long, ParameterBlock.Held> e : s.checkpoints.entrySet()) {
+    for (Map.Entry<Long, BlockState.Held> e : s.checkpoints.entrySet()) {
       out.putLong(e.getKey());
       putHeld(out, e.getValue().values(), e.getValue().slots(), e.getValue().updates());
     }
     out.putLong(s.generation);
-    Map<Long, ParameterBlock.TaskProgress> marks = s.taskMarks();
+    Map<Long, BlockProtocol.TaskProgress> marks = s.taskMarks();
     out.putInt(marks.size());
-    for (Map.Entry<Long, ParameterBlock.TaskProgress> e : marks.entrySet()) {
+    for (Map.Entry<Long, BlockProtocol.TaskProgress> e : marks.entrySet()) {
       out.putLong(e.getKey());
       out.putLong(e.getValue().offset());
       out.putLong(e.getValue().step());
@@ -574,14 +573,14 @@ public final class PsSerializer extends SerializerWithStringManifest {
     out.putLong(updates);
   }
 
-  private static ParameterBlock.Held getHeld(In in) {
+  private static BlockState.Held getHeld(In in) {
     float[] values = in.getFloats();
     float[][] slots = new float[in.getCount(4)][];
     for (int i = 0; i < slots.length; i++) slots[i] = in.getFloats();
-    return new ParameterBlock.Held(values, slots, in.getLong());
+    return new BlockState.Held(values, slots, in.getLong());
   }
 
-  private static State getState(In in, byte format) {
+  private static BlockState getState(In in, byte format) {
     BlockSpec spec = null;
     float[] values = null;
     float[][] slots = null;
@@ -606,19 +605,19 @@ public final class PsSerializer extends SerializerWithStringManifest {
     for (int i = 0; i < m; i++) lastSteps.put(in.getString(), in.getLong());
     // Older snapshots did not count examples (the count restarts at 0) and held no checkpoints.
     if (format < FORMAT_3) {
-      return State.restore(spec, values, slots, updates, version, epoch, members, pending, lastSteps, 0);
+      return BlockState.restore(spec, values, slots, updates, version, epoch, members, pending, lastSteps, 0);
     }
     long examples = in.getLong();
-    State s = State.restore(spec, values, slots, updates, version, epoch, members, pending, lastSteps, examples);
+    BlockState s = BlockState.restore(spec, values, slots, updates, version, epoch, members, pending, lastSteps, examples);
     int k = in.getCount(24);
-    TreeMap<Long, ParameterBlock.Held> checkpoints = new TreeMap<>();
+    TreeMap<Long, BlockState.Held> checkpoints = new TreeMap<>();
     for (int i = 0; i < k; i++) checkpoints.put(in.getLong(), getHeld(in));
-    State.restore(s, checkpoints, in.getLong());
+    BlockState.restore(s, checkpoints, in.getLong());
     if (format < FORMAT_4) return s;
     int n2 = in.getCount(24);
-    Map<Long, ParameterBlock.TaskProgress> marks = new TreeMap<>();
-    for (int i = 0; i < n2; i++) marks.put(in.getLong(), new ParameterBlock.TaskProgress(in.getLong(), in.getLong()));
-    return State.restoreMarks(s, marks);
+    Map<Long, BlockProtocol.TaskProgress> marks = new TreeMap<>();
+    for (int i = 0; i < n2; i++) marks.put(in.getLong(), new BlockProtocol.TaskProgress(in.getLong(), in.getLong()));
+    return BlockState.restoreMarks(s, marks);
   }
 
   private void putRef(Out out, ActorRef<?> ref) {

@@ -7,9 +7,9 @@ import akka.cluster.typed.Cluster;
 import akka.cluster.typed.Join;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import io.shardtrain.actors.ps.ParameterBlock.BlockStats;
-import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
-import io.shardtrain.actors.ps.ParameterBlock.Command;
+import io.shardtrain.actors.ps.BlockProtocol.BlockStats;
+import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
+import io.shardtrain.actors.ps.BlockProtocol.Command;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import io.shardtrain.persistence.journal.Journal;
 import io.shardtrain.persistence.journal.JournalConfig;
@@ -76,18 +76,18 @@ public final class RecoveryBenchmark {
       for (int b = 0; b < slices.size(); b++) {
         BlockSpec spec = BlockSpec.of(slices.get(b), adam, "constant", 1e-3f, BlockSpec.Mode.ASYNC, -1);
         float[] values = new float[spec.length()];
-        init.add(blocks.get(b).<Long>askWithStatus(r -> new ParameterBlock.Initialize(spec, values, r), TIMEOUT)
+        init.add(blocks.get(b).<Long>askWithStatus(r -> new BlockProtocol.Initialize(spec, values, r), TIMEOUT)
             .toCompletableFuture());
       }
       all(init);
       long t0 = System.nanoTime();
       for (int u = 1; u <= updates; u++) {
         long step = u;
-        List<CompletableFuture<ParameterBlock.PushAck>> acks = new ArrayList<>();
+        List<CompletableFuture<BlockProtocol.PushAck>> acks = new ArrayList<>();
         for (int b = 0; b < slices.size(); b++) {
           float[] g = java.util.Arrays.copyOf(grad, slices.get(b).length());
-          acks.add(blocks.get(b).<ParameterBlock.PushAck>askWithStatus(
-              r -> new ParameterBlock.PushGradient("bench", step, step - 1, 0, 1f, g, r), TIMEOUT)
+          acks.add(blocks.get(b).<BlockProtocol.PushAck>askWithStatus(
+              r -> new BlockProtocol.PushGradient("bench", step, step - 1, 0, 1f, g, r), TIMEOUT)
               .toCompletableFuture());
         }
         all(acks);
@@ -104,7 +104,7 @@ public final class RecoveryBenchmark {
       long t0 = System.nanoTime();
       List<CompletableFuture<BlockValues>> pulls = new ArrayList<>();
       for (EntityRef<Command> b : blocks) {
-        pulls.add(b.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(updates, r), TIMEOUT).toCompletableFuture());
+        pulls.add(b.<BlockValues>askWithStatus(r -> new BlockProtocol.Pull(updates, r), TIMEOUT).toCompletableFuture());
       }
       all(pulls);
       double seconds = (System.nanoTime() - t0) / 1e9;
@@ -115,7 +115,7 @@ public final class RecoveryBenchmark {
           throw new IllegalStateException("block " + slices.get(b).entityId() + " recovered at version " + v.version()
               + ", expected " + updates);
         }
-        replayed += blocks.get(b).<BlockStats>ask(ParameterBlock.GetStats::new, TIMEOUT)
+        replayed += blocks.get(b).<BlockStats>ask(BlockProtocol.GetStats::new, TIMEOUT)
             .toCompletableFuture().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).eventsReplayed();
       }
       return new Result(floats, slices.size(), snapshotEvery, updates, replayed, seconds, updateSeconds, kind);

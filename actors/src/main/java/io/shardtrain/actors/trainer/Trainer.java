@@ -13,18 +13,20 @@ import akka.pattern.StatusReply;
 import io.shardtrain.actors.master.JobSpec;
 import io.shardtrain.actors.master.Master;
 import io.shardtrain.actors.ps.BlockLayout;
+import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParamShape;
 import io.shardtrain.actors.ps.ParameterBlock;
+import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.Backend;
-import io.shardtrain.compute.nn.GradientStep;
 import io.shardtrain.compute.data.Batch;
 import io.shardtrain.compute.data.BatchReader;
 import io.shardtrain.compute.data.Dataset;
 import io.shardtrain.compute.data.ReaderPosition;
+import io.shardtrain.compute.nn.GradientStep;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;
 import java.util.ArrayList;
@@ -92,10 +94,10 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
 
   private record TaskAnswer(long generation, Master.TaskReply reply, Throwable failure) implements Command {}
 
-  private record PushDone(long generation, String blockId, long step, boolean byLetter, ParameterBlock.PushAck ack,
+  private record PushDone(long generation, String blockId, long step, boolean byLetter, BlockProtocol.PushAck ack,
       Throwable failure) implements Command {}
 
-  private record PullDone(long generation, String blockId, long minVersion, ParameterBlock.BlockValues values,
+  private record PullDone(long generation, String blockId, long minVersion, BlockProtocol.BlockValues values,
       Throwable failure) implements Command {}
 
   private record ProgressDone(long step, Throwable failure) implements Command {}
@@ -108,7 +110,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private record RetryPush(long generation, String blockId, long step) implements Command {}
 
   /** A block's actor and the bulk address of its node. */
-  private record LetterRoute(ParameterBlock.BulkAddress node, ActorRef<ParameterBlock.Command> block) {}
+  private record LetterRoute(BulkAddress node, ActorRef<BlockProtocol.Command> block) {}
 
   /** What a trainer needs from the outside world; one per trainer. */
   public record Setup(String trainerId, ActorRef<Master.Command> master, Dataset train, Dataset test,
@@ -120,7 +122,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private final ClusterSharding sharding;
   /** This node's bulk channel, or null when it is off. */
   private final BulkTransport bulk;
-  private final ParameterBlock.BulkAddress selfBulk;
+  private final BulkAddress selfBulk;
   /**
    * Per block, where its letters go, from its last bulk pull reply; absent: push and pull through
    * Cluster Sharding, inline.
@@ -185,7 +187,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     this.sharding = ClusterSharding.get(context.getSystem());
     BulkTransport transport = BulkTransport.get(context.getSystem());
     this.bulk = transport.isEnabled() ? transport : null;
-    this.selfBulk = bulk == null ? null : ParameterBlock.BulkAddress.of(bulk.address());
+    this.selfBulk = bulk == null ? null : BulkAddress.of(bulk.address());
     register();
   }
 
@@ -378,12 +380,12 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     long base = blockVersion.getOrDefault(blockId, baseVersion);
     long epoch = membershipEpoch;
     long g = generation;
-    ParameterBlock.TaskMark mark = weight > 0f && lease != null
-        ? new ParameterBlock.TaskMark(lease.epoch(), lease.task(), positionAfterStep.offset()) : null;
+    BlockProtocol.TaskMark mark = weight > 0f && lease != null
+        ? new BlockProtocol.TaskMark(lease.epoch(), lease.task(), positionAfterStep.offset()) : null;
     if (allowBulk && pushByLetter(blockId, values, s, base, epoch, weight, g, mark)) return;
-    EntityRef<ParameterBlock.Command> ref = sharding.entityRefFor(ParameterBlock.ENTITY_KEY, blockId);
-    context.askWithStatus(ParameterBlock.PushAck.class, ref, setup.settings().askTimeout(),
-        replyTo -> new ParameterBlock.PushGradient(setup.trainerId(), s, base, epoch, weight, values, g,
+    EntityRef<BlockProtocol.Command> ref = sharding.entityRefFor(ParameterBlock.ENTITY_KEY, blockId);
+    context.askWithStatus(BlockProtocol.PushAck.class, ref, setup.settings().askTimeout(),
+        replyTo -> new BlockProtocol.PushGradient(setup.trainerId(), s, base, epoch, weight, values, g,
             mark, replyTo),
         (ack, failure) -> new PushDone(g, blockId, s, false, ack, failure));
   }
@@ -393,12 +395,12 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
    * reply named that actor; false when the push has to go through sharding instead.
    */
   private boolean pushByLetter(String blockId, float[] values, long s, long base, long epoch, float weight, long g,
-      ParameterBlock.TaskMark mark) {
+      BlockProtocol.TaskMark mark) {
     LetterRoute route = routes.get(blockId);
     if (bulk == null || route == null || !bulk.settings().carries(values.length)) return false;
     context.pipeToSelf(
-        bulk.<ParameterBlock.PushAck>askWithStatus(route.node().socketAddress(),
-            replyTo -> new ParameterBlock.PushLetter(route.block(), selfBulk, new ParameterBlock.PushGradient(
+        bulk.<BlockProtocol.PushAck>askWithStatus(route.node().socketAddress(),
+            replyTo -> new BlockProtocol.PushLetter(route.block(), selfBulk, new BlockProtocol.PushGradient(
                 setup.trainerId(), s, base, epoch, weight, null, g, mark, replyTo)),
             values, 0, values.length, setup.settings().askTimeout()),
         (ack, failure) -> new PushDone(g, blockId, s, true, ack, failure));
@@ -438,7 +440,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
       }
       return fail("block " + m.blockId() + " refused step " + m.step() + ": " + m.failure().getMessage());
     }
-    if (m.ack() instanceof ParameterBlock.RolledBack r) {
+    if (m.ack() instanceof BlockProtocol.RolledBack r) {
       // The block went back to a checkpoint; the master's RollBack says where to continue. A block
       // that merely moved (and recovered its newest checkpoint) needs the master to start one.
       setup.master().tell(new Master.RollBackToCheckpoint("block " + m.blockId() + " is at version " + r.version()
@@ -447,7 +449,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
           setup.settings().retryDelay());
       return this;
     }
-    if (m.ack() instanceof ParameterBlock.Stale) stale++;
+    if (m.ack() instanceof BlockProtocol.Stale) stale++;
     unacked.remove(m.blockId());
     pendingPushes--;
     // Every block has this step: report the offset while the barrier completes.
@@ -463,22 +465,22 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private void sendPull(String blockId, long minVersion, boolean allowBulk) {
     pendingPulls++;
     pulls++;
-    ParameterBlock.BulkAddress replyBulk = allowBulk ? selfBulk : null;
+    BulkAddress replyBulk = allowBulk ? selfBulk : null;
     long g = generation;
     LetterRoute route = routes.get(blockId);
     if (replyBulk != null && bulk != null && route != null) {
       // Straight to the block's actor; a failure sends the retry through sharding.
       context.pipeToSelf(
-          bulk.<ParameterBlock.BlockValues>askWithStatus(route.node().socketAddress(),
-              replyTo -> new ParameterBlock.PullLetter(route.block(),
-                  new ParameterBlock.Pull(minVersion, replyBulk, replyTo)),
+          bulk.<BlockProtocol.BlockValues>askWithStatus(route.node().socketAddress(),
+              replyTo -> new BlockProtocol.PullLetter(route.block(),
+                  new BlockProtocol.Pull(minVersion, replyBulk, replyTo)),
               NO_FLOATS, 0, 0, setup.settings().pullTimeout()),
           (v, failure) -> new PullDone(g, blockId, minVersion, v, failure));
       return;
     }
-    EntityRef<ParameterBlock.Command> ref = sharding.entityRefFor(ParameterBlock.ENTITY_KEY, blockId);
-    context.askWithStatus(ParameterBlock.BlockValues.class, ref, setup.settings().pullTimeout(),
-        replyTo -> new ParameterBlock.Pull(minVersion, replyBulk, replyTo),
+    EntityRef<BlockProtocol.Command> ref = sharding.entityRefFor(ParameterBlock.ENTITY_KEY, blockId);
+    context.askWithStatus(BlockProtocol.BlockValues.class, ref, setup.settings().pullTimeout(),
+        replyTo -> new BlockProtocol.Pull(minVersion, replyBulk, replyTo),
         (v, failure) -> new PullDone(g, blockId, minVersion, v, failure));
   }
 
@@ -498,7 +500,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     return pulled(m.blockId(), m.values());
   }
 
-  private Behavior<Command> pulled(String blockId, ParameterBlock.BlockValues v) {
+  private Behavior<Command> pulled(String blockId, BlockProtocol.BlockValues v) {
     if (v.node() != null && v.block() != null && !v.node().equals(selfBulk)) {
       routes.put(blockId, new LetterRoute(v.node(), v.block()));
     } else {

@@ -9,14 +9,15 @@ import akka.cluster.typed.Join;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.ps.BlockLayout;
+import io.shardtrain.actors.ps.BlockProtocol;
+import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
+import io.shardtrain.actors.ps.BlockProtocol.Command;
+import io.shardtrain.actors.ps.BlockProtocol.PushAck;
 import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParamShape;
 import io.shardtrain.actors.ps.ParameterBlock;
-import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
-import io.shardtrain.actors.ps.ParameterBlock.BulkAddress;
-import io.shardtrain.actors.ps.ParameterBlock.Command;
-import io.shardtrain.actors.ps.ParameterBlock.PushAck;
+import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.compute.FileTrees;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import java.nio.file.Files;
@@ -158,7 +159,7 @@ public final class PsBandwidthBenchmark {
     for (BlockSlice s : slices) {
       BlockSpec spec = BlockSpec.of(s, sgd, "constant", 1e-3f, BlockSpec.Mode.ASYNC, -1);
       EntityRef<Command> ref = ParameterBlock.entityRef(client, s.entityId());
-      ref.<Long>askWithStatus(r -> new ParameterBlock.Initialize(spec, new float[s.length()], r), TIMEOUT)
+      ref.<Long>askWithStatus(r -> new BlockProtocol.Initialize(spec, new float[s.length()], r), TIMEOUT)
           .toCompletableFuture().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
       blocks.add(ref);
     }
@@ -183,12 +184,12 @@ public final class PsBandwidthBenchmark {
         float[] slice = new float[s.length()];
         System.arraycopy(grad, s.offset(), slice, 0, s.length());
         pushed.add(block.<PushAck>askWithStatus(
-            r -> new ParameterBlock.PushGradient(TRAINER, step, 0, 0, 1f, slice, r), TIMEOUT).toCompletableFuture());
+            r -> new BlockProtocol.PushGradient(TRAINER, step, 0, 0, 1f, slice, r), TIMEOUT).toCompletableFuture());
       } else {
         BlockValues head = heads.get(b);
         pushed.add(bulk.<PushAck>askWithStatus(head.node().socketAddress(),
-            r -> new ParameterBlock.PushLetter(head.block(), self,
-                new ParameterBlock.PushGradient(TRAINER, step, 0, 0, 1f, null, 0, null, r)),
+            r -> new BlockProtocol.PushLetter(head.block(), self,
+                new BlockProtocol.PushGradient(TRAINER, step, 0, 0, 1f, null, 0, null, r)),
             grad, s.offset(), s.length(), TIMEOUT).toCompletableFuture());
       }
       if (bulk == null) {
@@ -196,7 +197,7 @@ public final class PsBandwidthBenchmark {
       } else {
         BlockValues head = heads.get(b);
         pulled.add(bulk.<BlockValues>askWithStatus(head.node().socketAddress(),
-            r -> new ParameterBlock.PullLetter(head.block(), new ParameterBlock.Pull(step, self, r)),
+            r -> new BlockProtocol.PullLetter(head.block(), new BlockProtocol.Pull(step, self, r)),
             NO_FLOATS, 0, 0, TIMEOUT).toCompletableFuture());
       }
     }
@@ -205,7 +206,7 @@ public final class PsBandwidthBenchmark {
     CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
     for (int b = 0; b < blocks.size(); b++) {
       PushAck ack = pushed.get(b).join();
-      if (!(ack instanceof ParameterBlock.Applied)) {
+      if (!(ack instanceof BlockProtocol.Applied)) {
         throw new IllegalStateException("block " + slices.get(b).entityId() + " did not apply step " + step + ": " + ack);
       }
       BlockValues v = pulled.get(b).join();
@@ -218,7 +219,7 @@ public final class PsBandwidthBenchmark {
 
   /** A pull; with {@code self}, its values come over the bulk channel and the reply names the block's actor. */
   private static CompletableFuture<BlockValues> pull(EntityRef<Command> block, long minVersion, BulkAddress self) {
-    CompletableFuture<BlockValues> v = block.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(minVersion, self, r),
+    CompletableFuture<BlockValues> v = block.<BlockValues>askWithStatus(r -> new BlockProtocol.Pull(minVersion, self, r),
         TIMEOUT).toCompletableFuture();
     if (self == null) return v;
     return v.thenApply(values -> {

@@ -1,9 +1,5 @@
 package io.shardtrain.actors.master;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import akka.Done;
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.actor.testkit.typed.javadsl.TestProbe;
@@ -14,6 +10,7 @@ import akka.pattern.StatusReply;
 import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.ps.BlockLayout;
+import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParamShape;
@@ -34,6 +31,9 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The master's side of checkpoints, against stand-in blocks: which step it asks the blocks for,
@@ -91,12 +91,12 @@ class MasterCheckpointTest {
    * Blocks at version 5 that reach any later version at once: they capture a checkpoint, read it
    * out, roll back, and tell the probe what they were asked.
    */
-  static Behavior<ShardingEnvelope<ParameterBlock.Command>> blocks(JobSpec job, TestProbe<Object> probe) {
+  static Behavior<ShardingEnvelope<BlockProtocol.Command>> blocks(JobSpec job, TestProbe<Object> probe) {
     return blocks(job, probe, Duration.ZERO);
   }
 
   /** As above, with blocks that take {@code rollbackTime} to answer a rollback, as a recovering block does. */
-  static Behavior<ShardingEnvelope<ParameterBlock.Command>> blocks(JobSpec job, TestProbe<Object> probe,
+  static Behavior<ShardingEnvelope<BlockProtocol.Command>> blocks(JobSpec job, TestProbe<Object> probe,
       Duration rollbackTime) {
     Map<String, BlockSlice> slices = new HashMap<>();
     List<ParamShape> shapes = new ArrayList<>();
@@ -104,19 +104,19 @@ class MasterCheckpointTest {
     for (BlockSlice s : BlockLayout.of(shapes, job.blockSize())) slices.put(s.entityId(), s);
     return Behaviors.setup(ctx -> Behaviors.receiveMessage(env -> {
       BlockSlice slice = slices.get(env.entityId());
-      ParameterBlock.Command m = env.message();
-      if (m instanceof ParameterBlock.UpdateMembership u) {
+      BlockProtocol.Command m = env.message();
+      if (m instanceof BlockProtocol.UpdateMembership u) {
         u.replyTo().tell(StatusReply.success(u.epoch()));
-      } else if (m instanceof ParameterBlock.GetStats g) {
-        g.replyTo().tell(new ParameterBlock.BlockStats(env.entityId(), true, BLOCK_VERSION, BLOCK_VERSION, 0, 0, 0, 0,
+      } else if (m instanceof BlockProtocol.GetStats g) {
+        g.replyTo().tell(new BlockProtocol.BlockStats(env.entityId(), true, BLOCK_VERSION, BLOCK_VERSION, 0, 0, 0, 0,
             0, 0, 0, 0, 0, 0, -1, List.of(), 1, 0, 0, 0, 0, 0));
-      } else if (m instanceof ParameterBlock.Checkpoint c) {
+      } else if (m instanceof BlockProtocol.Checkpoint c) {
         probe.ref().tell(c);
-        c.replyTo().tell(StatusReply.success(new ParameterBlock.Captured(env.entityId(), c.step(), c.step(), 1)));
-      } else if (m instanceof ParameterBlock.ReadCheckpoint r) {
-        r.replyTo().tell(StatusReply.success(new ParameterBlock.BlockValues(slice.parameter(), slice.index(),
+        c.replyTo().tell(StatusReply.success(new BlockProtocol.Captured(env.entityId(), c.step(), c.step(), 1)));
+      } else if (m instanceof BlockProtocol.ReadCheckpoint r) {
+        r.replyTo().tell(StatusReply.success(new BlockProtocol.BlockValues(slice.parameter(), slice.index(),
             slice.offset(), r.step(), value(slice.parameter(), slice.index(), r.step(), r.part(), slice.length()))));
-      } else if (m instanceof ParameterBlock.RollBack r) {
+      } else if (m instanceof BlockProtocol.RollBack r) {
         probe.ref().tell(r);
         if (rollbackTime.isZero()) r.replyTo().tell(StatusReply.success(r.step()));
         else ctx.scheduleOnce(rollbackTime, r.replyTo(), StatusReply.success(r.step()));
@@ -191,7 +191,7 @@ class MasterCheckpointTest {
     assertEquals(new Master.CheckpointWritten("job-1", BLOCK_VERSION + 2, dir.toString()), written);
     for (String block : job().blocks()) {
       Object asked = s.blocks().receiveMessage();
-      assertEquals(BLOCK_VERSION + 2, ((ParameterBlock.Checkpoint) asked).step(), "every block is asked for step 7");
+      assertEquals(BLOCK_VERSION + 2, ((BlockProtocol.Checkpoint) asked).step(), "every block is asked for step 7");
     }
     Checkpoint c = CheckpointFiles.load(dir);
     assertEquals(7, c.step());
@@ -219,7 +219,7 @@ class MasterCheckpointTest {
 
     s.tk().runCommand(new Master.RollBackToCheckpoint("test: a ps node is gone", -1, "a"));
     for (int i = 0; i < job().blocks().size(); i++) {
-      ParameterBlock.RollBack r = (ParameterBlock.RollBack) s.blocks().receiveMessage();
+      BlockProtocol.RollBack r = (BlockProtocol.RollBack) s.blocks().receiveMessage();
       assertEquals(List.of(7L, 1L), List.of(r.step(), r.generation()));
     }
     assertEquals(new Trainer.RollBack(7, 1), s.a().receiveMessage(Duration.ofSeconds(5)));
@@ -245,7 +245,7 @@ class MasterCheckpointTest {
     assertEquals(new Trainer.RollBack(7, 1), s.a().receiveMessage(Duration.ofSeconds(5)));
     s.blocks().expectNoMessage(Duration.ofMillis(300));
     s.tk().runCommand(new Master.RollBackToCheckpoint("block behind", 1, "a"));
-    ParameterBlock.RollBack again = (ParameterBlock.RollBack) s.blocks().receiveMessage();
+    BlockProtocol.RollBack again = (BlockProtocol.RollBack) s.blocks().receiveMessage();
     assertEquals(List.of(7L, 2L), List.of(again.step(), again.generation()));
     for (int i = 1; i < job().blocks().size(); i++) s.blocks().receiveMessage();
     assertEquals(new Trainer.RollBack(7, 2), s.a().receiveMessage(Duration.ofSeconds(5)));
@@ -257,7 +257,7 @@ class MasterCheckpointTest {
     // then rolls back once more (a restart in checkpoint durability always does), as generation 3.
     s.tk().restart();
     for (int i = 0; i < job().blocks().size(); i++) {
-      ParameterBlock.RollBack r = (ParameterBlock.RollBack) s.blocks().receiveMessage();
+      BlockProtocol.RollBack r = (BlockProtocol.RollBack) s.blocks().receiveMessage();
       assertEquals(List.of(7L, 3L), List.of(r.step(), r.generation()));
     }
     long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
@@ -277,7 +277,7 @@ class MasterCheckpointTest {
 
     s.tk().runCommand(new Master.RollBackToCheckpoint("test: a ps node is gone", -1, "a"));
     for (int i = 0; i < job().blocks().size(); i++) {
-      assertEquals(1L, ((ParameterBlock.RollBack) s.blocks().receiveMessage()).generation());
+      assertEquals(1L, ((BlockProtocol.RollBack) s.blocks().receiveMessage()).generation());
     }
     assertEquals(new Trainer.RollBack(7, 1), s.a().receiveMessage(Duration.ofSeconds(5)));
     s.blocks().expectNoMessage(Duration.ofMillis(500));

@@ -1,9 +1,5 @@
 package io.shardtrain.actors.master;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import akka.Done;
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.actor.testkit.typed.javadsl.TestProbe;
@@ -12,6 +8,7 @@ import akka.cluster.sharding.typed.ShardingEnvelope;
 import akka.pattern.StatusReply;
 import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
 import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParameterBlock;
 import java.time.Duration;
@@ -21,6 +18,9 @@ import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class MasterTest {
   /**
@@ -53,7 +53,7 @@ class MasterTest {
   }
 
   record Setup(EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk,
-      TestProbe<ShardingEnvelope<ParameterBlock.Command>> blocks) {}
+      TestProbe<ShardingEnvelope<BlockProtocol.Command>> blocks) {}
 
   static Setup submitted() {
     return submitted(SETTINGS);
@@ -63,24 +63,24 @@ class MasterTest {
    * How far each block holds a task, as "block epoch/task" -> progress; a block not listed holds
    * nothing of it, one listed with null does not answer.
    */
-  static final java.util.Map<String, ParameterBlock.TaskProgress> MARKS = new java.util.concurrent.ConcurrentHashMap<>();
-  static final ParameterBlock.TaskProgress SILENT = new ParameterBlock.TaskProgress(-1, -1);
+  static final java.util.Map<String, BlockProtocol.TaskProgress> MARKS = new java.util.concurrent.ConcurrentHashMap<>();
+  static final BlockProtocol.TaskProgress SILENT = new BlockProtocol.TaskProgress(-1, -1);
 
   /** Blocks that acknowledge every membership update, answer task marks from {@link #MARKS}, and tell the probe what they got. */
-  static akka.actor.typed.Behavior<ShardingEnvelope<ParameterBlock.Command>> ackingBlocks(
-      TestProbe<ShardingEnvelope<ParameterBlock.Command>> probe) {
+  static akka.actor.typed.Behavior<ShardingEnvelope<BlockProtocol.Command>> ackingBlocks(
+      TestProbe<ShardingEnvelope<BlockProtocol.Command>> probe) {
     return Behaviors.receiveMessage(env -> {
-      if (env.message() instanceof ParameterBlock.UpdateMembership u) u.replyTo().tell(StatusReply.success(u.epoch()));
+      if (env.message() instanceof BlockProtocol.UpdateMembership u) u.replyTo().tell(StatusReply.success(u.epoch()));
       answerMark(env);
       probe.ref().tell(env);
       return Behaviors.same();
     });
   }
 
-  static void answerMark(ShardingEnvelope<ParameterBlock.Command> env) {
-    if (!(env.message() instanceof ParameterBlock.GetTaskMark g)) return;
-    ParameterBlock.TaskProgress p = MARKS.getOrDefault(env.entityId() + " " + g.epoch() + "/" + g.task(),
-        new ParameterBlock.TaskProgress(0, 0));
+  static void answerMark(ShardingEnvelope<BlockProtocol.Command> env) {
+    if (!(env.message() instanceof BlockProtocol.GetTaskMark g)) return;
+    BlockProtocol.TaskProgress p = MARKS.getOrDefault(env.entityId() + " " + g.epoch() + "/" + g.task(),
+        new BlockProtocol.TaskProgress(0, 0));
     if (p != SILENT) g.replyTo().tell(StatusReply.success(p));
   }
 
@@ -116,7 +116,7 @@ class MasterTest {
   }
 
   static Setup submitted(MasterSettings settings, JobSpec job) {
-    TestProbe<ShardingEnvelope<ParameterBlock.Command>> blocks = kit.createTestProbe();
+    TestProbe<ShardingEnvelope<BlockProtocol.Command>> blocks = kit.createTestProbe();
     var acking = kit.spawn(ackingBlocks(blocks));
     EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk =
         EventSourcedBehaviorTestKit.create(kit.system(), Master.create(settings, acking));
@@ -204,9 +204,9 @@ class MasterTest {
     Setup s = bothLeased();
     report(s, "a", 0, 0, 20, 2);
     // "a" pushed two more batches of 8 to w#0 and one to w#1, and died before reporting them.
-    MARKS.put("w#0 0/0", new ParameterBlock.TaskProgress(36, 4));
-    MARKS.put("w#1 0/0", new ParameterBlock.TaskProgress(28, 3));
-    MARKS.put("w#1 0/1", new ParameterBlock.TaskProgress(44, 9)); // b's task: not asked about
+    MARKS.put("w#0 0/0", new BlockProtocol.TaskProgress(36, 4));
+    MARKS.put("w#1 0/0", new BlockProtocol.TaskProgress(28, 3));
+    MARKS.put("w#1 0/1", new BlockProtocol.TaskProgress(44, 9)); // b's task: not asked about
     assertEquals(new Master.Lease(0, 0, 0, 50, 28, java.util.Map.of("w#0", 36L)), aLeavesAndCTakesOver(s));
     assertEquals(28, s.tk().getState().status().examplesReported());
     assertEquals(3L, s.tk().getState().registration("a").lastStep(), "the step that pushed up to 28");
@@ -219,8 +219,8 @@ class MasterTest {
   void aDepartedTrainersTaskEveryBlockHoldsToTheEndIsFinished() {
     Setup s = bothLeased();
     report(s, "a", 0, 0, 40, 5);
-    MARKS.put("w#0 0/0", new ParameterBlock.TaskProgress(50, 6));
-    MARKS.put("w#1 0/0", new ParameterBlock.TaskProgress(50, 6));
+    MARKS.put("w#0 0/0", new BlockProtocol.TaskProgress(50, 6));
+    MARKS.put("w#1 0/0", new BlockProtocol.TaskProgress(50, 6));
     // Task 0/0 is done; c gets the next epoch's first task.
     assertEquals(new Master.Lease(1, 0, 0, 50, 0), aLeavesAndCTakesOver(s));
     assertEquals(50, s.tk().getState().status().examplesReported());
@@ -238,7 +238,7 @@ class MasterTest {
     sleep(450);
     assertEquals(List.of("0/1@0 -> b", "1/0@0 -> c"), s.tk().getState().status().leases());
     // The block answers (the next tick asks again once the first ask timed out).
-    MARKS.put("w#1 0/0", new ParameterBlock.TaskProgress(24, 3));
+    MARKS.put("w#1 0/0", new BlockProtocol.TaskProgress(24, 3));
     long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
     while (!s.tk().getState().settling().isEmpty() && System.nanoTime() < deadline) sleep(50);
     register(s, "d", kit.createTestProbe());
@@ -312,8 +312,8 @@ class MasterTest {
     Set<String> seen = new HashSet<>();
     long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
     while (seen.size() < 2 && System.nanoTime() < deadline) {
-      ShardingEnvelope<ParameterBlock.Command> env = s.blocks().receiveMessage(Duration.ofSeconds(3));
-      if (env.message() instanceof ParameterBlock.UpdateMembership u && u.epoch() == 1) {
+      ShardingEnvelope<BlockProtocol.Command> env = s.blocks().receiveMessage(Duration.ofSeconds(3));
+      if (env.message() instanceof BlockProtocol.UpdateMembership u && u.epoch() == 1) {
         assertEquals(List.of("a"), u.trainers());
         seen.add(env.entityId());
       }
@@ -383,10 +383,10 @@ class MasterTest {
 
   @Test
   void aTrainerJoiningARunningJobGetsATaskOnlyOnceEveryBlockKnowsIt() {
-    TestProbe<ShardingEnvelope<ParameterBlock.Command>> probe = kit.createTestProbe();
+    TestProbe<ShardingEnvelope<BlockProtocol.Command>> probe = kit.createTestProbe();
     java.util.concurrent.atomic.AtomicBoolean acking = new java.util.concurrent.atomic.AtomicBoolean(true);
-    var blocks = kit.spawn(Behaviors.<ShardingEnvelope<ParameterBlock.Command>>receiveMessage(env -> {
-      if (env.message() instanceof ParameterBlock.UpdateMembership u && acking.get()) {
+    var blocks = kit.spawn(Behaviors.<ShardingEnvelope<BlockProtocol.Command>>receiveMessage(env -> {
+      if (env.message() instanceof BlockProtocol.UpdateMembership u && acking.get()) {
         u.replyTo().tell(StatusReply.success(u.epoch()));
       }
       answerMark(env);
@@ -448,14 +448,14 @@ class MasterTest {
   void aTaskStillSettlingWhenTheMasterRestartsIsSettledByTheRecoveredMasterAndTheOutcomeIsJournaled() {
     Setup s = bothLeased();
     report(s, "a", 0, 0, 20, 2);
-    MARKS.put("w#0 0/0", new ParameterBlock.TaskProgress(28, 3));
+    MARKS.put("w#0 0/0", new BlockProtocol.TaskProgress(28, 3));
     MARKS.put("w#1 0/0", SILENT);
     s.tk().<StatusReply<Done>>runCommand(r -> new Master.LeaveJob("a", r));
     sleep(200);
     assertEquals(1, s.tk().getState().settling().size());
     s.tk().restart();
     assertEquals(1, s.tk().getState().settling().size(), "the recovered master still waits for every block");
-    MARKS.put("w#1 0/0", new ParameterBlock.TaskProgress(24, 3));
+    MARKS.put("w#1 0/0", new BlockProtocol.TaskProgress(24, 3));
     long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
     while (!s.tk().getState().settling().isEmpty() && System.nanoTime() < deadline) sleep(50);
     register(s, "c", kit.createTestProbe());

@@ -1,26 +1,24 @@
 package io.shardtrain.actors.ps;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.pattern.StatusReply;
 import akka.persistence.testkit.PersistenceTestKitSnapshotPlugin;
 import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import io.shardtrain.actors.ps.ParameterBlock.BlockStats;
-import io.shardtrain.actors.ps.ParameterBlock.Command;
-import io.shardtrain.actors.ps.ParameterBlock.Event;
-import io.shardtrain.actors.ps.ParameterBlock.GetStats;
-import io.shardtrain.actors.ps.ParameterBlock.Initialize;
-import io.shardtrain.actors.ps.ParameterBlock.PushAck;
-import io.shardtrain.actors.ps.ParameterBlock.PushGradient;
-import io.shardtrain.actors.ps.ParameterBlock.State;
-import io.shardtrain.actors.ps.ParameterBlock.UpdateMembership;
+import io.shardtrain.actors.ps.BlockEvents.Event;
+import io.shardtrain.actors.ps.BlockProtocol.BlockStats;
+import io.shardtrain.actors.ps.BlockProtocol.Command;
+import io.shardtrain.actors.ps.BlockProtocol.GetStats;
+import io.shardtrain.actors.ps.BlockProtocol.Initialize;
+import io.shardtrain.actors.ps.BlockProtocol.PushAck;
+import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
+import io.shardtrain.actors.ps.BlockProtocol.UpdateMembership;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** Shared setup of the parameter block tests: an in-memory journal and snapshot store that serialize. */
 final class BlockTestSupport {
@@ -53,26 +51,26 @@ final class BlockTestSupport {
     return "p" + IDS.incrementAndGet();
   }
 
-  static EventSourcedBehaviorTestKit<Command, Event, State> block(ActorTestKit kit, BlockSpec spec, PsSettings s) {
+  static EventSourcedBehaviorTestKit<Command, Event, BlockState> block(ActorTestKit kit, BlockSpec spec, PsSettings s) {
     return EventSourcedBehaviorTestKit.create(kit.system(), ParameterBlock.create(spec.entityId(), s));
   }
 
-  static StatusReply<Long> init(EventSourcedBehaviorTestKit<Command, Event, State> tk, BlockSpec spec, float[] values) {
+  static StatusReply<Long> init(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk, BlockSpec spec, float[] values) {
     return tk.<StatusReply<Long>>runCommand(r -> new Initialize(spec, values, r)).reply();
   }
 
-  static StatusReply<Long> membership(EventSourcedBehaviorTestKit<Command, Event, State> tk, long epoch,
+  static StatusReply<Long> membership(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk, long epoch,
       String... trainers) {
     return tk.<StatusReply<Long>>runCommand(r -> new UpdateMembership(epoch, List.of(trainers), r)).reply();
   }
 
-  static StatusReply<PushAck> push(EventSourcedBehaviorTestKit<Command, Event, State> tk, String trainer, long step,
+  static StatusReply<PushAck> push(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk, String trainer, long step,
       long baseVersion, float weight, float[] g) {
     return tk.<StatusReply<PushAck>>runCommand(
         r -> new PushGradient(trainer, step, baseVersion, 1, weight, g, r)).reply();
   }
 
-  static BlockStats stats(EventSourcedBehaviorTestKit<Command, Event, State> tk) {
+  static BlockStats stats(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk) {
     return tk.<BlockStats>runCommand(GetStats::new).reply();
   }
 
@@ -85,7 +83,7 @@ final class BlockTestSupport {
   }
 
   /** Values, slots, version, update count, membership, pending contributions and last steps agree bit for bit. */
-  static void assertSameState(State expected, State actual) {
+  static void assertSameState(BlockState expected, BlockState actual) {
     assertEquals(expected.spec(), actual.spec());
     assertEquals(expected.version(), actual.version(), "version");
     assertEquals(expected.updates(), actual.updates(), "updates");
@@ -100,8 +98,8 @@ final class BlockTestSupport {
     for (int s = 0; s < es.length; s++) assertBitsEqual(es[s], as[s], "slot " + s);
     assertEquals(expected.pending().size(), actual.pending().size(), "pending contributions");
     for (int i = 0; i < expected.pending().size(); i++) {
-      ParameterBlock.Contribution e = expected.pending().get(i);
-      ParameterBlock.Contribution a = actual.pending().get(i);
+      BlockState.Contribution e = expected.pending().get(i);
+      BlockState.Contribution a = actual.pending().get(i);
       assertEquals(e.trainerId(), a.trainerId());
       assertEquals(e.weight(), a.weight());
       assertArrayEquals(e.values(), a.values());

@@ -1,5 +1,28 @@
 package io.shardtrain.actors.ps;
 
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.testkit.typed.javadsl.TestProbe;
+import akka.pattern.StatusReply;
+import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
+import io.shardtrain.actors.ps.BlockEvents.Event;
+import io.shardtrain.actors.ps.BlockEvents.GradientApplied;
+import io.shardtrain.actors.ps.BlockProtocol.Applied;
+import io.shardtrain.actors.ps.BlockProtocol.BlockStats;
+import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
+import io.shardtrain.actors.ps.BlockProtocol.Command;
+import io.shardtrain.actors.ps.BlockProtocol.Duplicate;
+import io.shardtrain.actors.ps.BlockProtocol.Pull;
+import io.shardtrain.actors.ps.BlockProtocol.PushAck;
+import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
+import io.shardtrain.actors.ps.BlockProtocol.Skipped;
+import io.shardtrain.actors.ps.BlockProtocol.Stale;
+import io.shardtrain.compute.optim.Optimizer;
+import io.shardtrain.compute.optim.OptimizerSpec;
+import io.shardtrain.compute.optim.OptimizerState;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
 import static io.shardtrain.actors.ps.BlockTestSupport.assertSameState;
 import static io.shardtrain.actors.ps.BlockTestSupport.block;
@@ -9,31 +32,6 @@ import static io.shardtrain.actors.ps.BlockTestSupport.settings;
 import static io.shardtrain.actors.ps.BlockTestSupport.stats;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import akka.actor.testkit.typed.javadsl.ActorTestKit;
-import akka.actor.testkit.typed.javadsl.TestProbe;
-import akka.pattern.StatusReply;
-import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
-import io.shardtrain.actors.ps.ParameterBlock.Applied;
-import io.shardtrain.actors.ps.ParameterBlock.BlockStats;
-import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
-import io.shardtrain.actors.ps.ParameterBlock.Command;
-import io.shardtrain.actors.ps.ParameterBlock.Duplicate;
-import io.shardtrain.actors.ps.ParameterBlock.Event;
-import io.shardtrain.actors.ps.ParameterBlock.GradientApplied;
-import io.shardtrain.actors.ps.ParameterBlock.Pull;
-import io.shardtrain.actors.ps.ParameterBlock.PushAck;
-import io.shardtrain.actors.ps.ParameterBlock.PushGradient;
-import io.shardtrain.actors.ps.ParameterBlock.Skipped;
-import io.shardtrain.actors.ps.ParameterBlock.Stale;
-import io.shardtrain.actors.ps.ParameterBlock.State;
-import io.shardtrain.compute.optim.Optimizer;
-import io.shardtrain.compute.optim.OptimizerSpec;
-import io.shardtrain.compute.optim.OptimizerState;
-import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 
 class ParameterBlockAsyncTest {
   private static ActorTestKit kit;
@@ -57,8 +55,8 @@ class ParameterBlockAsyncTest {
         lr, BlockSpec.Mode.ASYNC, maxStaleness);
   }
 
-  private static EventSourcedBehaviorTestKit<Command, Event, State> started(BlockSpec spec, PsSettings s) {
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = block(kit, spec, s);
+  private static EventSourcedBehaviorTestKit<Command, Event, BlockState> started(BlockSpec spec, PsSettings s) {
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = block(kit, spec, s);
     assertEquals(0L, init(tk, spec, INIT).getValue());
     return tk;
   }
@@ -67,7 +65,7 @@ class ParameterBlockAsyncTest {
   @Test
   void valuesPulledAtAVersionStayUnchangedWhenTheNextGradientIsApplied() {
     BlockSpec spec = spec(OptimizerSpec.Kind.MOMENTUM, "constant", 0.1f, -1);
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings());
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, settings());
     assertEquals(new Applied(1), push(tk, "a", 1, 0, 1f, GA).getValue());
     float[] atOne = tk.<StatusReply<BlockValues>>runCommand(r -> new Pull(1, r)).reply().getValue().values();
     float[] expectedAtOne = atOne.clone();
@@ -83,7 +81,7 @@ class ParameterBlockAsyncTest {
   @Test
   void eachPushIsAppliedAtOnceInArrivalOrder() {
     BlockSpec spec = spec(OptimizerSpec.Kind.ADAM, "constant", 0.01f, -1);
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings());
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, settings());
     var first = tk.<StatusReply<PushAck>>runCommand(r -> new PushGradient("a", 1, 0, 1, 1f, GA, r));
     assertEquals(new Applied(1), first.reply().getValue());
     assertEquals(1, first.events().size());
@@ -97,7 +95,7 @@ class ParameterBlockAsyncTest {
     st.step(adam, spec.schedule(), expected, GA);
     st.step(adam, spec.schedule(), expected, GB);
     st.step(adam, spec.schedule(), expected, GB);
-    State state = tk.getState();
+    BlockState state = tk.getState();
     assertBitsEqual(expected, state.values(), "values");
     for (int s = 0; s < adam.slotCount(); s++) assertBitsEqual(st.slots()[s], state.slots()[s], "slot " + s);
     assertEquals(3, state.version());
@@ -106,7 +104,7 @@ class ParameterBlockAsyncTest {
 
   @Test
   void repeatedTrainerStepIsAcknowledgedAsDuplicateAndNotApplied() {
-    EventSourcedBehaviorTestKit<Command, Event, State> tk =
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk =
         started(spec(OptimizerSpec.Kind.SGD, "constant", 0.1f, -1), settings());
     push(tk, "a", 1, 0, 1f, GA);
     push(tk, "a", 2, 1, 1f, GA);
@@ -122,7 +120,7 @@ class ParameterBlockAsyncTest {
 
   @Test
   void pushOverTheStalenessBoundIsRefusedWithTheCurrentVersion() {
-    EventSourcedBehaviorTestKit<Command, Event, State> tk =
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk =
         started(spec(OptimizerSpec.Kind.SGD, "constant", 0.1f, 1), settings());
     push(tk, "a", 1, 0, 1f, GA);
     push(tk, "a", 2, 1, 1f, GA);
@@ -146,7 +144,7 @@ class ParameterBlockAsyncTest {
   @Test
   void learningRateScheduleRunsOnTheBlockUpdateCount() {
     // lr 0.5 for updates 0 and 1, 0.25 for 2 and 3, 0.125 for 4: plain SGD on a gradient of ones.
-    EventSourcedBehaviorTestKit<Command, Event, State> tk =
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk =
         started(spec(OptimizerSpec.Kind.SGD, "step:2:0.5", 0.5f, -1), settings());
     float[] ones = {1f, 1f, 1f, 1f};
     float[] rates = {0.5f, 0.5f, 0.25f, 0.25f, 0.125f};
@@ -163,10 +161,10 @@ class ParameterBlockAsyncTest {
 
   @Test
   void nonFiniteGradientUnderSkipPolicyIsCountedAndNotApplied() {
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec(OptimizerSpec.Kind.SGD, "constant", 0.1f, -1),
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec(OptimizerSpec.Kind.SGD, "constant", 0.1f, -1),
         settings(100, Duration.ofSeconds(5), PsSettings.NonFinitePolicy.SKIP));
     push(tk, "a", 1, 0, 1f, GA);
-    State before = tk.getState().copy();
+    BlockState before = tk.getState().copy();
     float[] inf = GB.clone();
     inf[3] = Float.POSITIVE_INFINITY;
     var skipped = tk.<StatusReply<PushAck>>runCommand(r -> new PushGradient("a", 2, 1, 1, 1f, inf, r));
@@ -181,7 +179,7 @@ class ParameterBlockAsyncTest {
   @Test
   void pullIsAnsweredWhenAnAsyncPushReachesItsVersion() {
     BlockSpec spec = spec(OptimizerSpec.Kind.SGD, "constant", 0.1f, -1);
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings());
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, settings());
     TestProbe<StatusReply<BlockValues>> probe = kit.createTestProbe();
     tk.runCommand(new Pull(2, probe.ref()));
     push(tk, "a", 1, 0, 1f, GA);
@@ -196,13 +194,13 @@ class ParameterBlockAsyncTest {
   void restartRecoversBitIdenticalValuesSlotsAndVersion() {
     BlockSpec spec = spec(OptimizerSpec.Kind.ADAM, "cosine:20", 0.01f, -1);
     PsSettings every4 = settings(4, Duration.ofSeconds(5), PsSettings.NonFinitePolicy.REJECT);
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, every4);
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, every4);
     for (int step = 1; step <= 7; step++) {
       push(tk, "a", step, 2L * step - 2, 1f, GA);
       push(tk, "b", step, 2L * step - 1, 1f, GB);
     }
-    State before = tk.getState().copy();
-    State recovered = tk.restart().state();
+    BlockState before = tk.getState().copy();
+    BlockState recovered = tk.restart().state();
     assertSameState(before, recovered);
     assertEquals(14, recovered.version());
     // Replayed duplicates are still recognised after recovery.

@@ -1,11 +1,5 @@
 package io.shardtrain.actors.ps;
 
-import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.actor.typed.ActorSystem;
 import akka.cluster.MemberStatus;
@@ -16,11 +10,11 @@ import akka.persistence.testkit.PersistenceTestKitPlugin;
 import akka.persistence.testkit.PersistenceTestKitSnapshotPlugin;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import io.shardtrain.actors.ps.ParameterBlock.BlockStats;
-import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
-import io.shardtrain.actors.ps.ParameterBlock.BulkAddress;
-import io.shardtrain.actors.ps.ParameterBlock.Command;
-import io.shardtrain.actors.ps.ParameterBlock.PushAck;
+import io.shardtrain.actors.ps.BlockProtocol.BlockStats;
+import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
+import io.shardtrain.actors.ps.BlockProtocol.Command;
+import io.shardtrain.actors.ps.BlockProtocol.PushAck;
+import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import java.time.Duration;
@@ -29,6 +23,11 @@ import java.util.concurrent.ExecutionException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Two ActorSystems in a cluster over loopback: {@code ps} hosts the blocks; {@code client} pulls
@@ -119,15 +118,15 @@ class ParameterBlockBulkTest {
   }
 
   private static void initialise(EntityRef<Command> b, BlockSpec spec, float[] init) throws Exception {
-    assertEquals(0L, await(b.<Long>askWithStatus(r -> new ParameterBlock.Initialize(spec, init, r), TIMEOUT)));
+    assertEquals(0L, await(b.<Long>askWithStatus(r -> new BlockProtocol.Initialize(spec, init, r), TIMEOUT)));
     assertEquals(1L, await(b.<Long>askWithStatus(
-        r -> new ParameterBlock.UpdateMembership(1, List.of("t0", "t1"), r), TIMEOUT)));
+        r -> new BlockProtocol.UpdateMembership(1, List.of("t0", "t1"), r), TIMEOUT)));
   }
 
   /** A pull through sharding that names this node's bulk address: the values come back by letter. */
   private static BlockValues pullBulk(EntityRef<Command> b, long minVersion) throws Exception {
     BulkAddress self = BulkAddress.of(BulkTransport.get(client.system()).address());
-    BlockValues reply = await(b.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(minVersion, self, r), TIMEOUT));
+    BlockValues reply = await(b.<BlockValues>askWithStatus(r -> new BlockProtocol.Pull(minVersion, self, r), TIMEOUT));
     assertEquals(LENGTH, reply.values().length);
     assertNotNull(reply.node(), "a bulk pull reply names the block's node");
     assertNotNull(reply.block(), "a bulk pull reply names the block's actor");
@@ -139,8 +138,8 @@ class ParameterBlockBulkTest {
     BulkTransport bulk = BulkTransport.get(client.system());
     BulkAddress self = BulkAddress.of(bulk.address());
     return await(bulk.<PushAck>askWithStatus(to.node().socketAddress(),
-        r -> new ParameterBlock.PushLetter(to.block(), self,
-            new ParameterBlock.PushGradient(trainer, step, step - 1, 1, 32f, null, 0, null, r)),
+        r -> new BlockProtocol.PushLetter(to.block(), self,
+            new BlockProtocol.PushGradient(trainer, step, step - 1, 1, 32f, null, 0, null, r)),
         g, 0, g.length, TIMEOUT));
   }
 
@@ -149,7 +148,7 @@ class ParameterBlockBulkTest {
     BulkTransport bulk = BulkTransport.get(client.system());
     BulkAddress self = BulkAddress.of(bulk.address());
     return await(bulk.<BlockValues>askWithStatus(from.node().socketAddress(),
-        r -> new ParameterBlock.PullLetter(from.block(), new ParameterBlock.Pull(minVersion, self, r)),
+        r -> new BlockProtocol.PullLetter(from.block(), new BlockProtocol.Pull(minVersion, self, r)),
         new float[0], 0, 0, TIMEOUT));
   }
 
@@ -170,18 +169,18 @@ class ParameterBlockBulkTest {
         float[] g = gradient(t, step);
         String trainer = "t" + t;
         PushAck inlineAck = await(inline.<PushAck>askWithStatus(
-            r -> new ParameterBlock.PushGradient(trainer, s, s - 1, 1, 32f, g, r), TIMEOUT));
+            r -> new BlockProtocol.PushGradient(trainer, s, s - 1, 1, 32f, g, r), TIMEOUT));
         assertEquals(inlineAck, pushLetter(head, trainer, s, g), "ack of trainer " + trainer + " at step " + step);
       }
-      BlockValues expected = await(inline.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(s, r), TIMEOUT));
+      BlockValues expected = await(inline.<BlockValues>askWithStatus(r -> new BlockProtocol.Pull(s, r), TIMEOUT));
       BlockValues actual = pullLetter(head, s);
       assertEquals(step, actual.version());
       assertEquals(head.block(), actual.block());
       assertBitsEqual(expected.values(), actual.values(), "values after step " + step);
     }
     // A duplicate is acknowledged by letter too, and changes nothing.
-    assertEquals(new ParameterBlock.Duplicate(3), pushLetter(head, "t0", 3, gradient(0, 3)));
-    BlockStats stats = await(block(letterSpec.entityId()).<BlockStats>ask(ParameterBlock.GetStats::new, TIMEOUT));
+    assertEquals(new BlockProtocol.Duplicate(3), pushLetter(head, "t0", 3, gradient(0, 3)));
+    BlockStats stats = await(block(letterSpec.entityId()).<BlockStats>ask(BlockProtocol.GetStats::new, TIMEOUT));
     assertEquals(3, stats.version());
     assertEquals(7, stats.bulkPushes());
     assertEquals(4, stats.bulkPulls());
@@ -196,8 +195,8 @@ class ParameterBlockBulkTest {
     String caller = Thread.currentThread().getName();
     // Akka's own ask stage would run this on the common pool: on two cores, a new thread per reply.
     String completedOn = await(z.bulk().<PushAck>askWithStatus(head.node().socketAddress(),
-            r -> new ParameterBlock.PushLetter(head.block(), z.self(),
-                new ParameterBlock.PushGradient("t0", 1, 0, 1, 32f, null, 0, null, r)),
+            r -> new BlockProtocol.PushLetter(head.block(), z.self(),
+                new BlockProtocol.PushGradient("t0", 1, 0, 1, 32f, null, 0, null, r)),
             g, 0, g.length, TIMEOUT)
         .thenApply(ack -> Thread.currentThread().getName()));
     assertTrue(completedOn.startsWith("shardtrain-bulk-") || completedOn.equals(caller), completedOn);
@@ -222,7 +221,7 @@ class ParameterBlockBulkTest {
     ExecutionException pull = assertThrows(ExecutionException.class, () -> pullLetter(stale, 0));
     assertTrue(pull.getCause().getMessage().contains("not delivered"), pull.getCause().getMessage());
     assertTrue(System.nanoTime() - start < TIMEOUT.toNanos() / 2, "the sender learns at once, not at its timeout");
-    BlockStats stats = await(z.b().<BlockStats>ask(ParameterBlock.GetStats::new, TIMEOUT));
+    BlockStats stats = await(z.b().<BlockStats>ask(BlockProtocol.GetStats::new, TIMEOUT));
     assertEquals(0, stats.version());
     assertEquals(0, stats.bulkPushes());
   }
@@ -245,7 +244,7 @@ class ParameterBlockBulkTest {
     ExecutionException e = assertThrows(ExecutionException.class, () -> pushLetter(z.head(), "t0", 1, new float[7]));
     assertTrue(e.getCause().getMessage().contains("length 7") && e.getCause().getMessage().contains(String.valueOf(LENGTH)),
         e.getCause().getMessage());
-    BlockStats stats = await(z.b().<BlockStats>ask(ParameterBlock.GetStats::new, TIMEOUT));
+    BlockStats stats = await(z.b().<BlockStats>ask(BlockProtocol.GetStats::new, TIMEOUT));
     assertEquals(1, stats.rejectedBadLength());
     assertEquals(0, stats.version());
     assertEquals(-1, stats.pendingStep(), "nothing of the refused push is pending");

@@ -1,5 +1,28 @@
 package io.shardtrain.actors.ps;
 
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.testkit.typed.javadsl.TestProbe;
+import akka.pattern.StatusReply;
+import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
+import io.shardtrain.actors.ps.BlockEvents.CheckpointTaken;
+import io.shardtrain.actors.ps.BlockEvents.Event;
+import io.shardtrain.actors.ps.BlockEvents.RolledBackTo;
+import io.shardtrain.actors.ps.BlockProtocol.Accepted;
+import io.shardtrain.actors.ps.BlockProtocol.Applied;
+import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
+import io.shardtrain.actors.ps.BlockProtocol.Captured;
+import io.shardtrain.actors.ps.BlockProtocol.Checkpoint;
+import io.shardtrain.actors.ps.BlockProtocol.Command;
+import io.shardtrain.actors.ps.BlockProtocol.PushAck;
+import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
+import io.shardtrain.actors.ps.BlockProtocol.ReadCheckpoint;
+import io.shardtrain.actors.ps.BlockProtocol.RollBack;
+import io.shardtrain.actors.ps.BlockProtocol.RolledBack;
+import io.shardtrain.compute.optim.OptimizerSpec;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import static io.shardtrain.actors.ps.BlockTestSupport.GA;
 import static io.shardtrain.actors.ps.BlockTestSupport.GB;
 import static io.shardtrain.actors.ps.BlockTestSupport.INIT;
@@ -11,31 +34,6 @@ import static io.shardtrain.actors.ps.BlockTestSupport.push;
 import static io.shardtrain.actors.ps.BlockTestSupport.settings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import akka.actor.testkit.typed.javadsl.ActorTestKit;
-import akka.actor.testkit.typed.javadsl.TestProbe;
-import akka.pattern.StatusReply;
-import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
-import io.shardtrain.actors.ps.ParameterBlock.Accepted;
-import io.shardtrain.actors.ps.ParameterBlock.Applied;
-import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
-import io.shardtrain.actors.ps.ParameterBlock.Captured;
-import io.shardtrain.actors.ps.ParameterBlock.Checkpoint;
-import io.shardtrain.actors.ps.ParameterBlock.CheckpointTaken;
-import io.shardtrain.actors.ps.ParameterBlock.Command;
-import io.shardtrain.actors.ps.ParameterBlock.Event;
-import io.shardtrain.actors.ps.ParameterBlock.PushAck;
-import io.shardtrain.actors.ps.ParameterBlock.PushGradient;
-import io.shardtrain.actors.ps.ParameterBlock.ReadCheckpoint;
-import io.shardtrain.actors.ps.ParameterBlock.RollBack;
-import io.shardtrain.actors.ps.ParameterBlock.RolledBack;
-import io.shardtrain.actors.ps.ParameterBlock.RolledBackTo;
-import io.shardtrain.actors.ps.ParameterBlock.State;
-import io.shardtrain.compute.optim.OptimizerSpec;
-import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 
 /** Checkpoints of a sync block, and checkpoint durability: only checkpoints are journaled, rollback returns to one. */
 class ParameterBlockCheckpointTest {
@@ -61,27 +59,27 @@ class ParameterBlockCheckpointTest {
     return settings().withDurability(PsSettings.Durability.CHECKPOINT);
   }
 
-  private static EventSourcedBehaviorTestKit<Command, Event, State> started(PsSettings s) {
+  private static EventSourcedBehaviorTestKit<Command, Event, BlockState> started(PsSettings s) {
     BlockSpec spec = adamSpec(BlockSpec.Mode.SYNC);
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = block(kit, spec, s);
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = block(kit, spec, s);
     assertEquals(0L, init(tk, spec, INIT).getValue());
     assertEquals(1L, membership(tk, 1, "a", "b").getValue());
     return tk;
   }
 
   /** Both trainers push step {@code step}; the second push completes it. */
-  private static void step(EventSourcedBehaviorTestKit<Command, Event, State> tk, long step) {
+  private static void step(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk, long step) {
     assertEquals(new Accepted(step - 1), push(tk, "a", step, step - 1, 1f, GA).getValue());
     assertEquals(new Applied(step), push(tk, "b", step, step - 1, 2f, GB).getValue());
   }
 
-  private static BlockValues read(EventSourcedBehaviorTestKit<Command, Event, State> tk, long step, int part) {
+  private static BlockValues read(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk, long step, int part) {
     return tk.<StatusReply<BlockValues>>runCommand(r -> new ReadCheckpoint(step, part, r)).reply().getValue();
   }
 
   @Test
   void checkpointRequestedAheadCapturesTheStateOfExactlyThatStep() {
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(settings());
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(settings());
     TestProbe<StatusReply<Captured>> probe = kit.createTestProbe();
     tk.runCommand(new Checkpoint(2, 0, probe.ref()));
     step(tk, 1);
@@ -103,7 +101,7 @@ class ParameterBlockCheckpointTest {
 
   @Test
   void checkpointOfAStepAlreadyPassedOrOfAnAsyncBlockIsAnError() {
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(settings());
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(settings());
     step(tk, 1);
     step(tk, 2);
     var past = tk.<StatusReply<Captured>>runCommand(r -> new Checkpoint(1, 0, r)).reply();
@@ -111,7 +109,7 @@ class ParameterBlockCheckpointTest {
     assertTrue(past.getError().getMessage().contains("past checkpoint step 1"), past.getError().getMessage());
 
     BlockSpec async = adamSpec(BlockSpec.Mode.ASYNC);
-    EventSourcedBehaviorTestKit<Command, Event, State> a = block(kit, async, settings());
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> a = block(kit, async, settings());
     init(a, async, INIT);
     var refused = a.<StatusReply<Captured>>runCommand(r -> new Checkpoint(0, 0, r)).reply();
     assertTrue(refused.isError() && refused.getError().getMessage().contains("sync mode"));
@@ -119,7 +117,7 @@ class ParameterBlockCheckpointTest {
 
   @Test
   void checkpointDurabilityJournalsNoGradientAndRecoversTheNewestCheckpoint() {
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(checkpointDurability());
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(checkpointDurability());
     var first = tk.<StatusReply<PushAck>>runCommand(r -> new PushGradient("a", 1, 0, 1, 1f, GA, r));
     assertTrue(first.hasNoEvents(), "a gradient is not journaled: " + first.events());
     assertEquals(new Applied(1), push(tk, "b", 1, 0, 2f, GB).getValue());
@@ -133,7 +131,7 @@ class ParameterBlockCheckpointTest {
     assertEquals(3, tk.getState().version());
 
     tk.restart();
-    State recovered = tk.getState();
+    BlockState recovered = tk.getState();
     assertEquals(1, recovered.version(), "the journal ends at the checkpoint of step 1");
     assertEquals(1, recovered.updates());
     assertBitsEqual(values1, recovered.values(), "recovered values");
@@ -143,7 +141,7 @@ class ParameterBlockCheckpointTest {
 
   @Test
   void contributionsToTheNextStepSurviveACaptureAtTheCurrentOne() {
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(checkpointDurability());
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(checkpointDurability());
     step(tk, 1);
     assertEquals(new Accepted(1), push(tk, "a", 2, 1, 1f, GA).getValue());
     assertTrue(tk.<StatusReply<Captured>>runCommand(r -> new Checkpoint(1, 0, r)).reply().isSuccess());
@@ -152,7 +150,7 @@ class ParameterBlockCheckpointTest {
 
   @Test
   void rollBackReturnsToTheCheckpointAndRefusesPushesOfTheAbandonedTimeline() {
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(checkpointDurability());
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(checkpointDurability());
     step(tk, 1);
     step(tk, 2);
     tk.<StatusReply<Captured>>runCommand(r -> new Checkpoint(2, 0, r));
@@ -190,9 +188,9 @@ class ParameterBlockCheckpointTest {
 
   @Test
   void rollBackNeedsCheckpointDurabilityAndAHeldCheckpoint() {
-    EventSourcedBehaviorTestKit<Command, Event, State> exact = started(settings());
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> exact = started(settings());
     assertTrue(exact.<StatusReply<Long>>runCommand(r -> new RollBack(0, 1, r)).reply().isError());
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(checkpointDurability());
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(checkpointDurability());
     var missing = tk.<StatusReply<Long>>runCommand(r -> new RollBack(5, 1, r)).reply();
     assertTrue(missing.isError() && missing.getError().getMessage().contains("holds checkpoints [0]"),
         missing.getError().getMessage());
@@ -201,7 +199,7 @@ class ParameterBlockCheckpointTest {
   @Test
   void asyncBlocksRefuseCheckpointDurability() {
     BlockSpec async = adamSpec(BlockSpec.Mode.ASYNC);
-    EventSourcedBehaviorTestKit<Command, Event, State> a = block(kit, async, checkpointDurability());
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> a = block(kit, async, checkpointDurability());
     StatusReply<Long> r = init(a, async, INIT);
     assertTrue(r.isError() && r.getError().getMessage().contains("needs sync mode"), String.valueOf(r));
   }

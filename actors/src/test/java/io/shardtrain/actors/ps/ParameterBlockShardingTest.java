@@ -1,8 +1,5 @@
 package io.shardtrain.actors.ps;
 
-import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.cluster.sharding.typed.javadsl.EntityRef;
 import akka.cluster.typed.Cluster;
@@ -10,10 +7,10 @@ import akka.cluster.typed.Join;
 import akka.persistence.testkit.PersistenceTestKitPlugin;
 import akka.persistence.testkit.PersistenceTestKitSnapshotPlugin;
 import com.typesafe.config.ConfigFactory;
-import io.shardtrain.actors.ps.ParameterBlock.Applied;
-import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
-import io.shardtrain.actors.ps.ParameterBlock.Command;
-import io.shardtrain.actors.ps.ParameterBlock.PushAck;
+import io.shardtrain.actors.ps.BlockProtocol.Applied;
+import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
+import io.shardtrain.actors.ps.BlockProtocol.Command;
+import io.shardtrain.actors.ps.BlockProtocol.PushAck;
 import io.shardtrain.compute.optim.Optimizer;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import io.shardtrain.compute.optim.OptimizerState;
@@ -22,6 +19,8 @@ import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** The block as a sharded entity on a one-node cluster, every message forced through serialization. */
 class ParameterBlockShardingTest {
@@ -58,15 +57,15 @@ class ParameterBlockShardingTest {
     float[] grad = {0.5f, -0.5f, 0.25f};
     EntityRef<Command> block = ParameterBlock.entityRef(kit.system(), spec.entityId());
 
-    long version = block.<Long>askWithStatus(r -> new ParameterBlock.Initialize(spec, init, r), TIMEOUT)
+    long version = block.<Long>askWithStatus(r -> new BlockProtocol.Initialize(spec, init, r), TIMEOUT)
         .toCompletableFuture().get();
     assertEquals(0L, version);
-    assertEquals(1L, block.<Long>askWithStatus(r -> new ParameterBlock.UpdateMembership(1, List.of("t1"), r), TIMEOUT)
+    assertEquals(1L, block.<Long>askWithStatus(r -> new BlockProtocol.UpdateMembership(1, List.of("t1"), r), TIMEOUT)
         .toCompletableFuture().get());
-    PushAck ack = block.<PushAck>askWithStatus(r -> new ParameterBlock.PushGradient("t1", 1, 0, 1, 8f, grad, r),
+    PushAck ack = block.<PushAck>askWithStatus(r -> new BlockProtocol.PushGradient("t1", 1, 0, 1, 8f, grad, r),
         TIMEOUT).toCompletableFuture().get();
     assertEquals(new Applied(1), ack);
-    BlockValues values = block.<BlockValues>askWithStatus(r -> new ParameterBlock.Pull(1, r), TIMEOUT)
+    BlockValues values = block.<BlockValues>askWithStatus(r -> new BlockProtocol.Pull(1, r), TIMEOUT)
         .toCompletableFuture().get();
 
     Optimizer momentum = spec.optimizer().create();

@@ -1,5 +1,37 @@
 package io.shardtrain.actors.ps;
 
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.testkit.typed.javadsl.LoggingTestKit;
+import akka.actor.testkit.typed.javadsl.TestProbe;
+import akka.actor.typed.ActorRef;
+import akka.pattern.StatusReply;
+import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
+import io.shardtrain.actors.ps.BlockEvents.Event;
+import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
+import io.shardtrain.actors.ps.BlockEvents.GradientSkipped;
+import io.shardtrain.actors.ps.BlockEvents.MembershipUpdated;
+import io.shardtrain.actors.ps.BlockEvents.StepApplied;
+import io.shardtrain.actors.ps.BlockProtocol.Accepted;
+import io.shardtrain.actors.ps.BlockProtocol.Applied;
+import io.shardtrain.actors.ps.BlockProtocol.BlockStats;
+import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
+import io.shardtrain.actors.ps.BlockProtocol.Command;
+import io.shardtrain.actors.ps.BlockProtocol.Duplicate;
+import io.shardtrain.actors.ps.BlockProtocol.Initialize;
+import io.shardtrain.actors.ps.BlockProtocol.Pull;
+import io.shardtrain.actors.ps.BlockProtocol.PushAck;
+import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
+import io.shardtrain.actors.ps.BlockProtocol.Skipped;
+import io.shardtrain.actors.ps.BlockProtocol.UpdateMembership;
+import io.shardtrain.compute.optim.LearningRateSchedule;
+import io.shardtrain.compute.optim.Optimizer;
+import io.shardtrain.compute.optim.OptimizerSpec;
+import io.shardtrain.compute.optim.OptimizerState;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import static io.shardtrain.actors.ps.BlockTestSupport.GA;
 import static io.shardtrain.actors.ps.BlockTestSupport.GB;
 import static io.shardtrain.actors.ps.BlockTestSupport.INIT;
@@ -13,40 +45,6 @@ import static io.shardtrain.actors.ps.BlockTestSupport.settings;
 import static io.shardtrain.actors.ps.BlockTestSupport.stats;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import akka.actor.testkit.typed.javadsl.ActorTestKit;
-import akka.actor.testkit.typed.javadsl.LoggingTestKit;
-import akka.actor.testkit.typed.javadsl.TestProbe;
-import akka.actor.typed.ActorRef;
-import akka.pattern.StatusReply;
-import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
-import io.shardtrain.actors.ps.ParameterBlock.Accepted;
-import io.shardtrain.actors.ps.ParameterBlock.Applied;
-import io.shardtrain.actors.ps.ParameterBlock.BlockStats;
-import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
-import io.shardtrain.actors.ps.ParameterBlock.Command;
-import io.shardtrain.actors.ps.ParameterBlock.Duplicate;
-import io.shardtrain.actors.ps.ParameterBlock.Event;
-import io.shardtrain.actors.ps.ParameterBlock.GradientReceived;
-import io.shardtrain.actors.ps.ParameterBlock.GradientSkipped;
-import io.shardtrain.actors.ps.ParameterBlock.Initialize;
-import io.shardtrain.actors.ps.ParameterBlock.MembershipUpdated;
-import io.shardtrain.actors.ps.ParameterBlock.Pull;
-import io.shardtrain.actors.ps.ParameterBlock.PushAck;
-import io.shardtrain.actors.ps.ParameterBlock.PushGradient;
-import io.shardtrain.actors.ps.ParameterBlock.Skipped;
-import io.shardtrain.actors.ps.ParameterBlock.State;
-import io.shardtrain.actors.ps.ParameterBlock.StepApplied;
-import io.shardtrain.actors.ps.ParameterBlock.UpdateMembership;
-import io.shardtrain.compute.optim.LearningRateSchedule;
-import io.shardtrain.compute.optim.Optimizer;
-import io.shardtrain.compute.optim.OptimizerSpec;
-import io.shardtrain.compute.optim.OptimizerState;
-import java.time.Duration;
-import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 
 class ParameterBlockSyncTest {
   private static ActorTestKit kit;
@@ -67,9 +65,9 @@ class ParameterBlockSyncTest {
         OptimizerSpec.defaults(OptimizerSpec.Kind.ADAM), "step:1:0.5", 0.01f, BlockSpec.Mode.SYNC, -1);
   }
 
-  private static EventSourcedBehaviorTestKit<Command, Event, State> started(BlockSpec spec, PsSettings s,
+  private static EventSourcedBehaviorTestKit<Command, Event, BlockState> started(BlockSpec spec, PsSettings s,
       String... trainers) {
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = block(kit, spec, s);
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = block(kit, spec, s);
     assertEquals(0L, init(tk, spec, INIT).getValue());
     assertEquals(1L, membership(tk, 1, trainers).getValue());
     return tk;
@@ -90,17 +88,17 @@ class ParameterBlockSyncTest {
   @Test
   void barrierOfTwoTrainersAppliesTheirWeightedMeanOnceBothPushed() {
     BlockSpec spec = adamSpec();
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings(), "a", "b");
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, settings(), "a", "b");
 
-    EventSourcedBehaviorTestKit.CommandResultWithReply<Command, Event, State, StatusReply<PushAck>> first =
-        tk.runCommand(r -> new ParameterBlock.PushGradient("a", 1, 0, 1, 3f, GA.clone(), r));
+    EventSourcedBehaviorTestKit.CommandResultWithReply<Command, Event, BlockState, StatusReply<PushAck>> first =
+        tk.runCommand(r -> new BlockProtocol.PushGradient("a", 1, 0, 1, 3f, GA.clone(), r));
     assertEquals(new Accepted(0), first.reply().getValue());
     assertEquals(1, first.events().size());
     assertTrue(first.events().get(0) instanceof GradientReceived);
     assertBitsEqual(INIT, first.state().values(), "values before the barrier");
 
-    EventSourcedBehaviorTestKit.CommandResultWithReply<Command, Event, State, StatusReply<PushAck>> second =
-        tk.runCommand(r -> new ParameterBlock.PushGradient("b", 1, 0, 1, 1f, GB.clone(), r));
+    EventSourcedBehaviorTestKit.CommandResultWithReply<Command, Event, BlockState, StatusReply<PushAck>> second =
+        tk.runCommand(r -> new BlockProtocol.PushGradient("b", 1, 0, 1, 1f, GB.clone(), r));
     assertEquals(new Applied(1), second.reply().getValue());
     assertEquals(2, second.events().size());
     assertEquals(new StepApplied(1), second.events().get(1));
@@ -116,7 +114,7 @@ class ParameterBlockSyncTest {
     assertEquals(new Accepted(1), push(tk, "b", 2, 1, 2f, GA).getValue());
     assertEquals(new Applied(2), push(tk, "a", 2, 1, 5f, GB).getValue());
     expectedState.step(adam, schedule, expected, weightedMean(new float[] {2f, 5f}, GA, GB));
-    State state = tk.getState();
+    BlockState state = tk.getState();
     assertBitsEqual(expected, state.values(), "values after step 2");
     for (int s = 0; s < adam.slotCount(); s++) {
       assertBitsEqual(expectedState.slots()[s], state.slots()[s], "slot " + s);
@@ -131,11 +129,11 @@ class ParameterBlockSyncTest {
   @Test
   void emptyZeroWeightPushTakesPartInTheBarrierWithoutChangingTheMean() {
     BlockSpec spec = adamSpec();
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings(), "a", "b");
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, settings(), "a", "b");
     assertEquals(new Accepted(0), push(tk, "a", 1, 0, 4f, GA).getValue());
     // "b" has no data for step 1: an empty push of weight 0 completes the barrier.
     assertEquals(new Applied(1),
-        tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("b", 1, 0, 1, 0f, new float[0], r))
+        tk.<StatusReply<PushAck>>runCommand(r -> new BlockProtocol.PushGradient("b", 1, 0, 1, 0f, new float[0], r))
             .reply().getValue());
     Optimizer adam = spec.optimizer().create();
     OptimizerState expectedState = OptimizerState.create(adam, INIT.length);
@@ -153,16 +151,16 @@ class ParameterBlockSyncTest {
   @Test
   void duplicatePushIsAcknowledgedAndNotAppliedAgain() {
     BlockSpec spec = adamSpec();
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings(), "a", "b");
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, settings(), "a", "b");
     assertEquals(new Accepted(0), push(tk, "a", 1, 0, 1f, GA).getValue());
     // A retry of the pending contribution, with other numbers even: nothing is recorded.
-    var retry = tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("a", 1, 0, 1, 1f, GB, r));
+    var retry = tk.<StatusReply<PushAck>>runCommand(r -> new BlockProtocol.PushGradient("a", 1, 0, 1, 1f, GB, r));
     assertEquals(new Duplicate(0), retry.reply().getValue());
     assertTrue(retry.hasNoEvents());
     assertEquals(new Applied(1), push(tk, "b", 1, 0, 1f, GB).getValue());
     float[] after = tk.getState().values();
 
-    var late = tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("b", 1, 0, 1, 1f, GA, r));
+    var late = tk.<StatusReply<PushAck>>runCommand(r -> new BlockProtocol.PushGradient("b", 1, 0, 1, 1f, GA, r));
     assertEquals(new Duplicate(1), late.reply().getValue());
     assertTrue(late.hasNoEvents());
     assertBitsEqual(after, tk.getState().values(), "values");
@@ -171,8 +169,8 @@ class ParameterBlockSyncTest {
 
   @Test
   void pushAheadOfTheNextStepIsRejectedNamingStepAndVersion() {
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(adamSpec(), settings(), "a");
-    var ahead = tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("a", 3, 0, 1, 1f, GA, r));
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(adamSpec(), settings(), "a");
+    var ahead = tk.<StatusReply<PushAck>>runCommand(r -> new BlockProtocol.PushGradient("a", 3, 0, 1, 1f, GA, r));
     assertTrue(ahead.reply().isError());
     String msg = ahead.reply().getError().getMessage();
     assertTrue(msg.contains("step 3") && msg.contains("version 0"), msg);
@@ -183,14 +181,14 @@ class ParameterBlockSyncTest {
   @Test
   void membershipShrinkReleasesAWaitingBarrierAndStatsNameTheMissingTrainer() {
     BlockSpec spec = adamSpec();
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings(), "a", "b");
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, settings(), "a", "b");
     assertEquals(new Accepted(0), push(tk, "a", 1, 0, 4f, GA).getValue());
     BlockStats waiting = stats(tk);
     assertEquals(1, waiting.pendingStep());
     assertEquals(List.of("b"), waiting.waitingFor());
     assertEquals(1, waiting.membershipEpoch());
 
-    var shrink = tk.<StatusReply<Long>>runCommand(r -> new ParameterBlock.UpdateMembership(2, List.of("a"), r));
+    var shrink = tk.<StatusReply<Long>>runCommand(r -> new BlockProtocol.UpdateMembership(2, List.of("a"), r));
     assertEquals(2L, shrink.reply().getValue());
     assertEquals(List.of(new MembershipUpdated(2, List.of("a")), new StepApplied(1)), shrink.events());
     Optimizer adam = spec.optimizer().create();
@@ -206,21 +204,21 @@ class ParameterBlockSyncTest {
     assertEquals(-1, after.pendingStep());
     assertEquals(List.of(), after.waitingFor());
     // An older epoch arriving late changes nothing and is answered with the epoch in force.
-    var old = tk.<StatusReply<Long>>runCommand(r -> new ParameterBlock.UpdateMembership(1, List.of("a", "b"), r));
+    var old = tk.<StatusReply<Long>>runCommand(r -> new BlockProtocol.UpdateMembership(1, List.of("a", "b"), r));
     assertEquals(2L, old.reply().getValue());
     assertTrue(old.hasNoEvents());
   }
 
   @Test
   void barrierThatWaitsTooLongLogsTheTrainersItWaitsFor() {
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(adamSpec(), settings(), "a", "b", "c");
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(adamSpec(), settings(), "a", "b", "c");
     LoggingTestKit.warn("missing trainers [b, c]").expect(kit.system(), () -> push(tk, "a", 1, 0, 1f, GA));
   }
 
   @Test
   void pullWaitsUntilTheVersionExistsThenAnswers() {
     BlockSpec spec = adamSpec();
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings(), "a", "b");
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, settings(), "a", "b");
     TestProbe<StatusReply<BlockValues>> probe = kit.createTestProbe();
     tk.runCommand(new Pull(1, probe.ref()));
     probe.expectNoMessage(Duration.ofMillis(100));
@@ -240,7 +238,7 @@ class ParameterBlockSyncTest {
 
   @Test
   void pullForAVersionThatNeverComesFailsAfterThePullTimeout() {
-    EventSourcedBehaviorTestKit<Command, Event, State> tk =
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk =
         started(adamSpec(), settings(100, Duration.ofMillis(300), PsSettings.NonFinitePolicy.REJECT), "a");
     TestProbe<StatusReply<BlockValues>> probe = kit.createTestProbe();
     tk.runCommand(new Pull(5, probe.ref()));
@@ -257,30 +255,30 @@ class ParameterBlockSyncTest {
   @Test
   void badInputGetsAnErrorNamingTheProblemAndChangesNothing() {
     BlockSpec spec = adamSpec();
-    EventSourcedBehaviorTestKit<Command, Event, State> fresh = block(kit, spec, settings());
-    assertError(fresh.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("a", 1, 0, 1, 1f, GA, r)), "not initialised");
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> fresh = block(kit, spec, settings());
+    assertError(fresh.<StatusReply<PushAck>>runCommand(r -> new BlockProtocol.PushGradient("a", 1, 0, 1, 1f, GA, r)), "not initialised");
     assertError(fresh.<StatusReply<BlockValues>>runCommand(r -> new Pull(0, r)), "not initialised");
     assertError(fresh.<StatusReply<Long>>runCommand(r -> new Initialize(spec, new float[3], r)), "3 values", "length 5");
     BlockSpec other = new BlockSpec(spec.parameter(), 1, 5, 5, spec.optimizer(), "constant", 0.1f, BlockSpec.Mode.SYNC, -1);
     assertError(fresh.<StatusReply<Long>>runCommand(r -> new Initialize(other, INIT, r)), spec.parameter() + "#1", spec.entityId());
     assertEquals(2, stats(fresh).rejectedNotInitialised());
 
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings(), "a", "b");
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, settings(), "a", "b");
     push(tk, "a", 1, 0, 1f, GA);
     push(tk, "b", 1, 0, 1f, GB);
     push(tk, "a", 2, 1, 1f, GB);
-    State before = tk.getState().copy();
+    BlockState before = tk.getState().copy();
 
-    assertError(tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("b", 2, 1, 1, 1f, new float[3], r)),
+    assertError(tk.<StatusReply<PushAck>>runCommand(r -> new BlockProtocol.PushGradient("b", 2, 1, 1, 1f, new float[3], r)),
         "length 3", "length 5");
     float[] nan = GB.clone();
     nan[2] = Float.NaN;
-    assertError(tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("b", 2, 1, 1, 1f, nan, r)), "non-finite", "index 2");
+    assertError(tk.<StatusReply<PushAck>>runCommand(r -> new BlockProtocol.PushGradient("b", 2, 1, 1, 1f, nan, r)), "non-finite", "index 2");
     float[] inf = GB.clone();
     inf[4] = Float.NEGATIVE_INFINITY;
-    assertError(tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("b", 2, 1, 1, 1f, inf, r)), "index 4");
-    assertError(tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("b", 2, 1, 1, 0f, GB, r)), "weight");
-    assertError(tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("b", 0, 1, 1, 1f, GB, r)), "step must be >= 1");
+    assertError(tk.<StatusReply<PushAck>>runCommand(r -> new BlockProtocol.PushGradient("b", 2, 1, 1, 1f, inf, r)), "index 4");
+    assertError(tk.<StatusReply<PushAck>>runCommand(r -> new BlockProtocol.PushGradient("b", 2, 1, 1, 0f, GB, r)), "weight");
+    assertError(tk.<StatusReply<PushAck>>runCommand(r -> new BlockProtocol.PushGradient("b", 0, 1, 1, 1f, GB, r)), "step must be >= 1");
     BlockSpec sgd = new BlockSpec(spec.parameter(), 0, 0, 5, OptimizerSpec.defaults(OptimizerSpec.Kind.SGD),
         "constant", 0.1f, BlockSpec.Mode.SYNC, -1);
     assertError(tk.<StatusReply<Long>>runCommand(r -> new Initialize(sgd, INIT, r)), "already initialised");
@@ -301,10 +299,10 @@ class ParameterBlockSyncTest {
   void nonFiniteGradientUnderSkipPolicyIsCountedNotAppliedAndDoesNotHoldTheBarrier() {
     BlockSpec spec = adamSpec();
     PsSettings skip = settings(100, Duration.ofSeconds(5), PsSettings.NonFinitePolicy.SKIP);
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, skip, "a", "b");
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, skip, "a", "b");
     float[] nan = GA.clone();
     nan[0] = Float.NaN;
-    var skipped = tk.<StatusReply<PushAck>>runCommand(r -> new ParameterBlock.PushGradient("a", 1, 0, 1, 1f, nan, r));
+    var skipped = tk.<StatusReply<PushAck>>runCommand(r -> new BlockProtocol.PushGradient("a", 1, 0, 1, 1f, nan, r));
     assertEquals(new Skipped(0), skipped.reply().getValue());
     assertEquals(List.of(new GradientSkipped("a", 1)), skipped.events());
     assertBitsEqual(INIT, skipped.state().values(), "values after the skip");
@@ -322,14 +320,14 @@ class ParameterBlockSyncTest {
   @Test
   void restartRecoversBitIdenticalStateIncludingAPendingBarrier() {
     BlockSpec spec = adamSpec();
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, settings(), "a", "b");
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, settings(), "a", "b");
     for (int step = 1; step <= 3; step++) {
       push(tk, "a", step, step - 1, 1f + step, GA);
       push(tk, "b", step, step - 1, 2f, GB);
     }
     push(tk, "b", 4, 3, 3f, GA);
-    State before = tk.getState().copy();
-    State recovered = tk.restart().state();
+    BlockState before = tk.getState().copy();
+    BlockState recovered = tk.restart().state();
     assertSameState(before, recovered);
     assertEquals(1, recovered.pending().size());
 
@@ -358,7 +356,7 @@ class ParameterBlockSyncTest {
     old.tell(new Pull(1, pulls.ref()));
     pulls.expectNoMessage(Duration.ofMillis(100));
 
-    old.tell(ParameterBlock.HandOff.INSTANCE);
+    old.tell(BlockProtocol.HandOff.INSTANCE);
     StatusReply<BlockValues> told = pulls.receiveMessage(Duration.ofSeconds(3));
     assertTrue(told.isError());
     String msg = told.getError().getMessage();
@@ -385,14 +383,14 @@ class ParameterBlockSyncTest {
   void snapshotsBoundReplayToSnapshotEveryEvents() {
     BlockSpec spec = adamSpec();
     PsSettings every5 = settings(5, Duration.ofSeconds(5), PsSettings.NonFinitePolicy.REJECT);
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(spec, every5, "a", "b");
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, every5, "a", "b");
     for (int step = 1; step <= 6; step++) {
       push(tk, "a", step, step - 1, 1f, GA);
       push(tk, "b", step, step - 1, 1f, GB);
     }
     push(tk, "a", 7, 6, 1f, GA);
     // 2 + 6 * 3 + 1 = 21 events.
-    State before = tk.getState().copy();
+    BlockState before = tk.getState().copy();
     String pid = "ParameterBlock|" + spec.entityId();
     // Snapshots are saved asynchronously; the in-memory store has been seen to lose the newest one
     // now and then (apparently racing with the deletion of old ones), so wait briefly for it and
@@ -408,7 +406,7 @@ class ParameterBlockSyncTest {
       newest[0] = newestSnapshot(tk, pid);
     }
     assertTrue(newest[0] >= 15, "newest snapshot at " + newest[0]);
-    State recovered = tk.restart().state();
+    BlockState recovered = tk.restart().state();
     assertSameState(before, recovered);
     long replayed = stats(tk).eventsReplayed();
     assertEquals(21 - newest[0], replayed, "events replayed on top of the snapshot at " + newest[0]);
@@ -422,12 +420,12 @@ class ParameterBlockSyncTest {
     });
   }
 
-  private static long newestSnapshot(EventSourcedBehaviorTestKit<Command, Event, State> tk, String pid) {
+  private static long newestSnapshot(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk, String pid) {
     return tk.snapshotTestKit().get().persistedInStorage(pid).stream()
         .mapToLong(p -> p.first().sequenceNr()).max().orElse(0);
   }
 
-  private static void assertError(EventSourcedBehaviorTestKit.CommandResultWithReply<Command, Event, State, ?> result,
+  private static void assertError(EventSourcedBehaviorTestKit.CommandResultWithReply<Command, Event, BlockState, ?> result,
       String... parts) {
     Object reply = result.reply();
     assertTrue(reply instanceof StatusReply<?> s && s.isError(), "expected an error reply, got " + reply);

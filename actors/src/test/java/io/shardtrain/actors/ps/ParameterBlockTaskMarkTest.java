@@ -1,5 +1,22 @@
 package io.shardtrain.actors.ps;
 
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.pattern.StatusReply;
+import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
+import io.shardtrain.actors.ps.BlockEvents.Event;
+import io.shardtrain.actors.ps.BlockProtocol.Accepted;
+import io.shardtrain.actors.ps.BlockProtocol.Applied;
+import io.shardtrain.actors.ps.BlockProtocol.Command;
+import io.shardtrain.actors.ps.BlockProtocol.Duplicate;
+import io.shardtrain.actors.ps.BlockProtocol.GetTaskMark;
+import io.shardtrain.actors.ps.BlockProtocol.PushAck;
+import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
+import io.shardtrain.actors.ps.BlockProtocol.TaskMark;
+import io.shardtrain.actors.ps.BlockProtocol.TaskProgress;
+import io.shardtrain.compute.optim.OptimizerSpec;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import static io.shardtrain.actors.ps.BlockTestSupport.GA;
 import static io.shardtrain.actors.ps.BlockTestSupport.GB;
 import static io.shardtrain.actors.ps.BlockTestSupport.INIT;
@@ -10,25 +27,6 @@ import static io.shardtrain.actors.ps.BlockTestSupport.settings;
 import static io.shardtrain.actors.ps.BlockTestSupport.stats;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import akka.actor.testkit.typed.javadsl.ActorTestKit;
-import akka.pattern.StatusReply;
-import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
-import io.shardtrain.actors.ps.ParameterBlock.Accepted;
-import io.shardtrain.actors.ps.ParameterBlock.Applied;
-import io.shardtrain.actors.ps.ParameterBlock.Command;
-import io.shardtrain.actors.ps.ParameterBlock.Duplicate;
-import io.shardtrain.actors.ps.ParameterBlock.Event;
-import io.shardtrain.actors.ps.ParameterBlock.GetTaskMark;
-import io.shardtrain.actors.ps.ParameterBlock.PushAck;
-import io.shardtrain.actors.ps.ParameterBlock.PushGradient;
-import io.shardtrain.actors.ps.ParameterBlock.State;
-import io.shardtrain.actors.ps.ParameterBlock.TaskMark;
-import io.shardtrain.actors.ps.ParameterBlock.TaskProgress;
-import io.shardtrain.compute.optim.OptimizerSpec;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 
 /**
  * How far a block holds each data task's examples ({@link TaskMark} on pushes, {@link GetTaskMark}):
@@ -47,28 +45,28 @@ class ParameterBlockTaskMarkTest {
     kit.shutdownTestKit();
   }
 
-  private static EventSourcedBehaviorTestKit<Command, Event, State> started(BlockSpec.Mode mode, PsSettings s) {
+  private static EventSourcedBehaviorTestKit<Command, Event, BlockState> started(BlockSpec.Mode mode, PsSettings s) {
     BlockSpec spec = new BlockSpec(BlockTestSupport.freshParameter(), 0, 0, INIT.length,
         OptimizerSpec.defaults(OptimizerSpec.Kind.MOMENTUM), "constant", 0.1f, mode, -1);
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = block(kit, spec, s);
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = block(kit, spec, s);
     assertEquals(0L, init(tk, spec, INIT).getValue());
     if (mode == BlockSpec.Mode.SYNC) assertEquals(1L, membership(tk, 1, "a", "b").getValue());
     return tk;
   }
 
-  private static PushAck push(EventSourcedBehaviorTestKit<Command, Event, State> tk, String trainer, long step,
+  private static PushAck push(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk, String trainer, long step,
       long base, float weight, float[] g, TaskMark mark) {
     return tk.<StatusReply<PushAck>>runCommand(
         r -> new PushGradient(trainer, step, base, 1, weight, g, 0, mark, r)).reply().getValue();
   }
 
-  private static TaskProgress mark(EventSourcedBehaviorTestKit<Command, Event, State> tk, int epoch, int task) {
+  private static TaskProgress mark(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk, int epoch, int task) {
     return tk.<StatusReply<TaskProgress>>runCommand(r -> new GetTaskMark(epoch, task, r)).reply().getValue();
   }
 
   @Test
   void aSyncBlockHoldsATaskUpToItsNewestPushReceivedEvenBeforeTheStepIsApplied() {
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(BlockSpec.Mode.SYNC, settings());
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(BlockSpec.Mode.SYNC, settings());
     assertEquals(new TaskProgress(0, 0), mark(tk, 0, 1));
     assertEquals(new Accepted(0), push(tk, "a", 1, 0, 8f, GA, new TaskMark(0, 1, 8)));
     // Journaled, waiting for "b": it will be applied, so the block holds those examples.
@@ -85,7 +83,7 @@ class ParameterBlockTaskMarkTest {
 
   @Test
   void marksSurviveARestartThroughTheJournalAndTheSnapshot() {
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(BlockSpec.Mode.SYNC,
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(BlockSpec.Mode.SYNC,
         settings(2, java.time.Duration.ofSeconds(5), PsSettings.NonFinitePolicy.REJECT));
     for (int step = 1; step <= 5; step++) {
       push(tk, "a", step, step - 1, 4f, GA, new TaskMark(1, 0, 4L * step));
@@ -99,7 +97,7 @@ class ParameterBlockTaskMarkTest {
 
   @Test
   void marksOfEpochsTwoBeforeTheNewestAreDropped() {
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(BlockSpec.Mode.ASYNC, settings());
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(BlockSpec.Mode.ASYNC, settings());
     push(tk, "a", 1, 0, 4f, GA, new TaskMark(3, 0, 40));
     push(tk, "a", 2, 1, 4f, GA, new TaskMark(4, 0, 4));
     assertEquals(new TaskProgress(40, 1), mark(tk, 3, 0));
@@ -110,7 +108,7 @@ class ParameterBlockTaskMarkTest {
 
   @Test
   void anAsyncBlockAcknowledgesAPushWithoutDataAsADuplicateAndAppliesNothing() {
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(BlockSpec.Mode.ASYNC, settings());
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(BlockSpec.Mode.ASYNC, settings());
     assertEquals(new Applied(1), push(tk, "a", 1, 0, 4f, GA, new TaskMark(0, 0, 4)));
     float[] before = tk.getState().values();
     var idle = tk.<StatusReply<PushAck>>runCommand(
@@ -123,12 +121,12 @@ class ParameterBlockTaskMarkTest {
 
   @Test
   void aRollbackForgetsTheMarksWithTheMastersOffsets() {
-    EventSourcedBehaviorTestKit<Command, Event, State> tk = started(BlockSpec.Mode.SYNC,
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(BlockSpec.Mode.SYNC,
         settings().withDurability(PsSettings.Durability.CHECKPOINT));
     push(tk, "a", 1, 0, 4f, GA, new TaskMark(0, 0, 4));
     push(tk, "b", 1, 0, 4f, GB, new TaskMark(0, 1, 4));
     assertEquals(new TaskProgress(4, 1), mark(tk, 0, 0));
-    assertEquals(0L, tk.<StatusReply<Long>>runCommand(r -> new ParameterBlock.RollBack(0, 1, r)).reply().getValue());
+    assertEquals(0L, tk.<StatusReply<Long>>runCommand(r -> new BlockProtocol.RollBack(0, 1, r)).reply().getValue());
     assertEquals(new TaskProgress(0, 0), mark(tk, 0, 0));
   }
 }

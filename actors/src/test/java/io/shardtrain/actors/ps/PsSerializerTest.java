@@ -1,38 +1,30 @@
 package io.shardtrain.actors.ps;
 
-import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
-import static io.shardtrain.actors.ps.BlockTestSupport.assertSameState;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import akka.actor.ExtendedActorSystem;
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.actor.testkit.typed.javadsl.TestProbe;
 import akka.actor.typed.javadsl.Adapter;
 import akka.serialization.SerializationExtension;
-import io.shardtrain.actors.ps.ParameterBlock.Accepted;
-import io.shardtrain.actors.ps.ParameterBlock.Applied;
-import io.shardtrain.actors.ps.ParameterBlock.BlockStats;
-import io.shardtrain.actors.ps.ParameterBlock.BlockValues;
-import io.shardtrain.actors.ps.ParameterBlock.BulkAddress;
-import io.shardtrain.actors.ps.ParameterBlock.Contribution;
-import io.shardtrain.actors.ps.ParameterBlock.Duplicate;
-import io.shardtrain.actors.ps.ParameterBlock.GetStats;
-import io.shardtrain.actors.ps.ParameterBlock.GradientApplied;
-import io.shardtrain.actors.ps.ParameterBlock.GradientReceived;
-import io.shardtrain.actors.ps.ParameterBlock.GradientSkipped;
-import io.shardtrain.actors.ps.ParameterBlock.Initialize;
-import io.shardtrain.actors.ps.ParameterBlock.Initialized;
-import io.shardtrain.actors.ps.ParameterBlock.MembershipUpdated;
-import io.shardtrain.actors.ps.ParameterBlock.Pull;
-import io.shardtrain.actors.ps.ParameterBlock.PushGradient;
-import io.shardtrain.actors.ps.ParameterBlock.Skipped;
-import io.shardtrain.actors.ps.ParameterBlock.Stale;
-import io.shardtrain.actors.ps.ParameterBlock.State;
-import io.shardtrain.actors.ps.ParameterBlock.StepApplied;
-import io.shardtrain.actors.ps.ParameterBlock.UpdateMembership;
+import io.shardtrain.actors.ps.BlockEvents.GradientApplied;
+import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
+import io.shardtrain.actors.ps.BlockEvents.GradientSkipped;
+import io.shardtrain.actors.ps.BlockEvents.Initialized;
+import io.shardtrain.actors.ps.BlockEvents.MembershipUpdated;
+import io.shardtrain.actors.ps.BlockEvents.StepApplied;
+import io.shardtrain.actors.ps.BlockProtocol.Accepted;
+import io.shardtrain.actors.ps.BlockProtocol.Applied;
+import io.shardtrain.actors.ps.BlockProtocol.BlockStats;
+import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
+import io.shardtrain.actors.ps.BlockProtocol.Duplicate;
+import io.shardtrain.actors.ps.BlockProtocol.GetStats;
+import io.shardtrain.actors.ps.BlockProtocol.Initialize;
+import io.shardtrain.actors.ps.BlockProtocol.Pull;
+import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
+import io.shardtrain.actors.ps.BlockProtocol.Skipped;
+import io.shardtrain.actors.ps.BlockProtocol.Stale;
+import io.shardtrain.actors.ps.BlockProtocol.UpdateMembership;
+import io.shardtrain.actors.ps.BlockState.Contribution;
+import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import java.io.NotSerializableException;
 import java.util.Arrays;
@@ -41,6 +33,12 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
+import static io.shardtrain.actors.ps.BlockTestSupport.assertSameState;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class PsSerializerTest {
   private static ActorTestKit kit;
@@ -118,7 +116,7 @@ class PsSerializerTest {
     Pull pull = new Pull(9, address, probe.ref().unsafeUpcast());
     assertEquals(pull, roundTrip(pull));
 
-    TestProbe<ParameterBlock.Command> block = kit.createTestProbe();
+    TestProbe<BlockProtocol.Command> block = kit.createTestProbe();
     BlockValues withNode = roundTrip(new BlockValues("b", 0, 0, 3, VALUES, address, block.ref()));
     assertBitsEqual(VALUES, withNode.values(), "inline values");
     assertEquals(address, withNode.node());
@@ -131,10 +129,10 @@ class PsSerializerTest {
   @Test
   void lettersRoundTripWithoutTheirFloats() {
     TestProbe<Object> probe = kit.createTestProbe();
-    TestProbe<ParameterBlock.Command> block = kit.createTestProbe();
+    TestProbe<BlockProtocol.Command> block = kit.createTestProbe();
     BulkAddress address = new BulkAddress("10.1.2.4", 40_200);
-    ParameterBlock.TaskMark mark = new ParameterBlock.TaskMark(1, 4, 640);
-    ParameterBlock.PushLetter push = roundTrip(new ParameterBlock.PushLetter(block.ref(), address,
+    BlockProtocol.TaskMark mark = new BlockProtocol.TaskMark(1, 4, 640);
+    BlockProtocol.PushLetter push = roundTrip(new BlockProtocol.PushLetter(block.ref(), address,
         new PushGradient("t-2", 7, 6, 3, 64f, null, 2, mark, probe.ref().unsafeUpcast())));
     assertEquals(block.ref(), push.block());
     assertEquals(address, push.replyBulk());
@@ -145,17 +143,17 @@ class PsSerializerTest {
     assertNull(p.values(), "the gradient travels as the frame's floats");
     assertEquals(probe.ref(), p.replyTo());
 
-    ParameterBlock.PullLetter pull = new ParameterBlock.PullLetter(block.ref(),
+    BlockProtocol.PullLetter pull = new BlockProtocol.PullLetter(block.ref(),
         new Pull(11, address, probe.ref().unsafeUpcast()));
     assertEquals(pull, roundTrip(pull));
 
-    for (ParameterBlock.PushAck ack : List.<ParameterBlock.PushAck>of(new Applied(3), new Accepted(4),
-        new Duplicate(5), new Stale(6), new Skipped(7), new ParameterBlock.RolledBack(8))) {
-      ParameterBlock.AckLetter letter = new ParameterBlock.AckLetter(probe.ref().unsafeUpcast(), ack);
+    for (BlockProtocol.PushAck ack : List.<BlockProtocol.PushAck>of(new Applied(3), new Accepted(4),
+        new Duplicate(5), new Stale(6), new Skipped(7), new BlockProtocol.RolledBack(8))) {
+      BlockProtocol.AckLetter letter = new BlockProtocol.AckLetter(probe.ref().unsafeUpcast(), ack);
       assertEquals(letter, roundTrip(letter));
     }
 
-    ParameterBlock.ValuesLetter values = roundTrip(new ParameterBlock.ValuesLetter(probe.ref().unsafeUpcast(),
+    BlockProtocol.ValuesLetter values = roundTrip(new BlockProtocol.ValuesLetter(probe.ref().unsafeUpcast(),
         new BlockValues("layer.w", 1, 262_144, 8, null, address, block.ref())));
     BlockValues v = values.values();
     assertEquals(List.of("layer.w", 1, 262_144, 8L), List.of(v.parameter(), v.index(), v.offset(), v.version()));
@@ -249,19 +247,19 @@ class PsSerializerTest {
   void formatTwoSnapshotsAreReadWithoutAnExampleCount() throws Exception {
     // Format 2 ended before the example count (8 bytes), the held checkpoints (none: a 4-byte count),
     // the rollback generation (8 bytes) and the task marks (none: a 4-byte count).
-    State old = olderSnapshot(24, 2);
+    BlockState old = olderSnapshot(24, 2);
     assertEquals(List.of(4L, 0L), List.of(old.version(), old.examplesApplied()));
   }
 
   /** A snapshot written now with its last {@code cut} bytes dropped, read back as format {@code format}. */
-  private static State olderSnapshot(int cut, int format) throws Exception {
+  private static BlockState olderSnapshot(int cut, int format) throws Exception {
     PsSerializer serializer = new PsSerializer((ExtendedActorSystem) Adapter.toClassic(kit.system()));
-    State state = State.restore(spec(), VALUES.clone(), new float[0][], 4, 4, 1, List.of("a"), List.of(),
+    BlockState state = BlockState.restore(spec(), VALUES.clone(), new float[0][], 4, 4, 1, List.of("a"), List.of(),
         Map.of("a", 4L), 128);
     byte[] now = serializer.toBinary(state);
     byte[] old = Arrays.copyOf(now, now.length - cut);
     old[0] = (byte) format;
-    return (State) serializer.fromBinary(old, PsSerializer.STATE);
+    return (BlockState) serializer.fromBinary(old, PsSerializer.STATE);
   }
 
   @Test
@@ -274,31 +272,31 @@ class PsSerializerTest {
     GradientReceived old = (GradientReceived) serializer.fromBinary(v3, PsSerializer.RECEIVED);
     assertEquals(List.of("a", 9L, 32f), List.of(old.trainerId(), old.step(), old.weight()));
     assertNull(old.mark());
-    State back = olderSnapshot(4, 3);
+    BlockState back = olderSnapshot(4, 3);
     assertEquals(List.of(4L, 128L, 0L), List.of(back.version(), back.examplesApplied(), back.taskProgress(0, 0).offset()));
   }
 
   @Test
   void taskMarksRoundTripInPushesEventsStateAndQueries() {
     TestProbe<Object> probe = kit.createTestProbe();
-    ParameterBlock.TaskMark mark = new ParameterBlock.TaskMark(2, 1, 96);
+    BlockProtocol.TaskMark mark = new BlockProtocol.TaskMark(2, 1, 96);
     PushGradient push = roundTrip(new PushGradient("t", 5, 4, 2, 32f, VALUES, 3, mark, probe.ref().unsafeUpcast()));
     assertEquals(mark, push.mark());
     assertEquals(3, push.generation());
     assertEquals(mark, roundTrip(new GradientReceived("a", 9, 32f, VALUES, mark)).mark());
     assertEquals(mark, roundTrip(new GradientApplied("a", 9, VALUES, mark)).mark());
     assertEquals(new GradientSkipped("a", 9, mark), roundTrip(new GradientSkipped("a", 9, mark)));
-    ParameterBlock.GetTaskMark get = new ParameterBlock.GetTaskMark(2, 1, probe.ref().unsafeUpcast());
+    BlockProtocol.GetTaskMark get = new BlockProtocol.GetTaskMark(2, 1, probe.ref().unsafeUpcast());
     assertEquals(get, roundTrip(get));
-    assertEquals(new ParameterBlock.TaskProgress(96, 5), roundTrip(new ParameterBlock.TaskProgress(96, 5)));
+    assertEquals(new BlockProtocol.TaskProgress(96, 5), roundTrip(new BlockProtocol.TaskProgress(96, 5)));
 
-    State state = State.restore(spec(), VALUES.clone(), new float[0][], 4, 4, 1, List.of("a"), List.of(), Map.of(), 0);
-    State.restoreMarks(state, Map.of(State.taskKey(2, 1), new ParameterBlock.TaskProgress(96, 5),
-        State.taskKey(3, 0), new ParameterBlock.TaskProgress(32, 6)));
-    State back = roundTrip(state);
-    assertEquals(new ParameterBlock.TaskProgress(96, 5), back.taskProgress(2, 1));
-    assertEquals(new ParameterBlock.TaskProgress(32, 6), back.taskProgress(3, 0));
-    assertEquals(new ParameterBlock.TaskProgress(0, 0), back.taskProgress(3, 1));
+    BlockState state = BlockState.restore(spec(), VALUES.clone(), new float[0][], 4, 4, 1, List.of("a"), List.of(), Map.of(), 0);
+    BlockState.restoreMarks(state, Map.of(BlockState.taskKey(2, 1), new BlockProtocol.TaskProgress(96, 5),
+        BlockState.taskKey(3, 0), new BlockProtocol.TaskProgress(32, 6)));
+    BlockState back = roundTrip(state);
+    assertEquals(new BlockProtocol.TaskProgress(96, 5), back.taskProgress(2, 1));
+    assertEquals(new BlockProtocol.TaskProgress(32, 6), back.taskProgress(3, 0));
+    assertEquals(new BlockProtocol.TaskProgress(0, 0), back.taskProgress(3, 1));
   }
 
   @Test
@@ -321,33 +319,33 @@ class PsSerializerTest {
   void stateRoundTripsWithSlotsMembershipPendingContributionsAndLastSteps() {
     BlockSpec spec = spec();
     float[][] slots = {VALUES.clone(), {5f, 4f, 3f, 2f, 1f}};
-    State state = State.restore(spec, VALUES.clone(), slots, 17, 9, 3, List.of("a", "b", "c"),
+    BlockState state = BlockState.restore(spec, VALUES.clone(), slots, 17, 9, 3, List.of("a", "b", "c"),
         List.of(new Contribution("a", 2f, new float[] {1f, 2f, 3f, 4f, 5f}), new Contribution("c", 0f, new float[0])),
         Map.of("a", 10L, "b", 9L, "c", 10L), 576);
-    State back = roundTrip(state);
+    BlockState back = roundTrip(state);
     assertSameState(state, back);
     assertEquals(17, back.updates());
     assertEquals(576, back.examplesApplied());
 
-    State empty = roundTrip(new State());
+    BlockState empty = roundTrip(new BlockState());
     assertTrue(!empty.isInitialised() && empty.version() == 0 && empty.members().isEmpty());
   }
 
   @Test
   void checkpointMessagesAndEventsRoundTrip() {
     TestProbe<Object> probe = kit.createTestProbe();
-    ParameterBlock.Checkpoint c = roundTrip(new ParameterBlock.Checkpoint(40, 30, probe.ref().unsafeUpcast()));
+    BlockProtocol.Checkpoint c = roundTrip(new BlockProtocol.Checkpoint(40, 30, probe.ref().unsafeUpcast()));
     assertEquals(List.of(40L, 30L), List.of(c.step(), c.keepFrom()));
     assertEquals(probe.ref(), c.replyTo());
-    ParameterBlock.ReadCheckpoint r = roundTrip(new ParameterBlock.ReadCheckpoint(40, 2, probe.ref().unsafeUpcast()));
+    BlockProtocol.ReadCheckpoint r = roundTrip(new BlockProtocol.ReadCheckpoint(40, 2, probe.ref().unsafeUpcast()));
     assertEquals(List.of(40L, 2), List.of(r.step(), r.part()));
-    ParameterBlock.RollBack b = roundTrip(new ParameterBlock.RollBack(30, 2, probe.ref().unsafeUpcast()));
+    BlockProtocol.RollBack b = roundTrip(new BlockProtocol.RollBack(30, 2, probe.ref().unsafeUpcast()));
     assertEquals(List.of(30L, 2L), List.of(b.step(), b.generation()));
-    assertEquals(new ParameterBlock.Captured("w#1", 40, 39, 2), roundTrip(new ParameterBlock.Captured("w#1", 40, 39, 2)));
-    assertEquals(new ParameterBlock.RolledBack(30), roundTrip(new ParameterBlock.RolledBack(30)));
-    assertEquals(new ParameterBlock.RolledBackTo(30, 2), roundTrip(new ParameterBlock.RolledBackTo(30, 2)));
-    ParameterBlock.CheckpointTaken t = roundTrip(
-        new ParameterBlock.CheckpointTaken(40, 30, VALUES, new float[][] {{1f, 2f, 3f, 4f, 5f}, VALUES}, 39));
+    assertEquals(new BlockProtocol.Captured("w#1", 40, 39, 2), roundTrip(new BlockProtocol.Captured("w#1", 40, 39, 2)));
+    assertEquals(new BlockProtocol.RolledBack(30), roundTrip(new BlockProtocol.RolledBack(30)));
+    assertEquals(new BlockEvents.RolledBackTo(30, 2), roundTrip(new BlockEvents.RolledBackTo(30, 2)));
+    BlockEvents.CheckpointTaken t = roundTrip(
+        new BlockEvents.CheckpointTaken(40, 30, VALUES, new float[][] {{1f, 2f, 3f, 4f, 5f}, VALUES}, 39));
     assertEquals(List.of(40L, 30L, 39L), List.of(t.step(), t.keepFrom(), t.updates()));
     assertBitsEqual(VALUES, t.values(), "CheckpointTaken values");
     assertBitsEqual(VALUES, t.slots()[1], "CheckpointTaken slot 1");
@@ -357,11 +355,11 @@ class PsSerializerTest {
 
   @Test
   void stateRoundTripsWithHeldCheckpointsAndGeneration() {
-    State state = State.restore(spec(), VALUES.clone(), new float[][] {VALUES.clone()}, 7, 9, 3, List.of("a"),
+    BlockState state = BlockState.restore(spec(), VALUES.clone(), new float[][] {VALUES.clone()}, 7, 9, 3, List.of("a"),
         List.of(), Map.of(), 288);
-    State.restore(state, Map.of(5L, new ParameterBlock.Held(VALUES, new float[][] {{5f, 4f, 3f, 2f, 1f}}, 5),
-        9L, new ParameterBlock.Held(new float[5], new float[][] {VALUES}, 9)), 4);
-    State back = roundTrip(state);
+    BlockState.restore(state, Map.of(5L, new BlockState.Held(VALUES, new float[][] {{5f, 4f, 3f, 2f, 1f}}, 5),
+        9L, new BlockState.Held(new float[5], new float[][] {VALUES}, 9)), 4);
+    BlockState back = roundTrip(state);
     assertSameState(state, back);
     assertEquals(List.of(5L, 9L), back.checkpointSteps());
     assertEquals(4, back.generation());

@@ -1,8 +1,5 @@
 package io.shardtrain.actors.trainer;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.cluster.MemberStatus;
 import akka.cluster.typed.Cluster;
@@ -13,6 +10,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.compute.backend.CpuBackend;
@@ -26,6 +24,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A sync job with one trainer on one node and the blocks and master on another: the trainer's
@@ -54,7 +54,7 @@ class TrainerBulkTest {
         .withFallback(PersistenceTestKitSnapshotPlugin.config());
   }
 
-  private record Outcome(List<float[]> parameters, List<ParameterBlock.BlockStats> stats) {}
+  private record Outcome(List<float[]> parameters, List<BlockProtocol.BlockStats> stats) {}
 
   private static Dataset data() {
     int n = 128;
@@ -119,7 +119,7 @@ class TrainerBulkTest {
     }
   }
 
-  private static long sum(List<ParameterBlock.BlockStats> stats, java.util.function.ToLongFunction<ParameterBlock.BlockStats> f) {
+  private static long sum(List<BlockProtocol.BlockStats> stats, java.util.function.ToLongFunction<BlockProtocol.BlockStats> f) {
     return stats.stream().mapToLong(f).sum();
   }
 
@@ -131,12 +131,12 @@ class TrainerBulkTest {
 
     // 3 blocks of 100 floats: all 6 pushes of each go by letter (the pull after registration named
     // the block's actor and node), and so do their pulls of versions 0..6 and the final one.
-    assertEquals(18, sum(bulk.stats(), ParameterBlock.BlockStats::bulkPushes));
-    assertTrue(sum(bulk.stats(), ParameterBlock.BlockStats::bulkPulls) >= 24,
-        "bulk pulls " + sum(bulk.stats(), ParameterBlock.BlockStats::bulkPulls));
-    assertEquals(0, sum(inline.stats(), ParameterBlock.BlockStats::bulkPushes));
-    assertEquals(0, sum(inline.stats(), ParameterBlock.BlockStats::bulkPulls));
-    for (ParameterBlock.BlockStats s : inline.stats()) assertEquals(6, s.version(), s.entityId());
+    assertEquals(18, sum(bulk.stats(), BlockProtocol.BlockStats::bulkPushes));
+    assertTrue(sum(bulk.stats(), BlockProtocol.BlockStats::bulkPulls) >= 24,
+        "bulk pulls " + sum(bulk.stats(), BlockProtocol.BlockStats::bulkPulls));
+    assertEquals(0, sum(inline.stats(), BlockProtocol.BlockStats::bulkPushes));
+    assertEquals(0, sum(inline.stats(), BlockProtocol.BlockStats::bulkPulls));
+    for (BlockProtocol.BlockStats s : inline.stats()) assertEquals(6, s.version(), s.entityId());
 
     assertEquals(bulk.parameters().size(), inline.parameters().size());
     for (int p = 0; p < bulk.parameters().size(); p++) {

@@ -1,8 +1,5 @@
 package io.shardtrain.actors.trainer;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.actor.typed.ActorRef;
 import akka.cluster.MemberStatus;
@@ -14,6 +11,7 @@ import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.compute.backend.CpuBackend;
@@ -24,6 +22,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Sync trainers that leave mid-job: one that comes back under the same id gets its task back where
@@ -146,17 +146,17 @@ class TrainerRejoinTest {
     long t1Steps = l1.finished.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     long backSteps = back.finished.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     Master.JobStatus done = st.status().toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-    List<ParameterBlock.BlockStats> stats = st.blockStats(plan.job()).toCompletableFuture()
+    List<BlockProtocol.BlockStats> stats = st.blockStats(plan.job()).toCompletableFuture()
         .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
 
     System.out.printf("t2 left after %d steps and came back for %d; %d examples reported, blocks applied %s%n",
         stoppedAfter, backSteps, done.examplesReported(),
-        stats.stream().map(ParameterBlock.BlockStats::examplesApplied).toList());
+        stats.stream().map(BlockProtocol.BlockStats::examplesApplied).toList());
     assertTrue(done.done(), done.toString());
     assertEquals(24, t1Steps, "t1 took every step of the job");
     // The job has 24 steps: t2 came back for the rest of them, not for 24 more.
     assertTrue(backSteps > 0 && stoppedAfter + backSteps <= 24, stoppedAfter + " + " + backSteps + " steps");
-    for (ParameterBlock.BlockStats b : stats) {
+    for (BlockProtocol.BlockStats b : stats) {
       assertEquals(24, b.version(), b.entityId());
       // Nothing died: every example the master recorded was applied by every block, once.
       assertEquals(done.examplesReported(), b.examplesApplied(), b.entityId());
@@ -191,9 +191,9 @@ class TrainerRejoinTest {
     }
     String first = plan.job().blocks().get(0);
     int length = st.pull(first, 0).toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS).values().length;
-    ParameterBlock.TaskMark mark = new ParameterBlock.TaskMark(lease.epoch(), lease.task(), 8);
-    ParameterBlock.PushAck ack = ParameterBlock.entityRef(kit.system(), first)
-        .<ParameterBlock.PushAck>askWithStatus(r -> new ParameterBlock.PushGradient("ghost", 1, 0, 0, 8f,
+    BlockProtocol.TaskMark mark = new BlockProtocol.TaskMark(lease.epoch(), lease.task(), 8);
+    BlockProtocol.PushAck ack = ParameterBlock.entityRef(kit.system(), first)
+        .<BlockProtocol.PushAck>askWithStatus(r -> new BlockProtocol.PushGradient("ghost", 1, 0, 0, 8f,
             new float[length], 0, mark, r), t)
         .toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     assertTrue(ack.version() <= 1, ack.toString());
@@ -205,13 +205,13 @@ class TrainerRejoinTest {
     assertEquals(24L, l1.finished.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS));
     l3.finished.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     Master.JobStatus done = st.status().toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-    List<ParameterBlock.BlockStats> stats = st.blockStats(plan.job()).toCompletableFuture()
+    List<BlockProtocol.BlockStats> stats = st.blockStats(plan.job()).toCompletableFuture()
         .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     System.out.printf("ghost pushed 8 examples of task %d/%d to %s only; %d examples reported, blocks applied %s%n",
         lease.epoch(), lease.task(), first, done.examplesReported(),
-        stats.stream().map(ParameterBlock.BlockStats::examplesApplied).toList());
+        stats.stream().map(BlockProtocol.BlockStats::examplesApplied).toList());
     assertTrue(done.done(), done.toString());
-    for (ParameterBlock.BlockStats b : stats) {
+    for (BlockProtocol.BlockStats b : stats) {
       assertEquals(24, b.version(), b.entityId());
       assertEquals(done.examplesReported(), b.examplesApplied(), b.entityId());
     }

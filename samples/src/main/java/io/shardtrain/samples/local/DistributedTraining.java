@@ -3,6 +3,7 @@ package io.shardtrain.samples.local;
 import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.master.JobSpec;
+import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.actors.trainer.StepListener;
@@ -31,7 +32,7 @@ public final class DistributedTraining {
   /** What a run produced, for the report. */
   public record Result(JobSpec job, long steps, long samples, double trainSeconds, double wallSeconds,
       double finalLoss, double testAccuracy, long pushes, long pulls, long stalePushes, long version,
-      List<ParameterBlock.BlockStats> blockStats, Mlp model) {
+      List<BlockProtocol.BlockStats> blockStats, Mlp model) {
     public double samplesPerSec() {
       return trainSeconds > 0 ? samples / trainSeconds : 0;
     }
@@ -119,7 +120,7 @@ public final class DistributedTraining {
     long version = coordinator.pullInto(model, job, 0).toCompletableFuture().join();
     double accuracy = SingleProcessTraining.evaluate(model, test);
     metrics.evaluation((System.nanoTime() - trainStart) / 1e9, stepsDone.get(), accuracy);
-    List<ParameterBlock.BlockStats> stats = coordinator.blockStats(job).toCompletableFuture().join();
+    List<BlockProtocol.BlockStats> stats = coordinator.blockStats(job).toCompletableFuture().join();
     progress.message(String.format(Locale.ROOT, "final: version %d, test accuracy %.4f", version, accuracy));
     return new Result(job, stepsDone.get() / trainers, samples.get(), trainSeconds,
         (System.nanoTime() - wallStart) / 1e9, lossEma[0], accuracy, pushes.get(), pulls.get(), stale.get(),

@@ -1,0 +1,63 @@
+package io.shardtrain.actors.ps;
+
+import io.shardtrain.actors.ps.BlockProtocol.TaskMark;
+import java.util.List;
+
+/** What the journal of a {@link ParameterBlock} records. */
+public final class BlockEvents {
+  private BlockEvents() {}
+
+
+  /** What the journal records. */
+  public sealed interface Event {}
+
+  /** The block got its spec and initial values. */
+  public record Initialized(BlockSpec spec, float[] values) implements Event {}
+
+  /**
+   * Sync: a trainer's gradient for the pending step, kept until the barrier completes; {@code mark}
+   * (nullable) names the examples behind it.
+   */
+  public record GradientReceived(String trainerId, long step, float weight, float[] values, TaskMark mark)
+      implements Event {
+    public GradientReceived(String trainerId, long step, float weight, float[] values) {
+      this(trainerId, step, weight, values, null);
+    }
+  }
+
+  /** Sync: a trainer's non-finite gradient for the pending step was skipped; it counts for the barrier. */
+  public record GradientSkipped(String trainerId, long step, TaskMark mark) implements Event {
+    public GradientSkipped(String trainerId, long step) {
+      this(trainerId, step, null);
+    }
+  }
+
+  /** Sync: the barrier of {@code step} completed and the weighted mean was applied. */
+  public record StepApplied(long step) implements Event {}
+
+  /** Async: a trainer's gradient was applied; {@code mark} (nullable) names the examples behind it. */
+  public record GradientApplied(String trainerId, long step, float[] values, TaskMark mark) implements Event {
+    public GradientApplied(String trainerId, long step, float[] values) {
+      this(trainerId, step, values, null);
+    }
+  }
+
+  /** The trainers sync steps wait for, from membership {@code epoch} on. */
+  public record MembershipUpdated(long epoch, List<String> trainers) implements Event {
+    public MembershipUpdated {
+      trainers = List.copyOf(trainers);
+    }
+  }
+
+  /**
+   * The block's values, slots and update count at version {@code step}, kept as a checkpoint;
+   * held checkpoints older than {@code keepFrom} are dropped. In checkpoint durability this is what
+   * the journal holds instead of gradients, so replay lands on the newest checkpoint.
+   */
+  public record CheckpointTaken(long step, long keepFrom, float[] values, float[][] slots, long updates)
+      implements Event {}
+
+  /** Checkpoint durability: the block went back to its checkpoint at {@code step}; pushes of older generations are refused. */
+  public record RolledBackTo(long step, long generation) implements Event {}
+
+}

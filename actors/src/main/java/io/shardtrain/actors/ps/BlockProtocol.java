@@ -1,0 +1,314 @@
+package io.shardtrain.actors.ps;
+
+import akka.actor.NoSerializationVerificationNeeded;
+import akka.actor.typed.ActorRef;
+import akka.pattern.StatusReply;
+import io.shardtrain.actors.transport.BulkAddress;
+import io.shardtrain.actors.transport.BulkTransport;
+import java.util.List;
+
+/** The messages a {@link ParameterBlock} accepts and answers with. */
+public final class BlockProtocol {
+  private BlockProtocol() {}
+
+  /** What a parameter block accepts. */
+  public sealed interface Command {}
+
+  /** Sets the block's spec and initial values; idempotent for the same spec. Replies with the version. */
+  public record Initialize(BlockSpec spec, float[] values, ActorRef<StatusReply<Long>> replyTo) implements Command {}
+
+
+  /**
+   * A trainer's gradient for this block at {@code step}, computed on parameters of
+   * {@code baseVersion}; {@code weight} is the number of examples behind it (sync mean weight).
+   * {@code values} pass to the block, which journals them as they are: a sender in the same JVM
+   * must not change the array afterwards ({@code values} is null only inside a {@link PushLetter},
+   * whose frame carries the floats).
+   * {@code mark} says which examples are behind it (null: not said, as for a benchmark's pushes).
+   */
+  public record PushGradient(
+      String trainerId,
+      long step,
+      long baseVersion,
+      long membershipEpoch,
+      float weight,
+      float[] values,
+      long generation,
+      TaskMark mark,
+      ActorRef<StatusReply<PushAck>> replyTo) implements Command {
+
+    /** A push without a task mark. */
+    public PushGradient(String trainerId, long step, long baseVersion, long membershipEpoch, float weight,
+        float[] values, long generation, ActorRef<StatusReply<PushAck>> replyTo) {
+      this(trainerId, step, baseVersion, membershipEpoch, weight, values, generation, null, replyTo);
+    }
+
+    /** A push of generation 0 (no rollback yet), without a task mark. */
+    public PushGradient(String trainerId, long step, long baseVersion, long membershipEpoch, float weight,
+        float[] values, ActorRef<StatusReply<PushAck>> replyTo) {
+      this(trainerId, step, baseVersion, membershipEpoch, weight, values, 0, replyTo);
+    }
+
+    /** This push with {@code floats} as its values (what a {@link PushLetter} opens to). */
+    public PushGradient withValues(float[] floats) {
+      return new PushGradient(trainerId, step, baseVersion, membershipEpoch, weight, floats, generation, mark,
+          replyTo);
+    }
+  }
+
+  /**
+   * The examples behind a push: data task {@code task} of epoch {@code epoch} up to reader offset
+   * {@code offset} (a trainer reads a task in order, so the push's batch ends there and every
+   * example before it went out in its earlier pushes).
+   */
+  public record TaskMark(int epoch, int task, long offset) {
+    public TaskMark {
+      if (epoch < 0 || task < 0 || offset < 1) {
+        throw new IllegalArgumentException("task mark needs epoch >= 0, task >= 0 and offset >= 1, not " + epoch
+            + "/" + task + "@" + offset);
+      }
+    }
+  }
+
+  /**
+   * How far this block has the examples of task {@code task} of epoch {@code epoch}: the master
+   * asks every block when the task's trainer left before reporting its last steps.
+   */
+  public record GetTaskMark(int epoch, int task, ActorRef<StatusReply<TaskProgress>> replyTo) implements Command {}
+
+  /**
+   * The answer to {@link GetTaskMark}: the block holds the task's examples up to {@code offset}
+   * (0: none), the last of them pushed at {@code step} (0: none).
+   */
+  public record TaskProgress(long offset, long step) {}
+
+  /**
+   * The block's values once its version is at least {@code minVersion}. With a {@code replyBulk}
+   * address, a block on another node whose bulk channel is on replies by a {@link ValuesLetter}
+   * sent there.
+   */
+  public record Pull(long minVersion, BulkAddress replyBulk, ActorRef<StatusReply<BlockValues>> replyTo)
+      implements Command {
+
+    /** A pull answered inline. */
+    public Pull(long minVersion, ActorRef<StatusReply<BlockValues>> replyTo) {
+      this(minVersion, null, replyTo);
+    }
+  }
+
+  /** The trainers a sync step waits for, as of membership {@code epoch}; replies with the epoch in force. */
+  public record UpdateMembership(long epoch, List<String> trainers, ActorRef<StatusReply<Long>> replyTo)
+      implements Command {
+    public UpdateMembership {
+      trainers = trainers == null ? null : List.copyOf(trainers);
+    }
+  }
+
+  /** Counters and the barrier's state, for inspection. */
+  public record GetStats(ActorRef<BlockStats> replyTo) implements Command {}
+
+  /**
+   * Sync: capture values, optimizer slots and update count at version {@code step}: at once when
+   * the block is there, else the moment it applies that step (an error if it is already past it).
+   * Checkpoints older than {@code keepFrom} are dropped. Checkpoint durability journals the capture.
+   */
+  public record Checkpoint(long step, long keepFrom, ActorRef<StatusReply<Captured>> replyTo) implements Command {}
+
+  /** Part {@code part} of the held checkpoint at {@code step}: 0 = values, k >= 1 = optimizer slot k-1. */
+  public record ReadCheckpoint(long step, int part, ActorRef<StatusReply<BlockValues>> replyTo) implements Command {}
+
+  /**
+   * Checkpoint durability: return to the held checkpoint at {@code step}, and from now on accept
+   * pushes of {@code generation} or later only (older ones belong to the abandoned timeline).
+   * Replies with the version.
+   */
+  public record RollBack(long step, long generation, ActorRef<StatusReply<Long>> replyTo) implements Command {}
+
+  /** The block holds its checkpoint at {@code step}: {@code slots} optimizer slots after {@code updates} updates. */
+  public record Captured(String entityId, long step, long updates, int slots) {}
+
+  /**
+   * Cluster Sharding moves this block (a rebalance, or its node leaves): the block answers its
+   * waiting pulls with an error, so their trainers ask again at once and reach it on its new node
+   * instead of waiting out their pull timeout, and stops. Sent by the local shard, never remote.
+   */
+  public enum HandOff implements Command, NoSerializationVerificationNeeded { INSTANCE }
+
+  record PullTimedOut(long pullId) implements Command {}
+
+  enum BarrierCheck implements Command { INSTANCE }
+
+  /** How a block acknowledged a push; {@code version} is the block's version after it. */
+  public sealed interface PushAck {
+    long version();
+  }
+
+  /** The gradient (and, in sync mode, the step it completed) was applied. */
+  public record Applied(long version) implements PushAck {}
+
+  /** Sync: the gradient is journaled and waits for the step's other trainers. */
+  public record Accepted(long version) implements PushAck {}
+
+  /** This (trainer, step) was already received; nothing was applied again. */
+  public record Duplicate(long version) implements PushAck {}
+
+  /** Async: the gradient's base version lags the block by more than the staleness bound; not applied. */
+  public record Stale(long version) implements PushAck {}
+
+  /** The gradient held NaN or an infinity and the policy is {@code skip}: not applied, counted. */
+  public record Skipped(long version) implements PushAck {}
+
+  /**
+   * Checkpoint durability: the push is of a generation before the block's last rollback, or is
+   * ahead of a block that recovered an older checkpoint; not applied. The master's rollback tells
+   * the trainer where to continue.
+   */
+  public record RolledBack(long version) implements PushAck {}
+
+  /**
+   * The block's values at {@code version}; read-only: in the block's own JVM the array is the one
+   * the block holds for that version, so a receiver copies it before changing it. {@code values}
+   * is null only inside a {@link ValuesLetter}, whose frame carries the floats. {@code node} is the
+   * bulk address of the block's node and {@code block} the block's own actor, when the pull asked
+   * for bulk and the node has it on (where to send this block's gradients by letter), else null.
+   */
+  public record BlockValues(String parameter, int index, int offset, long version, float[] values,
+      BulkAddress node, ActorRef<Command> block) {
+
+    /** Values inline, no bulk address. */
+    public BlockValues(String parameter, int index, int offset, long version, float[] values) {
+      this(parameter, index, offset, version, values, null, null);
+    }
+
+    /** These values with {@code floats} as their values (what a {@link ValuesLetter} opens to). */
+    public BlockValues withValues(float[] floats) {
+      return new BlockValues(parameter, index, offset, version, floats, node, block);
+    }
+  }
+
+  /**
+   * A push sent straight to the block's actor ({@code block}, from {@link BlockValues#block()}) over
+   * the bulk channel, its gradient as the frame's floats; the block acknowledges with an
+   * {@link AckLetter} to {@code replyBulk}. A block that moved never gets it: the letter bounces
+   * (an error reply at once) and the sender pushes through sharding again.
+   */
+  public record PushLetter(ActorRef<Command> block, BulkAddress replyBulk, PushGradient push)
+      implements BulkTransport.Letter {
+    public PushLetter {
+      if (block == null || replyBulk == null || push == null) {
+        throw new IllegalArgumentException("a push letter needs the block, the reply address and the push");
+      }
+    }
+
+    @Override
+    public ActorRef<?> recipient() {
+      return block;
+    }
+
+    @Override
+    public Object open(float[] values) {
+      return new LetterPush(push.withValues(values), replyBulk);
+    }
+
+    @Override
+    public void bounce(String reason) {
+      push.replyTo().tell(StatusReply.error("push letter for step " + push.step() + " not delivered: " + reason));
+    }
+  }
+
+  /**
+   * A pull sent straight to the block's actor over the bulk channel (no floats); {@code pull} must
+   * name the puller's bulk address, where the values come back as a {@link ValuesLetter}.
+   */
+  public record PullLetter(ActorRef<Command> block, Pull pull) implements BulkTransport.Letter {
+    public PullLetter {
+      if (block == null || pull == null || pull.replyBulk() == null) {
+        throw new IllegalArgumentException("a pull letter needs the block and a pull with a bulk reply address");
+      }
+    }
+
+    @Override
+    public ActorRef<?> recipient() {
+      return block;
+    }
+
+    @Override
+    public Object open(float[] values) {
+      return pull;
+    }
+
+    @Override
+    public void bounce(String reason) {
+      pull.replyTo().tell(StatusReply.error("pull letter for version " + pull.minVersion() + " not delivered: "
+          + reason));
+    }
+  }
+
+  /** A {@link PushLetter} opened on the block's node. */
+  record LetterPush(PushGradient push, BulkAddress replyBulk) implements Command, NoSerializationVerificationNeeded {}
+
+  /** A block's success reply to a {@link PushLetter}, by letter too (no floats). */
+  public record AckLetter(ActorRef<StatusReply<PushAck>> replyTo, PushAck ack) implements BulkTransport.Letter {
+    @Override
+    public ActorRef<?> recipient() {
+      return replyTo;
+    }
+
+    @Override
+    public Object open(float[] values) {
+      return StatusReply.success(ack);
+    }
+  }
+
+  /** A block's reply to a {@link Pull} with a bulk address: the values are the frame's floats. */
+  public record ValuesLetter(ActorRef<StatusReply<BlockValues>> replyTo, BlockValues values)
+      implements BulkTransport.Letter {
+    @Override
+    public ActorRef<?> recipient() {
+      return replyTo;
+    }
+
+    @Override
+    public Object open(float[] floats) {
+      return StatusReply.success(values.withValues(floats));
+    }
+  }
+
+  /**
+   * A block's counters since its entity (re)started, and its barrier. {@code pendingStep} is the
+   * sync step that has contributions but is not applied yet (-1 if none), {@code waitingFor} the
+   * trainers of the membership that have not contributed to it. {@code eventsReplayed} is how many
+   * events the last recovery replayed on top of its snapshot. {@code bulkPushes} and
+   * {@code bulkPulls} count pushes and pull replies that went by bulk letter.
+   * {@code examplesApplied}: sync, the examples behind the steps applied so far (the sum of their
+   * contributions' weights; kept in the snapshot, so it survives a move); 0 in async mode.
+   */
+  public record BlockStats(
+      String entityId,
+      boolean initialised,
+      long version,
+      long updates,
+      long pushes,
+      long duplicates,
+      long rejectedStale,
+      long rejectedNonFinite,
+      long rejectedBadLength,
+      long rejectedNotInitialised,
+      long rejectedAhead,
+      long rejectedMalformed,
+      long skippedNonFinite,
+      long pullTimeouts,
+      long pendingStep,
+      List<String> waitingFor,
+      long membershipEpoch,
+      int pendingPulls,
+      long eventsReplayed,
+      long bulkPushes,
+      long bulkPulls,
+      long examplesApplied) {
+    public BlockStats {
+      waitingFor = List.copyOf(waitingFor);
+    }
+  }
+
+}
