@@ -4,12 +4,17 @@ import akka.actor.ExtendedActorSystem;
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.actor.testkit.typed.javadsl.TestProbe;
 import akka.actor.typed.javadsl.Adapter;
+import akka.serialization.Serialization;
 import akka.serialization.SerializationExtension;
+import akka.serialization.Serializer;
+import akka.serialization.Serializers;
+import io.shardtrain.actors.ps.BlockEvents.CheckpointTaken;
 import io.shardtrain.actors.ps.BlockEvents.GradientApplied;
 import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
 import io.shardtrain.actors.ps.BlockEvents.GradientSkipped;
 import io.shardtrain.actors.ps.BlockEvents.Initialized;
 import io.shardtrain.actors.ps.BlockEvents.MembershipUpdated;
+import io.shardtrain.actors.ps.BlockEvents.RolledBackTo;
 import io.shardtrain.actors.ps.BlockEvents.StepApplied;
 import io.shardtrain.actors.ps.BlockProtocol.Accepted;
 import io.shardtrain.actors.ps.BlockProtocol.Applied;
@@ -28,6 +33,7 @@ import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import java.io.NotSerializableException;
 import java.util.Arrays;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -35,6 +41,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
 import static io.shardtrain.actors.ps.BlockTestSupport.assertSameState;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -68,6 +75,68 @@ class PsSerializerTest {
     assertEquals(PsSerializer.IDENTIFIER, SerializationExtension.get(classic).findSerializerFor(message).identifier(),
         message.getClass().getName() + " is bound to another serializer");
     return kit.serializationTestKit().verifySerialization(message, false);
+  }
+
+  private static final BlockProtocol.TaskMark MARK = new BlockProtocol.TaskMark(2, 1, 96);
+
+  /** An event or snapshot as a journal holds it: manifest and bytes (base64) under serializer 717002. */
+  private record Stored(String manifest, Object message, String base64) {}
+
+  private static BlockState fullState() {
+    BlockState state = BlockState.restore(spec(), VALUES.clone(), new float[][] {VALUES.clone(), {5f, 4f, 3f, 2f, 1f}},
+        17, 9, 3, List.of("a", "b"), List.of(new Contribution("a", 2f, new float[] {1f, 2f, 3f, 4f, 5f}),
+            new Contribution("b", 0f, new float[0])), Map.of("a", 10L, "b", 9L), 576);
+    BlockState.restore(state, Map.of(5L, new BlockState.Held(VALUES, new float[][] {{5f, 4f, 3f, 2f, 1f}, VALUES}, 5)),
+        4);
+    return BlockState.restoreMarks(state, Map.of(BlockState.taskKey(2, 1), new BlockProtocol.TaskProgress(96, 5)));
+  }
+
+  /** Format 6, the format journals written today hold. */
+  private static final List<Stored> STORED = List.of(
+      new Stored("Initialized", new Initialized(spec(), VALUES),
+          "BgcAAABsYXllci53AwAAAAAADAAFAAAABAAAAEFEQU0AAIA+AM3MTD+kcH0/lb/WMwrXIzxvEgM7AZqZmT4bAAAAd2Fy"
+          + "bXVwOjEwLGNvc2luZToxMDAwOjAuMDAxpptEOwUAAABBU1lOQwcAAAAAAAAABQAAAAAAwD8AAACAAQAAAJD098vNzMw9"),
+      new Stored("GradientReceived", new GradientReceived("a", 9, 32f, VALUES, MARK),
+          "BgEAAABhCQAAAAAAAAAAAABCBQAAAAAAwD8AAACAAQAAAJD098vNzMw9AQIAAAABAAAAYAAAAAAAAAA="),
+      new Stored("GradientReceived", new GradientReceived("a", 9, 32f, VALUES),
+          "BgEAAABhCQAAAAAAAAAAAABCBQAAAAAAwD8AAACAAQAAAJD098vNzMw9AA=="),
+      new Stored("GradientSkipped", new GradientSkipped("c", 11, MARK),
+          "BgEAAABjCwAAAAAAAAABAgAAAAEAAABgAAAAAAAAAA=="),
+      new Stored("StepApplied", new StepApplied(12),
+          "BgwAAAAAAAAA"),
+      new Stored("GradientApplied", new GradientApplied("b", 10, VALUES, MARK),
+          "BgEAAABiCgAAAAAAAAAFAAAAAADAPwAAAIABAAAAkPT3y83MzD0BAgAAAAEAAABgAAAAAAAAAA=="),
+      new Stored("MembershipUpdated", new MembershipUpdated(4, List.of("a", "c")),
+          "BgQAAAAAAAAAAgAAAAEAAABhAQAAAGM="),
+      new Stored("CheckpointTaken", new CheckpointTaken(40, 30, VALUES, new float[][] {{1f, 2f, 3f, 4f, 5f}, VALUES}, 39),
+          "BigAAAAAAAAAHgAAAAAAAAAFAAAAAADAPwAAAIABAAAAkPT3y83MzD0CAAAABQAAAAAAgD8AAABAAABAQAAAgEAAAKBA"
+          + "BQAAAAAAwD8AAACAAQAAAJD098vNzMw9JwAAAAAAAAA="),
+      new Stored("RolledBackTo", new RolledBackTo(30, 2),
+          "Bh4AAAAAAAAAAgAAAAAAAAA="),
+      new Stored("State", fullState(),
+          "BgEHAAAAbGF5ZXIudwMAAAAAAAwABQAAAAQAAABBREFNAACAPgDNzEw/pHB9P5W/1jMK1yM8bxIDOwGamZk+GwAAAHdh"
+          + "cm11cDoxMCxjb3NpbmU6MTAwMDowLjAwMaabRDsFAAAAQVNZTkMHAAAAAAAAAAUAAAAAAMA/AAAAgAEAAACQ9PfLzczM"
+          + "PQIAAAAFAAAAAADAPwAAAIABAAAAkPT3y83MzD0FAAAAAACgQAAAgEAAAEBAAAAAQAAAgD8RAAAAAAAAAAkAAAAAAAAA"
+          + "AwAAAAAAAAACAAAAAQAAAGEBAAAAYgIAAAABAAAAYQAAAEAFAAAAAACAPwAAAEAAAEBAAACAQAAAoEABAAAAYgAAAAAA"
+          + "AAAAAgAAAAEAAABhCgAAAAAAAAABAAAAYgkAAAAAAAAAQAIAAAAAAAABAAAABQAAAAAAAAAFAAAAAADAPwAAAIABAAAA"
+          + "kPT3y83MzD0CAAAABQAAAAAAoEAAAIBAAABAQAAAAEAAAIA/BQAAAAAAwD8AAACAAQAAAJD098vNzMw9BQAAAAAAAAAE"
+          + "AAAAAAAAAAEAAAABAAAAAgAAAGAAAAAAAAAABQAAAAAAAAA="),
+      new Stored("State", new BlockState(),
+          "BgAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"));
+
+  @Test
+  void storedEventsAndSnapshotsAreReadUnderTheirIdentifierAndWrittenByteForByte() {
+    assertEquals(717_002, PsSerializer.IDENTIFIER, "journals store this id with every event and snapshot");
+    Serialization serialization = SerializationExtension.get((ExtendedActorSystem) Adapter.toClassic(kit.system()));
+    for (Stored s : STORED) {
+      byte[] bytes = Base64.getDecoder().decode(s.base64());
+      Serializer serializer = serialization.findSerializerFor(s.message());
+      assertEquals(PsSerializer.IDENTIFIER, serializer.identifier(), s.manifest());
+      assertEquals(s.manifest(), Serializers.manifestFor(serializer, s.message()), "the stored manifest");
+      assertArrayEquals(bytes, serializer.toBinary(s.message()), s.manifest() + " is written as journals hold it");
+      Object back = serialization.deserialize(bytes, PsSerializer.IDENTIFIER, s.manifest()).get();
+      assertArrayEquals(bytes, serializer.toBinary(back), s.manifest() + " reads back whole");
+    }
   }
 
   @Test
