@@ -1,0 +1,189 @@
+package io.shardtrain.actors.ps;
+
+import akka.actor.ExtendedActorSystem;
+import io.shardtrain.actors.ps.BlockEvents.CheckpointTaken;
+import io.shardtrain.actors.ps.BlockEvents.GradientApplied;
+import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
+import io.shardtrain.actors.ps.BlockEvents.GradientSkipped;
+import io.shardtrain.actors.ps.BlockEvents.Initialized;
+import io.shardtrain.actors.ps.BlockEvents.MembershipUpdated;
+import io.shardtrain.actors.ps.BlockEvents.RolledBackTo;
+import io.shardtrain.actors.ps.BlockEvents.StepApplied;
+import io.shardtrain.actors.ps.BlockState.Contribution;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Binary serializer of what a {@link ParameterBlock} persists: its {@link BlockEvents} and its
+ * {@link BlockState} snapshot. Journals and snapshot stores keep this serializer's identifier and
+ * each manifest with the bytes, so both never change, and every format a journal may hold is still
+ * read. Each type is one {@link #entry} below; all code that knows the state's fields is in
+ * {@link #writeState} and {@link #readState}.
+ */
+public final class JournalSerializer extends TableSerializer {
+  /** Stored with every event and snapshot already written, so it never changes. */
+  public static final int IDENTIFIER = 717_002;
+  /**
+   * The format written. Formats 2, 5 and 6 changed wire messages only, so events and snapshots of
+   * formats 1 to 6 differ only where {@link #FORMAT_3} and {@link #FORMAT_4} say.
+   */
+  private static final int FORMAT = 6;
+  /** Format 4 added task marks to the gradient events and the state. */
+  private static final int FORMAT_4 = 4;
+  /** Format 3 added the examples a sync block applied, its held checkpoints and its rollback generation to the state. */
+  private static final int FORMAT_3 = 3;
+  /** The oldest format a journal may hold. */
+  private static final int FORMAT_1 = 1;
+
+  public JournalSerializer(ExtendedActorSystem system) {
+    super(system, FORMAT_1, FORMAT);
+    entry("Initialized", Initialized.class, (out, m) -> {
+      putSpec(out, m.spec());
+      out.putFloats(m.values());
+    }, in -> new Initialized(getSpec(in), in.getFloats()));
+    entry("GradientReceived", GradientReceived.class, (out, m) -> {
+      out.putString(m.trainerId());
+      out.putLong(m.step());
+      out.putFloat(m.weight());
+      out.putFloats(m.values());
+      putMark(out, m.mark());
+    }, in -> new GradientReceived(in.getString(), in.getLong(), in.getFloat(), in.getFloats(), getMarkSince4(in)));
+    entry("GradientSkipped", GradientSkipped.class, (out, m) -> {
+      out.putString(m.trainerId());
+      out.putLong(m.step());
+      putMark(out, m.mark());
+    }, in -> new GradientSkipped(in.getString(), in.getLong(), getMarkSince4(in)));
+    entry("StepApplied", StepApplied.class, (out, m) -> out.putLong(m.step()), in -> new StepApplied(in.getLong()));
+    entry("GradientApplied", GradientApplied.class, (out, m) -> {
+      out.putString(m.trainerId());
+      out.putLong(m.step());
+      out.putFloats(m.values());
+      putMark(out, m.mark());
+    }, in -> new GradientApplied(in.getString(), in.getLong(), in.getFloats(), getMarkSince4(in)));
+    entry("MembershipUpdated", MembershipUpdated.class, (out, m) -> {
+      out.putLong(m.epoch());
+      out.putStrings(m.trainers());
+    }, in -> new MembershipUpdated(in.getLong(), in.getStrings()));
+    entry("CheckpointTaken", CheckpointTaken.class, (out, m) -> {
+      out.putLong(m.step());
+      out.putLong(m.keepFrom());
+      putHeld(out, m.values(), m.slots(), m.updates());
+    }, in -> {
+      long step = in.getLong();
+      long keepFrom = in.getLong();
+      BlockState.Held h = getHeld(in);
+      return new CheckpointTaken(step, keepFrom, h.values(), h.slots(), h.updates());
+    });
+    entry("RolledBackTo", RolledBackTo.class, (out, m) -> {
+      out.putLong(m.step());
+      out.putLong(m.generation());
+    }, in -> new RolledBackTo(in.getLong(), in.getLong()));
+    entry("State", BlockState.class, JournalSerializer::writeState, in -> readState(in, in.format()));
+  }
+
+  @Override
+  public int identifier() {
+    return IDENTIFIER;
+  }
+
+  /** A gradient event's task mark; formats before 4 had none. */
+  private static BlockProtocol.TaskMark getMarkSince4(In in) {
+    return in.format() >= FORMAT_4 ? getMark(in) : null;
+  }
+
+  private static void putHeld(Out out, float[] values, float[][] slots, long updates) {
+    out.putFloats(values);
+    out.putInt(slots.length);
+    for (float[] slot : slots) out.putFloats(slot);
+    out.putLong(updates);
+  }
+
+  private static BlockState.Held getHeld(In in) {
+    float[] values = in.getFloats();
+    float[][] slots = new float[in.getCount(4)][];
+    for (int i = 0; i < slots.length; i++) slots[i] = in.getFloats();
+    return new BlockState.Held(values, slots, in.getLong());
+  }
+
+  private static void writeState(Out out, BlockState s) {
+    out.putByte(s.spec == null ? (byte) 0 : 1);
+    if (s.spec != null) {
+      putSpec(out, s.spec);
+      out.putFloats(s.values);
+      float[][] slots = s.optimizerState.slots();
+      out.putInt(slots.length);
+      for (float[] slot : slots) out.putFloats(slot);
+      out.putLong(s.optimizerState.updates());
+    }
+    out.putLong(s.version);
+    out.putLong(s.membershipEpoch);
+    out.putStrings(s.members);
+    out.putInt(s.pending.size());
+    for (Contribution c : s.pending) {
+      out.putString(c.trainerId());
+      out.putFloat(c.weight());
+      out.putFloats(c.values());
+    }
+    out.putInt(s.lastSteps.size());
+    for (Map.Entry<String, Long> e : s.lastSteps.entrySet()) {
+      out.putString(e.getKey());
+      out.putLong(e.getValue());
+    }
+    out.putLong(s.examplesApplied);
+    out.putInt(s.checkpoints.size());
+    for (Map.Entry<Long, BlockState.Held> e : s.checkpoints.entrySet()) {
+      out.putLong(e.getKey());
+      putHeld(out, e.getValue().values(), e.getValue().slots(), e.getValue().updates());
+    }
+    out.putLong(s.generation);
+    Map<Long, BlockProtocol.TaskProgress> marks = s.taskMarks();
+    out.putInt(marks.size());
+    for (Map.Entry<Long, BlockProtocol.TaskProgress> e : marks.entrySet()) {
+      out.putLong(e.getKey());
+      out.putLong(e.getValue().offset());
+      out.putLong(e.getValue().step());
+    }
+  }
+
+  private static BlockState readState(In in, int format) {
+    BlockSpec spec = null;
+    float[] values = null;
+    float[][] slots = null;
+    long updates = 0;
+    if (in.getBoolean()) {
+      spec = getSpec(in);
+      values = in.getFloats();
+      slots = new float[in.getCount(4)][];
+      for (int i = 0; i < slots.length; i++) slots[i] = in.getFloats();
+      updates = in.getLong();
+    }
+    long version = in.getLong();
+    long epoch = in.getLong();
+    List<String> members = in.getStrings();
+    int n = in.getCount(12);
+    List<Contribution> pending = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      pending.add(new Contribution(in.getString(), in.getFloat(), in.getFloats()));
+    }
+    int m = in.getCount(12);
+    Map<String, Long> lastSteps = new TreeMap<>();
+    for (int i = 0; i < m; i++) lastSteps.put(in.getString(), in.getLong());
+    // Older snapshots did not count examples (the count restarts at 0) and held no checkpoints.
+    if (format < FORMAT_3) {
+      return BlockState.restore(spec, values, slots, updates, version, epoch, members, pending, lastSteps, 0);
+    }
+    long examples = in.getLong();
+    BlockState s = BlockState.restore(spec, values, slots, updates, version, epoch, members, pending, lastSteps, examples);
+    int k = in.getCount(24);
+    TreeMap<Long, BlockState.Held> checkpoints = new TreeMap<>();
+    for (int i = 0; i < k; i++) checkpoints.put(in.getLong(), getHeld(in));
+    BlockState.restore(s, checkpoints, in.getLong());
+    if (format < FORMAT_4) return s;
+    int n2 = in.getCount(24);
+    Map<Long, BlockProtocol.TaskProgress> marks = new TreeMap<>();
+    for (int i = 0; i < n2; i++) marks.put(in.getLong(), new BlockProtocol.TaskProgress(in.getLong(), in.getLong()));
+    return BlockState.restoreMarks(s, marks);
+  }
+}

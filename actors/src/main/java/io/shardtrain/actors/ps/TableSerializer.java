@@ -1,0 +1,341 @@
+package io.shardtrain.actors.ps;
+
+import akka.actor.ExtendedActorSystem;
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.ActorRefResolver;
+import akka.actor.typed.javadsl.Adapter;
+import akka.serialization.SerializerWithStringManifest;
+import io.shardtrain.actors.ps.BlockProtocol.TaskMark;
+import io.shardtrain.compute.optim.OptimizerSpec;
+import java.io.NotSerializableException;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Base of the parameter server's binary serializers ({@link WireSerializer}, {@link JournalSerializer}):
+ * a table with one entry per type (manifest, class, writer, reader) drives {@code manifest},
+ * {@code toBinary} and {@code fromBinary}, so a type is added with one entry. Every payload starts
+ * with a format byte; numbers are little-endian, floats in bulk after a count, strings UTF-8 after
+ * a length, an optional value after a presence byte, actor references through
+ * {@link ActorRefResolver}. Malformed bytes fail with a {@link NotSerializableException} naming the
+ * manifest.
+ */
+abstract class TableSerializer extends SerializerWithStringManifest {
+
+  /** Writes a message's fields (the format byte is already written). */
+  interface Writer<T> {
+    void write(Out out, T message);
+  }
+
+  /** Reads a message's fields; {@link In#format()} says which layout they were written in. */
+  interface Reader<T> {
+    T read(In in);
+  }
+
+  private record Entry<T>(String manifest, Class<T> type, Writer<T> writer, Reader<T> reader) {
+    void write(Out out, Object message) {
+      writer.write(out, type.cast(message));
+    }
+  }
+
+  private final ExtendedActorSystem system;
+  private final int oldestFormat;
+  private final int format;
+  // Messages are records (and the final BlockState), so the exact class finds the entry.
+  private final Map<Class<?>, Entry<?>> byClass = new HashMap<>();
+  private final Map<String, Entry<?>> byManifest = new HashMap<>();
+  private volatile ActorRefResolver resolver;
+
+  /** Writes {@code format}; reads {@code oldestFormat} to {@code format}. */
+  TableSerializer(ExtendedActorSystem system, int oldestFormat, int format) {
+    this.system = system;
+    this.oldestFormat = oldestFormat;
+    this.format = format;
+  }
+
+  /** Registers {@code type} under {@code manifest}; each class and each manifest once. */
+  final <T> void entry(String manifest, Class<T> type, Writer<T> writer, Reader<T> reader) {
+    Entry<T> e = new Entry<>(manifest, type, writer, reader);
+    if (byClass.putIfAbsent(type, e) != null || byManifest.putIfAbsent(manifest, e) != null) {
+      throw new IllegalStateException(name() + " registers " + type.getName() + " or '" + manifest + "' twice");
+    }
+  }
+
+  private String name() {
+    return getClass().getSimpleName();
+  }
+
+  private Entry<?> entryFor(Object o) {
+    Entry<?> e = byClass.get(o.getClass());
+    if (e == null) throw new IllegalArgumentException(name() + " cannot serialize " + o.getClass().getName());
+    return e;
+  }
+
+  @Override
+  public final String manifest(Object o) {
+    return entryFor(o).manifest();
+  }
+
+  @Override
+  public final byte[] toBinary(Object o) {
+    Out out = new Out(64);
+    out.putByte((byte) format);
+    writeFields(out, o);
+    return out.toArray();
+  }
+
+  /** Writes {@code o}'s fields as its entry does, for a message nested in another. */
+  final void writeFields(Out out, Object o) {
+    entryFor(o).write(out, o);
+  }
+
+  /** Reads the fields of a message nested in another, by its manifest. */
+  final Object readFields(In in, String manifest) {
+    Entry<?> e = byManifest.get(manifest);
+    if (e == null) throw new IllegalArgumentException("unknown manifest '" + manifest + "' for " + name());
+    return e.reader().read(in);
+  }
+
+  @Override
+  public final Object fromBinary(byte[] bytes, String manifest) throws NotSerializableException {
+    if (!byManifest.containsKey(manifest)) {
+      throw new NotSerializableException("unknown manifest '" + manifest + "' for " + name());
+    }
+    try {
+      In in = new In(bytes);
+      if (in.format() < oldestFormat || in.format() > format) {
+        throw new IllegalArgumentException(oldestFormat == format
+            ? "format version " + in.format() + " (this node reads format " + format + " only: the sender runs another version)"
+            : "unknown format version " + in.format() + " (this code reads " + oldestFormat + " to " + format + ")");
+      }
+      Object result = readFields(in, manifest);
+      if (in.buf.hasRemaining()) throw new IllegalArgumentException(in.buf.remaining() + " trailing bytes");
+      return result;
+    } catch (BufferUnderflowException | IllegalArgumentException e) {
+      String why = e instanceof BufferUnderflowException ? "truncated" : e.getMessage();
+      NotSerializableException ex = new NotSerializableException(
+          "cannot read a '" + manifest + "' of " + bytes.length + " bytes: " + why);
+      ex.initCause(e);
+      throw ex;
+    }
+  }
+
+  // --- values both serializers write
+
+  final void putRef(Out out, ActorRef<?> ref) {
+    out.putString(resolver().toSerializationFormat(ref));
+  }
+
+  final <T> ActorRef<T> getRef(In in) {
+    return resolver().resolveActorRef(in.getString());
+  }
+
+  final void putOptionalRef(Out out, ActorRef<?> ref) {
+    out.putByte(ref == null ? (byte) 0 : 1);
+    if (ref != null) putRef(out, ref);
+  }
+
+  final <T> ActorRef<T> getOptionalRef(In in) {
+    return in.getBoolean() ? getRef(in) : null;
+  }
+
+  private ActorRefResolver resolver() {
+    // Resolved lazily: serializers are created while the system is still starting.
+    ActorRefResolver r = resolver;
+    if (r == null) {
+      r = ActorRefResolver.get(Adapter.toTyped(system));
+      resolver = r;
+    }
+    return r;
+  }
+
+  static void putSpec(Out out, BlockSpec spec) {
+    out.putString(spec.parameter());
+    out.putInt(spec.index());
+    out.putInt(spec.offset());
+    out.putInt(spec.length());
+    OptimizerSpec o = spec.optimizer();
+    out.putString(o.kind().name());
+    out.putFloat(o.momentum());
+    out.putByte(o.nesterov() ? (byte) 1 : 0);
+    out.putFloat(o.beta1());
+    out.putFloat(o.beta2());
+    out.putFloat(o.eps());
+    out.putFloat(o.weightDecay());
+    out.putFloat(o.trustCoefficient());
+    out.putByte(o.decoupledWeightDecay() ? (byte) 1 : 0);
+    out.putFloat(o.initialAccumulator());
+    out.putString(spec.lrSchedule());
+    out.putFloat(spec.lr());
+    out.putString(spec.mode().name());
+    out.putLong(spec.maxStaleness());
+  }
+
+  static BlockSpec getSpec(In in) {
+    String parameter = in.getString();
+    int index = in.getInt();
+    int offset = in.getInt();
+    int length = in.getInt();
+    OptimizerSpec.Kind kind = OptimizerSpec.Kind.valueOf(in.getString());
+    OptimizerSpec optimizer = new OptimizerSpec(kind, in.getFloat(), in.getBoolean(), in.getFloat(), in.getFloat(),
+        in.getFloat(), in.getFloat(), in.getFloat(), in.getBoolean(), in.getFloat());
+    String schedule = in.getString();
+    float lr = in.getFloat();
+    BlockSpec.Mode mode = BlockSpec.Mode.valueOf(in.getString());
+    return new BlockSpec(parameter, index, offset, length, optimizer, schedule, lr, mode, in.getLong());
+  }
+
+  /** An optional task mark: a presence byte, then epoch, task and offset. */
+  static void putMark(Out out, TaskMark m) {
+    out.putByte(m == null ? (byte) 0 : 1);
+    if (m == null) return;
+    out.putInt(m.epoch());
+    out.putInt(m.task());
+    out.putLong(m.offset());
+  }
+
+  static TaskMark getMark(In in) {
+    return in.getBoolean() ? new TaskMark(in.getInt(), in.getInt(), in.getLong()) : null;
+  }
+
+  // --- little-endian primitives
+
+  static final class Out {
+    private ByteBuffer buf;
+
+    Out(int capacity) {
+      buf = ByteBuffer.allocate(capacity).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    private void ensure(long extra) {
+      if (buf.remaining() >= extra) return;
+      long needed = (long) buf.position() + extra;
+      if (needed > Integer.MAX_VALUE - 8) throw new IllegalArgumentException("message too large: " + needed + " bytes");
+      int capacity = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(needed, 2L * buf.capacity()));
+      ByteBuffer bigger = ByteBuffer.allocate(capacity).order(ByteOrder.LITTLE_ENDIAN);
+      buf.flip();
+      bigger.put(buf);
+      buf = bigger;
+    }
+
+    void putByte(byte b) {
+      ensure(1);
+      buf.put(b);
+    }
+
+    void putInt(int v) {
+      ensure(4);
+      buf.putInt(v);
+    }
+
+    void putLong(long v) {
+      ensure(8);
+      buf.putLong(v);
+    }
+
+    void putFloat(float v) {
+      ensure(4);
+      buf.putFloat(v);
+    }
+
+    void putString(String s) {
+      byte[] b = s.getBytes(StandardCharsets.UTF_8);
+      ensure(4L + b.length);
+      buf.putInt(b.length);
+      buf.put(b);
+    }
+
+    void putStrings(List<String> list) {
+      putInt(list.size());
+      for (String s : list) putString(s);
+    }
+
+    void putFloats(float[] a) {
+      ensure(4L + 4L * a.length);
+      buf.putInt(a.length);
+      buf.asFloatBuffer().put(a);
+      buf.position(buf.position() + 4 * a.length);
+    }
+
+    byte[] toArray() {
+      return Arrays.copyOf(buf.array(), buf.position());
+    }
+  }
+
+  static final class In {
+    final ByteBuffer buf;
+    private final int format;
+
+    /** Reads the format byte at once. */
+    In(byte[] bytes) {
+      buf = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+      format = buf.get();
+    }
+
+    /** The payload's format version. */
+    int format() {
+      return format;
+    }
+
+    byte getByte() {
+      return buf.get();
+    }
+
+    boolean getBoolean() {
+      byte b = buf.get();
+      if (b != 0 && b != 1) throw new IllegalArgumentException("boolean byte " + b + " at " + (buf.position() - 1));
+      return b == 1;
+    }
+
+    int getInt() {
+      return buf.getInt();
+    }
+
+    long getLong() {
+      return buf.getLong();
+    }
+
+    float getFloat() {
+      return buf.getFloat();
+    }
+
+    /** A count of items of at least {@code minBytes} each, checked against what is left. */
+    int getCount(int minBytes) {
+      int n = buf.getInt();
+      if (n < 0 || (long) n * minBytes > buf.remaining()) {
+        throw new IllegalArgumentException("count " + n + " at " + (buf.position() - 4) + " exceeds the "
+            + buf.remaining() + " bytes left");
+      }
+      return n;
+    }
+
+    String getString() {
+      int n = getCount(1);
+      byte[] b = new byte[n];
+      buf.get(b);
+      return new String(b, StandardCharsets.UTF_8);
+    }
+
+    List<String> getStrings() {
+      int n = getCount(4);
+      List<String> out = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) out.add(getString());
+      return out;
+    }
+
+    float[] getFloats() {
+      int n = getCount(4);
+      float[] a = new float[n];
+      buf.asFloatBuffer().get(a);
+      buf.position(buf.position() + 4 * n);
+      return a;
+    }
+  }
+}
