@@ -25,14 +25,10 @@ import akka.persistence.typed.javadsl.RetentionCriteria;
 import akka.persistence.typed.javadsl.SignalHandler;
 import io.shardtrain.actors.ps.BlockEvents.*;
 import io.shardtrain.actors.ps.BlockProtocol.*;
-import io.shardtrain.actors.ps.BlockState.Contribution;
 import io.shardtrain.actors.ps.BlockState.Held;
 import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.compute.NumericChecks;
-import io.shardtrain.compute.optim.LearningRateSchedule;
-import io.shardtrain.compute.optim.Optimizer;
-import io.shardtrain.compute.optim.OptimizerState;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -154,10 +150,8 @@ public final class ParameterBlock
       public Object toJournal(BlockState state) {
         // The store serializes later, while this entity keeps mutating its live state.
         if (settings.checkpointDurability()) return state.asOfNewestCheckpoint();
-        BlockState c = state.copy();
         // Exact durability rebuilds everything from the journal; checkpoints there are only read out.
-        c.checkpoints.clear();
-        return c;
+        return state.copyWithoutCheckpoints();
       }
 
       @Override
@@ -200,17 +194,7 @@ public final class ParameterBlock
 
   @Override
   public EventHandler<BlockState, Event> eventHandler() {
-    return newEventHandlerBuilder()
-        .forAnyState()
-        .onEvent(Initialized.class, (s, e) -> counted(s.onInitialized(e)))
-        .onEvent(GradientReceived.class, (s, e) -> counted(s.onGradientReceived(e)))
-        .onEvent(GradientSkipped.class, (s, e) -> counted(s.onGradientSkipped(e)))
-        .onEvent(StepApplied.class, (s, e) -> counted(s.onStepApplied(e)))
-        .onEvent(GradientApplied.class, (s, e) -> counted(s.onGradientApplied(e)))
-        .onEvent(MembershipUpdated.class, (s, e) -> counted(s.onMembershipUpdated(e)))
-        .onEvent(CheckpointTaken.class, (s, e) -> counted(s.onCheckpointTaken(e)))
-        .onEvent(RolledBackTo.class, (s, e) -> counted(s.onRolledBackTo(e)))
-        .build();
+    return (s, e) -> counted(s.apply(e));
   }
 
   private BlockState counted(BlockState s) {
@@ -320,7 +304,7 @@ public final class ParameterBlock
       // rollback reached the trainer: not an error, the trainer waits for the rollback.
       return acked(cmd.replyTo(), new RolledBack(v));
     }
-    if (cmd.step() <= v || (cmd.step() == v + 1 && state.hasContributed(trainer))) {
+    if (cmd.step() <= v || (cmd.step() == v + 1 && state.barrier().hasContributed(trainer))) {
       duplicates++;
       return acked(cmd.replyTo(), new Duplicate(v));
     }
@@ -349,7 +333,7 @@ public final class ParameterBlock
     } else {
       received = new GradientReceived(trainer, cmd.step(), cmd.weight(), cmd.values(), cmd.mark());
     }
-    boolean completes = state.barrierComplete(state.membershipEpoch(), state.members, trainer);
+    boolean completes = state.barrier().completedBy(trainer);
     List<Event> events = completes ? List.of(received, new StepApplied(cmd.step())) : List.of(received);
     boolean wasSkipped = skipped;
     return record(state, events).thenRun(s -> {
@@ -446,7 +430,7 @@ public final class ParameterBlock
     List<String> members = List.copyOf(unique);
     List<Event> events = new ArrayList<>();
     events.add(new MembershipUpdated(cmd.epoch(), members));
-    if (state.isSync() && state.barrierComplete(cmd.epoch(), members, null)) {
+    if (state.isSync() && state.barrier().completeUnder(cmd.epoch(), members)) {
       events.add(new StepApplied(state.version() + 1));
     }
     return record(state, events).thenRun(s -> {
@@ -456,11 +440,11 @@ public final class ParameterBlock
   }
 
   private Effect<Event, BlockState> onGetStats(BlockState state, GetStats cmd) {
-    boolean waiting = state.isSync() && !state.pending.isEmpty();
+    boolean waiting = state.isWaiting();
     cmd.replyTo().tell(new BlockStats(entityId, state.isInitialised(), state.version(), state.updates(), pushes,
         duplicates, rejectedStale, rejectedNonFinite, rejectedBadLength, rejectedNotInitialised, rejectedAhead,
         rejectedMalformed, skippedNonFinite, pullTimeouts, waiting ? state.version() + 1 : -1,
-        waiting ? state.missing(null) : List.of(), state.membershipEpoch(), pendingPulls.size(), eventsReplayed,
+        waiting ? state.barrier().missing() : List.of(), state.membershipEpoch(), pendingPulls.size(), eventsReplayed,
         bulkPushes, bulkPulls, state.examplesApplied()));
     return Effect().none();
   }
@@ -479,15 +463,14 @@ public final class ParameterBlock
   }
 
   private Effect<Event, BlockState> onBarrierCheck(BlockState state) {
-    if (!state.isSync() || state.pending.isEmpty()) {
+    if (!state.isWaiting()) {
       timers.cancel(BARRIER_TIMER);
       return Effect().none();
     }
-    List<String> contributed = new ArrayList<>();
-    for (Contribution c : state.pending) contributed.add(c.trainerId());
     context.getLog().warn("parameter block {} has waited {} ms for step {}: missing trainers {} of membership epoch {}"
             + " (contributed: {})", entityId, (System.nanoTime() - pendingSinceNanos) / 1_000_000,
-        state.version() + 1, state.missing(null), state.membershipEpoch(), contributed);
+        state.version() + 1, state.barrier().missing(), state.membershipEpoch(),
+        state.barrier().contributors());
     return Effect().none();
   }
 
@@ -593,8 +576,7 @@ public final class ParameterBlock
       if (step == state.version() && !settings.checkpointDurability()) {
         long keepFrom = 0;
         for (Checkpoint c : e.getValue()) keepFrom = Math.max(keepFrom, c.keepFrom());
-        state.checkpoints.headMap(Math.min(keepFrom, step)).clear();
-        state.checkpoints.put(step, state.capture());
+        state.holdCapture(Math.min(keepFrom, step));
       }
       Held h = state.checkpoint(step);
       for (Checkpoint c : e.getValue()) {
@@ -613,7 +595,7 @@ public final class ParameterBlock
     // Captures first: their replies must not wait behind a pull answer that lets trainers move on.
     answerCaptures(state);
     answerPulls(state);
-    boolean waiting = state.isSync() && !state.pending.isEmpty();
+    boolean waiting = state.isWaiting();
     if (waiting && !timers.isTimerActive(BARRIER_TIMER)) {
       pendingSinceNanos = System.nanoTime();
       timers.startTimerWithFixedDelay(BARRIER_TIMER, BarrierCheck.INSTANCE, settings.barrierWarnAfter());
