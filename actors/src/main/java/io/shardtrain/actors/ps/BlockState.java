@@ -13,8 +13,8 @@ import java.util.TreeMap;
  * The block's state, owned by the entity: values, optimizer state and version, the sync barrier,
  * per-trainer last steps, task marks and held checkpoints. It changes only through its event
  * handlers ({@link #apply}), which call into the block's {@link BlockUpdate} for the math, and,
- * for what the block does not journal, through {@link #holdCapture} and {@link #apply} called by
- * its actor. {@code values} is copy-on-write: an update writes a new array, so the
+ * for what a durability does not journal, through {@link #holdCapture} and {@link #apply} called
+ * by {@link BlockDurability}. {@code values} is copy-on-write: an update writes a new array, so the
  * array of a version never changes once published and pulls and snapshots of that version share it
  * (one copy per update, not one per pull). The optimizer slots change in place, so snapshots copy
  * them (the snapshot store serializes asynchronously).

@@ -19,6 +19,7 @@ import akka.persistence.typed.RecoveryCompleted;
 import akka.persistence.typed.SnapshotAdapter;
 import akka.persistence.typed.javadsl.CommandHandler;
 import akka.persistence.typed.javadsl.Effect;
+import akka.persistence.typed.javadsl.EffectBuilder;
 import akka.persistence.typed.javadsl.EventHandler;
 import akka.persistence.typed.javadsl.EventSourcedBehavior;
 import akka.persistence.typed.javadsl.RetentionCriteria;
@@ -96,13 +97,13 @@ public final class ParameterBlock
 
   private final String entityId;
   private final PsSettings settings;
+  private final BlockDurability durability;
   private final ActorContext<Command> context;
   private final TimerScheduler<Command> timers;
   private final TreeMap<Long, Pull> pendingPulls = new TreeMap<>();
   /** Pushes that came by letter and are not answered yet: where their reply letters go. */
   private final Map<ActorRef<?>, BulkAddress> letterReplies = new java.util.HashMap<>();
-  /** Checkpoint requests for versions the block has not reached yet, by version. */
-  private final TreeMap<Long, List<Checkpoint>> pendingCaptures = new TreeMap<>();
+  private final PendingCaptures captures = new PendingCaptures();
   private long nextPullId;
   private long pendingSinceNanos;
   private long eventsHandled;
@@ -129,6 +130,7 @@ public final class ParameterBlock
         SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(10), 0.2));
     this.entityId = entityId;
     this.settings = settings;
+    this.durability = BlockDurability.of(settings);
     this.context = context;
     this.timers = timers;
   }
@@ -148,10 +150,7 @@ public final class ParameterBlock
     return new SnapshotAdapter<>() {
       @Override
       public Object toJournal(BlockState state) {
-        // The store serializes later, while this entity keeps mutating its live state.
-        if (settings.checkpointDurability()) return state.asOfNewestCheckpoint();
-        // Exact durability rebuilds everything from the journal; checkpoints there are only read out.
-        return state.copyWithoutCheckpoints();
+        return durability.snapshot(state);
       }
 
       @Override
@@ -222,10 +221,8 @@ public final class ParameterBlock
       return error(cmd.replyTo(), "Initialize of block " + entityId + ": non-finite initial value "
           + cmd.values()[bad] + " at index " + bad);
     }
-    if (settings.checkpointDurability() && spec.mode() != BlockSpec.Mode.SYNC) {
-      return error(cmd.replyTo(), "block " + entityId + ": checkpoint durability needs sync mode (async blocks"
-          + " have no global step to roll back to); use shardtrain.ps.durability = exact");
-    }
+    String refusal = durability.refusal(spec);
+    if (refusal != null) return error(cmd.replyTo(), refusal);
     if (state.isInitialised()) {
       if (state.spec().equals(spec)) {
         return Effect().reply(cmd.replyTo(), StatusReply.success(state.version()));
@@ -299,11 +296,7 @@ public final class ParameterBlock
   private Effect<Event, BlockState> onSyncPush(BlockState state, PushGradient cmd) {
     long v = state.version();
     String trainer = cmd.trainerId();
-    if (settings.checkpointDurability() && (cmd.generation() < state.generation() || cmd.step() > v + 1)) {
-      // The abandoned timeline, or a block that recovered its last checkpoint before the master's
-      // rollback reached the trainer: not an error, the trainer waits for the rollback.
-      return acked(cmd.replyTo(), new RolledBack(v));
-    }
+    if (durability.leftBehind(state, cmd)) return acked(cmd.replyTo(), new RolledBack(v));
     if (cmd.step() <= v || (cmd.step() == v + 1 && state.barrier().hasContributed(trainer))) {
       duplicates++;
       return acked(cmd.replyTo(), new Duplicate(v));
@@ -476,30 +469,10 @@ public final class ParameterBlock
 
   // ---------------------------------------------------------------------------------------------
 
-  /**
-   * Records {@code events}. Exact durability journals them all. Checkpoint durability journals
-   * only memberships; gradients and steps are applied to the live state at once, and when that
-   * reaches a version a checkpoint waits for, the capture is what gets journaled.
-   */
-  private akka.persistence.typed.javadsl.EffectBuilder<Event, BlockState> record(BlockState state, List<Event> events) {
-    if (!settings.checkpointDurability()) return Effect().persist(events);
-    List<Event> journaled = new ArrayList<>();
-    for (Event e : events) {
-      if (e instanceof MembershipUpdated) {
-        journaled.add(e);
-      } else {
-        state.apply(e);
-      }
-    }
-    if (pendingCaptures.containsKey(state.version())) journaled.add(checkpointTaken(state));
+  /** Journals what the durability journals of {@code events}; it applies the rest to {@code state} itself. */
+  private EffectBuilder<Event, BlockState> record(BlockState state, List<Event> events) {
+    List<Event> journaled = durability.record(state, events, captures);
     return journaled.isEmpty() ? Effect().none() : Effect().persist(journaled);
-  }
-
-  private CheckpointTaken checkpointTaken(BlockState state) {
-    Held h = state.capture();
-    long keepFrom = 0;
-    for (Checkpoint c : pendingCaptures.getOrDefault(state.version(), List.of())) keepFrom = Math.max(keepFrom, c.keepFrom());
-    return new CheckpointTaken(state.version(), Math.min(keepFrom, state.version()), h.values(), h.slots(), h.updates());
   }
 
   private Effect<Event, BlockState> onCheckpoint(BlockState state, Checkpoint cmd) {
@@ -513,13 +486,9 @@ public final class ParameterBlock
       return error(cmd.replyTo(), "block " + entityId + " is at version " + state.version() + ", past checkpoint step "
           + cmd.step());
     }
-    pendingCaptures.computeIfAbsent(cmd.step(), k -> new ArrayList<>()).add(cmd);
+    captures.add(cmd);
     if (cmd.step() > state.version()) return Effect().none();
-    if (settings.checkpointDurability()) {
-      return Effect().persist(checkpointTaken(state)).thenRun(this::afterChange);
-    }
-    afterChange(state);
-    return Effect().none();
+    return record(state, List.of()).thenRun(this::afterChange);
   }
 
   private Effect<Event, BlockState> onReadCheckpoint(BlockState state, ReadCheckpoint cmd) {
@@ -539,7 +508,7 @@ public final class ParameterBlock
   }
 
   private Effect<Event, BlockState> onRollBack(BlockState state, RollBack cmd) {
-    if (!settings.checkpointDurability()) {
+    if (!durability.rollsBack()) {
       return error(cmd.replyTo(), "block " + entityId + " has exact durability; it never rolls back");
     }
     if (state.checkpoint(cmd.step()) == null) {
@@ -551,12 +520,9 @@ public final class ParameterBlock
       return Effect().reply(cmd.replyTo(), StatusReply.success(state.version()));
     }
     // Captures waiting for versions of the abandoned timeline will never be answered from it.
-    for (List<Checkpoint> waiting : pendingCaptures.values()) {
-      for (Checkpoint c : waiting) {
-        c.replyTo().tell(StatusReply.error("block " + entityId + " rolled back to step " + cmd.step()));
-      }
+    for (Checkpoint c : captures.takeAll()) {
+      c.replyTo().tell(StatusReply.error("block " + entityId + " rolled back to step " + cmd.step()));
     }
-    pendingCaptures.clear();
     return Effect().persist(new RolledBackTo(cmd.step(), cmd.generation())).thenRun(s -> {
       context.getLog().info("parameter block {} rolled back to its checkpoint at step {} (generation {})", entityId,
           cmd.step(), cmd.generation());
@@ -565,20 +531,12 @@ public final class ParameterBlock
     });
   }
 
-  /** Answers the checkpoint requests the version now satisfies (exact durability captures here). */
+  /** Answers the checkpoint requests the version now satisfies. */
   private void answerCaptures(BlockState state) {
-    if (pendingCaptures.isEmpty()) return;
-    Iterator<Map.Entry<Long, List<Checkpoint>>> it = pendingCaptures.headMap(state.version(), true).entrySet().iterator();
-    while (it.hasNext()) {
-      Map.Entry<Long, List<Checkpoint>> e = it.next();
+    if (captures.isEmpty()) return;
+    for (Map.Entry<Long, List<Checkpoint>> e : captures.takeUpTo(state.version()).entrySet()) {
       long step = e.getKey();
-      it.remove();
-      if (step == state.version() && !settings.checkpointDurability()) {
-        long keepFrom = 0;
-        for (Checkpoint c : e.getValue()) keepFrom = Math.max(keepFrom, c.keepFrom());
-        state.holdCapture(Math.min(keepFrom, step));
-      }
-      Held h = state.checkpoint(step);
+      Held h = durability.captured(state, step, PendingCaptures.keepFrom(step, e.getValue()));
       for (Checkpoint c : e.getValue()) {
         if (h == null) {
           c.replyTo().tell(StatusReply.error("block " + entityId + " passed step " + step + " without capturing it"
