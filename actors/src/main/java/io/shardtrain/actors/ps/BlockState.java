@@ -2,24 +2,27 @@ package io.shardtrain.actors.ps;
 
 import io.shardtrain.actors.ps.BlockEvents.*;
 import io.shardtrain.actors.ps.BlockProtocol.*;
-import io.shardtrain.compute.optim.LearningRateSchedule;
-import io.shardtrain.compute.optim.Optimizer;
+import io.shardtrain.compute.optim.BlockUpdate;
 import io.shardtrain.compute.optim.OptimizerState;
-import java.util.ArrayList;
+import io.shardtrain.compute.optim.WeightedGradient;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The block's state, owned by the entity. {@code values} is copy-on-write: an update writes a new
- * array, so the array of a version never changes once published and pulls and snapshots of that
- * version share it (one copy per update, not one per pull). The optimizer slots change in place,
- * so snapshots copy them (the snapshot store serializes asynchronously).
+ * The block's state, owned by the entity: values, optimizer state and version, the sync barrier,
+ * per-trainer last steps, task marks and held checkpoints. It changes only through its event
+ * handlers ({@link #apply}), which call into the block's {@link BlockUpdate} for the math, and,
+ * for what a durability does not journal, through {@link #holdCapture} and {@link #apply} called
+ * by {@link BlockDurability}. {@code values} is copy-on-write: an update writes a new array, so the
+ * array of a version never changes once published and pulls and snapshots of that version share it
+ * (one copy per update, not one per pull). The optimizer slots change in place, so snapshots copy
+ * them (the snapshot store serializes asynchronously).
  */
 public final class BlockState {
 
   /** A sync contribution to the pending step; weight 0 and no values when it was skipped. */
-  public record Contribution(String trainerId, float weight, float[] values) {}
+  public record Contribution(String trainerId, float weight, float[] values) implements WeightedGradient {}
 
   /** A held checkpoint: values, optimizer slots and update count at one version. Arrays are never mutated. */
   public record Held(float[] values, float[][] slots, long updates) {}
@@ -28,17 +31,15 @@ public final class BlockState {
   float[] values;
   OptimizerState optimizerState;
   long version;
-  long membershipEpoch;
-  List<String> members = new ArrayList<>();
-  List<Contribution> pending = new ArrayList<>();
   TreeMap<String, Long> lastSteps = new TreeMap<>();
   /** Per data task ({@link #taskKey}), how far its examples reached this block. */
   TreeMap<Long, TaskProgress> taskMarks = new TreeMap<>();
   long examplesApplied;
   TreeMap<Long, Held> checkpoints = new TreeMap<>();
   long generation;
-  private Optimizer optimizer;
-  private LearningRateSchedule schedule;
+  private SyncBarrier barrier = new SyncBarrier();
+  /** Built from {@link #spec}; holds no state of its own, so copies share it. */
+  private BlockUpdate update;
 
   BlockState() {}
 
@@ -46,19 +47,17 @@ public final class BlockState {
       long membershipEpoch, List<String> members, List<Contribution> pending, Map<String, Long> lastSteps,
       long examplesApplied) {
     BlockState s = new BlockState();
-    s.spec = spec;
     if (spec != null) {
       if (values.length != spec.length()) {
         throw new IllegalArgumentException("state of block " + spec.entityId() + " has " + values.length
             + " values, its spec says " + spec.length());
       }
+      s.use(spec);
       s.values = values;
       s.optimizerState = OptimizerState.of(spec.length(), slots, updates);
     }
     s.version = version;
-    s.membershipEpoch = membershipEpoch;
-    s.members = new ArrayList<>(members);
-    s.pending = new ArrayList<>(pending);
+    s.barrier = new SyncBarrier(membershipEpoch, members, pending);
     s.lastSteps = new TreeMap<>(lastSteps);
     s.examplesApplied = examplesApplied;
     return s;
@@ -81,6 +80,16 @@ public final class BlockState {
     return ((long) epoch << 32) | (task & 0xFFFFFFFFL);
   }
 
+  /** The one place a block's update rule is made: from its spec's optimizer and schedule. */
+  static BlockUpdate updateRule(BlockSpec spec) {
+    return new BlockUpdate(spec.optimizer().create(), spec.schedule());
+  }
+
+  private void use(BlockSpec spec) {
+    this.spec = spec;
+    this.update = updateRule(spec);
+  }
+
   public boolean isInitialised() {
     return spec != null;
   }
@@ -100,11 +109,11 @@ public final class BlockState {
   }
 
   public long membershipEpoch() {
-    return membershipEpoch;
+    return barrier.epoch();
   }
 
   public List<String> members() {
-    return List.copyOf(members);
+    return List.copyOf(barrier.members());
   }
 
   /** A copy of the values (empty before initialisation). */
@@ -119,7 +128,7 @@ public final class BlockState {
 
   /** The sync contributions to the pending step, in arrival order. */
   public List<Contribution> pending() {
-    return List.copyOf(pending);
+    return List.copyOf(barrier.pending());
   }
 
   /** Sync: the examples behind the applied steps (the sum of their contributions' weights). */
@@ -157,21 +166,41 @@ public final class BlockState {
     return generation;
   }
 
+  /** The sync barrier of the pending step, to read; it changes through the event handlers only. */
+  SyncBarrier barrier() {
+    return barrier;
+  }
+
+  boolean isSync() {
+    return spec != null && spec.mode() == BlockSpec.Mode.SYNC;
+  }
+
+  /** Sync, and the pending step has contributions. */
+  boolean isWaiting() {
+    return isSync() && barrier.isWaiting();
+  }
+
   /** A deep copy; the values and contribution arrays are never mutated, so they are shared. */
   public BlockState copy() {
     BlockState c = new BlockState();
     c.spec = spec;
+    c.update = update;
     c.values = values;
     c.optimizerState = optimizerState == null ? null : optimizerState.copy();
     c.version = version;
-    c.membershipEpoch = membershipEpoch;
-    c.members = new ArrayList<>(members);
-    c.pending = new ArrayList<>(pending);
+    c.barrier = barrier.copy();
     c.lastSteps = new TreeMap<>(lastSteps);
     c.taskMarks = taskMarks();
     c.examplesApplied = examplesApplied;
     c.checkpoints = new TreeMap<>(checkpoints);
     c.generation = generation;
+    return c;
+  }
+
+  /** A copy without the held checkpoints. */
+  BlockState copyWithoutCheckpoints() {
+    BlockState c = copy();
+    c.checkpoints.clear();
     return c;
   }
 
@@ -187,6 +216,24 @@ public final class BlockState {
     return c;
   }
 
+  /** The live values (shared: copy-on-write), a copy of the slots, and the update count. */
+  Held capture() {
+    return new Held(values, optimizerState.copy().slots(), optimizerState.updates());
+  }
+
+  /**
+   * Holds a capture of the live state at its version, dropping held checkpoints older than
+   * {@code keepFrom}: exact durability's checkpoints, which live in memory only.
+   */
+  void holdCapture(long keepFrom) {
+    hold(version, keepFrom, capture());
+  }
+
+  private void hold(long step, long keepFrom, Held h) {
+    checkpoints.headMap(keepFrom).clear();
+    checkpoints.put(step, h);
+  }
+
   /** Values, slots, updates and version from {@code h}; {@code dropPending}: also forget the contributions held. */
   private void restoreCheckpoint(long step, Held h, boolean dropPending) {
     values = h.values(); // copy-on-write: never changed in place
@@ -195,60 +242,36 @@ public final class BlockState {
     optimizerState = OptimizerState.of(spec.length(), slots, h.updates());
     version = step;
     if (dropPending) {
-      pending = new ArrayList<>();
+      barrier.clearPending();
       lastSteps = new TreeMap<>();
       // The master's reader offsets go back to the checkpoint's too.
       taskMarks = new TreeMap<>();
     }
   }
 
-  /** The live values (shared: copy-on-write), a copy of the slots, and the update count. */
-  Held capture() {
-    return new Held(values, optimizerState.copy().slots(), optimizerState.updates());
-  }
-
-  boolean isSync() {
-    return spec != null && spec.mode() == BlockSpec.Mode.SYNC;
-  }
-
-  boolean hasContributed(String trainerId) {
-    for (Contribution c : pending) {
-      if (c.trainerId().equals(trainerId)) return true;
-    }
-    return false;
-  }
-
-  /** Members of the current membership that have not contributed to the pending step. */
-  List<String> missing(String alsoContributed) {
-    List<String> out = new ArrayList<>();
-    for (String m : members) {
-      if (!m.equals(alsoContributed) && !hasContributed(m)) out.add(m);
-    }
-    return out;
-  }
-
-  /**
-   * Whether the pending step (plus a contribution of {@code extra}, if not null) is complete
-   * under {@code memberSet}: a membership was received and all its trainers contributed.
-   */
-  boolean barrierComplete(long epoch, List<String> memberSet, String extra) {
-    if (epoch <= 0 || (pending.isEmpty() && extra == null)) return false;
-    for (String m : memberSet) {
-      if (!m.equals(extra) && !hasContributed(m)) return false;
-    }
-    return true;
-  }
-
   // Event handlers: deterministic, so replay rebuilds the same floats.
 
-  BlockState onInitialized(Initialized e) {
-    spec = e.spec();
+  /** The event handler: applies {@code e} to this state and returns it. */
+  BlockState apply(Event e) {
+    if (e instanceof Initialized i) return onInitialized(i);
+    if (e instanceof GradientReceived g) return onGradientReceived(g);
+    if (e instanceof GradientSkipped g) return onGradientSkipped(g);
+    if (e instanceof StepApplied a) return onStepApplied(a);
+    if (e instanceof GradientApplied a) return onGradientApplied(a);
+    if (e instanceof MembershipUpdated m) return onMembershipUpdated(m);
+    if (e instanceof CheckpointTaken t) return onCheckpointTaken(t);
+    if (e instanceof RolledBackTo r) return onRolledBackTo(r);
+    throw new IllegalArgumentException("unknown event " + e);
+  }
+
+  private BlockState onInitialized(Initialized e) {
+    use(e.spec());
     // Copy-on-write: the event's array is never changed, so the state may share it.
     values = e.values();
-    optimizerState = OptimizerState.create(optimizer(), spec.length());
+    optimizerState = update.newState(spec.length());
     version = 0;
     examplesApplied = 0;
-    pending.clear();
+    barrier.clearPending();
     lastSteps.clear();
     taskMarks.clear();
     checkpoints.clear();
@@ -257,19 +280,62 @@ public final class BlockState {
     return this;
   }
 
-  BlockState onGradientReceived(GradientReceived e) {
-    pending.add(new Contribution(e.trainerId(), e.weight(), e.values()));
-    lastSteps.put(e.trainerId(), e.step());
-    mark(e.mark(), e.step());
+  private BlockState onGradientReceived(GradientReceived e) {
+    barrier.add(new Contribution(e.trainerId(), e.weight(), e.values()));
+    accepted(e.trainerId(), e.step(), e.mark());
     return this;
   }
 
-  BlockState onGradientSkipped(GradientSkipped e) {
-    pending.add(new Contribution(e.trainerId(), 0f, new float[0]));
-    lastSteps.put(e.trainerId(), e.step());
+  private BlockState onGradientSkipped(GradientSkipped e) {
+    barrier.add(new Contribution(e.trainerId(), 0f, new float[0]));
     // Dropped by policy, but done with: the trainer moves past these examples.
-    mark(e.mark(), e.step());
+    accepted(e.trainerId(), e.step(), e.mark());
     return this;
+  }
+
+  private BlockState onStepApplied(StepApplied e) {
+    // Arrival order = journal order, so the mean replays bit for bit.
+    values = update.applyMean(values, optimizerState, barrier.pending());
+    examplesApplied += barrier.examples();
+    version = e.step();
+    barrier.clearPending();
+    return this;
+  }
+
+  private BlockState onGradientApplied(GradientApplied e) {
+    values = update.apply(values, optimizerState, e.values());
+    version++;
+    accepted(e.trainerId(), e.step(), e.mark());
+    return this;
+  }
+
+  private BlockState onMembershipUpdated(MembershipUpdated e) {
+    barrier.setMembership(e.epoch(), e.trainers());
+    return this;
+  }
+
+  private BlockState onCheckpointTaken(CheckpointTaken e) {
+    Held h = new Held(e.values(), e.slots(), e.updates());
+    hold(e.step(), e.keepFrom(), h);
+    // Live: the same values (captured from them), and contributions to the next step stay. Replay:
+    // the journal holds no gradients, so this is where the block resumes.
+    restoreCheckpoint(e.step(), h, false);
+    return this;
+  }
+
+  private BlockState onRolledBackTo(RolledBackTo e) {
+    Held h = checkpoints.get(e.step());
+    if (h == null) throw new IllegalStateException("rollback to step " + e.step() + " without its checkpoint");
+    checkpoints.tailMap(e.step(), false).clear();
+    restoreCheckpoint(e.step(), h, true);
+    generation = e.generation();
+    return this;
+  }
+
+  /** A trainer's push for {@code step} was taken: its last step, and how far its task's examples got. */
+  private void accepted(String trainerId, long step, TaskMark m) {
+    lastSteps.put(trainerId, step);
+    mark(m, step);
   }
 
   /**
@@ -284,94 +350,9 @@ public final class BlockState {
     taskMarks.headMap(taskKey(m.epoch() - 1, 0)).clear();
   }
 
-  BlockState onStepApplied(StepApplied e) {
-    float[] mean = new float[spec.length()];
-    float total = 0f;
-    // Arrival order = journal order, so the sum replays bit for bit.
-    for (Contribution c : pending) {
-      if (c.weight() <= 0f) continue;
-      float w = c.weight();
-      float[] g = c.values();
-      total += w;
-      examplesApplied += Math.round(w);
-      for (int j = 0; j < mean.length; j++) {
-        mean[j] += w * g[j];
-      }
-    }
-    if (total > 0f) {
-      for (int j = 0; j < mean.length; j++) {
-        mean[j] /= total;
-      }
-      values = stepped(mean);
-    }
-    version = e.step();
-    pending.clear();
-    return this;
-  }
-
-  BlockState onGradientApplied(GradientApplied e) {
-    values = stepped(e.values());
-    version++;
-    lastSteps.put(e.trainerId(), e.step());
-    mark(e.mark(), e.step());
-    return this;
-  }
-
-  /** The values after one optimizer step on {@code gradient}, in a new array (copy-on-write). */
-  private float[] stepped(float[] gradient) {
-    float[] next = values.clone();
-    optimizerState.step(optimizer(), schedule(), next, gradient);
-    return next;
-  }
-
-  BlockState onMembershipUpdated(MembershipUpdated e) {
-    membershipEpoch = e.epoch();
-    members = new ArrayList<>(e.trainers());
-    return this;
-  }
-
-  BlockState onCheckpointTaken(CheckpointTaken e) {
-    Held h = new Held(e.values(), e.slots(), e.updates());
-    checkpoints.headMap(e.keepFrom()).clear();
-    checkpoints.put(e.step(), h);
-    // Live: the same values (captured from them), and contributions to the next step stay. Replay:
-    // the journal holds no gradients, so this is where the block resumes.
-    restoreCheckpoint(e.step(), h, false);
-    return this;
-  }
-
-  BlockState onRolledBackTo(RolledBackTo e) {
-    Held h = checkpoints.get(e.step());
-    if (h == null) throw new IllegalStateException("rollback to step " + e.step() + " without its checkpoint");
-    checkpoints.tailMap(e.step(), false).clear();
-    restoreCheckpoint(e.step(), h, true);
-    generation = e.generation();
-    return this;
-  }
-
-  /** Applies {@code e} directly, as the event handler would (for what checkpoint durability does not journal). */
-  BlockState apply(Event e) {
-    if (e instanceof GradientReceived g) return onGradientReceived(g);
-    if (e instanceof GradientSkipped g) return onGradientSkipped(g);
-    if (e instanceof StepApplied a) return onStepApplied(a);
-    if (e instanceof GradientApplied a) return onGradientApplied(a);
-    if (e instanceof MembershipUpdated m) return onMembershipUpdated(m);
-    throw new IllegalArgumentException("not applied in memory: " + e);
-  }
-
-  private Optimizer optimizer() {
-    if (optimizer == null) optimizer = spec.optimizer().create();
-    return optimizer;
-  }
-
-  private LearningRateSchedule schedule() {
-    if (schedule == null) schedule = spec.schedule();
-    return schedule;
-  }
-
   @Override
   public String toString() {
     return "BlockState[" + (spec == null ? "uninitialised" : spec.entityId()) + ", version=" + version
-        + ", updates=" + updates() + ", epoch=" + membershipEpoch + ", pending=" + pending.size() + "]";
+        + ", updates=" + updates() + ", epoch=" + membershipEpoch() + ", pending=" + barrier.pending().size() + "]";
   }
 }

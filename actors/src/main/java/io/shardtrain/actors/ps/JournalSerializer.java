@@ -118,10 +118,10 @@ public final class JournalSerializer extends TableSerializer {
       out.putLong(s.optimizerState.updates());
     }
     out.putLong(s.version);
-    out.putLong(s.membershipEpoch);
-    out.putStrings(s.members);
-    out.putInt(s.pending.size());
-    for (Contribution c : s.pending) {
+    out.putLong(s.membershipEpoch());
+    out.putStrings(s.members());
+    out.putInt(s.pending().size());
+    for (Contribution c : s.pending()) {
       out.putString(c.trainerId());
       out.putFloat(c.weight());
       out.putFloats(c.values());

@@ -1,0 +1,112 @@
+package io.shardtrain.actors.ps;
+
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.javadsl.ActorContext;
+import akka.pattern.StatusReply;
+import io.shardtrain.actors.ps.BlockProtocol.AckLetter;
+import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
+import io.shardtrain.actors.ps.BlockProtocol.Command;
+import io.shardtrain.actors.ps.BlockProtocol.LetterPush;
+import io.shardtrain.actors.ps.BlockProtocol.Pull;
+import io.shardtrain.actors.ps.BlockProtocol.PushAck;
+import io.shardtrain.actors.ps.BlockProtocol.ValuesLetter;
+import io.shardtrain.actors.transport.BulkAddress;
+import io.shardtrain.actors.transport.BulkTransport;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * How a block answers pushes and pulls: as messages, or by letter over this node's bulk channel, a
+ * push that came by letter with an {@link AckLetter} and a pull that gave a bulk address with a
+ * {@link ValuesLetter}. The block's bulk-letter handling, in one place; used by its actor only.
+ */
+final class BlockReplies {
+  private static final float[] NO_FLOATS = new float[0];
+
+  private final ActorContext<Command> context;
+  private final String entityId;
+  private final BlockCounters counters;
+  /** Pushes that came by letter and are not answered yet: where their reply letters go. */
+  private final Map<ActorRef<?>, BulkAddress> letterReplies = new HashMap<>();
+  private BulkTransport bulk;
+  /** This node's bulk address, once the channel is up; it never changes. */
+  private BulkAddress bulkAddress;
+
+  BlockReplies(ActorContext<Command> context, String entityId, BlockCounters counters) {
+    this.context = context;
+    this.entityId = entityId;
+    this.counters = counters;
+  }
+
+  /** {@code m}'s push came by letter: its ack goes back by letter too. */
+  void expectLetter(LetterPush m) {
+    counters.bulkPushes++;
+    letterReplies.put(m.push().replyTo(), m.replyBulk());
+  }
+
+  /** Answers a push: by letter when it came by letter, else as a message. */
+  void ack(ActorRef<StatusReply<PushAck>> replyTo, PushAck ack) {
+    BulkAddress to = letterReplies.remove(replyTo);
+    if (to == null) {
+      replyTo.tell(StatusReply.success(ack));
+      return;
+    }
+    bulk().sendLetter(to.socketAddress(), new AckLetter(replyTo, ack), NO_FLOATS, 0, 0)
+        .whenComplete((done, failure) -> {
+          // The sender's node may be gone; if not, the message finds it over Artery.
+          if (failure != null) replyTo.tell(StatusReply.success(ack));
+        });
+  }
+
+  /** An error reply, always as a message. */
+  <T> void error(ActorRef<StatusReply<T>> replyTo, String message) {
+    letterReplies.remove(replyTo);
+    if (replyTo != null) replyTo.tell(StatusReply.error(message));
+  }
+
+  /**
+   * Answers {@code pull}: inline, or, when the pull gave a bulk address of another node and this
+   * node's bulk channel carries payloads of this size, as a {@link ValuesLetter} sent there. Either
+   * way the version's own array, which no update changes (copy-on-write). With a bulk address the
+   * reply names this block's actor, so the puller can push to it by letter.
+   */
+  void answer(BlockState state, Pull pull) {
+    BlockSpec spec = state.spec();
+    float[] values = state.values;
+    BulkAddress to = pull.replyBulk();
+    ActorRef<StatusReply<BlockValues>> replyTo = pull.replyTo();
+    if (to == null || !bulk().isEnabled()) {
+      replyTo.tell(StatusReply.success(
+          new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), values)));
+      return;
+    }
+    BulkAddress node = bulkAddress();
+    BlockValues reply = new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), values,
+        node, context.getSelf());
+    if (to.equals(node) || !bulk().settings().carries(values.length)) {
+      replyTo.tell(StatusReply.success(reply));
+      return;
+    }
+    counters.bulkPulls++;
+    org.slf4j.Logger log = context.getSystem().log();
+    String block = entityId;
+    bulk().sendLetter(to.socketAddress(), new ValuesLetter(replyTo, reply.withValues(null)), values, 0, values.length)
+        .whenComplete((done, failure) -> {
+          if (failure == null) return;
+          log.warn("block {}: values of version {} to {} failed: {}", block, reply.version(), to, failure.getMessage());
+          replyTo.tell(StatusReply.error(ParameterBlock.BULK_REPLY_FAILED + failure.getMessage()));
+        });
+  }
+
+  private BulkTransport bulk() {
+    // Started on first use: blocks that only ever see inline traffic open no socket.
+    if (bulk == null) bulk = BulkTransport.get(context.getSystem());
+    return bulk;
+  }
+
+  /** Where this node's bulk channel takes payloads; only while it is enabled. */
+  private BulkAddress bulkAddress() {
+    if (bulkAddress == null) bulkAddress = BulkAddress.of(bulk().address());
+    return bulkAddress;
+  }
+}

@@ -1,0 +1,255 @@
+package io.shardtrain.actors.ps;
+
+import io.shardtrain.actors.ps.BlockEvents.Event;
+import io.shardtrain.actors.ps.BlockEvents.GradientApplied;
+import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
+import io.shardtrain.actors.ps.BlockEvents.GradientSkipped;
+import io.shardtrain.actors.ps.BlockEvents.StepApplied;
+import io.shardtrain.actors.ps.BlockProtocol.Accepted;
+import io.shardtrain.actors.ps.BlockProtocol.Applied;
+import io.shardtrain.actors.ps.BlockProtocol.Checkpoint;
+import io.shardtrain.actors.ps.BlockProtocol.Duplicate;
+import io.shardtrain.actors.ps.BlockProtocol.Initialize;
+import io.shardtrain.actors.ps.BlockProtocol.Pull;
+import io.shardtrain.actors.ps.BlockProtocol.PushAck;
+import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
+import io.shardtrain.actors.ps.BlockProtocol.ReadCheckpoint;
+import io.shardtrain.actors.ps.BlockProtocol.RollBack;
+import io.shardtrain.actors.ps.BlockProtocol.RolledBack;
+import io.shardtrain.actors.ps.BlockProtocol.Skipped;
+import io.shardtrain.actors.ps.BlockProtocol.Stale;
+import io.shardtrain.actors.ps.BlockProtocol.UpdateMembership;
+import io.shardtrain.actors.ps.BlockState.Held;
+import io.shardtrain.compute.NumericChecks;
+import java.util.List;
+import java.util.function.LongFunction;
+
+/**
+ * What a command may do to a block, decided from its state alone: the refusals, each with the
+ * message its sender gets, and for a push the events it records or the answer it gets at once. It
+ * counts pushes and refusals in the block's {@link BlockCounters}, and changes nothing else; the
+ * block's actor carries the decisions out.
+ */
+final class BlockRules {
+
+  /**
+   * What a push does: refused ({@code error}), answered at once without a change ({@code ack}), or
+   * recorded as {@code events} and answered with {@code ackAfter} of the version they lead to.
+   */
+  record PushOutcome(String error, PushAck ack, List<Event> events, LongFunction<PushAck> ackAfter) {
+    static PushOutcome refused(String error) {
+      return new PushOutcome(error, null, List.of(), null);
+    }
+
+    static PushOutcome answered(PushAck ack) {
+      return new PushOutcome(null, ack, List.of(), null);
+    }
+
+    static PushOutcome recorded(List<Event> events, LongFunction<PushAck> ackAfter) {
+      return new PushOutcome(null, null, events, ackAfter);
+    }
+  }
+
+  private final String entityId;
+  private final PsSettings.NonFinitePolicy nonFinite;
+  private final BlockDurability durability;
+  private final BlockCounters counters;
+
+  BlockRules(String entityId, PsSettings settings, BlockDurability durability, BlockCounters counters) {
+    this.entityId = entityId;
+    this.nonFinite = settings.nonFinite();
+    this.durability = durability;
+    this.counters = counters;
+  }
+
+  /** Why {@code cmd} may not initialise the block, or null; an initialised block accepts its own spec again. */
+  String initializeRefusal(BlockState state, Initialize cmd) {
+    BlockSpec spec = cmd.spec();
+    if (spec == null || cmd.values() == null) return "Initialize of block " + entityId + " needs a spec and values";
+    if (!spec.entityId().equals(entityId)) {
+      return "Initialize for block " + spec.entityId() + " was sent to block " + entityId;
+    }
+    if (cmd.values().length != spec.length()) {
+      return "Initialize of block " + entityId + ": " + cmd.values().length + " values, the spec says length "
+          + spec.length();
+    }
+    int bad = NumericChecks.firstNonFinite(cmd.values());
+    if (bad >= 0) {
+      return "Initialize of block " + entityId + ": non-finite initial value " + cmd.values()[bad] + " at index " + bad;
+    }
+    String refusal = durability.refusal(spec);
+    if (refusal != null) return refusal;
+    if (state.isInitialised() && !state.spec().equals(spec)) {
+      return "block " + entityId + " is already initialised with " + state.spec() + "; refusing a different spec "
+          + spec;
+    }
+    return null;
+  }
+
+  /** What {@code cmd} does to the block. */
+  PushOutcome push(BlockState state, PushGradient cmd) {
+    counters.pushes++;
+    if (!state.isInitialised()) {
+      counters.rejectedNotInitialised++;
+      return PushOutcome.refused("block " + entityId + " is not initialised; push of trainer " + cmd.trainerId()
+          + " for step " + cmd.step() + " refused");
+    }
+    if (cmd.trainerId() == null || cmd.trainerId().isBlank()) {
+      counters.rejectedMalformed++;
+      return PushOutcome.refused("push to block " + entityId + " has a blank trainer id");
+    }
+    if (cmd.step() < 1) {
+      counters.rejectedMalformed++;
+      return PushOutcome.refused("push of trainer " + cmd.trainerId() + " to block " + entityId
+          + ": step must be >= 1, not " + cmd.step());
+    }
+    int length = state.spec().length();
+    if (isIdle(cmd)) {
+      // Sync: a trainer with no data for this step still takes part in the barrier, contributing
+      // nothing. Async: nothing to apply (the block already has the batch's examples).
+      return state.isSync() ? syncPush(state, cmd) : PushOutcome.answered(new Duplicate(state.version()));
+    }
+    if (cmd.values() == null || cmd.values().length != length) {
+      counters.rejectedBadLength++;
+      return PushOutcome.refused("gradient of length " + (cmd.values() == null ? "null" : cmd.values().length)
+          + " from trainer " + cmd.trainerId() + " does not match block " + entityId + " of length " + length);
+    }
+    return state.isSync() ? syncPush(state, cmd) : asyncPush(state, cmd);
+  }
+
+  private PushOutcome syncPush(BlockState state, PushGradient cmd) {
+    long v = state.version();
+    String trainer = cmd.trainerId();
+    SyncBarrier barrier = state.barrier();
+    if (durability.leftBehind(state, cmd)) return PushOutcome.answered(new RolledBack(v));
+    if (cmd.step() <= v || (cmd.step() == v + 1 && barrier.hasContributed(trainer))) {
+      counters.duplicates++;
+      return PushOutcome.answered(new Duplicate(v));
+    }
+    if (cmd.step() > v + 1) {
+      counters.rejectedAhead++;
+      return PushOutcome.refused("push of trainer " + trainer + " for step " + cmd.step() + " is ahead of block "
+          + entityId + " at version " + v + " (it expects step " + (v + 1) + ")");
+    }
+    if (!isIdle(cmd) && (!(cmd.weight() > 0f) || Float.isInfinite(cmd.weight()))) {
+      counters.rejectedMalformed++;
+      return PushOutcome.refused("push of trainer " + trainer + " for step " + cmd.step() + " to block " + entityId
+          + ": weight must be a finite number > 0, not " + cmd.weight());
+    }
+    Event received;
+    LongFunction<PushAck> ack;
+    boolean completes = barrier.completedBy(trainer);
+    int bad = NumericChecks.firstNonFinite(cmd.values());
+    if (bad >= 0) {
+      if (nonFinite == PsSettings.NonFinitePolicy.REJECT) {
+        counters.rejectedNonFinite++;
+        return PushOutcome.refused(nonFiniteMessage(cmd, bad));
+      }
+      counters.skippedNonFinite++;
+      // Recorded, so the barrier does not wait for a trainer whose gradient was dropped.
+      received = new GradientSkipped(trainer, cmd.step(), cmd.mark());
+      ack = Skipped::new;
+    } else {
+      received = new GradientReceived(trainer, cmd.step(), cmd.weight(), cmd.values(), cmd.mark());
+      ack = completes ? Applied::new : Accepted::new;
+    }
+    return PushOutcome.recorded(completes ? List.of(received, new StepApplied(cmd.step())) : List.of(received), ack);
+  }
+
+  private PushOutcome asyncPush(BlockState state, PushGradient cmd) {
+    long v = state.version();
+    String trainer = cmd.trainerId();
+    Long last = state.lastSteps.get(trainer);
+    if (last != null && cmd.step() <= last) {
+      counters.duplicates++;
+      return PushOutcome.answered(new Duplicate(v));
+    }
+    if (cmd.baseVersion() < 0 || cmd.baseVersion() > v) {
+      counters.rejectedAhead++;
+      return PushOutcome.refused("push of trainer " + trainer + " for step " + cmd.step() + ": base version "
+          + cmd.baseVersion() + " is not one block " + entityId + " has had (its version is " + v + ")");
+    }
+    long maxStaleness = state.spec().maxStaleness();
+    if (maxStaleness >= 0 && v - cmd.baseVersion() > maxStaleness) {
+      counters.rejectedStale++;
+      return PushOutcome.answered(new Stale(v));
+    }
+    int bad = NumericChecks.firstNonFinite(cmd.values());
+    if (bad >= 0) {
+      if (nonFinite == PsSettings.NonFinitePolicy.REJECT) {
+        counters.rejectedNonFinite++;
+        return PushOutcome.refused(nonFiniteMessage(cmd, bad));
+      }
+      counters.skippedNonFinite++;
+      return PushOutcome.answered(new Skipped(v));
+    }
+    return PushOutcome.recorded(List.of(new GradientApplied(trainer, cmd.step(), cmd.values(), cmd.mark())),
+        Applied::new);
+  }
+
+  /** An empty, zero-weight sync push: the trainer had no data for this step. */
+  private static boolean isIdle(PushGradient cmd) {
+    return cmd.weight() == 0f && cmd.values() != null && cmd.values().length == 0;
+  }
+
+  private String nonFiniteMessage(PushGradient cmd, int index) {
+    return "gradient of trainer " + cmd.trainerId() + " for step " + cmd.step() + " to block " + entityId
+        + " has a non-finite value " + cmd.values()[index] + " at index " + index;
+  }
+
+  /** Why {@code cmd} cannot be answered, or null. */
+  String pullRefusal(BlockState state, Pull cmd) {
+    if (state.isInitialised()) return null;
+    counters.rejectedNotInitialised++;
+    return "block " + entityId + " is not initialised; pull for version " + cmd.minVersion() + " refused";
+  }
+
+  /** Why {@code cmd} is no membership, or null. */
+  String membershipRefusal(UpdateMembership cmd) {
+    if (cmd.trainers() == null) {
+      return "membership epoch " + cmd.epoch() + " for block " + entityId + " has no trainer list";
+    }
+    for (String t : cmd.trainers()) {
+      if (t == null || t.isBlank()) {
+        return "membership epoch " + cmd.epoch() + " for block " + entityId + " holds a blank trainer id";
+      }
+    }
+    return null;
+  }
+
+  /** Why the block cannot capture the step {@code cmd} names, or null. */
+  String checkpointRefusal(BlockState state, Checkpoint cmd) {
+    if (!state.isInitialised()) {
+      return "block " + entityId + " is not initialised; no checkpoint at step " + cmd.step();
+    }
+    if (!state.isSync()) return "block " + entityId + " is async: checkpoints need sync mode (one global step)";
+    if (cmd.step() < state.version()) {
+      return "block " + entityId + " is at version " + state.version() + ", past checkpoint step " + cmd.step();
+    }
+    return null;
+  }
+
+  /** Why the block has no such checkpoint part as {@code cmd} asks for, or null. */
+  String readRefusal(BlockState state, ReadCheckpoint cmd) {
+    Held h = state.checkpoint(cmd.step());
+    if (h == null) {
+      return "block " + entityId + " holds no checkpoint at step " + cmd.step() + " (it holds "
+          + state.checkpointSteps() + ")";
+    }
+    if (cmd.part() < 0 || cmd.part() > h.slots().length) {
+      return "checkpoint part " + cmd.part() + " of block " + entityId + ": there are values (0) and "
+          + h.slots().length + " optimizer slots";
+    }
+    return null;
+  }
+
+  /** Why the block cannot roll back as {@code cmd} asks, or null. */
+  String rollBackRefusal(BlockState state, RollBack cmd) {
+    if (!durability.rollsBack()) return "block " + entityId + " has exact durability; it never rolls back";
+    if (state.checkpoint(cmd.step()) == null) {
+      return "block " + entityId + " cannot roll back to step " + cmd.step() + ": it holds checkpoints "
+          + state.checkpointSteps();
+    }
+    return null;
+  }
+}

@@ -1,0 +1,119 @@
+package io.shardtrain.actors.ps;
+
+import io.shardtrain.actors.ps.BlockState.Contribution;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * The barrier of a sync block's pending step: the membership in force (its epoch and trainers) and
+ * the contributions to the step, in arrival order, which is journal order, so a replay sums them
+ * the same way. The step is complete once a membership was received and all its trainers
+ * contributed. Plain data owned by {@link BlockState}; it changes only through the state's event
+ * handlers.
+ */
+final class SyncBarrier {
+  private long epoch;
+  private List<String> members;
+  private List<Contribution> pending;
+
+  SyncBarrier() {
+    this(0, List.of(), List.of());
+  }
+
+  SyncBarrier(long epoch, List<String> members, List<Contribution> pending) {
+    this.epoch = epoch;
+    this.members = new ArrayList<>(members);
+    this.pending = new ArrayList<>(pending);
+  }
+
+  /** An independent copy; contributions are immutable and shared. */
+  SyncBarrier copy() {
+    return new SyncBarrier(epoch, members, pending);
+  }
+
+  /** The membership epoch in force; 0 before the first. */
+  long epoch() {
+    return epoch;
+  }
+
+  /** The trainers of the membership in force (a read-only view). */
+  List<String> members() {
+    return Collections.unmodifiableList(members);
+  }
+
+  /** The contributions to the pending step in arrival order (a read-only view). */
+  List<Contribution> pending() {
+    return Collections.unmodifiableList(pending);
+  }
+
+  /** Whether the pending step has contributions. */
+  boolean isWaiting() {
+    return !pending.isEmpty();
+  }
+
+  boolean hasContributed(String trainerId) {
+    for (Contribution c : pending) {
+      if (c.trainerId().equals(trainerId)) return true;
+    }
+    return false;
+  }
+
+  /** Trainers of the membership that have not contributed to the pending step, in membership order. */
+  List<String> missing() {
+    List<String> out = new ArrayList<>();
+    for (String m : members) {
+      if (!hasContributed(m)) out.add(m);
+    }
+    return out;
+  }
+
+  /** Trainers that contributed to the pending step, in arrival order. */
+  List<String> contributors() {
+    List<String> out = new ArrayList<>(pending.size());
+    for (Contribution c : pending) out.add(c.trainerId());
+    return out;
+  }
+
+  /** Whether a contribution of {@code trainerId} would complete the pending step under the membership in force. */
+  boolean completedBy(String trainerId) {
+    return completes(epoch, members, trainerId);
+  }
+
+  /** Whether the pending step, as it stands, is complete under membership {@code epoch} of {@code memberSet}. */
+  boolean completeUnder(long epoch, List<String> memberSet) {
+    return completes(epoch, memberSet, null);
+  }
+
+  private boolean completes(long epoch, List<String> memberSet, String extra) {
+    if (epoch <= 0 || (pending.isEmpty() && extra == null)) return false;
+    for (String m : memberSet) {
+      if (!m.equals(extra) && !hasContributed(m)) return false;
+    }
+    return true;
+  }
+
+  /** The examples behind the pending step: its contributions' weights, each rounded, those of weight 0 left out. */
+  long examples() {
+    long n = 0;
+    for (Contribution c : pending) {
+      if (c.weight() <= 0f) continue;
+      n += Math.round(c.weight());
+    }
+    return n;
+  }
+
+  void setMembership(long epoch, List<String> members) {
+    this.epoch = epoch;
+    this.members = new ArrayList<>(members);
+  }
+
+  void add(Contribution c) {
+    pending.add(c);
+  }
+
+  /** Forgets the contributions to the pending step (it was applied, or abandoned). */
+  void clearPending() {
+    pending = new ArrayList<>();
+  }
+}

@@ -1,0 +1,196 @@
+package io.shardtrain.actors.ps;
+
+import io.shardtrain.actors.ps.BlockEvents.CheckpointTaken;
+import io.shardtrain.actors.ps.BlockEvents.Event;
+import io.shardtrain.actors.ps.BlockEvents.GradientApplied;
+import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
+import io.shardtrain.actors.ps.BlockEvents.GradientSkipped;
+import io.shardtrain.actors.ps.BlockEvents.Initialized;
+import io.shardtrain.actors.ps.BlockEvents.MembershipUpdated;
+import io.shardtrain.actors.ps.BlockEvents.RolledBackTo;
+import io.shardtrain.actors.ps.BlockEvents.StepApplied;
+import io.shardtrain.compute.optim.OptimizerSpec;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
+import static io.shardtrain.actors.ps.BlockTestSupport.assertSameState;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The block's state and its event handlers on their own: no actor system. */
+class BlockStateTest {
+
+  private static BlockSpec spec(OptimizerSpec.Kind kind, BlockSpec.Mode mode) {
+    return new BlockSpec("w", 0, 0, 2, OptimizerSpec.defaults(kind), "constant", 0.1f, mode, -1);
+  }
+
+  private static BlockState started(OptimizerSpec.Kind kind, BlockSpec.Mode mode, String... trainers) {
+    BlockState s = new BlockState().apply(new Initialized(spec(kind, mode), new float[] {1f, 1f}));
+    return s.apply(new MembershipUpdated(1, List.of(trainers)));
+  }
+
+  @Test
+  void initializedStartsAtVersionZeroWithTheInitialValuesHeldAsCheckpointZero() {
+    BlockState s = started(OptimizerSpec.Kind.SGD, BlockSpec.Mode.SYNC, "a");
+    assertEquals(0, s.version());
+    assertEquals(0, s.updates());
+    assertArrayEquals(new float[] {1f, 1f}, s.values(), 0f);
+    assertEquals(List.of(0L), s.checkpointSteps());
+    assertEquals(List.of(), started(OptimizerSpec.Kind.SGD, BlockSpec.Mode.ASYNC).checkpointSteps());
+  }
+
+  @Test
+  void stepAppliedMovesTheValuesByTheWeightedMeanOfTheContributions() {
+    BlockState s = started(OptimizerSpec.Kind.SGD, BlockSpec.Mode.SYNC, "a", "b");
+    s.apply(new GradientReceived("a", 1, 1f, new float[] {1f, -2f}));
+    s.apply(new GradientReceived("b", 1, 3f, new float[] {5f, 2f}));
+    assertEquals(2, s.pending().size());
+    assertArrayEquals(new float[] {1f, 1f}, s.values(), 0f, "nothing applied before the step");
+    s.apply(new StepApplied(1));
+    // mean = (1 * [1, -2] + 3 * [5, 2]) / 4 = [4, 1]; SGD at 0.1: [1 - 0.4, 1 - 0.1]
+    assertArrayEquals(new float[] {1f - 0.1f * 4f, 1f - 0.1f * 1f}, s.values(), 0f);
+    assertArrayEquals(new float[] {0.6f, 0.9f}, s.values(), 1e-7f);
+    assertEquals(1, s.version());
+    assertEquals(1, s.updates());
+    assertEquals(4, s.examplesApplied());
+    assertEquals(List.of(), s.pending());
+    assertEquals(1L, s.lastSteps().get("b"));
+  }
+
+  @Test
+  void aStepOfSkippedContributionsOnlyAdvancesTheVersion() {
+    BlockState s = started(OptimizerSpec.Kind.SGD, BlockSpec.Mode.SYNC, "a");
+    float[] before = s.values;
+    s.apply(new GradientSkipped("a", 1));
+    s.apply(new StepApplied(1));
+    assertSame(before, s.values, "no new array when nothing was applied");
+    assertEquals(1, s.version());
+    assertEquals(0, s.updates());
+    assertEquals(0, s.examplesApplied());
+  }
+
+  @Test
+  void gradientAppliedTakesOneSgdStepAtOnce() {
+    BlockState s = started(OptimizerSpec.Kind.SGD, BlockSpec.Mode.ASYNC);
+    s.apply(new GradientApplied("a", 7, new float[] {0.5f, -1f}));
+    // [1 - 0.1 * 0.5, 1 - 0.1 * -1]
+    assertArrayEquals(new float[] {0.95f, 1.1f}, s.values(), 0f);
+    assertEquals(1, s.version());
+    assertEquals(7L, s.lastSteps().get("a"));
+  }
+
+  @Test
+  void aPublishedValuesArrayIsNeverChanged() {
+    BlockState s = started(OptimizerSpec.Kind.MOMENTUM, BlockSpec.Mode.ASYNC);
+    float[] published = s.values;
+    s.apply(new GradientApplied("a", 1, new float[] {0.5f, -1f}));
+    assertNotSame(published, s.values);
+    assertArrayEquals(new float[] {1f, 1f}, published, 0f);
+  }
+
+  @Test
+  void aCopyIsIndependentOfTheOriginal() {
+    BlockState s = started(OptimizerSpec.Kind.MOMENTUM, BlockSpec.Mode.SYNC, "a", "b");
+    s.apply(new GradientReceived("a", 1, 1f, new float[] {1f, 1f}));
+    s.apply(new GradientReceived("b", 1, 1f, new float[] {1f, 1f}));
+    s.apply(new StepApplied(1));
+    s.apply(new GradientReceived("a", 2, 1f, new float[] {2f, 2f}));
+    BlockState copy = s.copy();
+    assertSameState(s, copy);
+
+    s.apply(new GradientReceived("b", 2, 1f, new float[] {2f, 2f}));
+    s.apply(new StepApplied(2));
+    s.apply(new MembershipUpdated(2, List.of("a")));
+    s.holdCapture(0);
+    assertEquals(1, copy.version());
+    assertEquals(1, copy.updates());
+    assertEquals(1, copy.pending().size());
+    assertEquals(List.of("a", "b"), copy.members());
+    assertEquals(List.of(0L), copy.checkpointSteps());
+    // Momentum's velocity after one step on [1, 1] is [1, 1]; the original's moved on.
+    assertArrayEquals(new float[] {1f, 1f}, copy.slots()[0], 0f);
+    assertTrue(s.slots()[0][0] != 1f);
+  }
+
+  @Test
+  void replayingTheSameEventsRebuildsTheSameBits() {
+    List<Event> events = List.of(
+        new Initialized(spec(OptimizerSpec.Kind.ADAM, BlockSpec.Mode.SYNC), new float[] {0.5f, -1.25f}),
+        new MembershipUpdated(1, List.of("a", "b")),
+        new GradientReceived("a", 1, 3f, new float[] {0.1f, -0.2f}),
+        new GradientReceived("b", 1, 1f, new float[] {-0.4f, 0.25f}),
+        new StepApplied(1),
+        new GradientReceived("b", 2, 2f, new float[] {0.3f, 0.05f}),
+        new GradientReceived("a", 2, 5f, new float[] {0.7f, -0.9f}),
+        new StepApplied(2));
+    BlockState first = new BlockState();
+    BlockState second = new BlockState();
+    for (Event e : events) first.apply(e);
+    for (Event e : events) second.apply(e);
+    assertSameState(first, second);
+    assertEquals(2, first.updates());
+  }
+
+  @Test
+  void holdCaptureKeepsTheLiveStateAndDropsCheckpointsOlderThanKeepFrom() {
+    BlockState s = started(OptimizerSpec.Kind.SGD, BlockSpec.Mode.SYNC, "a");
+    s.apply(new GradientReceived("a", 1, 1f, new float[] {1f, 1f}));
+    s.apply(new StepApplied(1));
+    s.holdCapture(0);
+    assertEquals(List.of(0L, 1L), s.checkpointSteps());
+    s.apply(new GradientReceived("a", 2, 1f, new float[] {1f, 1f}));
+    s.apply(new StepApplied(2));
+    s.holdCapture(1);
+    assertEquals(List.of(1L, 2L), s.checkpointSteps());
+    assertSame(s.values, s.checkpoint(2).values(), "the capture shares the version's array");
+    assertEquals(2, s.checkpoint(2).updates());
+  }
+
+  @Test
+  void rollingBackReturnsToTheCheckpointAndForgetsWhatCameAfterIt() {
+    BlockState s = started(OptimizerSpec.Kind.SGD, BlockSpec.Mode.SYNC, "a", "b");
+    s.apply(new GradientReceived("a", 1, 1f, new float[] {1f, 1f}));
+    s.apply(new GradientReceived("b", 1, 1f, new float[] {1f, 1f}));
+    s.apply(new StepApplied(1));
+    BlockState.Held one = s.capture();
+    s.apply(new CheckpointTaken(1, 0, one.values(), one.slots(), one.updates()));
+    s.apply(new GradientReceived("a", 2, 1f, new float[] {1f, 1f}));
+    s.apply(new GradientReceived("b", 2, 1f, new float[] {1f, 1f}));
+    s.apply(new StepApplied(2));
+    s.holdCapture(0);
+    s.apply(new GradientReceived("a", 3, 1f, new float[] {1f, 1f}));
+
+    s.apply(new RolledBackTo(1, 1));
+    assertEquals(1, s.version());
+    assertEquals(1, s.updates());
+    assertEquals(1, s.generation());
+    assertBitsEqual(one.values(), s.values(), "values");
+    assertEquals(List.of(0L, 1L), s.checkpointSteps());
+    assertEquals(List.of(), s.pending());
+    assertEquals(java.util.Map.of(), s.lastSteps());
+  }
+
+  @Test
+  void checkpointDurabilitySnapshotIsTheNewestCheckpointAndLeavesTheLiveStateAlone() {
+    BlockState s = started(OptimizerSpec.Kind.SGD, BlockSpec.Mode.SYNC, "a");
+    s.apply(new GradientReceived("a", 1, 1f, new float[] {1f, 1f}));
+    s.apply(new StepApplied(1));
+    s.holdCapture(0);
+    float[] atOne = s.values();
+    s.apply(new GradientReceived("a", 2, 1f, new float[] {1f, 1f}));
+    s.apply(new StepApplied(2));
+    s.apply(new GradientReceived("a", 3, 1f, new float[] {1f, 1f}));
+
+    BlockState snapshot = s.asOfNewestCheckpoint();
+    assertEquals(1, snapshot.version());
+    assertBitsEqual(atOne, snapshot.values(), "snapshot values");
+    assertEquals(List.of(), snapshot.pending());
+    assertEquals(2, s.version());
+    assertEquals(1, s.pending().size());
+    assertEquals(List.of(), s.copyWithoutCheckpoints().checkpointSteps());
+    assertEquals(List.of(0L, 1L), s.checkpointSteps());
+  }
+}
