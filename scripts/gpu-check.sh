@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One-call GPU check for ShardTrain's CUDA backend (issue 5). Two halves:
 #
-#   scripts/gpu-check.sh prepare   on the build machine (Maven, JDK 17, nvcc): builds compute and
-#                                  compute-cuda and fills .gpu/ (git-ignored) with everything the
+#   scripts/gpu-check.sh prepare   on the build machine (Maven, JDK 17, nvcc): builds compute,
+#                                  compute-cuda and bench (CudaBenchmarks) and fills .gpu/ (git-ignored) with everything the
 #                                  GPU machine needs: jars, a jlink'd Java 17 runtime, JNI headers,
 #                                  a prebuilt cuBLAS shim, and MNIST (gzipped) when it is here.
 #   scripts/gpu-check.sh           on the GPU machine, from the repository root, with .gpu carried:
@@ -17,9 +17,11 @@ gpu="$root/.gpu"
 prepare() {
   set -e
   cd "$root"
-  mvn -B -q -o -pl compute-cuda -am package -Dmaven.test.skip.exec=true
+  mvn -B -q -o -pl compute-cuda,bench -am package -Dmaven.test.skip.exec=true
   rm -rf "$gpu" && mkdir -p "$gpu/lib" "$gpu/test-lib" "$gpu/include" "$gpu/native"
   cp compute/target/shardtrain-compute-0.1.0-SNAPSHOT.jar compute-cuda/target/shardtrain-compute-cuda-0.1.0-SNAPSHOT.jar "$gpu/lib/"
+  # CudaBenchmarks lives in module bench (package io.shardtrain.compute.cuda); it needs only the two jars above.
+  cp bench/target/shardtrain-bench-0.1.0-SNAPSHOT.jar "$gpu/lib/"
   cp compute/target/shardtrain-compute-0.1.0-SNAPSHOT-tests.jar "$gpu/test-lib/"
   (cd compute-cuda/target/test-classes && jar cf "$gpu/test-lib/shardtrain-compute-cuda-tests.jar" .)
   m2="${M2_REPO:-$HOME/.m2/repository}"

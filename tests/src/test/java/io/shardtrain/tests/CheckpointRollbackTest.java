@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.Test;
  * same job without the kill. On demand: {@code shardtrain checkpoint} at the end of the clean run
  * writes every block at the last step with the reader offsets of that step.
  */
+@Tag("multi-jvm") // starts node JVMs: the failsafe lane of mvn verify, not mvn test (tests/pom.xml)
 class CheckpointRollbackTest {
   @Test
   void killedPsNodeRollsTheJobBackToItsLastCheckpointAndItEndsWithTheParametersOfARunWithoutTheKill()

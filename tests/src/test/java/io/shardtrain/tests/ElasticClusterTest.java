@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.Test;
  * both trainers' batches (invariant 1). A {@code trainer} that joins enters the barrier at the next
  * step and trains a task of the next epoch until the job's last step.
  */
+@Tag("multi-jvm") // starts node JVMs: the failsafe lane of mvn verify, not mvn test (tests/pom.xml)
 class ElasticClusterTest {
   private static final Pattern UP = Pattern.compile("node (akka://\\S+) up with roles");
   private static final Duration ASK = Duration.ofSeconds(5);

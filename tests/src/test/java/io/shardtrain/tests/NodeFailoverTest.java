@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Test;
  * job without the kill. Needs {@code SHARDTRAIN_TEST_POSTGRES_URL} (.ci/run starts PostgreSQL).
  * Trainer and master failures: {@link TrainerAndMasterFailoverTest}.
  */
+@Tag("multi-jvm") // starts node JVMs: the failsafe lane of mvn verify, not mvn test (tests/pom.xml)
 class NodeFailoverTest {
   static final int STEPS = 40;
 

@@ -20,6 +20,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -33,6 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * applied every example exactly once. Async, the node of the master and of half the blocks killed: the master moves to the other
  * {@code master} node and recovers from the journal, no acknowledged push is lost, the job ends.
  */
+@Tag("multi-jvm") // starts node JVMs: the failsafe lane of mvn verify, not mvn test (tests/pom.xml)
 class TrainerAndMasterFailoverTest {
   static final int BATCH = 32;
   static final Pattern LEASE = Pattern.compile("(\\d+)/(\\d+)@(\\d+) -> (\\S+)");

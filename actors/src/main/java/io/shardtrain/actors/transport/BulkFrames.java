@@ -7,11 +7,12 @@ import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
 
 /**
- * The bulk wire format, shared by {@link BulkTransport} and the raw-socket baseline of
- * {@link TransportBenchmark}: a 16-byte little-endian header (magic, transfer id, length in
- * floats) followed by the floats, little-endian, staged through a reused direct buffer.
+ * The bulk wire format, shared by {@link BulkTransport} and the raw-socket baseline of the
+ * transport benchmark (module {@code bench}): a 16-byte little-endian header (magic, transfer id,
+ * length in floats) followed by the floats, little-endian, staged through a reused direct buffer.
+ * Public only for that benchmark; not an API.
  */
-final class BulkFrames {
+public final class BulkFrames {
   static final int MAGIC = 0x46425453; // bytes "STBF" when written little-endian
   /** A letter frame: a serialized message, then its floats (see {@link #writeLetter}). */
   static final int LETTER_MAGIC = 0x4C425453; // bytes "STBL"
@@ -23,14 +24,14 @@ final class BulkFrames {
   private BulkFrames() {}
 
   /** A header as read from the wire, not yet checked. */
-  record Header(int magic, long transferId, int length) {}
+  public record Header(int magic, long transferId, int length) {}
 
-  static ByteBuffer newBuffer() {
+  public static ByteBuffer newBuffer() {
     return ByteBuffer.allocateDirect(CHUNK_BYTES).order(ByteOrder.LITTLE_ENDIAN);
   }
 
   /** Writes one frame; {@code buf} is a buffer from {@link #newBuffer()}, reused between calls. */
-  static void write(SocketChannel ch, ByteBuffer buf, long transferId, float[] values, int offset, int length)
+  public static void write(SocketChannel ch, ByteBuffer buf, long transferId, float[] values, int offset, int length)
       throws IOException {
     buf.clear();
     buf.putInt(MAGIC).putLong(transferId).putInt(length);
@@ -92,7 +93,7 @@ final class BulkFrames {
   }
 
   /** The next header, or null when the peer closed the connection cleanly between frames. */
-  static Header readHeader(SocketChannel ch, ByteBuffer buf) throws IOException {
+  public static Header readHeader(SocketChannel ch, ByteBuffer buf) throws IOException {
     buf.clear().limit(HEADER_BYTES);
     while (buf.hasRemaining()) {
       if (ch.read(buf) < 0) {
@@ -105,7 +106,7 @@ final class BulkFrames {
   }
 
   /** Reads {@code dst.length} floats of payload into {@code dst}. */
-  static void readPayload(SocketChannel ch, ByteBuffer buf, float[] dst) throws IOException {
+  public static void readPayload(SocketChannel ch, ByteBuffer buf, float[] dst) throws IOException {
     int got = 0;
     while (got < dst.length) {
       int n = Math.min(dst.length - got, buf.capacity() / Float.BYTES);

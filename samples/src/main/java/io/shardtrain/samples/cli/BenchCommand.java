@@ -1,7 +1,7 @@
 package io.shardtrain.samples.cli;
 
+import io.shardtrain.bench.GemmBenchmark;
 import io.shardtrain.compute.FileTrees;
-import io.shardtrain.compute.bench.GemmBenchmark;
 import io.shardtrain.samples.report.Json;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -90,7 +90,7 @@ final class BenchCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
-      var r = io.shardtrain.actors.transport.TransportBenchmark.run(floats, rounds, Math.min(block, floats), inFlight);
+      var r = io.shardtrain.bench.TransportBenchmark.run(floats, rounds, Math.min(block, floats), inFlight);
       Map<String, Object> m = new LinkedHashMap<>();
       m.put("benchmark", "transport");
       m.put("floats", r.floats());
@@ -126,7 +126,7 @@ final class BenchCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
-      var r = io.shardtrain.actors.transport.PsBandwidthBenchmark.run(floats, Math.min(block, floats), rounds, warmup);
+      var r = io.shardtrain.bench.PsBandwidthBenchmark.run(floats, Math.min(block, floats), rounds, warmup);
       Map<String, Object> m = new LinkedHashMap<>();
       m.put("benchmark", "ps-bandwidth");
       m.put("floats", r.floats());
@@ -175,7 +175,7 @@ final class BenchCommand implements Runnable {
         List<Map<String, Object>> runs = new ArrayList<>();
         for (int n : floats) {
           for (int every : snapshotEvery) {
-            var r = io.shardtrain.actors.ps.RecoveryBenchmark.run(n, Math.min(block, n), every,
+            var r = io.shardtrain.bench.RecoveryBenchmark.run(n, Math.min(block, n), every,
                 io.shardtrain.persistence.journal.JournalConfig.forUrl(url));
             spec.commandLine().getOut().println(r.summary());
             Map<String, Object> m = new LinkedHashMap<>();

@@ -3,7 +3,7 @@ package io.shardtrain.samples.local;
 import io.shardtrain.compute.data.DataUnavailableException;
 import io.shardtrain.compute.data.Dataset;
 import io.shardtrain.compute.data.Mnist;
-import io.shardtrain.compute.data.MnistFetcher;
+import io.shardtrain.samples.data.MnistFetcher;
 import java.nio.file.Files;
 import java.nio.file.Path;
 

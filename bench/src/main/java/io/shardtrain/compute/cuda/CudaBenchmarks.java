@@ -32,6 +32,11 @@ import jcuda.driver.JCudaDriver;
  *   <li>{@code mnist [dir|synthetic] [epochs]}: epoch time at batch 512 on the GPU, with the MNIST
  *       files from {@code dir}, or a synthetic MNIST-shaped set (60000 x 784, 10 classes).
  * </ul>
+ *
+ * <p>Lives in module {@code bench}, not in {@code compute-cuda}'s jar, but keeps the backend's
+ * package: {@code gemm} times the device GEMM on device buffers through package-private parts of
+ * the backend ({@code CudaRuntime}, {@code CudaStream}, {@code DeviceBuffer}, {@code Gemm}), which
+ * stay package-private instead of becoming API for one benchmark. Runs from the class path.
  */
 public final class CudaBenchmarks {
   private CudaBenchmarks() {}

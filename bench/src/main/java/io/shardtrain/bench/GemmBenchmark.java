@@ -1,4 +1,4 @@
-package io.shardtrain.compute.bench;
+package io.shardtrain.bench;
 
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.CpuBackend;

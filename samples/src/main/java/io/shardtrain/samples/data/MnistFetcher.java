@@ -1,6 +1,9 @@
-package io.shardtrain.compute.data;
+package io.shardtrain.samples.data;
 
 import io.shardtrain.compute.FileTrees;
+import io.shardtrain.compute.data.DataUnavailableException;
+import io.shardtrain.compute.data.MalformedDataException;
+import io.shardtrain.compute.data.Mnist;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

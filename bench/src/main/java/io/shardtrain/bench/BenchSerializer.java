@@ -1,4 +1,4 @@
-package io.shardtrain.actors.transport;
+package io.shardtrain.bench;
 
 import akka.actor.ExtendedActorSystem;
 import akka.actor.typed.ActorRef;
@@ -6,9 +6,9 @@ import akka.actor.typed.ActorRefResolver;
 import akka.actor.typed.javadsl.Adapter;
 import akka.serialization.ByteBufferSerializer;
 import akka.serialization.SerializerWithStringManifest;
-import io.shardtrain.actors.transport.TransportBenchmark.ArteryBlock;
-import io.shardtrain.actors.transport.TransportBenchmark.BulkPulled;
-import io.shardtrain.actors.transport.TransportBenchmark.BulkPush;
+import io.shardtrain.bench.TransportBenchmark.ArteryBlock;
+import io.shardtrain.bench.TransportBenchmark.BulkPulled;
+import io.shardtrain.bench.TransportBenchmark.BulkPush;
 import java.io.NotSerializableException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

@@ -1,4 +1,4 @@
-package io.shardtrain.actors.ps;
+package io.shardtrain.bench;
 
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.Behaviors;
@@ -7,9 +7,15 @@ import akka.cluster.typed.Cluster;
 import akka.cluster.typed.Join;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.ps.BlockLayout;
+import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockProtocol.BlockStats;
 import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
 import io.shardtrain.actors.ps.BlockProtocol.Command;
+import io.shardtrain.actors.ps.BlockSlice;
+import io.shardtrain.actors.ps.BlockSpec;
+import io.shardtrain.actors.ps.ParamShape;
+import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import io.shardtrain.persistence.journal.Journal;
 import io.shardtrain.persistence.journal.JournalConfig;

@@ -1,5 +1,6 @@
-package io.shardtrain.compute.data;
+package io.shardtrain.samples.data;
 
+import io.shardtrain.compute.data.MalformedDataException;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;

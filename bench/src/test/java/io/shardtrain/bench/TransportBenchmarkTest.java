@@ -1,4 +1,4 @@
-package io.shardtrain.actors.transport;
+package io.shardtrain.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,4 +1,4 @@
-package io.shardtrain.actors.transport;
+package io.shardtrain.bench;
 
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.Behaviors;
@@ -18,6 +18,7 @@ import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParamShape;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.actors.transport.BulkAddress;
+import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.compute.FileTrees;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import java.nio.file.Files;

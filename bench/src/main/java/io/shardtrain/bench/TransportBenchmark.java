@@ -1,4 +1,4 @@
-package io.shardtrain.actors.transport;
+package io.shardtrain.bench;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorRefResolver;
@@ -8,6 +8,8 @@ import akka.actor.typed.javadsl.AskPattern;
 import akka.actor.typed.javadsl.Behaviors;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.transport.BulkFrames;
+import io.shardtrain.actors.transport.BulkTransport;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -354,9 +356,9 @@ public final class TransportBenchmark {
         akka.remote.artery.advanced.maximum-large-frame-size = 8MiB
         akka.io.tcp.direct-buffer-size = 2MiB
         akka.coordinated-shutdown.run-by-jvm-shutdown-hook = off
-        akka.actor.serializers.shardtrain-bench = "io.shardtrain.actors.transport.BenchSerializer"
+        akka.actor.serializers.shardtrain-bench = "io.shardtrain.bench.BenchSerializer"
         akka.actor.serialization-bindings {
-          "io.shardtrain.actors.transport.TransportBenchmark$BenchMessage" = shardtrain-bench
+          "io.shardtrain.bench.TransportBenchmark$BenchMessage" = shardtrain-bench
         }
         shardtrain.transport.bulk.host = "127.0.0.1"
         shardtrain.transport.bulk.port = 0
