@@ -15,7 +15,6 @@ import io.shardtrain.actors.ps.BlockLayout;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.BlockSpec;
-import io.shardtrain.actors.ps.ParamShape;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.actors.ps.PsSettings;
 import io.shardtrain.actors.trainer.Trainer;
@@ -93,9 +92,7 @@ public final class ShardTrain {
     Mlp model = Mlp.create(CpuBackend.create(1), inputDim, s.hidden(), classes,
         Activation.valueOf(s.activation().toUpperCase(Locale.ROOT)), s.seed());
     if (s.initFrom() != null) initFrom(s.initFrom(), model);
-    List<ParamShape> shapes = new ArrayList<>();
-    for (Parameter p : model.parameters()) shapes.add(new ParamShape(p.name(), p.size()));
-    List<String> blocks = BlockLayout.of(shapes, blockSize).stream().map(BlockSlice::entityId).toList();
+    List<String> blocks = BlockLayout.of(model, blockSize).stream().map(BlockSlice::entityId).toList();
     long stepsPerTrainer = s.stepsPerTrainer(trainExamples, trainers);
     // Sync blocks update once per step; async blocks once per push of every trainer.
     long updates = mode == BlockSpec.Mode.SYNC ? stepsPerTrainer : stepsPerTrainer * trainers;
@@ -156,14 +153,10 @@ public final class ShardTrain {
 
   private CompletionStage<Done> place(Plan plan) {
     JobSpec job = plan.job();
-    List<ParamShape> shapes = new ArrayList<>();
     Map<String, float[]> values = new HashMap<>();
-    for (Parameter p : plan.model().parameters()) {
-      shapes.add(new ParamShape(p.name(), p.size()));
-      values.put(p.name(), p.value().data());
-    }
+    for (Parameter p : plan.model().parameters()) values.put(p.name(), p.value().data());
     List<CompletableFuture<Long>> inits = new ArrayList<>();
-    for (BlockSlice slice : BlockLayout.of(shapes, job.blockSize())) {
+    for (BlockSlice slice : BlockLayout.of(plan.model(), job.blockSize())) {
       BlockSpec spec = BlockSpec.of(slice, plan.optimizer(), job.lrSchedule(), job.lr(), job.mode(), job.maxStaleness());
       float[] init = new float[slice.length()];
       System.arraycopy(values.get(slice.parameter()), slice.offset(), init, 0, slice.length());
@@ -201,13 +194,9 @@ public final class ShardTrain {
   /** Every block's values at version >= {@code minVersion}, written into {@code model}'s parameters. */
   public CompletionStage<Long> pullInto(Mlp model, JobSpec job, long minVersion) {
     Map<String, Parameter> byName = new HashMap<>();
-    List<ParamShape> shapes = new ArrayList<>();
-    for (Parameter p : model.parameters()) {
-      byName.put(p.name(), p);
-      shapes.add(new ParamShape(p.name(), p.size()));
-    }
+    for (Parameter p : model.parameters()) byName.put(p.name(), p);
     List<CompletableFuture<BlockProtocol.BlockValues>> pulls = new ArrayList<>();
-    for (BlockSlice slice : BlockLayout.of(shapes, job.blockSize())) {
+    for (BlockSlice slice : BlockLayout.of(model, job.blockSize())) {
       pulls.add(pull(slice.entityId(), minVersion).toCompletableFuture());
     }
     return CompletableFuture.allOf(pulls.toArray(CompletableFuture[]::new)).thenApply(x -> {

@@ -1,5 +1,7 @@
 package io.shardtrain.actors.ps;
 
+import io.shardtrain.compute.nn.Mlp;
+import io.shardtrain.compute.nn.Parameter;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -12,6 +14,16 @@ import java.util.Set;
  */
 public final class BlockLayout {
   private BlockLayout() {}
+
+  /**
+   * The blocks of {@code model}'s parameters, in the model's order: the one way a job's blocks are
+   * derived from its model, by whoever plans the job, places its blocks, trains or reads it back.
+   */
+  public static List<BlockSlice> of(Mlp model, int blockSize) {
+    List<ParamShape> shapes = new ArrayList<>();
+    for (Parameter p : model.parameters()) shapes.add(new ParamShape(p.name(), p.size()));
+    return of(shapes, blockSize);
+  }
 
   /** The blocks of every parameter, parameter by parameter, each parameter covered exactly once. */
   public static List<BlockSlice> of(List<ParamShape> parameters, int blockSize) {

@@ -2,37 +2,18 @@ package io.shardtrain.actors.trainer;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
-import akka.actor.typed.javadsl.AbstractBehavior;
 import akka.actor.typed.javadsl.ActorContext;
+import akka.actor.typed.javadsl.BehaviorBuilder;
 import akka.actor.typed.javadsl.Behaviors;
-import akka.actor.typed.javadsl.Receive;
 import akka.actor.typed.javadsl.TimerScheduler;
-import akka.cluster.sharding.typed.javadsl.ClusterSharding;
-import akka.cluster.sharding.typed.javadsl.EntityRef;
-import akka.pattern.StatusReply;
-import io.shardtrain.actors.master.JobSpec;
+import io.shardtrain.actors.CborSerializable;
 import io.shardtrain.actors.master.Master;
-import io.shardtrain.actors.ps.BlockLayout;
 import io.shardtrain.actors.ps.BlockProtocol;
-import io.shardtrain.actors.ps.BlockSlice;
-import io.shardtrain.actors.ps.BlockSpec;
-import io.shardtrain.actors.ps.ParamShape;
-import io.shardtrain.actors.ps.ParameterBlock;
-import io.shardtrain.actors.transport.BulkAddress;
-import io.shardtrain.actors.transport.BulkTransport;
-import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.Backend;
-import io.shardtrain.compute.data.Batch;
 import io.shardtrain.compute.data.BatchReader;
 import io.shardtrain.compute.data.Dataset;
-import io.shardtrain.compute.data.ReaderPosition;
-import io.shardtrain.compute.nn.GradientStep;
-import io.shardtrain.compute.nn.Mlp;
-import io.shardtrain.compute.nn.Parameter;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -42,602 +23,389 @@ import java.util.function.Supplier;
  *
  * <p>Sync mode: step t is computed on the parameters of version t-1; right after the pushes the
  * trainer asks every block for version t, and each block answers the moment it has applied the
- * step, so the next parameters arrive block by block while others are still being applied. A
- * trainer without data for a step (the others still finish their tasks) takes part in the
- * barrier with an empty, zero-weight push. Async mode: pushes are applied as they arrive and the
- * trainer pulls the latest values after every step.
- *
- * <p>Every push names the task and the reader offset after its batch, so when a trainer dies after
- * pushing steps it could not report, the master learns from the blocks how far each got; a lease
- * may then name blocks that already hold the task's next examples, and the trainer pushes nothing
- * to those for them ({@link Master.Lease#skip()}).
+ * step. A trainer without data for a step takes part in the barrier with an empty, zero-weight
+ * push. Async mode: pushes are applied as they arrive and the trainer pulls the latest values
+ * after every step. Every push names the task and the reader offset after its batch, so the master
+ * can settle a task whose trainer died after pushing steps it could not report ({@link TaskLease}).
  *
  * <p>After all blocks acknowledged a step the trainer reports its reader offset, so a restarted
- * trainer, or another one taking over the task, resumes exactly there. In sync mode the next step's
- * pushes wait until the master has recorded that offset (the report travels while the barrier
- * completes), so a trainer that dies leaves at most one batch applied by some blocks and not
- * recorded (which the master settles with the blocks, above); while the master does not answer (it
- * is moving) the trainer trains on without waiting.
- * A (re)started trainer registers, and once the master leases it a task (after every block knows
- * it) pulls the latest parameters; blocks one version apart mean some closed a step without it, so
- * it takes part in that step with no data and starts reading at the next. It sends the master a
- * heartbeat every third of {@code failure-timeout}, so waiting at a barrier is not taken for
- * death. Pushes and pulls that time out are retried with the same (trainer, step) key, which
- * blocks treat as idempotent. Compute runs inside the actor, so trainers belong on a dispatcher
- * of their own.
+ * trainer, or another one taking over the task, resumes exactly there; in sync mode the next step's
+ * pushes wait until the master has recorded it, while the master answers ({@link ProgressReports}).
+ * A (re)started trainer registers, pulls the latest parameters, and pulls again once the master
+ * leases it a task (every block knows it then); blocks one version apart mean some closed a step
+ * without it, so it takes part in that step with no data. It sends the master a heartbeat every
+ * third of {@code failure-timeout}, so waiting at a barrier is not taken for death. Pushes and
+ * pulls that fail are retried with the same (trainer, step) key, which blocks treat as idempotent.
+ * Compute runs inside the actor, so trainers belong on a dispatcher of their own.
  *
  * <p>Checkpoint durability: when the master rolls the job back to a checkpoint ({@link RollBack}),
  * the trainer drops its step in flight, takes the new generation (which its pushes and progress
  * reports carry from then on), pulls the checkpoint's parameters and leases its task again at the
  * checkpoint's reader offset. A block that refuses a push as {@code RolledBack} is waited out: the
- * master's rollback notice follows.
+ * master's rollback notice follows. How pushes and pulls reach the blocks is the
+ * {@link BlockRouter}'s business; what is said to the master, the {@link MasterLink}'s.
  *
- * <p>With the bulk channel on ({@code shardtrain.transport.bulk.enabled}), gradient slices and
- * pulled values of at least {@code min-floats} floats travel over it and only small control
- * messages over Artery. Every pull reply names the bulk address of the block's node; gradients go
- * inline until it is known, when the block is on this node, and for the retry of any bulk push
- * or pull that failed (a block that moved, or a node with the channel off).
+ * <p>Phases, each a behaviour: <i>registering</i> (with the master) &rarr; <i>pulling</i> every
+ * block's latest values &rarr; <i>leasing</i> a task &rarr; (the first answer after a registration
+ * or rollback: <i>pulling</i> again) &rarr; <i>stepping</i> (compute, push, pull) &rarr;
+ * <i>reporting</i> (sync, until the master recorded the step's offset) &rarr; the next step, or
+ * <i>leasing</i> once the task is read. A rollback goes back to <i>pulling</i> from any phase; a
+ * master that forgot the trainer sends it back to <i>registering</i>; a stop ends it at once
+ * between steps, else once the step or pull round in flight is done.
  */
-public final class Trainer extends AbstractBehavior<Trainer.Command> {
+public final class Trainer {
 
-  public sealed interface Command {}
+  public sealed interface Command permits Stop, RollBack, Internal {}
 
   /** Stop after the current step and leave the job. */
   public enum Stop implements Command { INSTANCE }
 
   /** From the master: the job rolled back to the checkpoint at {@code step}; continue from there in {@code generation}. */
-  public record RollBack(long step, long generation) implements Command, io.shardtrain.actors.CborSerializable {}
+  public record RollBack(long step, long generation) implements Command, CborSerializable {}
 
-  private record Registered(Master.Registration registration, Throwable failure) implements Command {}
+  /** The trainer's own messages: answers to what its pieces asked, and its timers. */
+  sealed interface Internal extends Command permits MasterLink.Registered, MasterLink.TaskAnswered,
+      MasterLink.Reported, BlockRouter.Pushed, BlockRouter.Pulled, Retry, SendHeartbeat, RetryPush {}
 
-  // Replies carry the generation they were asked in: after a rollback, older ones are dropped.
+  private enum Retry implements Internal { REGISTER, NEXT_STEP }
 
-  private record TaskAnswer(long generation, Master.TaskReply reply, Throwable failure) implements Command {}
+  private enum SendHeartbeat implements Internal { INSTANCE }
 
-  private record PushDone(long generation, String blockId, long step, boolean byLetter, BlockProtocol.PushAck ack,
-      Throwable failure) implements Command {}
-
-  private record PullDone(long generation, String blockId, long minVersion, BlockProtocol.BlockValues values,
-      Throwable failure) implements Command {}
-
-  private record ProgressDone(long step, Throwable failure) implements Command {}
-
-  private enum Retry implements Command { REGISTER, NEXT_STEP }
-
-  private enum SendHeartbeat implements Command { INSTANCE }
-
-  /** Send the still unacknowledged push of {@code step} to {@code blockId} again. */
-  private record RetryPush(long generation, String blockId, long step) implements Command {}
-
-  /** A block's actor and the bulk address of its node. */
-  private record LetterRoute(BulkAddress node, ActorRef<BlockProtocol.Command> block) {}
+  /** Send the still unacknowledged push of {@code step} to {@code block} again. */
+  private record RetryPush(long generation, String block, long step) implements Internal {}
 
   /** What a trainer needs from the outside world; one per trainer. */
   public record Setup(String trainerId, ActorRef<Master.Command> master, Dataset train, Dataset test,
       Supplier<Backend> backend, TrainerSettings settings, StepListener listener) {}
 
+  /** A leased task and the reader over its examples. */
+  private record Task(TaskLease lease, BatchReader reader) {}
+
+  private static final BooleanSupplier NO_STOP = () -> false;
+
   private final ActorContext<Command> context;
   private final TimerScheduler<Command> timers;
   private final Setup setup;
-  private final ClusterSharding sharding;
-  /** This node's bulk channel, or null when it is off. */
-  private final BulkTransport bulk;
-  private final BulkAddress selfBulk;
-  /**
-   * Per block, where its letters go, from its last bulk pull reply; absent: push and pull through
-   * Cluster Sharding, inline.
-   */
-  private final Map<String, LetterRoute> routes = new HashMap<>();
-  private static final float[] NO_FLOATS = new float[0];
-
-  private JobSpec job;
-  private long membershipEpoch;
-  private Mlp model;
-  private Backend backend;
-  /** Forward and backward: the model itself on the CPU, a resident copy on a GPU. */
-  private GradientStep gradientStep;
-  private List<BlockSlice> layout;
-  private Map<String, Parameter> paramsByName;
-  private Map<String, List<BlockSlice>> blocksByParam;
-
-  /** The step being computed or awaited; version {@code step - 1} is what it is computed on. */
-  private long step;
-  private long baseVersion;
-  private final Map<String, Long> blockVersion = new HashMap<>();
-  private Master.Lease lease;
-  private BatchReader reader;
-  private Tensor x;
-  private int pendingPushes;
-  private int pendingPulls;
-  private final Map<String, float[]> unacked = new HashMap<>();
-  private long pulledMinVersion;
-  /** The newest version the (re)start pull saw; above {@code baseVersion}, some block is a step ahead. */
-  private long maxPulledVersion;
-  /** Registered, but not yet pulled since the master confirmed every block knows this trainer. */
-  private boolean freshPull;
-  private boolean reportInFlight;
-  private long reportStep;
-  /** Whether the last progress report was answered; only then does a sync step wait for its report. */
-  private boolean masterAnswers = true;
-  private boolean waitingForReport;
-  private long resumeStep;
-  private long stepsDone;
-  /** The last step whose pushes and pulls all completed. */
-  private long lastCompleted;
-  /** The job's rollback generation as this trainer knows it. */
-  private long generation;
-  private float lastLoss = Float.NaN;
-  private int lastBatch;
-  private long computeNanos;
-  private ReaderPosition positionAfterStep;
-  private boolean stopping;
-  private long pushes;
-  private long pulls;
-  private long stale;
+  private final String id;
+  private final MasterLink master;
+  private final BlockExchange blocks;
+  private final ProgressReports reports = new ProgressReports();
+  private final TrainerCounts counts = new TrainerCounts();
 
   public static Behavior<Command> create(Setup setup) {
-    return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new Trainer(ctx, timers, setup)));
+    return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new Trainer(ctx, timers, setup).register()));
   }
 
   private Trainer(ActorContext<Command> context, TimerScheduler<Command> timers, Setup setup) {
-    super(context);
     this.context = context;
     this.timers = timers;
     this.setup = setup;
-    this.sharding = ClusterSharding.get(context.getSystem());
-    BulkTransport transport = BulkTransport.get(context.getSystem());
-    this.bulk = transport.isEnabled() ? transport : null;
-    this.selfBulk = bulk == null ? null : BulkAddress.of(bulk.address());
-    register();
+    this.id = setup.trainerId();
+    this.master = new MasterLink(context, id, setup.master(), setup.settings());
+    this.blocks = new BlockExchange(new BlockRouter(context, id, setup.settings()), counts, context.getLog(), id);
   }
 
-  @Override
-  public Receive<Command> createReceive() {
-    return newReceiveBuilder()
-        .onMessage(Registered.class, this::onRegistered)
-        .onMessage(TaskAnswer.class, this::onTask)
-        .onMessage(PushDone.class, this::onPushDone)
-        .onMessage(RetryPush.class, this::onRetryPush)
-        .onMessage(PullDone.class, this::onPullDone)
-        .onMessage(ProgressDone.class, this::onProgressDone)
-        .onMessageEquals(SendHeartbeat.INSTANCE, () -> {
-          setup.master().tell(new Master.Heartbeat(setup.trainerId()));
-          return this;
+  // ---- registering ----
+
+  /** The first registration: the job, and with it the model, is not known yet. */
+  private Behavior<Command> register() {
+    master.register();
+    return Behaviors.receive(Command.class)
+        .onMessage(MasterLink.Registered.class, m -> {
+          if (m.failure() != null) return registrationFailed(m);
+          TrainerModel model = TrainerModel.build(id, m.job(), setup.backend());
+          timers.startTimerWithFixedDelay(SendHeartbeat.INSTANCE, setup.settings().heartbeatInterval());
+          return rejoin(new Session(m.job(), model, m.membershipEpoch(), m.lastStep(), m.generation()));
         })
-        .onMessageEquals(Retry.REGISTER, () -> {
-          register();
-          return this;
-        })
-        .onMessageEquals(Retry.NEXT_STEP, () -> nextStep())
-        .onMessage(RollBack.class, this::onRollBack)
-        .onMessageEquals(Stop.INSTANCE, () -> {
-          stopping = true;
-          return pendingPushes == 0 && pendingPulls == 0 ? finish("stopped") : this;
-        })
+        .onMessageEquals(Retry.REGISTER, this::registerAgain)
+        .onMessageEquals(Stop.INSTANCE, () -> finish(null, "stopped"))
+        // A rollback notice before the job is known: the registration's generation is the newer word.
+        .onAnyMessage(m -> Behaviors.same())
         .build();
   }
 
-  // ---- registration ----
-
-  private void register() {
-    context.askWithStatus(Master.Registration.class, setup.master(), setup.settings().askTimeout(),
-        replyTo -> new Master.RegisterTrainer(setup.trainerId(), context.getSelf(), replyTo),
-        Registered::new);
+  /** Registering again: the master no longer knows this trainer (it was dropped while alive). */
+  private Behavior<Command> registering(Session s) {
+    return phase(s, NO_STOP, Behaviors.receive(Command.class)
+        .onMessage(MasterLink.Registered.class, m -> m.failure() != null ? registrationFailed(m)
+            : rejoin(new Session(m.job(), s.model(), m.membershipEpoch(), m.lastStep(),
+                Math.max(s.generation(), m.generation()))))
+        .onMessageEquals(Retry.REGISTER, this::registerAgain)
+        .onMessageEquals(Stop.INSTANCE, () -> finish(s.model(), "stopped"))
+        .onMessage(RollBack.class, r -> {
+          if (r.generation() <= s.generation()) return Behaviors.same();
+          // The registration's answer starts the pull of the checkpoint's parameters.
+          takeBackStepsAfter(r);
+          return registering(s.withGeneration(r.generation()));
+        }));
   }
 
-  private Behavior<Command> onRegistered(Registered m) {
-    if (m.failure() != null) {
-      context.getLog().info("trainer {}: master not ready ({}), retrying", setup.trainerId(), m.failure().getMessage());
-      timers.startSingleTimer(Retry.REGISTER, setup.settings().retryDelay());
-      return this;
-    }
-    boolean first = job == null;
-    job = m.registration().job();
-    membershipEpoch = m.registration().membershipEpoch();
-    resumeStep = m.registration().lastStep();
-    generation = Math.max(generation, m.registration().generation());
-    if (first) {
-      buildModel();
-      timers.startTimerWithFixedDelay(SendHeartbeat.INSTANCE, setup.settings().heartbeatInterval());
-    }
-    // A (re)started trainer pulls the latest parameters before its first step, and again once the
-    // master confirms every block knows it (its first task).
-    freshPull = true;
-    step = 0;
-    pullAll(0);
-    return this;
+  private Behavior<Command> registerAgain() {
+    master.register();
+    return Behaviors.same();
   }
 
-  private void buildModel() {
-    backend = setup.backend().get();
-    model = job.newModel(backend);
-    gradientStep = GradientStep.of(model, job.batch());
-    paramsByName = new HashMap<>();
-    List<ParamShape> shapes = new ArrayList<>();
-    for (Parameter p : model.parameters()) {
-      paramsByName.put(p.name(), p);
-      shapes.add(new ParamShape(p.name(), p.size()));
-    }
-    layout = BlockLayout.of(shapes, job.blockSize());
-    List<String> ids = layout.stream().map(BlockSlice::entityId).toList();
-    if (!ids.equals(job.blocks())) {
-      throw new IllegalStateException("trainer " + setup.trainerId() + ": the model's blocks " + ids
-          + " differ from the job's " + job.blocks());
-    }
-    blocksByParam = new HashMap<>();
-    for (BlockSlice s : layout) blocksByParam.computeIfAbsent(s.parameter(), k -> new ArrayList<>()).add(s);
+  private Behavior<Command> registrationFailed(MasterLink.Registered m) {
+    context.getLog().info("trainer {}: master not ready ({}), retrying", id, m.failure().getMessage());
+    timers.startSingleTimer(Retry.REGISTER, setup.settings().retryDelay());
+    return Behaviors.same();
   }
 
-  // ---- the step loop ----
+  // ---- pulling the latest parameters ----
 
-  private Behavior<Command> nextStep() {
-    if (stopping) return finish("stopped");
-    // Sync: the step is the job's (the blocks' version); async: this trainer's, kept by the master.
-    // Either way a restarted trainer stops at the job's step count, not that many steps later.
-    if (job.steps() > 0 && step >= job.steps()) return finish("reached step " + job.steps());
-    if (reader == null) {
-      long g = generation;
-      context.askWithStatus(Master.TaskReply.class, setup.master(), setup.settings().askTimeout(),
-          replyTo -> new Master.RequestTask(setup.trainerId(), replyTo), (r, f) -> new TaskAnswer(g, r, f));
-      return this;
-    }
-    return computeStep();
-  }
-
-  private Behavior<Command> onTask(TaskAnswer m) {
-    if (m.generation() != generation) return this;
-    if (m.failure() != null) {
-      context.getLog().warn("trainer {}: task request failed ({}), retrying", setup.trainerId(), m.failure().getMessage());
-      timers.startSingleTimer(Retry.NEXT_STEP, setup.settings().retryDelay());
-      return this;
-    }
-    if (m.reply() instanceof Master.NotRegistered) {
-      // Dropped while alive (a pause longer than the failure timeout): join again like a restart.
-      context.getLog().warn("trainer {}: the master no longer knows it; registering again", setup.trainerId());
-      lease = null;
-      register();
-      return this;
-    }
-    if (m.reply() instanceof Master.Lease l) {
-      lease = l;
-      reader = new BatchReader(setup.train(), l.from(), l.to(), job.batch(), job.seed() * 1_000_003L + l.task(),
-          true, false, new ReaderPosition(l.epoch(), l.offset()));
-      if (freshPull) return pullBeforeFirstStep();
-      return computeStep();
-    }
-    if (m.reply() instanceof Master.WaitForTrainers w) {
-      context.getLog().info("trainer {}: waiting for the job to start ({} of {} trainers)", setup.trainerId(),
-          w.registered(), w.expected());
-      timers.startSingleTimer(Retry.NEXT_STEP, setup.settings().retryDelay());
-      return this;
-    }
-    Master.NoTask none = (Master.NoTask) m.reply();
-    if (none.jobDone()) return finish("job done");
-    if (freshPull) return pullBeforeFirstStep();
-    if (job.mode() == BlockSpec.Mode.SYNC) return idleStep();
-    timers.startSingleTimer(Retry.NEXT_STEP, setup.settings().retryDelay());
-    return this;
-  }
-
-  /** Every block knows this trainer now: pull the latest parameters, then take the first step. */
-  private Behavior<Command> pullBeforeFirstStep() {
-    freshPull = false;
-    step = 0;
-    pullAll(0);
-    return this;
-  }
-
-  private Behavior<Command> computeStep() {
-    // A batch ends where a block that already holds examples of this task stops holding them.
-    long at = reader.position().offset();
-    long limit = job.batch();
-    for (long held : lease.skip().values()) {
-      if (held > at) limit = Math.min(limit, held - at);
-    }
-    Batch b = reader.next((int) limit);
-    long t0 = System.nanoTime();
-    if (x == null || x.rows() != b.size()) x = Tensor.zeros(b.size(), job.inputDim());
-    System.arraycopy(b.features(), 0, x.data(), 0, b.size() * job.inputDim());
-    step = step + 1;
-    lastBatch = b.size();
-    positionAfterStep = b.positionAfter();
-    // Pushes leave while backward is still running for the lower layers.
-    lastLoss = gradientStep.forwardBackward(x, b.labels(), p -> push(p, b.size()));
-    computeNanos = System.nanoTime() - t0;
-    pullAll(job.mode() == BlockSpec.Mode.SYNC ? step : 0);
-    return this;
-  }
-
-  private Behavior<Command> idleStep() {
-    step = step + 1;
-    lastBatch = 0;
-    positionAfterStep = null;
-    computeNanos = 0;
-    for (BlockSlice s : layout) sendPush(s.entityId(), new float[0], 0f, false);
-    pullAll(step);
-    return this;
-  }
-
-  private void push(Parameter p, int weight) {
-    float[] grad = p.grad().data();
-    for (BlockSlice s : blocksByParam.get(p.name())) {
-      if (lease.skip().getOrDefault(s.entityId(), 0L) >= positionAfterStep.offset()) {
-        // The block has this batch already (from the trainer that held the task before).
-        sendPush(s.entityId(), new float[0], 0f, false);
-        continue;
-      }
-      float[] slice = new float[s.length()];
-      System.arraycopy(grad, s.offset(), slice, 0, s.length());
-      sendPush(s.entityId(), slice, weight, true);
-    }
-  }
-
-  private void sendPush(String blockId, float[] values, float weight, boolean allowBulk) {
-    pendingPushes++;
-    pushes++;
-    unacked.put(blockId, values);
-    long s = step;
-    long base = blockVersion.getOrDefault(blockId, baseVersion);
-    long epoch = membershipEpoch;
-    long g = generation;
-    BlockProtocol.TaskMark mark = weight > 0f && lease != null
-        ? new BlockProtocol.TaskMark(lease.epoch(), lease.task(), positionAfterStep.offset()) : null;
-    if (allowBulk && pushByLetter(blockId, values, s, base, epoch, weight, g, mark)) return;
-    EntityRef<BlockProtocol.Command> ref = sharding.entityRefFor(ParameterBlock.ENTITY_KEY, blockId);
-    context.askWithStatus(BlockProtocol.PushAck.class, ref, setup.settings().askTimeout(),
-        replyTo -> new BlockProtocol.PushGradient(setup.trainerId(), s, base, epoch, weight, values, g,
-            mark, replyTo),
-        (ack, failure) -> new PushDone(g, blockId, s, false, ack, failure));
+  /** After a registration or a rollback: pull the latest parameters, then ask for a task. */
+  private Behavior<Command> rejoin(Session s) {
+    return pulling(s, blocks.pullAll(s, 0), round -> round.stopRequested() ? finish(s.model(), "stopped")
+        : nextStep(s, s.sync() ? round.oldest() : s.lastStep(), null, true));
   }
 
   /**
-   * Pushes straight to the block's actor, the gradient and the push in one bulk frame, when a bulk
-   * reply named that actor; false when the push has to go through sharding instead.
+   * The first task answer after a rejoin: every block knows this trainer now, so pull again.
+   * Sync: the next step is the one after the oldest block's version; blocks a version ahead closed
+   * that step without this trainer, which takes part in it with no data so that every block
+   * applies its first batch. Async: steps only key a trainer's pushes; continue after its last
+   * reported step.
    */
-  private boolean pushByLetter(String blockId, float[] values, long s, long base, long epoch, float weight, long g,
-      BlockProtocol.TaskMark mark) {
-    LetterRoute route = routes.get(blockId);
-    if (bulk == null || route == null || !bulk.settings().carries(values.length)) return false;
-    context.pipeToSelf(
-        bulk.<BlockProtocol.PushAck>askWithStatus(route.node().socketAddress(),
-            replyTo -> new BlockProtocol.PushLetter(route.block(), selfBulk, new BlockProtocol.PushGradient(
-                setup.trainerId(), s, base, epoch, weight, null, g, mark, replyTo)),
-            values, 0, values.length, setup.settings().askTimeout()),
-        (ack, failure) -> new PushDone(g, blockId, s, true, ack, failure));
+  private Behavior<Command> resume(Session s, Task task) {
+    return pulling(s, blocks.pullAll(s, 0), round -> {
+      long step = s.sync() ? round.oldest() : s.lastStep();
+      if (task != null) {
+        TaskLease l = task.lease();
+        context.getLog().info("trainer {} resumes task {}/{} at offset {} after step {} (parameters pulled at version {})",
+            id, l.epoch(), l.task(), l.offset(), step, round.oldest());
+        setup.listener().onResumed(id, l.epoch(), l.task(), l.offset(), step, round.oldest());
+      }
+      if (s.sync() && round.newest() > round.oldest()) return idle(s, task, step, round.stopRequested());
+      return round.stopRequested() ? finish(s.model(), "stopped") : nextStep(s, step, task, false);
+    });
+  }
+
+  private Behavior<Command> pulling(Session s, PullRound round, Function<PullRound, Behavior<Command>> then) {
+    return phase(s, round::stopRequested, Behaviors.receive(Command.class)
+        .onMessage(BlockRouter.Pulled.class, m -> blocks.pulled(s, round, m) && round.done() ? then.apply(round)
+            : Behaviors.same())
+        .onMessageEquals(Stop.INSTANCE, () -> {
+          round.requestStop();
+          return Behaviors.same();
+        }));
+  }
+
+  // ---- leasing a task ----
+
+  /** After {@code step}: compute the next one on {@code task}, or ask the master for a task (null: none held). */
+  private Behavior<Command> nextStep(Session s, long step, Task task, boolean firstTask) {
+    // Sync: the step is the job's (the blocks' version); async: this trainer's, kept by the master.
+    // Either way a restarted trainer stops at the job's step count, not that many steps later.
+    long steps = s.job().steps();
+    if (steps > 0 && step >= steps) return finish(s.model(), "reached step " + steps);
+    if (task != null) return compute(s, task, step);
+    master.requestTask(s.generation());
+    return leasing(s, step, firstTask);
+  }
+
+  /** Waiting for a task; {@code firstTask}: the first answer since a rejoin, which pulls again. */
+  private Behavior<Command> leasing(Session s, long step, boolean firstTask) {
+    return phase(s, NO_STOP, Behaviors.receive(Command.class)
+        .onMessage(MasterLink.TaskAnswered.class, m -> m.generation() != s.generation() ? Behaviors.same()
+            : taskAnswered(s, step, firstTask, m.answer()))
+        .onMessageEquals(Retry.NEXT_STEP, () -> nextStep(s, step, null, firstTask))
+        .onMessageEquals(Stop.INSTANCE, () -> finish(s.model(), "stopped")));
+  }
+
+  private Behavior<Command> taskAnswered(Session s, long step, boolean firstTask, MasterLink.TaskAnswer answer) {
+    if (answer instanceof MasterLink.Leased l) {
+      Task task = new Task(l.lease(), l.lease().openReader(setup.train(), s.job().batch(), s.job().seed()));
+      return firstTask ? resume(s, task) : compute(s, task, step);
+    }
+    if (answer instanceof MasterLink.NoTask n) {
+      if (n.jobDone()) return finish(s.model(), "job done");
+      if (firstTask) return resume(s, null);
+      if (s.sync()) return idle(s, null, step, false);
+      return askForTaskLater();
+    }
+    if (answer instanceof MasterLink.Forgotten) {
+      // Dropped while alive (a pause longer than the failure timeout): join again like a restart.
+      context.getLog().warn("trainer {}: the master no longer knows it; registering again", id);
+      master.register();
+      return registering(s);
+    }
+    if (answer instanceof MasterLink.Waiting w) {
+      context.getLog().info("trainer {}: waiting for the job to start ({} of {} trainers)", id, w.registered(),
+          w.expected());
+    } else {
+      context.getLog().warn("trainer {}: task request failed ({}), retrying", id,
+          ((MasterLink.Unanswered) answer).failure().getMessage());
+    }
+    return askForTaskLater();
+  }
+
+  private Behavior<Command> askForTaskLater() {
+    timers.startSingleTimer(Retry.NEXT_STEP, setup.settings().retryDelay());
+    return Behaviors.same();
+  }
+
+  // ---- stepping ----
+
+  private Behavior<Command> compute(Session s, Task task, long previousStep) {
+    return stepping(s, task, blocks.train(s, task.lease(), task.reader(), previousStep));
+  }
+
+  /** A sync step without data, so the barrier does not wait for this trainer. */
+  private Behavior<Command> idle(Session s, Task task, long previousStep, boolean stopRequested) {
+    StepInFlight st = blocks.withoutData(s, previousStep);
+    if (stopRequested) st.requestStop();
+    return stepping(s, task, st);
+  }
+
+  private Behavior<Command> stepping(Session s, Task task, StepInFlight st) {
+    return phase(s, st::stopRequested, Behaviors.receive(Command.class)
+        .onMessage(BlockRouter.Pushed.class, m -> pushed(s, task, st, m))
+        .onMessage(RetryPush.class, m -> {
+          if (m.generation() == s.generation() && m.step() == st.step() && st.awaitsPush(m.block())) {
+            blocks.resendPush(s, st, m.block());
+          }
+          return Behaviors.same();
+        })
+        .onMessage(BlockRouter.Pulled.class, m -> blocks.pulled(s, st.pulls(), m) && st.done() ? stepDone(s, task, st)
+            : Behaviors.same())
+        .onMessageEquals(Stop.INSTANCE, () -> {
+          st.requestStop();
+          return Behaviors.same();
+        }));
+  }
+
+  private Behavior<Command> pushed(Session s, Task task, StepInFlight st, BlockRouter.Pushed m) {
+    // A late answer to an abandoned step.
+    if (m.generation() != s.generation() || m.step() != st.step() || !st.awaitsPush(m.block())) {
+      return Behaviors.same();
+    }
+    BlockRouter.Result<BlockProtocol.PushAck> r = blocks.pushOutcome(m);
+    switch (r.delivery()) {
+      case BOUNCED:
+        context.getLog().info("trainer {}: push of step {} to {} bounced ({}), sending it again", id, m.step(),
+            m.block(), r.reason());
+        blocks.resendPush(s, st, m.block());
+        return Behaviors.same();
+      case TIMED_OUT:
+        context.getLog().warn("trainer {}: push of step {} to {} failed ({}), retrying", id, m.step(), m.block(),
+            r.reason());
+        // After a pause: a block whose node just died answers nothing until sharding moved it.
+        retryPushLater(s, m);
+        return Behaviors.same();
+      case REFUSED:
+        return fail(s.model(), "block " + m.block() + " refused step " + m.step() + ": " + r.reason());
+      default:
+        break;
+    }
+    if (r.value() instanceof BlockProtocol.RolledBack rolledBack) {
+      // The block went back to a checkpoint; the master's RollBack says where to continue. A block
+      // that merely moved (and recovered its newest checkpoint) needs the master to start one.
+      master.rollBackToCheckpoint("block " + m.block() + " is at version " + rolledBack.version()
+          + ", behind step " + m.step(), s.generation());
+      retryPushLater(s, m);
+      return Behaviors.same();
+    }
+    if (r.value() instanceof BlockProtocol.Stale) counts.stalePush();
+    // Every block has this step: report the offset while the barrier completes.
+    if (st.acked(m.block()) && st.examples() > 0) {
+      master.reportProgress(task.lease(), st.offsetAfter(), st.step(), s.generation());
+      reports.sent(st.step());
+    }
+    return st.done() ? stepDone(s, task, st) : Behaviors.same();
+  }
+
+  private void retryPushLater(Session s, BlockRouter.Pushed m) {
+    timers.startSingleTimer("push-" + m.block(), new RetryPush(s.generation(), m.block(), m.step()),
+        setup.settings().retryDelay());
+  }
+
+  // ---- reporting ----
+
+  private Behavior<Command> stepDone(Session s, Task task, StepInFlight st) {
+    // Sync: the next pushes wait until the master recorded this step's offset.
+    return s.sync() && reports.mustWait() ? reporting(s, task, st) : completed(s, task, st);
+  }
+
+  private Behavior<Command> reporting(Session s, Task task, StepInFlight st) {
+    return phase(s, st::stopRequested, Behaviors.receive(Command.class)
+        .onMessage(MasterLink.Reported.class, m -> reportAnswered(m) ? completed(s, task, st) : Behaviors.same())
+        .onMessageEquals(Stop.INSTANCE, () -> finish(s.model(), "stopped")));
+  }
+
+  private Behavior<Command> completed(Session s, Task task, StepInFlight st) {
+    counts.stepCompleted(st.step());
+    if (st.examples() > 0) setup.listener().onStep(id, st.step(), st.loss(), st.examples(), st.computeNanos());
+    if (st.stopRequested()) return finish(s.model(), "stopped");
+    return nextStep(s, st.step(), task != null && task.reader().epochDone() ? null : task, false);
+  }
+
+  /** Takes in the master's answer to a progress report; true when it answers the last one sent. */
+  private boolean reportAnswered(MasterLink.Reported m) {
+    boolean answeredBefore = reports.masterAnswers();
+    if (!reports.answered(m.step(), m.timedOut())) return false;
+    if (m.timedOut() && answeredBefore) {
+      context.getLog().warn("trainer {}: progress report of step {} got no answer ({}); training on without"
+          + " waiting for reports until the master answers again", id, m.step(), m.failure().getMessage());
+    } else if (!m.timedOut() && m.failure() != null) {
+      context.getLog().warn("trainer {}: progress report of step {} refused: {}", id, m.step(),
+          m.failure().getMessage());
+    }
     return true;
   }
 
-  private Behavior<Command> onRetryPush(RetryPush r) {
-    if (r.generation() != generation || r.step() != step || !unacked.containsKey(r.blockId())) return this;
-    float[] values = unacked.get(r.blockId());
-    pendingPushes--;
-    pushes--;
-    sendPush(r.blockId(), values, values.length == 0 ? 0f : lastBatch, true);
-    return this;
+  // ---- in every phase once the job is known ----
+
+  /** The phase's own handlers, then heartbeats, report answers and rollbacks, which any phase takes. */
+  private Behavior<Command> phase(Session s, BooleanSupplier stopRequested, BehaviorBuilder<Command> own) {
+    return own
+        .onMessageEquals(SendHeartbeat.INSTANCE, () -> {
+          master.heartbeat();
+          return Behaviors.same();
+        })
+        .onMessage(MasterLink.Reported.class, m -> {
+          reportAnswered(m);
+          return Behaviors.same();
+        })
+        .onMessage(RollBack.class, r -> r.generation() > s.generation()
+            ? rollBack(s, r, stopRequested.getAsBoolean()) : Behaviors.same())
+        // Late answers of an earlier phase or an abandoned step, and timers that outlived theirs.
+        .onAnyMessage(m -> Behaviors.same())
+        .build();
   }
 
-  private Behavior<Command> onPushDone(PushDone m) {
-    if (m.generation() != generation || m.step() != step) return this; // a late answer to a retried push
-    if (m.failure() != null) {
-      if (m.byLetter()) {
-        // The block's actor may have stopped (it moved), or its node may be gone.
-        context.getLog().info("trainer {}: push letter of step {} to {} failed ({}), retrying through sharding",
-            setup.trainerId(), m.step(), m.blockId(), m.failure().getMessage());
-        routes.remove(m.blockId());
-        float[] values = unacked.get(m.blockId());
-        pendingPushes--;
-        pushes--;
-        sendPush(m.blockId(), values, values.length == 0 ? 0f : lastBatch, false);
-        return this;
-      }
-      if (isRetryable(m.failure())) {
-        context.getLog().warn("trainer {}: push of step {} to {} failed ({}), retrying", setup.trainerId(),
-            m.step(), m.blockId(), m.failure().getMessage());
-        // After a pause: a block whose node just died answers nothing until sharding moved it.
-        timers.startSingleTimer("push-" + m.blockId(), new RetryPush(generation, m.blockId(), m.step()),
-            setup.settings().retryDelay());
-        return this;
-      }
-      return fail("block " + m.blockId() + " refused step " + m.step() + ": " + m.failure().getMessage());
-    }
-    if (m.ack() instanceof BlockProtocol.RolledBack r) {
-      // The block went back to a checkpoint; the master's RollBack says where to continue. A block
-      // that merely moved (and recovered its newest checkpoint) needs the master to start one.
-      setup.master().tell(new Master.RollBackToCheckpoint("block " + m.blockId() + " is at version " + r.version()
-          + ", behind step " + m.step(), generation, setup.trainerId()));
-      timers.startSingleTimer("push-" + m.blockId(), new RetryPush(generation, m.blockId(), m.step()),
-          setup.settings().retryDelay());
-      return this;
-    }
-    if (m.ack() instanceof BlockProtocol.Stale) stale++;
-    unacked.remove(m.blockId());
-    pendingPushes--;
-    // Every block has this step: report the offset while the barrier completes.
-    if (pendingPushes == 0 && lastBatch > 0) reportProgress();
-    return maybeStepDone();
-  }
-
-  private void pullAll(long minVersion) {
-    pulledMinVersion = minVersion;
-    for (BlockSlice s : layout) sendPull(s.entityId(), minVersion, true);
-  }
-
-  private void sendPull(String blockId, long minVersion, boolean allowBulk) {
-    pendingPulls++;
-    pulls++;
-    BulkAddress replyBulk = allowBulk ? selfBulk : null;
-    long g = generation;
-    LetterRoute route = routes.get(blockId);
-    if (replyBulk != null && bulk != null && route != null) {
-      // Straight to the block's actor; a failure sends the retry through sharding.
-      context.pipeToSelf(
-          bulk.<BlockProtocol.BlockValues>askWithStatus(route.node().socketAddress(),
-              replyTo -> new BlockProtocol.PullLetter(route.block(),
-                  new BlockProtocol.Pull(minVersion, replyBulk, replyTo)),
-              NO_FLOATS, 0, 0, setup.settings().pullTimeout()),
-          (v, failure) -> new PullDone(g, blockId, minVersion, v, failure));
-      return;
-    }
-    EntityRef<BlockProtocol.Command> ref = sharding.entityRefFor(ParameterBlock.ENTITY_KEY, blockId);
-    context.askWithStatus(BlockProtocol.BlockValues.class, ref, setup.settings().pullTimeout(),
-        replyTo -> new BlockProtocol.Pull(minVersion, replyBulk, replyTo),
-        (v, failure) -> new PullDone(g, blockId, minVersion, v, failure));
-  }
-
-  private Behavior<Command> onPullDone(PullDone m) {
-    if (m.generation() != generation || m.minVersion() != pulledMinVersion) return this;
-    if (m.failure() != null) {
-      // Values the block could not send by bulk come inline next time.
-      boolean bulkFailed = String.valueOf(m.failure().getMessage()).startsWith(ParameterBlock.BULK_REPLY_FAILED);
-      routes.remove(m.blockId());
-      context.getLog().warn("trainer {}: pull of {} (version >= {}) failed ({}), retrying{}", setup.trainerId(),
-          m.blockId(), m.minVersion(), m.failure().getMessage(), bulkFailed ? " inline" : "");
-      pendingPulls--;
-      pulls--;
-      sendPull(m.blockId(), m.minVersion(), !bulkFailed);
-      return this;
-    }
-    return pulled(m.blockId(), m.values());
-  }
-
-  private Behavior<Command> pulled(String blockId, BlockProtocol.BlockValues v) {
-    if (v.node() != null && v.block() != null && !v.node().equals(selfBulk)) {
-      routes.put(blockId, new LetterRoute(v.node(), v.block()));
-    } else {
-      routes.remove(blockId);
-    }
-    Parameter p = paramsByName.get(v.parameter());
-    System.arraycopy(v.values(), 0, p.value().data(), v.offset(), v.values().length);
-    blockVersion.put(blockId, v.version());
-    if (step == 0) {
-      // First pull after (re)registration: continue from the oldest block's version.
-      boolean firstReply = pendingPulls == layout.size();
-      baseVersion = firstReply ? v.version() : Math.min(baseVersion, v.version());
-      maxPulledVersion = firstReply ? v.version() : Math.max(maxPulledVersion, v.version());
-    } else {
-      baseVersion = Math.max(baseVersion, v.version());
-    }
-    pendingPulls--;
-    return maybeStepDone();
-  }
-
-  private Behavior<Command> maybeStepDone() {
-    if (pendingPushes > 0 || pendingPulls > 0) return this;
-    boolean sync = job.mode() == BlockSpec.Mode.SYNC;
-    if (step == 0) {
-      // Registered and pulled. Sync: the next step is the one after the oldest block's version.
-      // Async: steps only key a trainer's pushes, so continue after its last reported step.
-      step = sync ? baseVersion : resumeStep;
-      if (freshPull) return nextStep();
-      if (lease != null) {
-        context.getLog().info("trainer {} resumes task {}/{} at offset {} after step {} (parameters pulled at version {})",
-            setup.trainerId(), lease.epoch(), lease.task(), lease.offset(), step, baseVersion);
-        setup.listener().onResumed(setup.trainerId(), lease.epoch(), lease.task(), lease.offset(), step, baseVersion);
-      }
-      // Some blocks closed step baseVersion + 1 without this trainer: take part in it with no data,
-      // so that every block applies this trainer's first batch.
-      if (sync && maxPulledVersion > baseVersion) return idleStep();
-      return nextStep();
-    }
-    if (sync && reportInFlight && masterAnswers) {
-      // The next pushes wait until the master recorded this step's offset.
-      waitingForReport = true;
-      return this;
-    }
-    stepsDone++;
-    lastCompleted = step;
-    if (lastBatch > 0) setup.listener().onStep(setup.trainerId(), step, lastLoss, lastBatch, computeNanos);
-    if (reader != null && reader.epochDone()) {
-      reader = null;
-      lease = null;
-    }
-    return nextStep();
-  }
-
-  private void reportProgress() {
-    Master.Lease l = lease;
-    long offset = positionAfterStep.offset();
-    long s = step;
-    long g = generation;
-    reportInFlight = true;
-    reportStep = s;
-    context.askWithStatus(akka.Done.class, setup.master(), setup.settings().askTimeout(),
-        replyTo -> new Master.ReportProgress(setup.trainerId(), l.epoch(), l.task(), offset, s, g, replyTo),
-        (done, failure) -> new ProgressDone(s, failure));
-  }
-
-  private Behavior<Command> onProgressDone(ProgressDone m) {
-    if (m.step() != reportStep) return this;
-    reportInFlight = false;
-    if (isRetryable(m.failure())) {
-      if (masterAnswers) {
-        context.getLog().warn("trainer {}: progress report of step {} got no answer ({}); training on without"
-            + " waiting for reports until the master answers again", setup.trainerId(), m.step(),
-            m.failure().getMessage());
-      }
-      masterAnswers = false;
-    } else {
-      if (m.failure() != null) {
-        context.getLog().warn("trainer {}: progress report of step {} refused: {}", setup.trainerId(), m.step(),
-            m.failure().getMessage());
-      }
-      masterAnswers = true;
-    }
-    if (!waitingForReport) return this;
-    waitingForReport = false;
-    return maybeStepDone();
-  }
-
-  private Behavior<Command> onRollBack(RollBack r) {
-    if (r.generation() <= generation || job == null) return this;
-    context.getLog().warn("trainer {}: the job rolled back to step {} (generation {}); continuing from there",
-        setup.trainerId(), r.step(), r.generation());
-    generation = r.generation();
+  private Behavior<Command> rollBack(Session s, RollBack r, boolean stopRequested) {
+    context.getLog().warn("trainer {}: the job rolled back to step {} (generation {}); continuing from there", id,
+        r.step(), r.generation());
     timers.cancelAll();
     timers.startTimerWithFixedDelay(SendHeartbeat.INSTANCE, setup.settings().heartbeatInterval());
-    reportInFlight = false;
-    waitingForReport = false;
-    masterAnswers = true;
-    maxPulledVersion = 0;
-    // As after a registration: pull now, and again once the master leased a task.
-    freshPull = true;
-    // The steps after the checkpoint are done again.
-    stepsDone -= Math.max(0, lastCompleted - r.step());
-    lastCompleted = Math.min(lastCompleted, r.step());
-    pendingPushes = 0;
-    pendingPulls = 0;
-    unacked.clear();
-    reader = null;
-    lease = null;
-    if (stopping) return finish("stopped");
-    // As after registration: pull the checkpoint's parameters, then lease at its reader offset.
-    step = 0;
-    pullAll(0);
-    return this;
+    takeBackStepsAfter(r);
+    if (stopRequested) return finish(s.model(), "stopped");
+    // As after a registration: pull the checkpoint's parameters, then lease the task at its offset.
+    return rejoin(s.withGeneration(r.generation()));
   }
 
-  private Behavior<Command> finish(String why) {
-    context.getLog().info("trainer {} finished after {} steps: {}", setup.trainerId(), stepsDone, why);
-    setup.master().tell(new Master.LeaveJob(setup.trainerId(), context.getSystem().ignoreRef()));
-    setup.listener().onFinished(setup.trainerId(), stepsDone, pushes, pulls, stale);
-    closeCompute();
+  /** The steps after the checkpoint are done again, and reports in flight belong to the abandoned ones. */
+  private void takeBackStepsAfter(RollBack r) {
+    counts.rolledBackTo(r.step());
+    reports.reset();
+  }
+
+  // ---- leaving ----
+
+  /** Leaves the job; {@code model} null: the job was not known yet. */
+  private Behavior<Command> finish(TrainerModel model, String why) {
+    context.getLog().info("trainer {} finished after {} steps: {}", id, counts.stepsDone(), why);
+    master.leave();
+    setup.listener().onFinished(id, counts.stepsDone(), counts.pushes(), counts.pulls(), counts.stale());
+    if (model != null) model.close();
     return Behaviors.stopped();
   }
 
-  private Behavior<Command> fail(String why) {
-    context.getLog().error("trainer {} failed: {}", setup.trainerId(), why);
-    setup.master().tell(new Master.LeaveJob(setup.trainerId(), context.getSystem().ignoreRef()));
-    setup.listener().onFailed(setup.trainerId(), why);
-    closeCompute();
+  private Behavior<Command> fail(TrainerModel model, String why) {
+    context.getLog().error("trainer {} failed: {}", id, why);
+    master.leave();
+    setup.listener().onFailed(id, why);
+    model.close();
     return Behaviors.stopped();
-  }
-
-  private void closeCompute() {
-    if (gradientStep != null) gradientStep.close();
-    if (backend != null) backend.close();
-  }
-
-  private static boolean isRetryable(Throwable t) {
-    return t instanceof java.util.concurrent.TimeoutException;
   }
 }

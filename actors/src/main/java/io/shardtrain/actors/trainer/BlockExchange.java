@@ -1,0 +1,119 @@
+package io.shardtrain.actors.trainer;
+
+import io.shardtrain.actors.ps.BlockProtocol;
+import io.shardtrain.actors.ps.BlockSlice;
+import io.shardtrain.compute.data.Batch;
+import io.shardtrain.compute.data.BatchReader;
+import java.util.HashMap;
+import java.util.Map;
+import org.slf4j.Logger;
+
+/**
+ * What a trainer sends its blocks and takes in from them, through its {@link BlockRouter}: a step's
+ * pushes (each block's gradient slice as soon as backward produced it, or nothing), their resends,
+ * and pull rounds, whose values it writes into the model. It remembers each block's pulled
+ * version, the base version of the next gradient pushed to it, and counts pushes and pulls when
+ * they start.
+ */
+final class BlockExchange {
+  private final BlockRouter router;
+  private final TrainerCounts counts;
+  private final Logger log;
+  private final String trainerId;
+  /** Each block's version as last pulled; every block is pulled before the first step. */
+  private final Map<String, Long> pulledVersion = new HashMap<>();
+
+  BlockExchange(BlockRouter router, TrainerCounts counts, Logger log, String trainerId) {
+    this.router = router;
+    this.counts = counts;
+    this.log = log;
+    this.trainerId = trainerId;
+  }
+
+  /**
+   * Takes the step after {@code previousStep} on the reader's next batch: pushes leave while
+   * backward is still running for the lower layers, then every block is pulled (sync: for the
+   * version this step makes).
+   */
+  StepInFlight train(Session s, TaskLease lease, BatchReader reader, long previousStep) {
+    // A batch ends where a block that already holds examples of this task stops holding them.
+    Batch batch = reader.next(lease.batchLimit(reader.position().offset(), s.job().batch()));
+    long t0 = System.nanoTime();
+    long step = previousStep + 1;
+    StepInFlight st = StepInFlight.training(step, batch.size(), lease, batch.positionAfter().offset(),
+        new PullRound(s.model().blocks(), s.sync() ? step : 0));
+    float loss = s.model().forwardBackward(batch, p -> {
+      for (BlockSlice slice : s.model().slicesOf(p)) {
+        st.gradient(slice.entityId(), () -> TrainerModel.gradientOf(p, slice));
+        startPush(s, st, slice.entityId());
+      }
+    });
+    st.computed(loss, System.nanoTime() - t0);
+    sendPulls(s, st.pulls());
+    return st;
+  }
+
+  /** Takes the sync step after {@code previousStep} without data: an empty push to every block, then the pulls. */
+  StepInFlight withoutData(Session s, long previousStep) {
+    long step = previousStep + 1;
+    StepInFlight st = StepInFlight.withoutData(step, new PullRound(s.model().blocks(), step));
+    for (String block : s.model().blocks()) {
+      st.nothing(block);
+      startPush(s, st, block);
+    }
+    sendPulls(s, st.pulls());
+    return st;
+  }
+
+  private void startPush(Session s, StepInFlight st, String block) {
+    counts.pushStarted();
+    resendPush(s, st, block);
+  }
+
+  /** Sends the step's push to {@code block} (again): the same values under the same (trainer, step) key. */
+  void resendPush(Session s, StepInFlight st, String block) {
+    StepInFlight.PendingPush p = st.pending(block);
+    router.push(new BlockRouter.Push(block, st.step(), pulledVersion.get(block), s.membershipEpoch(), p.weight(),
+        p.values(), s.generation(), st.markOf(p)));
+  }
+
+  BlockRouter.Result<BlockProtocol.PushAck> pushOutcome(BlockRouter.Pushed m) {
+    return router.pushOutcome(m);
+  }
+
+  /** Pulls every block at version {@code minVersion} or later. */
+  PullRound pullAll(Session s, long minVersion) {
+    PullRound round = new PullRound(s.model().blocks(), minVersion);
+    sendPulls(s, round);
+    return round;
+  }
+
+  private void sendPulls(Session s, PullRound round) {
+    for (String block : s.model().blocks()) {
+      counts.pullStarted();
+      router.pull(block, round.minVersion(), s.generation());
+    }
+  }
+
+  /**
+   * Takes a pull's answer into {@code round}: the values go into the model; a pull that did not
+   * deliver is sent again at once (the router knows which way). True when it brought one of the
+   * round's blocks; false too for an answer to another round.
+   */
+  boolean pulled(Session s, PullRound round, BlockRouter.Pulled m) {
+    if (m.generation() != s.generation() || m.minVersion() != round.minVersion() || !round.awaits(m.block())) {
+      return false;
+    }
+    BlockRouter.Result<BlockProtocol.BlockValues> r = router.pullOutcome(m);
+    if (r.delivery() != BlockRouter.Delivery.DELIVERED) {
+      log.warn("trainer {}: pull of {} (version >= {}) failed, {} ({}), retrying", trainerId, m.block(),
+          m.minVersion(), r.delivery(), r.reason());
+      router.pull(m.block(), m.minVersion(), s.generation());
+      return false;
+    }
+    BlockProtocol.BlockValues v = r.value();
+    s.model().write(v);
+    pulledVersion.put(m.block(), v.version());
+    return round.received(m.block(), v.version());
+  }
+}

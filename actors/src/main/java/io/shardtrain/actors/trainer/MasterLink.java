@@ -1,0 +1,106 @@
+package io.shardtrain.actors.trainer;
+
+import akka.Done;
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.javadsl.ActorContext;
+import io.shardtrain.actors.master.JobSpec;
+import io.shardtrain.actors.master.Master;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Everything a trainer says to the {@link Master}, and the master's answers turned into the
+ * trainer's own messages: registering, asking for a task, reporting progress, heartbeats, asking
+ * for a rollback and leaving. The only place the trainer names the master's protocol.
+ */
+final class MasterLink {
+
+  /** The master registered this trainer ({@code failure} null) or did not answer. */
+  record Registered(JobSpec job, long membershipEpoch, long lastStep, long generation, Throwable failure)
+      implements Trainer.Internal {}
+
+  /** The master's answer to a task request made in rollback generation {@code generation}. */
+  record TaskAnswered(long generation, TaskAnswer answer) implements Trainer.Internal {}
+
+  /** The master recorded the progress report of {@code step} ({@code failure} null), refused it, or did not answer. */
+  record Reported(long step, Throwable failure) implements Trainer.Internal {
+    boolean timedOut() {
+      return failure instanceof TimeoutException;
+    }
+  }
+
+  /** What the master said to a task request. */
+  sealed interface TaskAnswer {}
+
+  /** A task to train on. */
+  record Leased(TaskLease lease) implements TaskAnswer {}
+
+  /** The master no longer knows this trainer (it was dropped while alive): register again. */
+  record Forgotten() implements TaskAnswer {}
+
+  /** The job waits for trainers, or for every block to know this one: ask again shortly. */
+  record Waiting(int registered, int expected) implements TaskAnswer {}
+
+  /** No task now; {@code jobDone}: none ever again. */
+  record NoTask(boolean jobDone) implements TaskAnswer {}
+
+  /** No answer, or an error. */
+  record Unanswered(Throwable failure) implements TaskAnswer {}
+
+  private final ActorContext<Trainer.Command> context;
+  private final String trainerId;
+  private final ActorRef<Master.Command> master;
+  private final TrainerSettings settings;
+
+  MasterLink(ActorContext<Trainer.Command> context, String trainerId, ActorRef<Master.Command> master,
+      TrainerSettings settings) {
+    this.context = context;
+    this.trainerId = trainerId;
+    this.master = master;
+    this.settings = settings;
+  }
+
+  void register() {
+    context.askWithStatus(Master.Registration.class, master, settings.askTimeout(),
+        replyTo -> new Master.RegisterTrainer(trainerId, context.getSelf(), replyTo),
+        (r, failure) -> r == null ? new Registered(null, 0, 0, 0, failure)
+            : new Registered(r.job(), r.membershipEpoch(), r.lastStep(), r.generation(), null));
+  }
+
+  void requestTask(long generation) {
+    context.askWithStatus(Master.TaskReply.class, master, settings.askTimeout(),
+        replyTo -> new Master.RequestTask(trainerId, replyTo),
+        (reply, failure) -> new TaskAnswered(generation, answer(reply, failure)));
+  }
+
+  /** The master's task reply as the trainer acts on it. */
+  static TaskAnswer answer(Master.TaskReply reply, Throwable failure) {
+    if (failure != null) return new Unanswered(failure);
+    if (reply instanceof Master.Lease l) {
+      return new Leased(new TaskLease(l.epoch(), l.task(), l.from(), l.to(), l.offset(), l.skip()));
+    }
+    if (reply instanceof Master.NotRegistered) return new Forgotten();
+    if (reply instanceof Master.WaitForTrainers w) return new Waiting(w.registered(), w.expected());
+    if (reply instanceof Master.NoTask n) return new NoTask(n.jobDone());
+    throw new IllegalArgumentException("unknown task reply " + reply);
+  }
+
+  /** Reports that every block acknowledged {@code step}, whose batch ended at {@code offset} of {@code lease}. */
+  void reportProgress(TaskLease lease, long offset, long step, long generation) {
+    context.askWithStatus(Done.class, master, settings.askTimeout(),
+        replyTo -> new Master.ReportProgress(trainerId, lease.epoch(), lease.task(), offset, step, generation, replyTo),
+        (done, failure) -> new Reported(step, failure));
+  }
+
+  void heartbeat() {
+    master.tell(new Master.Heartbeat(trainerId));
+  }
+
+  /** A block is behind this trainer's step: the job has to go back to its checkpoint. */
+  void rollBackToCheckpoint(String reason, long generation) {
+    master.tell(new Master.RollBackToCheckpoint(reason, generation, trainerId));
+  }
+
+  void leave() {
+    master.tell(new Master.LeaveJob(trainerId, context.getSystem().ignoreRef()));
+  }
+}

@@ -1,0 +1,70 @@
+package io.shardtrain.actors.trainer;
+
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * One pull of every block at version {@code minVersion} or later: which blocks have not answered
+ * yet, and the oldest and newest version the answers carried (blocks one version apart after a
+ * restart mean some closed a step without this trainer). Also whether the trainer was told to stop
+ * meanwhile: it leaves once the round is done.
+ */
+final class PullRound {
+  private final long minVersion;
+  private final Set<String> missing;
+  private long oldest = Long.MAX_VALUE;
+  private long newest = Long.MIN_VALUE;
+  private boolean stopRequested;
+
+  PullRound(List<String> blocks, long minVersion) {
+    if (blocks.isEmpty()) throw new IllegalArgumentException("a pull round needs at least one block");
+    this.minVersion = minVersion;
+    this.missing = new LinkedHashSet<>(blocks);
+  }
+
+  long minVersion() {
+    return minVersion;
+  }
+
+  /** Whether {@code block}'s values are still to come in this round. */
+  boolean awaits(String block) {
+    return missing.contains(block);
+  }
+
+  /** {@code block} answered at {@code version}; false (and nothing recorded) when it was not awaited. */
+  boolean received(String block, long version) {
+    if (!missing.remove(block)) return false;
+    oldest = Math.min(oldest, version);
+    newest = Math.max(newest, version);
+    return true;
+  }
+
+  boolean done() {
+    return missing.isEmpty();
+  }
+
+  /** The oldest version pulled; only once the round is done. */
+  long oldest() {
+    requireDone();
+    return oldest;
+  }
+
+  /** The newest version pulled; only once the round is done. */
+  long newest() {
+    requireDone();
+    return newest;
+  }
+
+  void requestStop() {
+    stopRequested = true;
+  }
+
+  boolean stopRequested() {
+    return stopRequested;
+  }
+
+  private void requireDone() {
+    if (!done()) throw new IllegalStateException("pull round still waits for " + missing);
+  }
+}

@@ -1,0 +1,20 @@
+package io.shardtrain.actors.trainer;
+
+import io.shardtrain.actors.master.JobSpec;
+import io.shardtrain.actors.ps.BlockSpec;
+
+/**
+ * What a trainer's registration, and the rollbacks since, say: the job (and the trainer's model of
+ * it), the membership epoch its pushes carry, the last step it reported (where an async trainer
+ * continues) and the job's rollback generation, which its pushes and reports carry and by which
+ * answers to requests of an abandoned timeline are told apart.
+ */
+record Session(JobSpec job, TrainerModel model, long membershipEpoch, long lastStep, long generation) {
+  boolean sync() {
+    return job.mode() == BlockSpec.Mode.SYNC;
+  }
+
+  Session withGeneration(long newer) {
+    return new Session(job, model, membershipEpoch, lastStep, newer);
+  }
+}

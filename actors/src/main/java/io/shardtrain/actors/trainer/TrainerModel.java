@@ -1,0 +1,95 @@
+package io.shardtrain.actors.trainer;
+
+import io.shardtrain.actors.master.JobSpec;
+import io.shardtrain.actors.ps.BlockLayout;
+import io.shardtrain.actors.ps.BlockProtocol;
+import io.shardtrain.actors.ps.BlockSlice;
+import io.shardtrain.compute.Tensor;
+import io.shardtrain.compute.backend.Backend;
+import io.shardtrain.compute.data.Batch;
+import io.shardtrain.compute.nn.GradientStep;
+import io.shardtrain.compute.nn.Mlp;
+import io.shardtrain.compute.nn.Parameter;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * A trainer's copy of the job's model on its backend, cut into the job's blocks: computes a batch's
+ * gradients, hands out each block's slice of them and takes in each block's pulled values. Forward
+ * and backward run on the model itself on the CPU, on a resident copy on a GPU.
+ */
+final class TrainerModel implements AutoCloseable {
+  private final Backend backend;
+  private final GradientStep gradientStep;
+  private final int inputDim;
+  private final List<String> blocks;
+  private final Map<String, Parameter> paramsByName = new HashMap<>();
+  private final Map<String, List<BlockSlice>> slicesByParam = new HashMap<>();
+  /** The batch's features; reused while batches keep their size. */
+  private Tensor x;
+
+  private TrainerModel(Backend backend, Mlp model, GradientStep gradientStep, List<BlockSlice> layout, int inputDim) {
+    this.backend = backend;
+    this.gradientStep = gradientStep;
+    this.inputDim = inputDim;
+    this.blocks = layout.stream().map(BlockSlice::entityId).toList();
+    for (Parameter p : model.parameters()) paramsByName.put(p.name(), p);
+    for (BlockSlice s : layout) slicesByParam.computeIfAbsent(s.parameter(), k -> new ArrayList<>()).add(s);
+  }
+
+  /** The job's model on a new backend; fails when its blocks are not the job's (another model or block size). */
+  static TrainerModel build(String trainerId, JobSpec job, Supplier<Backend> backends) {
+    Backend backend = backends.get();
+    Mlp model = job.newModel(backend);
+    List<BlockSlice> layout = BlockLayout.of(model, job.blockSize());
+    List<String> ids = layout.stream().map(BlockSlice::entityId).toList();
+    if (!ids.equals(job.blocks())) {
+      throw new IllegalStateException("trainer " + trainerId + ": the model's blocks " + ids
+          + " differ from the job's " + job.blocks());
+    }
+    return new TrainerModel(backend, model, GradientStep.of(model, job.batch()), layout, job.inputDim());
+  }
+
+  /** The blocks' entity ids, in layout order. */
+  List<String> blocks() {
+    return blocks;
+  }
+
+  /**
+   * Forward and backward on {@code batch}; {@code onGradient} gets each parameter as soon as its
+   * gradient is there (last layer first). Returns the mean loss.
+   */
+  float forwardBackward(Batch batch, Consumer<Parameter> onGradient) {
+    if (x == null || x.rows() != batch.size()) x = Tensor.zeros(batch.size(), inputDim);
+    System.arraycopy(batch.features(), 0, x.data(), 0, batch.size() * inputDim);
+    return gradientStep.forwardBackward(x, batch.labels(), onGradient);
+  }
+
+  /** The blocks {@code p} is cut into. */
+  List<BlockSlice> slicesOf(Parameter p) {
+    return slicesByParam.get(p.name());
+  }
+
+  /** A copy of {@code slice}'s part of {@code p}'s gradient. */
+  static float[] gradientOf(Parameter p, BlockSlice slice) {
+    float[] values = new float[slice.length()];
+    System.arraycopy(p.grad().data(), slice.offset(), values, 0, slice.length());
+    return values;
+  }
+
+  /** Writes a block's pulled values into its parameter. */
+  void write(BlockProtocol.BlockValues v) {
+    Parameter p = paramsByName.get(v.parameter());
+    System.arraycopy(v.values(), 0, p.value().data(), v.offset(), v.values().length);
+  }
+
+  @Override
+  public void close() {
+    gradientStep.close();
+    backend.close();
+  }
+}

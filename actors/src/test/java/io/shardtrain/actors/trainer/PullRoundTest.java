@@ -1,0 +1,35 @@
+package io.shardtrain.actors.trainer;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class PullRoundTest {
+  @Test
+  void aRoundWaitsForEveryBlockAndKnowsTheOldestAndNewestVersionPulled() {
+    PullRound round = new PullRound(List.of("a#0", "a#1", "b#0"), 0);
+    assertTrue(round.awaits("a#1"));
+    assertTrue(round.received("a#1", 12));
+    assertFalse(round.awaits("a#1"));
+    assertFalse(round.received("a#1", 99), "an answer for a block already in is not taken");
+    assertFalse(round.received("c#0", 1), "nor one for a block not in the round");
+    assertThrows(IllegalStateException.class, round::oldest);
+    assertTrue(round.received("b#0", 11));
+    assertFalse(round.done());
+    assertTrue(round.received("a#0", 12));
+
+    assertTrue(round.done());
+    assertEquals(11, round.oldest());
+    assertEquals(12, round.newest());
+    assertEquals(0, round.minVersion());
+  }
+
+  @Test
+  void aRoundNeedsBlocks() {
+    assertThrows(IllegalArgumentException.class, () -> new PullRound(List.of(), 3));
+  }
+}

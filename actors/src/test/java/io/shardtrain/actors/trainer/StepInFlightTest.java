@@ -1,0 +1,82 @@
+package io.shardtrain.actors.trainer;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.shardtrain.actors.ps.BlockProtocol;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class StepInFlightTest {
+  private static final List<String> BLOCKS = List.of("w#0", "w#1", "b#0");
+
+  @Test
+  void aTrainingStepPushesEachBlockItsSliceWithTheBatchMarkAndIsDoneOnceEveryPushIsAckedAndEveryBlockPulled() {
+    TaskLease lease = new TaskLease(2, 5, 0, 100, 16, Map.of());
+    StepInFlight st = StepInFlight.training(7, 8, lease, 24, new PullRound(BLOCKS, 7));
+    StepInFlight.PendingPush w0 = st.gradient("w#0", () -> new float[] {1f, 2f});
+    st.gradient("w#1", () -> new float[] {3f});
+    st.gradient("b#0", () -> new float[] {4f});
+
+    assertArrayEquals(new float[] {1f, 2f}, w0.values());
+    assertEquals(8f, w0.weight());
+    assertEquals(new BlockProtocol.TaskMark(2, 5, 24), st.markOf(w0));
+    assertSame3Awaited(st);
+
+    assertFalse(st.acked("w#1"));
+    assertFalse(st.acked("w#1"), "a second ack of the same block changes nothing");
+    assertNull(st.pending("w#1"));
+    assertFalse(st.acked("b#0"));
+    assertTrue(st.acked("w#0"), "the last push acked");
+    assertFalse(st.done(), "the pulls are still out");
+
+    for (String b : BLOCKS) st.pulls().received(b, 7);
+    assertTrue(st.done());
+  }
+
+  private static void assertSame3Awaited(StepInFlight st) {
+    for (String b : BLOCKS) assertTrue(st.awaitsPush(b), b);
+    assertFalse(st.awaitsPush("other#0"));
+  }
+
+  @Test
+  void aBlockThatHoldsTheBatchAlreadyGetsNothingWithoutAMarkAndTheSliceIsNotEvenMade() {
+    // w#0 holds the task's examples up to offset 24, b#0 only up to 16.
+    TaskLease lease = new TaskLease(0, 1, 0, 100, 16, Map.of("w#0", 24L, "b#0", 16L));
+    StepInFlight st = StepInFlight.training(3, 8, lease, 24, new PullRound(BLOCKS, 3));
+    StepInFlight.PendingPush skipped = st.gradient("w#0", () -> {
+      throw new AssertionError("no slice for a block that holds the batch");
+    });
+    StepInFlight.PendingPush pushed = st.gradient("b#0", () -> new float[] {5f});
+
+    assertEquals(0, skipped.values().length);
+    assertEquals(0f, skipped.weight());
+    assertNull(st.markOf(skipped));
+    assertEquals(8f, pushed.weight());
+    assertEquals(new BlockProtocol.TaskMark(0, 1, 24), st.markOf(pushed));
+  }
+
+  @Test
+  void aStepWithoutDataPushesNothingEverywhereAndRefusesGradients() {
+    StepInFlight st = StepInFlight.withoutData(4, new PullRound(BLOCKS, 4));
+    StepInFlight.PendingPush p = st.nothing("w#0");
+    assertEquals(0, st.examples());
+    assertEquals(0f, p.weight());
+    assertNull(st.markOf(p));
+    assertThrows(IllegalStateException.class, () -> st.gradient("w#1", () -> new float[1]));
+    assertThrows(IllegalStateException.class, () -> st.nothing("w#0"), "one push per block and step");
+  }
+
+  @Test
+  void aStopRequestIsKeptForTheEndOfTheStep() {
+    StepInFlight st = StepInFlight.withoutData(1, new PullRound(BLOCKS, 1));
+    assertFalse(st.stopRequested());
+    st.requestStop();
+    assertTrue(st.stopRequested());
+  }
+}

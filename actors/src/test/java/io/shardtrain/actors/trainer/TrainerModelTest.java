@@ -1,0 +1,73 @@
+package io.shardtrain.actors.trainer;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.shardtrain.actors.master.JobSpec;
+import io.shardtrain.actors.ps.BlockLayout;
+import io.shardtrain.actors.ps.BlockProtocol;
+import io.shardtrain.actors.ps.BlockSlice;
+import io.shardtrain.actors.ps.BlockSpec;
+import io.shardtrain.compute.backend.CpuBackend;
+import io.shardtrain.compute.data.Batch;
+import io.shardtrain.compute.data.BatchReader;
+import io.shardtrain.compute.data.Dataset;
+import io.shardtrain.compute.data.ReaderPosition;
+import io.shardtrain.compute.nn.Mlp;
+import io.shardtrain.compute.nn.Parameter;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class TrainerModelTest {
+  /** 4 inputs, 5 hidden, 3 classes: weights of 20 and 15 floats, biases of 5 and 3; blocks of 8. */
+  private static final List<String> BLOCKS = List.of("dense1.weight#0", "dense1.weight#1", "dense1.weight#2",
+      "dense1.bias#0", "dense2.weight#0", "dense2.weight#1", "dense2.bias#0");
+
+  private static JobSpec job(List<String> blocks) {
+    return new JobSpec("job", "synthetic", 100, 4, 3, List.of(5), "relu", 7L, BlockSpec.Mode.SYNC, 1, 10, 1, 0,
+        "sgd", 0.1f, "constant", 0f, -1, 8, blocks);
+  }
+
+  @Test
+  void theLayoutOfAModelCutsEachParameterInOrder() {
+    Mlp model = job(BLOCKS).newModel(CpuBackend.create(1));
+    List<BlockSlice> layout = BlockLayout.of(model, 8);
+    assertEquals(BLOCKS, layout.stream().map(BlockSlice::entityId).toList());
+    assertEquals(new BlockSlice("dense1.weight", 2, 16, 4), layout.get(2));
+    assertEquals(new BlockSlice("dense2.weight", 1, 8, 7), layout.get(5));
+  }
+
+  @Test
+  void theTrainersModelHasTheJobsBlocksAndTakesInPulledValues() {
+    try (TrainerModel model = TrainerModel.build("t1", job(BLOCKS), () -> CpuBackend.create(1))) {
+      assertEquals(BLOCKS, model.blocks());
+      float[] values = {1f, 2f, 3f, 4f, 5f, 6f, 7f};
+      model.write(new BlockProtocol.BlockValues("dense2.weight", 1, 8, 3, values));
+      Dataset data = Dataset.classification(new float[] {1f, 0f, 0f, 1f, 0f, 1f, 1f, 0f}, 4, new int[] {0, 2}, 3);
+      Batch batch = new BatchReader(data, 2, 1, false, new ReaderPosition(0, 0)).next();
+      List<Parameter> handedOut = new ArrayList<>();
+      float loss = model.forwardBackward(batch, handedOut::add);
+
+      assertEquals(List.of("dense2.weight", "dense2.bias", "dense1.weight", "dense1.bias"),
+          handedOut.stream().map(Parameter::name).toList(), "last layer first");
+      Parameter w2 = handedOut.get(0);
+      assertArrayEquals(values, java.util.Arrays.copyOfRange(w2.value().data(), 8, 15));
+      assertEquals(List.of(new BlockSlice("dense2.weight", 0, 0, 8), new BlockSlice("dense2.weight", 1, 8, 7)),
+          model.slicesOf(w2));
+      float[] slice = TrainerModel.gradientOf(w2, model.slicesOf(w2).get(1));
+      assertArrayEquals(java.util.Arrays.copyOfRange(w2.grad().data(), 8, 15), slice);
+      assertTrue(loss > 0f, "loss " + loss);
+    }
+  }
+
+  @Test
+  void aJobWhoseBlocksAreNotTheModelsIsRefused() {
+    IllegalStateException e = assertThrows(IllegalStateException.class,
+        () -> TrainerModel.build("t1", job(BLOCKS.subList(0, 6)), () -> CpuBackend.create(1)));
+    assertEquals("trainer t1: the model's blocks " + BLOCKS + " differ from the job's " + BLOCKS.subList(0, 6),
+        e.getMessage());
+  }
+}
