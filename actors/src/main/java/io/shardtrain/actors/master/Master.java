@@ -15,6 +15,7 @@ import akka.cluster.typed.SingletonActor;
 import akka.pattern.StatusReply;
 import akka.persistence.typed.PersistenceId;
 import akka.persistence.typed.RecoveryCompleted;
+import akka.persistence.typed.SnapshotAdapter;
 import akka.persistence.typed.javadsl.CommandHandler;
 import akka.persistence.typed.javadsl.Effect;
 import akka.persistence.typed.javadsl.EventHandler;
@@ -300,6 +301,23 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   @Override
   public RetentionCriteria retentionCriteria() {
     return RetentionCriteria.snapshotEvery(settings.snapshotEvery(), 2).withDeleteEventsOnSnapshot();
+  }
+
+  @Override
+  public SnapshotAdapter<MasterState> snapshotAdapter() {
+    return new SnapshotAdapter<>() {
+      @Override
+      public Object toJournal(MasterState state) {
+        // The store may serialize, or keep, the snapshot after this state has applied later events.
+        return state.copy();
+      }
+
+      @Override
+      public MasterState fromJournal(Object from) {
+        // A store that kept the object would otherwise see recovery replay events into it.
+        return ((MasterState) from).copy();
+      }
+    };
   }
 
   @Override

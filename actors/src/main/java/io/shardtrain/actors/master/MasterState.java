@@ -94,6 +94,20 @@ public final class MasterState implements CborSerializable {
     boolean untouched() {
       return leasedTo == null && offset == 0 && !finished && settlingFor == null && skip.isEmpty();
     }
+
+    TaskState copy() {
+      TaskState c = new TaskState(epoch, index, from, to);
+      c.offset = offset;
+      c.leasedTo = leasedTo;
+      c.settlingFor = settlingFor;
+      c.skip = new TreeMap<>(skip);
+      c.finished = finished;
+      c.finishedAtStep = finishedAtStep;
+      for (long[] h : history) c.history.add(h.clone());
+      c.floorOffset = floorOffset;
+      c.floorStep = floorStep;
+      return c;
+    }
   }
 
   static final int MAX_HISTORY = 256;
@@ -162,6 +176,25 @@ public final class MasterState implements CborSerializable {
     if (job.boundedByEpochs()) return firstOpenEpoch >= job.epochs();
     if (job.mode() == BlockSpec.Mode.SYNC) return lastStep.values().stream().anyMatch(s -> s >= job.steps());
     return lastStep.values().stream().filter(s -> s >= job.steps()).count() >= job.trainers();
+  }
+
+  /**
+   * A copy that shares nothing mutable with this state: what the master hands the snapshot store,
+   * which may serialize (or keep) it while later events change this one.
+   */
+  MasterState copy() {
+    MasterState c = new MasterState();
+    c.job = job;
+    c.membershipEpoch = membershipEpoch;
+    c.members = new LinkedHashMap<>(members);
+    c.firstOpenEpoch = firstOpenEpoch;
+    for (TaskState t : tasks) c.tasks.add(t.copy());
+    c.examplesReported = examplesReported;
+    c.lastStep = new HashMap<>(lastStep);
+    c.started = started;
+    c.checkpoint = checkpoint;
+    c.generation = generation;
+    return c;
   }
 
   // ---- event application ----
