@@ -23,6 +23,9 @@ import akka.persistence.typed.javadsl.EventSourcedBehavior;
 import akka.persistence.typed.javadsl.RetentionCriteria;
 import akka.persistence.typed.javadsl.SignalHandler;
 import io.shardtrain.actors.CborSerializable;
+import io.shardtrain.actors.job.JobProtocol.*;
+import io.shardtrain.actors.job.JobSpec;
+import io.shardtrain.actors.job.TrainerNotice;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.ParameterBlock;
 import java.time.Duration;
@@ -63,136 +66,39 @@ import java.util.Map;
  * committed checkpoint under a new generation, then the master resets its offsets to the
  * checkpoint's ({@link RolledBackToCheckpoint}) and tells every trainer to continue from there.
  */
-public final class Master extends EventSourcedBehavior<Master.Command, Master.Event, MasterState> {
+public final class Master extends EventSourcedBehavior<Command, Master.Event, MasterState> {
   public static final String SINGLETON_NAME = "shardtrain-master";
 
-  // ---- protocol ----
-  public sealed interface Command extends CborSerializable {}
-
-  /** Starts a job; a second submit of the same job id is acknowledged, another job is refused. */
-  public record SubmitJob(JobSpec job, ActorRef<StatusReply<Done>> replyTo) implements Command {}
-
-  /** A trainer (new or restarted) joins; the reply says where it resumes. */
-  public record RegisterTrainer(String trainerId, ActorRef<?> trainer, ActorRef<StatusReply<Registration>> replyTo)
-      implements Command {}
-
-  /** Asks for the trainer's current task, or the next one. */
-  public record RequestTask(String trainerId, ActorRef<StatusReply<TaskReply>> replyTo) implements Command {}
-
-  /**
-   * The reader offset within a leased task after a step that every block acknowledged, in rollback
-   * generation {@code generation} (a report of an older one is refused).
-   */
-  public record ReportProgress(String trainerId, int epoch, int task, long offset, long step, long generation,
-      ActorRef<StatusReply<Done>> replyTo) implements Command {}
-
-  /**
-   * A trainer is alive: sent every third of {@code failure-timeout}, so one that waits at a barrier
-   * for a dead peer is not taken for dead too.
-   */
-  public record Heartbeat(String trainerId) implements Command {}
-
-  /** A trainer leaves on purpose (job done, or shutting down). */
-  public record LeaveJob(String trainerId, ActorRef<StatusReply<Done>> replyTo) implements Command {}
-
-  public record GetStatus(ActorRef<JobStatus> replyTo) implements Command {}
-
-  /** Takes a checkpoint now and writes it to {@code dir} on the master's node ("": the configured directory). */
-  public record TakeCheckpoint(String dir, ActorRef<StatusReply<CheckpointWritten>> replyTo) implements Command {}
-
-  /**
-   * Checkpoint durability: roll the job back to its last committed checkpoint. The master sends it
-   * to itself when a {@code ps} node leaves the cluster; a trainer sends it with the generation it
-   * knows when a block is behind its step (the block moved and recovered its newest checkpoint),
-   * which is ignored while a rollback runs, or answered with the rollback notice when a newer
-   * generation already exists (the trainer missed it); generation -1: always roll back.
-   */
-  public record RollBackToCheckpoint(String reason, long generation, String trainerId) implements Command {}
-
+  // ---- the master's own messages ----
   /** The master's state at a checkpoint's step, once every trainer reported that step (or at the deadline). */
   private record OffsetsAt(long step, String dir, long deadlineNanos,
-      ActorRef<StatusReply<MasterState.CommittedCheckpoint>> replyTo) implements Command {}
+      ActorRef<StatusReply<MasterState.CommittedCheckpoint>> replyTo) implements Internal {}
 
   private record CheckpointFinished(MasterState.CommittedCheckpoint result, Throwable failure, long rollbacksAtStart,
-      List<ActorRef<StatusReply<CheckpointWritten>>> replyTo) implements Command {}
+      List<ActorRef<StatusReply<CheckpointWritten>>> replyTo) implements Internal {}
 
-  private record BlockRolledBack(String blockId, long generation, Throwable failure) implements Command {}
+  private record BlockRolledBack(String blockId, long generation, Throwable failure) implements Internal {}
 
-  private record MemberRemoved(String address, boolean ps) implements Command {}
+  private record MemberRemoved(String address, boolean ps) implements Internal {}
 
   /** The actor {@code trainer} registered as {@code trainerId} stopped (or its node was removed). */
-  private record TrainerStopped(String trainerId, ActorRef<?> trainer) implements Command {}
+  private record TrainerStopped(String trainerId, ActorRef<TrainerNotice> trainer) implements Internal {}
 
-  private enum Tick implements Command { INSTANCE }
+  private enum Tick implements Internal { INSTANCE }
 
-  private record BlockAcked(String blockId, long epoch) implements Command {}
+  private record BlockAcked(String blockId, long epoch) implements Internal {}
 
   /** A block's answer (or failure) to how far it holds a settling task, in rollback generation {@code generation}. */
   private record TaskMarkAnswered(int epoch, int task, String blockId, long generation,
-      BlockProtocol.TaskProgress progress, Throwable failure) implements Command {}
+      BlockProtocol.TaskProgress progress, Throwable failure) implements Internal {}
 
-  // ---- replies ----
-  /**
-   * {@code lastStep}: the last step this trainer reported, where an async trainer continues;
-   * {@code generation}: the job's rollback generation, which the trainer's pushes carry.
-   */
-  public record Registration(JobSpec job, long membershipEpoch, List<String> members, long lastStep, long generation)
-      implements CborSerializable {}
-
-  /** A checkpoint of job {@code jobId} at {@code step} was written to {@code dir} on the master's node and committed. */
-  public record CheckpointWritten(String jobId, long step, String dir) implements CborSerializable {}
-
-  public sealed interface TaskReply extends CborSerializable {}
-
-  /**
-   * Task {@code task} of epoch {@code epoch}: examples {@code [from, to)}, resume at {@code offset}.
-   * {@code skip}: blocks that already hold the task's examples up to the given offset (a trainer
-   * that left pushed them there before it could report them); the trainer pushes nothing to a block
-   * for a batch that ends at or before its offset, and ends its batches at those offsets.
-   */
-  public record Lease(int epoch, int task, int from, int to, long offset, Map<String, Long> skip)
-      implements TaskReply {
-    public Lease {
-      skip = skip == null ? Map.of() : Map.copyOf(skip);
-    }
-
-    /** A lease with no block ahead of the offset. */
-    public Lease(int epoch, int task, int from, int to, long offset) {
-      this(epoch, task, from, to, offset, Map.of());
-    }
-  }
-
-  /**
-   * The master does not know this trainer: it was dropped (no heartbeat within failure-timeout,
-   * while it was paused or cut off), or the master lost it. The trainer registers again.
-   */
-  public record NotRegistered() implements TaskReply {}
-
-  /** No task now: the job is done, or the remaining tasks are leased to others. */
-  public record NoTask(boolean jobDone) implements TaskReply {}
-
-  /**
-   * The job has not started: it starts once its expected trainers are registered and every block
-   * knows that membership, so the first sync step waits for all of them. Also the answer to a
-   * trainer that joined a running job until every block knows it. Ask again shortly.
-   */
-  public record WaitForTrainers(int registered, int expected) implements TaskReply {}
-
-  /**
-   * The job's progress; {@code job} is null until one is submitted. {@code checkpointStep}: the
-   * step of the last committed checkpoint (-1: none), written to {@code checkpointDir};
-   * {@code generation}: how many times the job rolled back to a checkpoint.
-   */
-  public record JobStatus(String jobId, boolean submitted, boolean done, int epochsDone, long membershipEpoch,
-      List<String> members, long examplesReported, List<String> leases, JobSpec job, long checkpointStep,
-      String checkpointDir, long generation) implements CborSerializable {}
 
   // ---- events ----
   public sealed interface Event extends CborSerializable {}
 
   public record JobSubmitted(JobSpec job) implements Event {}
 
-  public record TrainerJoined(String trainerId, ActorRef<?> trainer) implements Event {}
+  public record TrainerJoined(String trainerId, ActorRef<TrainerNotice> trainer) implements Event {}
 
   public record TrainerLeft(String trainerId, String reason) implements Event {}
 
@@ -402,7 +308,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     }
     lastSeen.put(c.trainerId(), System.nanoTime());
     context.watchWith(c.trainer(), new TrainerStopped(c.trainerId(), c.trainer()));
-    ActorRef<?> known = s.members().get(c.trainerId());
+    ActorRef<TrainerNotice> known = s.members().get(c.trainerId());
     if (c.trainer().equals(known)) {
       c.replyTo().tell(StatusReply.success(s.registration(c.trainerId())));
       return Effect().none();
@@ -755,11 +661,10 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   }
 
   private void tellRollback(MasterState s, String trainerId) {
-    ActorRef<?> ref = s.members().get(trainerId);
+    ActorRef<TrainerNotice> ref = s.members().get(trainerId);
     if (ref == null) return;
     long step = s.checkpoint() == null ? 0 : s.checkpoint().step();
-    ref.<io.shardtrain.actors.trainer.Trainer.Command>unsafeUpcast()
-        .tell(new io.shardtrain.actors.trainer.Trainer.RollBack(step, s.generation()));
+    ref.tell(new TrainerNotice.RollBack(step, s.generation()));
   }
 
   private boolean allBlocksKnow(MasterState s, long epoch) {

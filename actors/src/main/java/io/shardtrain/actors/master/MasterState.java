@@ -3,6 +3,9 @@ package io.shardtrain.actors.master;
 import akka.actor.typed.ActorRef;
 import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import io.shardtrain.actors.CborSerializable;
+import io.shardtrain.actors.job.JobProtocol;
+import io.shardtrain.actors.job.JobSpec;
+import io.shardtrain.actors.job.TrainerNotice;
 import io.shardtrain.actors.ps.BlockSpec;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -130,7 +133,7 @@ public final class MasterState implements CborSerializable {
 
   private JobSpec job;
   private long membershipEpoch;
-  private LinkedHashMap<String, ActorRef<?>> members = new LinkedHashMap<>();
+  private LinkedHashMap<String, ActorRef<TrainerNotice>> members = new LinkedHashMap<>();
   private int firstOpenEpoch;
   private List<TaskState> tasks = new ArrayList<>();
   private long examplesReported;
@@ -147,7 +150,7 @@ public final class MasterState implements CborSerializable {
     return membershipEpoch;
   }
 
-  public Map<String, ActorRef<?>> members() {
+  public Map<String, ActorRef<TrainerNotice>> members() {
     return members;
   }
 
@@ -211,7 +214,7 @@ public final class MasterState implements CborSerializable {
     return this;
   }
 
-  MasterState joined(String trainerId, ActorRef<?> ref) {
+  MasterState joined(String trainerId, ActorRef<TrainerNotice> ref) {
     // A new incarnation of a member (its node restarted before the old one was noticed gone).
     if (members.put(trainerId, ref) != null) release(trainerId);
     membershipEpoch++;
@@ -389,21 +392,21 @@ public final class MasterState implements CborSerializable {
     return null;
   }
 
-  Master.Lease lease(TaskState t) {
-    return new Master.Lease(t.epoch, t.index, t.from, t.to, t.offset, t.skip);
+  JobProtocol.Lease lease(TaskState t) {
+    return new JobProtocol.Lease(t.epoch, t.index, t.from, t.to, t.offset, t.skip);
   }
 
-  Master.Registration registration(String trainerId) {
-    return new Master.Registration(job, membershipEpoch, List.copyOf(members.keySet()),
+  JobProtocol.Registration registration(String trainerId) {
+    return new JobProtocol.Registration(job, membershipEpoch, List.copyOf(members.keySet()),
         lastStep.getOrDefault(trainerId, 0L), generation);
   }
 
-  Master.JobStatus status() {
+  JobProtocol.JobStatus status() {
     List<String> leases = new ArrayList<>();
     for (TaskState t : tasks) {
       if (t.leasedTo != null) leases.add(t.epoch + "/" + t.index + "@" + t.offset + " -> " + t.leasedTo);
     }
-    return new Master.JobStatus(job == null ? "" : job.jobId(), job != null, done(),
+    return new JobProtocol.JobStatus(job == null ? "" : job.jobId(), job != null, done(),
         firstOpenEpoch, membershipEpoch, List.copyOf(members.keySet()), examplesReported, leases, job,
         checkpoint == null ? -1 : checkpoint.step(), checkpoint == null ? "" : checkpoint.dir(), generation);
   }

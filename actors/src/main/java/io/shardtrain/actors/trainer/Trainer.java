@@ -10,8 +10,9 @@ import akka.actor.typed.javadsl.TimerScheduler;
 import akka.cluster.sharding.typed.javadsl.ClusterSharding;
 import akka.cluster.sharding.typed.javadsl.EntityRef;
 import akka.pattern.StatusReply;
-import io.shardtrain.actors.master.JobSpec;
-import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.job.JobProtocol;
+import io.shardtrain.actors.job.JobSpec;
+import io.shardtrain.actors.job.TrainerNotice;
 import io.shardtrain.actors.ps.BlockLayout;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
@@ -36,7 +37,7 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 /**
- * A trainer: leases data tasks from the {@link Master}, computes gradients on its backend, pushes
+ * A trainer: leases data tasks from the master, computes gradients on its backend, pushes
  * each block's gradient as soon as backward has produced it (last layer first, so communication
  * overlaps the rest of backward), and pulls the parameters of the next step.
  *
@@ -50,7 +51,7 @@ import java.util.function.Supplier;
  * <p>Every push names the task and the reader offset after its batch, so when a trainer dies after
  * pushing steps it could not report, the master learns from the blocks how far each got; a lease
  * may then name blocks that already hold the task's next examples, and the trainer pushes nothing
- * to those for them ({@link Master.Lease#skip()}).
+ * to those for them ({@link JobProtocol.Lease#skip()}).
  *
  * <p>After all blocks acknowledged a step the trainer reports its reader offset, so a restarted
  * trainer, or another one taking over the task, resumes exactly there. In sync mode the next step's
@@ -66,7 +67,7 @@ import java.util.function.Supplier;
  * blocks treat as idempotent. Compute runs inside the actor, so trainers belong on a dispatcher
  * of their own.
  *
- * <p>Checkpoint durability: when the master rolls the job back to a checkpoint ({@link RollBack}),
+ * <p>Checkpoint durability: when the master rolls the job back to a checkpoint ({@link TrainerNotice.RollBack}),
  * the trainer drops its step in flight, takes the new generation (which its pushes and progress
  * reports carry from then on), pulls the checkpoint's parameters and leases its task again at the
  * checkpoint's reader offset. A block that refuses a push as {@code RolledBack} is waited out: the
@@ -85,14 +86,14 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   /** Stop after the current step and leave the job. */
   public enum Stop implements Command { INSTANCE }
 
-  /** From the master: the job rolled back to the checkpoint at {@code step}; continue from there in {@code generation}. */
-  public record RollBack(long step, long generation) implements Command, io.shardtrain.actors.CborSerializable {}
+  /** A notice from the master, through the adapter this trainer registered with. */
+  private record Notice(TrainerNotice notice) implements Command {}
 
-  private record Registered(Master.Registration registration, Throwable failure) implements Command {}
+  private record Registered(JobProtocol.Registration registration, Throwable failure) implements Command {}
 
   // Replies carry the generation they were asked in: after a rollback, older ones are dropped.
 
-  private record TaskAnswer(long generation, Master.TaskReply reply, Throwable failure) implements Command {}
+  private record TaskAnswer(long generation, JobProtocol.TaskReply reply, Throwable failure) implements Command {}
 
   private record PushDone(long generation, String blockId, long step, boolean byLetter, BlockProtocol.PushAck ack,
       Throwable failure) implements Command {}
@@ -113,7 +114,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private record LetterRoute(BulkAddress node, ActorRef<BlockProtocol.Command> block) {}
 
   /** What a trainer needs from the outside world; one per trainer. */
-  public record Setup(String trainerId, ActorRef<Master.Command> master, Dataset train, Dataset test,
+  public record Setup(String trainerId, ActorRef<JobProtocol.Command> master, Dataset train, Dataset test,
       Supplier<Backend> backend, TrainerSettings settings, StepListener listener) {}
 
   private final ActorContext<Command> context;
@@ -144,7 +145,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   private long step;
   private long baseVersion;
   private final Map<String, Long> blockVersion = new HashMap<>();
-  private Master.Lease lease;
+  private JobProtocol.Lease lease;
   private BatchReader reader;
   private Tensor x;
   private int pendingPushes;
@@ -201,7 +202,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
         .onMessage(PullDone.class, this::onPullDone)
         .onMessage(ProgressDone.class, this::onProgressDone)
         .onMessageEquals(SendHeartbeat.INSTANCE, () -> {
-          setup.master().tell(new Master.Heartbeat(setup.trainerId()));
+          setup.master().tell(new JobProtocol.Heartbeat(setup.trainerId()));
           return this;
         })
         .onMessageEquals(Retry.REGISTER, () -> {
@@ -209,7 +210,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
           return this;
         })
         .onMessageEquals(Retry.NEXT_STEP, () -> nextStep())
-        .onMessage(RollBack.class, this::onRollBack)
+        .onMessage(Notice.class, n -> n.notice() instanceof TrainerNotice.RollBack r ? onRollBack(r) : this)
         .onMessageEquals(Stop.INSTANCE, () -> {
           stopping = true;
           return pendingPushes == 0 && pendingPulls == 0 ? finish("stopped") : this;
@@ -220,8 +221,9 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   // ---- registration ----
 
   private void register() {
-    context.askWithStatus(Master.Registration.class, setup.master(), setup.settings().askTimeout(),
-        replyTo -> new Master.RegisterTrainer(setup.trainerId(), context.getSelf(), replyTo),
+    ActorRef<TrainerNotice> notices = context.messageAdapter(TrainerNotice.class, Notice::new);
+    context.askWithStatus(JobProtocol.Registration.class, setup.master(), setup.settings().askTimeout(),
+        replyTo -> new JobProtocol.RegisterTrainer(setup.trainerId(), notices, replyTo),
         Registered::new);
   }
 
@@ -277,8 +279,8 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     if (job.steps() > 0 && step >= job.steps()) return finish("reached step " + job.steps());
     if (reader == null) {
       long g = generation;
-      context.askWithStatus(Master.TaskReply.class, setup.master(), setup.settings().askTimeout(),
-          replyTo -> new Master.RequestTask(setup.trainerId(), replyTo), (r, f) -> new TaskAnswer(g, r, f));
+      context.askWithStatus(JobProtocol.TaskReply.class, setup.master(), setup.settings().askTimeout(),
+          replyTo -> new JobProtocol.RequestTask(setup.trainerId(), replyTo), (r, f) -> new TaskAnswer(g, r, f));
       return this;
     }
     return computeStep();
@@ -291,27 +293,27 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
       timers.startSingleTimer(Retry.NEXT_STEP, setup.settings().retryDelay());
       return this;
     }
-    if (m.reply() instanceof Master.NotRegistered) {
+    if (m.reply() instanceof JobProtocol.NotRegistered) {
       // Dropped while alive (a pause longer than the failure timeout): join again like a restart.
       context.getLog().warn("trainer {}: the master no longer knows it; registering again", setup.trainerId());
       lease = null;
       register();
       return this;
     }
-    if (m.reply() instanceof Master.Lease l) {
+    if (m.reply() instanceof JobProtocol.Lease l) {
       lease = l;
       reader = new BatchReader(setup.train(), l.from(), l.to(), job.batch(), job.seed() * 1_000_003L + l.task(),
           true, false, new ReaderPosition(l.epoch(), l.offset()));
       if (freshPull) return pullBeforeFirstStep();
       return computeStep();
     }
-    if (m.reply() instanceof Master.WaitForTrainers w) {
+    if (m.reply() instanceof JobProtocol.WaitForTrainers w) {
       context.getLog().info("trainer {}: waiting for the job to start ({} of {} trainers)", setup.trainerId(),
           w.registered(), w.expected());
       timers.startSingleTimer(Retry.NEXT_STEP, setup.settings().retryDelay());
       return this;
     }
-    Master.NoTask none = (Master.NoTask) m.reply();
+    JobProtocol.NoTask none = (JobProtocol.NoTask) m.reply();
     if (none.jobDone()) return finish("job done");
     if (freshPull) return pullBeforeFirstStep();
     if (job.mode() == BlockSpec.Mode.SYNC) return idleStep();
@@ -443,7 +445,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     if (m.ack() instanceof BlockProtocol.RolledBack r) {
       // The block went back to a checkpoint; the master's RollBack says where to continue. A block
       // that merely moved (and recovered its newest checkpoint) needs the master to start one.
-      setup.master().tell(new Master.RollBackToCheckpoint("block " + m.blockId() + " is at version " + r.version()
+      setup.master().tell(new JobProtocol.RollBackToCheckpoint("block " + m.blockId() + " is at version " + r.version()
           + ", behind step " + m.step(), generation, setup.trainerId()));
       timers.startSingleTimer("push-" + m.blockId(), new RetryPush(generation, m.blockId(), m.step()),
           setup.settings().retryDelay());
@@ -555,14 +557,14 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
   }
 
   private void reportProgress() {
-    Master.Lease l = lease;
+    JobProtocol.Lease l = lease;
     long offset = positionAfterStep.offset();
     long s = step;
     long g = generation;
     reportInFlight = true;
     reportStep = s;
     context.askWithStatus(akka.Done.class, setup.master(), setup.settings().askTimeout(),
-        replyTo -> new Master.ReportProgress(setup.trainerId(), l.epoch(), l.task(), offset, s, g, replyTo),
+        replyTo -> new JobProtocol.ReportProgress(setup.trainerId(), l.epoch(), l.task(), offset, s, g, replyTo),
         (done, failure) -> new ProgressDone(s, failure));
   }
 
@@ -588,7 +590,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
     return maybeStepDone();
   }
 
-  private Behavior<Command> onRollBack(RollBack r) {
+  private Behavior<Command> onRollBack(TrainerNotice.RollBack r) {
     if (r.generation() <= generation || job == null) return this;
     context.getLog().warn("trainer {}: the job rolled back to step {} (generation {}); continuing from there",
         setup.trainerId(), r.step(), r.generation());
@@ -618,7 +620,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
 
   private Behavior<Command> finish(String why) {
     context.getLog().info("trainer {} finished after {} steps: {}", setup.trainerId(), stepsDone, why);
-    setup.master().tell(new Master.LeaveJob(setup.trainerId(), context.getSystem().ignoreRef()));
+    setup.master().tell(new JobProtocol.LeaveJob(setup.trainerId(), context.getSystem().ignoreRef()));
     setup.listener().onFinished(setup.trainerId(), stepsDone, pushes, pulls, stale);
     closeCompute();
     return Behaviors.stopped();
@@ -626,7 +628,7 @@ public final class Trainer extends AbstractBehavior<Trainer.Command> {
 
   private Behavior<Command> fail(String why) {
     context.getLog().error("trainer {} failed: {}", setup.trainerId(), why);
-    setup.master().tell(new Master.LeaveJob(setup.trainerId(), context.getSystem().ignoreRef()));
+    setup.master().tell(new JobProtocol.LeaveJob(setup.trainerId(), context.getSystem().ignoreRef()));
     setup.listener().onFailed(setup.trainerId(), why);
     closeCompute();
     return Behaviors.stopped();

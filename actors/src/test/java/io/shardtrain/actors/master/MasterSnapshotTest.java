@@ -8,6 +8,8 @@ import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
 import akka.serialization.Serialization;
 import akka.serialization.SerializationExtension;
 import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.job.JobProtocol;
+import io.shardtrain.actors.job.TrainerNotice;
 import io.shardtrain.actors.ps.BlockProtocol;
 import akka.actor.typed.javadsl.Adapter;
 import akka.japi.Pair;
@@ -48,21 +50,23 @@ class MasterSnapshotTest {
   @Test
   void aSnapshotKeepsTheStateOfItsEventWhileTheMasterAppliesLaterEvents() {
     var blocks = kit.spawn(MasterTest.ackingBlocks(kit.<ShardingEnvelope<BlockProtocol.Command>>createTestProbe()));
-    EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk =
+    EventSourcedBehaviorTestKit<JobProtocol.Command, Master.Event, MasterState> tk =
         EventSourcedBehaviorTestKit.create(kit.system(), Master.create(SNAPSHOT_EVERY_3, blocks));
     tk.clear();
-    assertTrue(tk.<StatusReply<Done>>runCommand(r -> new Master.SubmitJob(MasterTest.job(), r)).reply().isSuccess());
+    assertTrue(
+        tk.<StatusReply<Done>>runCommand(r -> new JobProtocol.SubmitJob(MasterTest.job(), r)).reply().isSuccess());
     MasterTest.Setup s = new MasterTest.Setup(tk, null);
     MasterTest.register(s, "a", kit.createTestProbe());
     MasterTest.register(s, "b", kit.createTestProbe()); // event 3: snapshotted
     MasterTest.register(s, "c", kit.createTestProbe()); // event 4: after the snapshot
-    Master.JobStatus before = tk.getState().status();
+    JobProtocol.JobStatus before = tk.getState().status();
     assertEquals(3, before.membershipEpoch());
 
-    List<Pair<SnapshotMeta, Object>> stored = SnapshotTestKit.create(kit.system()).persistedInStorage("shardtrain-master");
+    List<Pair<SnapshotMeta, Object>> stored =
+        SnapshotTestKit.create(kit.system()).persistedInStorage("shardtrain-master");
     assertEquals(1, stored.size());
     assertEquals(3, stored.get(0).first().getSequenceNr());
-    Master.JobStatus snapshotted = ((MasterState) stored.get(0).second()).status();
+    JobProtocol.JobStatus snapshotted = ((MasterState) stored.get(0).second()).status();
     assertEquals(2, snapshotted.membershipEpoch(), "the membership as of event 3");
     assertEquals(List.of("a", "b"), snapshotted.members());
 
@@ -76,8 +80,8 @@ class MasterSnapshotTest {
   @Test
   void aCopySerializesToTheBytesOfTheStateItCopies() {
     MasterState s = new MasterState().submitted(MasterTest.job());
-    s.joined("a", kit.createTestProbe().ref());
-    s.joined("b", kit.createTestProbe().ref());
+    s.joined("a", kit.<TrainerNotice>createTestProbe().ref());
+    s.joined("b", kit.<TrainerNotice>createTestProbe().ref());
     s.started(2);
     s.leased(0, 0, "a");
     s.progressed(0, 0, 20, "a", 2);
