@@ -1,6 +1,7 @@
 package io.shardtrain.actors.master;
 
 import akka.actor.typed.ActorRef;
+import akka.persistence.typed.SnapshotAdapter;
 import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import io.shardtrain.actors.CborSerializable;
 import io.shardtrain.actors.job.JobProtocol;
@@ -182,9 +183,22 @@ public final class MasterState implements CborSerializable {
   }
 
   /**
-   * A copy that shares nothing mutable with this state: what the master hands the snapshot store,
-   * which may serialize (or keep) it while later events change this one.
+   * Snapshots are copies: the store may serialize, or keep, the object it is handed after the master
+   * applied later events to its state, and a store that kept it would see recovery replay events into it.
    */
+  static final SnapshotAdapter<MasterState> SNAPSHOT_ADAPTER = new SnapshotAdapter<>() {
+    @Override
+    public Object toJournal(MasterState state) {
+      return state.copy();
+    }
+
+    @Override
+    public MasterState fromJournal(Object from) {
+      return ((MasterState) from).copy();
+    }
+  };
+
+  /** A copy that shares nothing mutable with this state. */
   MasterState copy() {
     MasterState c = new MasterState();
     c.job = job;
