@@ -8,8 +8,6 @@ import akka.cluster.sharding.typed.ShardingEnvelope;
 import akka.pattern.StatusReply;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.ps.BlockProtocol;
-import io.shardtrain.actors.ps.BlockState;
-import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;

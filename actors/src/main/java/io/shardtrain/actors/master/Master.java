@@ -35,7 +35,6 @@ import io.shardtrain.actors.master.CheckpointStarter.OffsetsAt;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.ParameterBlock;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 
 /**
