@@ -187,8 +187,8 @@ public final class ShardTrain {
    */
   public CompletionStage<JobProtocol.CheckpointWritten> checkpoint(String dir) {
     Duration wait = system.settings().config().getDuration("shardtrain.checkpoint.timeout").plus(timeout);
-    return AskPattern.askWithStatus(master, replyTo -> new JobProtocol.TakeCheckpoint(dir == null ? "" : dir, replyTo),
-        wait, system.scheduler());
+    return AskPattern.askWithStatus(master,
+        replyTo -> new JobProtocol.TakeCheckpoint(dir == null ? "" : dir, replyTo), wait, system.scheduler());
   }
 
   /** Every block's values at version >= {@code minVersion}, written into {@code model}'s parameters. */
