@@ -9,7 +9,8 @@ import akka.actor.typed.javadsl.AskPattern;
 import akka.cluster.sharding.ShardRegion;
 import akka.pattern.Patterns;
 import io.shardtrain.actors.config.TrainSettings;
-import io.shardtrain.actors.master.JobSpec;
+import io.shardtrain.actors.job.JobProtocol;
+import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.master.Master;
 import io.shardtrain.actors.ps.BlockLayout;
 import io.shardtrain.actors.ps.BlockProtocol;
@@ -52,10 +53,10 @@ import java.util.concurrent.CompletionStage;
  */
 public final class ShardTrain {
   private final ActorSystem<?> system;
-  private final ActorRef<Master.Command> master;
+  private final ActorRef<JobProtocol.Command> master;
   private final Duration timeout;
 
-  private ShardTrain(ActorSystem<?> system, ActorRef<Master.Command> master) {
+  private ShardTrain(ActorSystem<?> system, ActorRef<JobProtocol.Command> master) {
     this.system = system;
     this.master = master;
     this.timeout = system.settings().config().getDuration("shardtrain.trainer.ask-timeout");
@@ -71,7 +72,7 @@ public final class ShardTrain {
     return new ShardTrain(system, Master.initSingleton(system));
   }
 
-  public ActorRef<Master.Command> master() {
+  public ActorRef<JobProtocol.Command> master() {
     return master;
   }
 
@@ -119,15 +120,7 @@ public final class ShardTrain {
 
   /** The model's parameters as a snapshot with the job's description, for {@link ModelFiles#save}. */
   public static ModelSnapshot snapshot(Mlp model, JobSpec job, long version) {
-    Map<String, String> description = new java.util.LinkedHashMap<>();
-    description.put("model", "mlp");
-    description.put("inputDim", String.valueOf(job.inputDim()));
-    description.put("hidden", job.hidden().toString());
-    description.put("classes", String.valueOf(job.classes()));
-    description.put("activation", job.activation());
-    description.put("job", job.jobId());
-    description.put("dataset", job.dataset());
-    return ModelParameters.snapshot(model.parameters(), description, version);
+    return job.snapshot(model, version);
   }
 
   /**
@@ -165,8 +158,8 @@ public final class ShardTrain {
           .toCompletableFuture());
     }
     return CompletableFuture.allOf(inits.toArray(CompletableFuture[]::new))
-        .thenCompose(x -> AskPattern.<Master.Command, Done>askWithStatus(master,
-            replyTo -> new Master.SubmitJob(job, replyTo), timeout, system.scheduler()));
+        .thenCompose(x -> AskPattern.<JobProtocol.Command, Done>askWithStatus(master,
+            replyTo -> new JobProtocol.SubmitJob(job, replyTo), timeout, system.scheduler()));
   }
 
   /** Spawns a trainer on this node, on the trainer dispatcher (compute blocks its thread). */
@@ -175,8 +168,8 @@ public final class ShardTrain {
         DispatcherSelector.fromConfig("shardtrain.trainer.dispatcher"));
   }
 
-  public CompletionStage<Master.JobStatus> status() {
-    return AskPattern.ask(master, Master.GetStatus::new, timeout, system.scheduler());
+  public CompletionStage<JobProtocol.JobStatus> status() {
+    return AskPattern.ask(master, JobProtocol.GetStatus::new, timeout, system.scheduler());
   }
 
   /**
@@ -185,10 +178,10 @@ public final class ShardTrain {
    * {@code dir} (null or blank: {@code shardtrain.checkpoint.dir}/JOB/step-N). Completes with the
    * step and the directory once the checkpoint is committed.
    */
-  public CompletionStage<Master.CheckpointWritten> checkpoint(String dir) {
+  public CompletionStage<JobProtocol.CheckpointWritten> checkpoint(String dir) {
     Duration wait = system.settings().config().getDuration("shardtrain.checkpoint.timeout").plus(timeout);
-    return AskPattern.askWithStatus(master, replyTo -> new Master.TakeCheckpoint(dir == null ? "" : dir, replyTo),
-        wait, system.scheduler());
+    return AskPattern.askWithStatus(master,
+        replyTo -> new JobProtocol.TakeCheckpoint(dir == null ? "" : dir, replyTo), wait, system.scheduler());
   }
 
   /** Every block's values at version >= {@code minVersion}, written into {@code model}'s parameters. */

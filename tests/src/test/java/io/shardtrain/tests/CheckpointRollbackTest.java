@@ -3,7 +3,7 @@ package io.shardtrain.tests;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;
 import io.shardtrain.persistence.model.Checkpoint;
@@ -35,13 +35,13 @@ class CheckpointRollbackTest {
     Assumptions.assumeTrue(NodeCluster.URL != null,
         "SHARDTRAIN_TEST_POSTGRES_URL is not set (.ci/run starts PostgreSQL)");
     Path atEnd = NodeFailoverTest.DIR.resolve("ckpt-at-end").toAbsolutePath();
-    Master.CheckpointWritten[] written = new Master.CheckpointWritten[1];
+    JobProtocol.CheckpointWritten[] written = new JobProtocol.CheckpointWritten[1];
     NodeFailoverTest.Run killed = NodeFailoverTest.runJob("ckpt-killed", NodeFailoverTest.PS_VICTIM, """
             shardtrain.ps.durability = checkpoint
             shardtrain.checkpoint { every-steps = 10, dir = "%s" }
             """.formatted(NodeFailoverTest.DIR.resolve("ckpt-periodic").toAbsolutePath()), NodeFailoverTest.STEPS,
         (cluster, progress) -> {
-          Master.JobStatus at = cluster.awaitStatus(s -> s.checkpointStep() >= 10, Duration.ofMinutes(4));
+          JobProtocol.JobStatus at = cluster.awaitStatus(s -> s.checkpointStep() >= 10, Duration.ofMinutes(4));
           cluster.nodes.get(2).kill();
           System.out.println("ckpt-killed: killed " + cluster.nodes.get(2).name() + " after checkpoint "
               + at.checkpointStep() + " at " + at.examplesReported() + " examples");

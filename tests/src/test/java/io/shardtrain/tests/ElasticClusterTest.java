@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import akka.actor.Address;
 import akka.actor.AddressFromURIString;
-import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.data.Dataset;
 import io.shardtrain.compute.nn.Activation;
@@ -44,7 +44,7 @@ class ElasticClusterTest {
   @Test
   void psNodeThatJoinsGetsBlocksAndPsNodeStoppedWithSigtermHandsThemOverWithNothingLost() throws Exception {
     Assumptions.assumeTrue(NodeCluster.URL != null, "SHARDTRAIN_TEST_POSTGRES_URL is not set");
-    AtomicReference<Master.JobStatus> afterMoves = new AtomicReference<>();
+    AtomicReference<JobProtocol.JobStatus> afterMoves = new AtomicReference<>();
     Mlp elastic = NodeFailoverTest.runJob("ps-join-leave", NodeFailoverTest.PS_VICTIM, PS_STEPS, (cluster, progress) -> {
       ClusterNode.Started client = cluster.client();
       List<NodeProcess> nodes = cluster.nodes;
@@ -56,7 +56,7 @@ class ElasticClusterTest {
       long tUp = System.nanoTime();
       SortedSet<String> moved = awaitBlocks(client, n4, s -> !s.isEmpty(), Duration.ofMinutes(3), nodes);
       long tMoved = System.nanoTime();
-      Master.JobStatus atJoin = client.api().status().toCompletableFuture().get();
+      JobProtocol.JobStatus atJoin = client.api().status().toCompletableFuture().get();
       System.out.printf("ps join: %s held %d block(s) %s %.1f s after its JVM started, %.1f s after it was up"
               + " (job at %d examples)%n", joined.name(), moved.size(), moved, (tMoved - t0) / 1e9,
           (tMoved - tUp) / 1e9, atJoin.examplesReported());
@@ -82,7 +82,7 @@ class ElasticClusterTest {
       }
       double handOffSeconds = (System.nanoTime() - t1) / 1e9;
       assertTrue(rest.containsAll(leaving), "blocks " + leaving + " of the stopped node; on the others: " + rest);
-      Master.JobStatus after = client.api().status().toCompletableFuture().get();
+      JobProtocol.JobStatus after = client.api().status().toCompletableFuture().get();
       System.out.printf("ps leave: %s exited %.1f s after SIGTERM (exit code %d); its %d block(s) %s ran on the"
               + " other ps nodes %.1f s after SIGTERM (job at %d examples)%n", nodes.get(2).name(), exitSeconds,
           nodes.get(2).exitCode(), leaving.size(), leaving, handOffSeconds, after.examplesReported());
@@ -102,25 +102,25 @@ class ElasticClusterTest {
   void trainerThatJoinsMidJobEntersTheBarrierAndTrainsTheNextEpochUntilTheLastStep() throws Exception {
     Assumptions.assumeTrue(NodeCluster.URL != null, "SHARDTRAIN_TEST_POSTGRES_URL is not set");
     AtomicReference<String> lateId = new AtomicReference<>();
-    AtomicReference<Master.JobStatus> end = new AtomicReference<>();
+    AtomicReference<JobProtocol.JobStatus> end = new AtomicReference<>();
     AtomicReference<NodeProcess> late = new AtomicReference<>();
     Mlp joined = NodeFailoverTest.runJob("trainer-join", NodeFailoverTest.PS_VICTIM, TRAINER_STEPS, (cluster, progress) -> {
       late.set(cluster.start("n4-trainer", "trainer"));
       Address a = addressOf(late.get());
       String id = a.host().get() + ":" + a.port().get();
       lateId.set(id);
-      Master.JobStatus in = cluster.awaitStatus(s -> s.members().contains(id), Duration.ofMinutes(3));
+      JobProtocol.JobStatus in = cluster.awaitStatus(s -> s.members().contains(id), Duration.ofMinutes(3));
       System.out.printf("trainer join: %s in membership epoch %d %s (was epoch %d %s) at %d examples%n", id,
           in.membershipEpoch(), in.members(), progress.membershipEpoch(), progress.members(), in.examplesReported());
       assertEquals(progress.membershipEpoch() + 1, in.membershipEpoch());
       assertEquals(3, in.members().size(), "members " + in.members());
       // Epoch 1 had not started: it was cut again for three trainers and the new one took its first task.
-      Master.JobStatus leased = cluster.awaitStatus(
+      JobProtocol.JobStatus leased = cluster.awaitStatus(
           s -> s.done() || s.leases().stream().anyMatch(l -> l.startsWith("1/0@") && l.endsWith("-> " + id)),
           Duration.ofMinutes(3));
       System.out.println("trainer join: leases " + leased.leases());
       assertFalse(leased.done(), "the job ended before the new trainer leased a task");
-      end.set(cluster.awaitStatus(Master.JobStatus::done, Duration.ofMinutes(6)));
+      end.set(cluster.awaitStatus(JobProtocol.JobStatus::done, Duration.ofMinutes(6)));
     });
     // runJob asserted that the blocks ended at version STEPS: the late trainer stopped with the others.
     Matcher finished = Pattern.compile("trainer " + Pattern.quote(lateId.get()) + " finished: (\\d+) steps")

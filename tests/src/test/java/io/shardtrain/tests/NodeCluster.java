@@ -1,6 +1,6 @@
 package io.shardtrain.tests;
 
-import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.samples.cluster.ClusterNode;
@@ -96,9 +96,9 @@ final class NodeCluster implements AutoCloseable {
   }
 
   /** Polls the master's status until {@code done} holds; fails with the nodes' log tails on timeout. */
-  Master.JobStatus awaitStatus(Predicate<Master.JobStatus> done, Duration timeout) throws Exception {
+  JobProtocol.JobStatus awaitStatus(Predicate<JobProtocol.JobStatus> done, Duration timeout) throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
-    Master.JobStatus last = null;
+    JobProtocol.JobStatus last = null;
     while (System.nanoTime() < deadline) {
       try {
         last = client().api().status().toCompletableFuture().get(10, TimeUnit.SECONDS);
@@ -112,7 +112,7 @@ final class NodeCluster implements AutoCloseable {
   }
 
   /** Every block's stats (retried while a block moves). */
-  List<BlockProtocol.BlockStats> blockStats(Master.JobStatus status, Duration timeout) throws Exception {
+  List<BlockProtocol.BlockStats> blockStats(JobProtocol.JobStatus status, Duration timeout) throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     Exception last = null;
     while (System.nanoTime() < deadline) {

@@ -3,7 +3,7 @@ package io.shardtrain.tests;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.nn.Activation;
 import io.shardtrain.compute.nn.Mlp;
@@ -88,7 +88,7 @@ class NodeFailoverTest {
     long end = 2L * steps;
     Run clean = runJob("async-clean", PS_VICTIM, "", job, end, (cluster, progress) -> { }, null);
     Run killed = runJob("async-ps-killed", PS_VICTIM, "", job, end, (cluster, progress) -> {
-      Master.JobStatus third = cluster.awaitStatus(s -> s.examplesReported() >= 2L * 128 * steps / 3,
+      JobProtocol.JobStatus third = cluster.awaitStatus(s -> s.examplesReported() >= 2L * 128 * steps / 3,
           Duration.ofMinutes(4));
       cluster.nodes.get(2).kill();
       System.out.println("async-ps-killed: killed " + cluster.nodes.get(2).name() + " after "
@@ -116,7 +116,7 @@ class NodeFailoverTest {
 
   /** What a run does once the job has made some progress (12 steps of both trainers). */
   interface MidJob {
-    void run(NodeCluster cluster, Master.JobStatus progress) throws Exception;
+    void run(NodeCluster cluster, JobProtocol.JobStatus progress) throws Exception;
   }
 
   /** What a run does once the job is done, before its parameters are pulled. */
@@ -125,7 +125,7 @@ class NodeFailoverTest {
   }
 
   /** A run's end: the parameters pulled at its last step and the master's last status. */
-  record Run(Mlp model, Master.JobStatus status) {}
+  record Run(Mlp model, JobProtocol.JobStatus status) {}
 
   /** {@link #runJob(String, List, String, int, MidJob, AtEnd)} with no extra configuration and nothing at the end. */
   static Mlp runJob(String name, List<String> roles, int steps, MidJob midJob) throws Exception {
@@ -158,10 +158,10 @@ class NodeFailoverTest {
       AtEnd atEnd) throws Exception {
     try (NodeCluster cluster = new NodeCluster(DIR.resolve(name), nodeConf, job)) {
       for (int i = 0; i < 3; i++) cluster.start("n" + (i + 1) + "-" + roles.get(i).replace(',', '-'), roles.get(i));
-      Master.JobStatus progress = cluster.awaitStatus(s -> s.submitted() && s.examplesReported() >= 2 * 32 * 12,
+      JobProtocol.JobStatus progress = cluster.awaitStatus(s -> s.submitted() && s.examplesReported() >= 2 * 32 * 12,
           Duration.ofMinutes(4));
       midJob.run(cluster, progress);
-      Master.JobStatus status = cluster.awaitStatus(Master.JobStatus::done, Duration.ofMinutes(6));
+      JobProtocol.JobStatus status = cluster.awaitStatus(JobProtocol.JobStatus::done, Duration.ofMinutes(6));
       if (atEnd != null) atEnd.run(cluster);
       Mlp model = Mlp.create(CpuBackend.create(1), 784, new int[] {64}, 10, Activation.RELU, 3);
       long version = cluster.client().api().pullInto(model, status.job(), endVersion).toCompletableFuture()

@@ -1,7 +1,7 @@
 package io.shardtrain.tests;
 
 import com.typesafe.config.ConfigFactory;
-import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.compute.Tensor;
@@ -63,7 +63,7 @@ class TrainerAndMasterFailoverTest {
       cluster.start("n1-master-ps", "master,ps");
       cluster.start("n2-ps-trainer-t1", "ps,trainer", "--trainer-id", "t1");
       NodeProcess t2 = cluster.start("n3-trainer-t2", "trainer", "--trainer-id", "t2");
-      Master.JobStatus before = cluster.awaitStatus(s -> s.submitted() && s.examplesReported() >= 2 * BATCH * 10,
+      JobProtocol.JobStatus before = cluster.awaitStatus(s -> s.submitted() && s.examplesReported() >= 2 * BATCH * 10,
           Duration.ofMinutes(4));
       long killedAt = System.nanoTime();
       t2.kill();
@@ -71,7 +71,7 @@ class TrainerAndMasterFailoverTest {
           before.leases());
 
       // The master drops t2 (no heartbeat for failure-timeout); the blocks' barrier lets t1 go on alone.
-      Master.JobStatus dropped = cluster.awaitStatus(s -> !s.members().contains("t2"), Duration.ofMinutes(2));
+      JobProtocol.JobStatus dropped = cluster.awaitStatus(s -> !s.members().contains("t2"), Duration.ofMinutes(2));
       double dropSeconds = (System.nanoTime() - killedAt) / 1e9;
       long examplesAtDrop = dropped.examplesReported();
       assertEquals(List.of("t1"), dropped.members());
@@ -83,13 +83,13 @@ class TrainerAndMasterFailoverTest {
       long versionBeforeRestart = cluster.blockStats(dropped, Duration.ofMinutes(1)).stream()
           .mapToLong(BlockProtocol.BlockStats::version).min().orElseThrow();
       NodeProcess restarted = cluster.start("n3b-trainer-t2", "trainer", "--trainer-id", "t2");
-      Master.JobStatus alone = cluster.awaitStatus(s -> s.examplesReported() >= examplesAtDrop + 3 * BATCH,
+      JobProtocol.JobStatus alone = cluster.awaitStatus(s -> s.examplesReported() >= examplesAtDrop + 3 * BATCH,
           Duration.ofMinutes(2));
       double goOnSeconds = (System.nanoTime() - killedAt) / 1e9;
       System.out.printf("trainer-killed: master dropped t2 %.1f s after the kill (failure-timeout 6 s), membership"
           + " epoch %d %s; t1 stepped on alone (%d examples reported) %.1f s after the kill%n", dropSeconds,
           dropped.membershipEpoch(), dropped.members(), alone.examplesReported(), goOnSeconds);
-      Master.JobStatus rejoined = cluster.awaitStatus(s -> leaseOf(s, "t2") != null || s.done(), Duration.ofMinutes(3));
+      JobProtocol.JobStatus rejoined = cluster.awaitStatus(s -> leaseOf(s, "t2") != null || s.done(), Duration.ofMinutes(3));
       long[] newLease = leaseOf(rejoined, "t2");
       Matcher resumed = awaitLog(restarted, RESUMED, Duration.ofMinutes(1));
       long resumedOffset = Long.parseLong(resumed.group(3));
@@ -103,7 +103,7 @@ class TrainerAndMasterFailoverTest {
       if (newLease != null) assertEquals(resumedOffset, newLease[2], "the master's offset for t2's task");
       assertTrue(pulledVersion >= versionBeforeRestart, "pulled version " + pulledVersion);
 
-      Master.JobStatus done = cluster.awaitStatus(Master.JobStatus::done, Duration.ofMinutes(6));
+      JobProtocol.JobStatus done = cluster.awaitStatus(JobProtocol.JobStatus::done, Duration.ofMinutes(6));
       Mlp model = Mlp.create(CpuBackend.create(1), 784, new int[] {64}, 10, Activation.RELU, 3);
       assertEquals(steps, cluster.client().api().pullInto(model, done.job(), steps).toCompletableFuture()
           .get(60, TimeUnit.SECONDS));
@@ -135,7 +135,7 @@ class TrainerAndMasterFailoverTest {
       NodeProcess master = cluster.start("n1-master-ps", "master,ps");
       cluster.start("n2-master-ps-trainer-t1", "master,ps,trainer", "--trainer-id", "t1");
       cluster.start("n3-trainer-t2", "trainer", "--trainer-id", "t2");
-      Master.JobStatus before = cluster.awaitStatus(s -> s.submitted() && s.examplesReported() >= 2 * BATCH * 10,
+      JobProtocol.JobStatus before = cluster.awaitStatus(s -> s.submitted() && s.examplesReported() >= 2 * BATCH * 10,
           Duration.ofMinutes(4));
       Map<String, Long> acknowledged = new HashMap<>();
       for (BlockProtocol.BlockStats b : cluster.blockStats(before, Duration.ofMinutes(1))) {
@@ -146,7 +146,7 @@ class TrainerAndMasterFailoverTest {
       System.out.printf("master-killed: killed the master's node (also a ps node) after %d examples; block"
           + " versions %s%n", before.examplesReported(), acknowledged);
 
-      Master.JobStatus back = cluster.awaitStatus(s -> s.submitted(), Duration.ofMinutes(3));
+      JobProtocol.JobStatus back = cluster.awaitStatus(s -> s.submitted(), Duration.ofMinutes(3));
       double moveSeconds = (System.nanoTime() - killedAt) / 1e9;
       List<BlockProtocol.BlockStats> recovered = cluster.blockStats(back, Duration.ofMinutes(2));
       double blocksSeconds = (System.nanoTime() - killedAt) / 1e9;
@@ -159,7 +159,7 @@ class TrainerAndMasterFailoverTest {
             + acknowledged.get(b.entityId()) + " to " + b.version());
       }
 
-      Master.JobStatus done = cluster.awaitStatus(Master.JobStatus::done, Duration.ofMinutes(6));
+      JobProtocol.JobStatus done = cluster.awaitStatus(JobProtocol.JobStatus::done, Duration.ofMinutes(6));
       Mlp model = Mlp.create(CpuBackend.create(1), 784, new int[] {64}, 10, Activation.RELU, 3);
       long version = cluster.client().api().pullInto(model, done.job(), 0).toCompletableFuture()
           .get(60, TimeUnit.SECONDS);
@@ -176,7 +176,7 @@ class TrainerAndMasterFailoverTest {
   }
 
   /** {epoch, task, offset} of the task leased to {@code trainer}, or null. */
-  static long[] leaseOf(Master.JobStatus s, String trainer) {
+  static long[] leaseOf(JobProtocol.JobStatus s, String trainer) {
     for (String l : s.leases()) {
       Matcher m = LEASE.matcher(l);
       if (m.matches() && m.group(4).equals(trainer)) {

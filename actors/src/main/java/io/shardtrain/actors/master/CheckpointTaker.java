@@ -6,10 +6,8 @@ import akka.actor.typed.DispatcherSelector;
 import akka.actor.typed.javadsl.AskPattern;
 import akka.cluster.sharding.typed.ShardingEnvelope;
 import akka.pattern.StatusReply;
-import io.shardtrain.actors.ShardTrain;
+import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.ps.BlockProtocol;
-import io.shardtrain.actors.ps.BlockState;
-import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;
@@ -213,6 +211,6 @@ final class CheckpointTaker {
     for (MasterState.TaskOffset o : master.offsets()) {
       offsets.add(new Checkpoint.ReaderOffset(o.epoch(), o.task(), o.offset()));
     }
-    return new Checkpoint(ShardTrain.snapshot(model, job, step), slotList, offsets, master.epochsDone());
+    return new Checkpoint(job.snapshot(model, step), slotList, offsets, master.epochsDone());
   }
 }

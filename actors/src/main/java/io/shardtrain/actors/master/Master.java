@@ -1,197 +1,84 @@
 package io.shardtrain.actors.master;
 
-import akka.Done;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.Behavior;
-import akka.actor.typed.Terminated;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.TimerScheduler;
+import akka.cluster.ClusterEvent;
 import akka.cluster.sharding.typed.ShardingEnvelope;
+import akka.cluster.typed.Cluster;
 import akka.cluster.typed.ClusterSingleton;
 import akka.cluster.typed.ClusterSingletonSettings;
 import akka.cluster.typed.SingletonActor;
+import akka.cluster.typed.Subscribe;
 import akka.pattern.StatusReply;
 import akka.persistence.typed.PersistenceId;
 import akka.persistence.typed.RecoveryCompleted;
+import akka.persistence.typed.SnapshotAdapter;
 import akka.persistence.typed.javadsl.CommandHandler;
 import akka.persistence.typed.javadsl.Effect;
 import akka.persistence.typed.javadsl.EventHandler;
 import akka.persistence.typed.javadsl.EventSourcedBehavior;
 import akka.persistence.typed.javadsl.RetentionCriteria;
 import akka.persistence.typed.javadsl.SignalHandler;
-import io.shardtrain.actors.CborSerializable;
+import io.shardtrain.actors.job.CborSerializable;
+import io.shardtrain.actors.job.JobProtocol.*;
+import io.shardtrain.actors.job.JobSpec;
+import io.shardtrain.actors.job.TrainerNotice;
+import io.shardtrain.actors.master.AskingBlocks.BlockAcked;
+import io.shardtrain.actors.master.AskingBlocks.BlockRolledBack;
+import io.shardtrain.actors.master.AskingBlocks.TaskMarkAnswered;
+import io.shardtrain.actors.master.CheckpointStarter.CheckpointFinished;
+import io.shardtrain.actors.master.CheckpointStarter.OffsetsAt;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.ParameterBlock;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
  * The job's master: a cluster singleton (role {@code master}) and an event-sourced actor. It owns
- * the job, the data tasks of each epoch with their leases and reader offsets, and the trainer
- * membership whose numbered epochs tell sync barriers whom to wait for.
+ * the job, the data tasks of each epoch with their leases and reader offsets ({@link MasterState}),
+ * and the trainer membership whose numbered epochs tell sync barriers whom to wait for. This class
+ * routes the protocol ({@link io.shardtrain.actors.job.JobProtocol}) and journals its events; the
+ * parts that are not journaled live beside it: {@link TrainerLiveness}, {@link MembershipBroadcast},
+ * {@link TaskSettler}, {@link CheckpointQueue} with {@link CheckpointTaker}, and {@link Rollbacks}.
  *
  * <p>Each epoch is cut into one task per trainer: as many as the job asked for, or as many as
  * have joined when that is more (an epoch nobody has started yet is cut again when a trainer
  * joins, so a late trainer gets a share of the next epoch at the latest). A trainer leases a
  * task, reports its reader offset after every step whose pushes all blocks acknowledged, and gets
  * the next task when it is done; tasks of the next epoch are handed out while the last ones of
- * this epoch finish, so no trainer idles at an epoch boundary. A trainer that stops, or reports nothing for
- * {@code shardtrain.trainer.failure-timeout}, leaves the membership. Every membership change is
- * sent to every parameter block (and re-sent until each acknowledges it).
- *
- * <p>A departed trainer's task is settled before anyone leases it again: it may have pushed a
- * step after the last offset it reported, to some blocks or to all. Every push names its task and
- * reader offset ({@link BlockProtocol.TaskMark}), so the master asks every block how far it holds
- * the task ({@link BlockProtocol.GetTaskMark}): the offset all blocks hold becomes the task's
- * offset, and the lease tells the next trainer which blocks already hold the examples after it, so
- * it pushes nothing to those for them. No example of the task is skipped or applied twice by any
- * block.
+ * this epoch finish, so no trainer idles at an epoch boundary. A trainer that stops, or reports
+ * nothing for {@code shardtrain.trainer.failure-timeout}, leaves the membership, and its task is
+ * settled with the blocks before anyone leases it again.
  *
  * <p>Checkpoints (sync jobs): on {@link TakeCheckpoint}, and every
- * {@code shardtrain.checkpoint.every-steps} steps, a {@link CheckpointTaker} has every block capture
- * its state at one step a little ahead of them, adds the reader offsets at that step and writes
- * the checkpoint directory; the master then commits it ({@link CheckpointCommitted}). With
- * checkpoint durability the blocks journal only those captures, so when a {@code ps} node leaves
- * the cluster (or the master itself restarts) the whole job rolls back: every block returns to the
- * committed checkpoint under a new generation, then the master resets its offsets to the
- * checkpoint's ({@link RolledBackToCheckpoint}) and tells every trainer to continue from there.
+ * {@code shardtrain.checkpoint.every-steps} steps, every block captures its state at one step a
+ * little ahead of them, the master adds its reader offsets at that step, writes the checkpoint
+ * directory and commits it ({@link CheckpointCommitted}). With checkpoint durability a lost
+ * {@code ps} node (or a restart of the master) rolls the whole job back to the committed
+ * checkpoint ({@link RolledBackToCheckpoint}) and the trainers continue from there.
  */
-public final class Master extends EventSourcedBehavior<Master.Command, Master.Event, MasterState> {
+public final class Master extends EventSourcedBehavior<Command, Master.Event, MasterState> {
   public static final String SINGLETON_NAME = "shardtrain-master";
 
-  // ---- protocol ----
-  public sealed interface Command extends CborSerializable {}
+  // ---- the master's own messages ----
 
-  /** Starts a job; a second submit of the same job id is acknowledged, another job is refused. */
-  public record SubmitJob(JobSpec job, ActorRef<StatusReply<Done>> replyTo) implements Command {}
-
-  /** A trainer (new or restarted) joins; the reply says where it resumes. */
-  public record RegisterTrainer(String trainerId, ActorRef<?> trainer, ActorRef<StatusReply<Registration>> replyTo)
-      implements Command {}
-
-  /** Asks for the trainer's current task, or the next one. */
-  public record RequestTask(String trainerId, ActorRef<StatusReply<TaskReply>> replyTo) implements Command {}
-
-  /**
-   * The reader offset within a leased task after a step that every block acknowledged, in rollback
-   * generation {@code generation} (a report of an older one is refused).
-   */
-  public record ReportProgress(String trainerId, int epoch, int task, long offset, long step, long generation,
-      ActorRef<StatusReply<Done>> replyTo) implements Command {}
-
-  /**
-   * A trainer is alive: sent every third of {@code failure-timeout}, so one that waits at a barrier
-   * for a dead peer is not taken for dead too.
-   */
-  public record Heartbeat(String trainerId) implements Command {}
-
-  /** A trainer leaves on purpose (job done, or shutting down). */
-  public record LeaveJob(String trainerId, ActorRef<StatusReply<Done>> replyTo) implements Command {}
-
-  public record GetStatus(ActorRef<JobStatus> replyTo) implements Command {}
-
-  /** Takes a checkpoint now and writes it to {@code dir} on the master's node ("": the configured directory). */
-  public record TakeCheckpoint(String dir, ActorRef<StatusReply<CheckpointWritten>> replyTo) implements Command {}
-
-  /**
-   * Checkpoint durability: roll the job back to its last committed checkpoint. The master sends it
-   * to itself when a {@code ps} node leaves the cluster; a trainer sends it with the generation it
-   * knows when a block is behind its step (the block moved and recovered its newest checkpoint),
-   * which is ignored while a rollback runs, or answered with the rollback notice when a newer
-   * generation already exists (the trainer missed it); generation -1: always roll back.
-   */
-  public record RollBackToCheckpoint(String reason, long generation, String trainerId) implements Command {}
-
-  /** The master's state at a checkpoint's step, once every trainer reported that step (or at the deadline). */
-  private record OffsetsAt(long step, String dir, long deadlineNanos,
-      ActorRef<StatusReply<MasterState.CommittedCheckpoint>> replyTo) implements Command {}
-
-  private record CheckpointFinished(MasterState.CommittedCheckpoint result, Throwable failure, long rollbacksAtStart,
-      List<ActorRef<StatusReply<CheckpointWritten>>> replyTo) implements Command {}
-
-  private record BlockRolledBack(String blockId, long generation, Throwable failure) implements Command {}
-
-  private record MemberRemoved(String address, boolean ps) implements Command {}
+  private record MemberRemoved(String address, boolean ps) implements Internal {}
 
   /** The actor {@code trainer} registered as {@code trainerId} stopped (or its node was removed). */
-  private record TrainerStopped(String trainerId, ActorRef<?> trainer) implements Command {}
+  private record TrainerStopped(String trainerId, ActorRef<TrainerNotice> trainer) implements Internal {}
 
-  private enum Tick implements Command { INSTANCE }
+  private enum Tick implements Internal { INSTANCE }
 
-  private record BlockAcked(String blockId, long epoch) implements Command {}
-
-  /** A block's answer (or failure) to how far it holds a settling task, in rollback generation {@code generation}. */
-  private record TaskMarkAnswered(int epoch, int task, String blockId, long generation,
-      BlockProtocol.TaskProgress progress, Throwable failure) implements Command {}
-
-  // ---- replies ----
-  /**
-   * {@code lastStep}: the last step this trainer reported, where an async trainer continues;
-   * {@code generation}: the job's rollback generation, which the trainer's pushes carry.
-   */
-  public record Registration(JobSpec job, long membershipEpoch, List<String> members, long lastStep, long generation)
-      implements CborSerializable {}
-
-  /** A checkpoint of job {@code jobId} at {@code step} was written to {@code dir} on the master's node and committed. */
-  public record CheckpointWritten(String jobId, long step, String dir) implements CborSerializable {}
-
-  public sealed interface TaskReply extends CborSerializable {}
-
-  /**
-   * Task {@code task} of epoch {@code epoch}: examples {@code [from, to)}, resume at {@code offset}.
-   * {@code skip}: blocks that already hold the task's examples up to the given offset (a trainer
-   * that left pushed them there before it could report them); the trainer pushes nothing to a block
-   * for a batch that ends at or before its offset, and ends its batches at those offsets.
-   */
-  public record Lease(int epoch, int task, int from, int to, long offset, Map<String, Long> skip)
-      implements TaskReply {
-    public Lease {
-      skip = skip == null ? Map.of() : Map.copyOf(skip);
-    }
-
-    /** A lease with no block ahead of the offset. */
-    public Lease(int epoch, int task, int from, int to, long offset) {
-      this(epoch, task, from, to, offset, Map.of());
-    }
-  }
-
-  /**
-   * The master does not know this trainer: it was dropped (no heartbeat within failure-timeout,
-   * while it was paused or cut off), or the master lost it. The trainer registers again.
-   */
-  public record NotRegistered() implements TaskReply {}
-
-  /** No task now: the job is done, or the remaining tasks are leased to others. */
-  public record NoTask(boolean jobDone) implements TaskReply {}
-
-  /**
-   * The job has not started: it starts once its expected trainers are registered and every block
-   * knows that membership, so the first sync step waits for all of them. Also the answer to a
-   * trainer that joined a running job until every block knows it. Ask again shortly.
-   */
-  public record WaitForTrainers(int registered, int expected) implements TaskReply {}
-
-  /**
-   * The job's progress; {@code job} is null until one is submitted. {@code checkpointStep}: the
-   * step of the last committed checkpoint (-1: none), written to {@code checkpointDir};
-   * {@code generation}: how many times the job rolled back to a checkpoint.
-   */
-  public record JobStatus(String jobId, boolean submitted, boolean done, int epochsDone, long membershipEpoch,
-      List<String> members, long examplesReported, List<String> leases, JobSpec job, long checkpointStep,
-      String checkpointDir, long generation) implements CborSerializable {}
-
-  // ---- events ----
+  // ---- events (journaled by class name: they stay nested here) ----
   public sealed interface Event extends CborSerializable {}
 
   public record JobSubmitted(JobSpec job) implements Event {}
 
-  public record TrainerJoined(String trainerId, ActorRef<?> trainer) implements Event {}
+  public record TrainerJoined(String trainerId, ActorRef<TrainerNotice> trainer) implements Event {}
 
   public record TrainerLeft(String trainerId, String reason) implements Event {}
 
@@ -219,30 +106,11 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   private final ActorContext<Command> context;
   private final TimerScheduler<Command> timers;
   private final MasterSettings settings;
-  private final ActorRef<ShardingEnvelope<BlockProtocol.Command>> blocks;
-  private final Map<String, Long> lastSeen = new HashMap<>();
-  private final Map<String, Long> blockAcked = new HashMap<>();
-  /**
-   * Trainers that joined a running job, with their membership epoch: they get a task only once every
-   * block knows that epoch, so no block closes their first step without them.
-   */
-  private final Map<String, Long> joining = new HashMap<>();
-  private final CheckpointSettings checkpoints;
-  private final CheckpointTaker taker;
-  private boolean checkpointRunning;
-  private final List<TakeCheckpoint> checkpointRequests = new ArrayList<>();
-  /** Rollbacks started by this incarnation; a checkpoint taken across one is not committed. */
-  private long rollbacksStarted;
-  /** The rollback in progress: its generation (0: none), target step, reason and the blocks that did it. */
-  private long rollbackGeneration;
-  private long rollbackStep;
-  private String rollbackReason;
-  private final java.util.Set<String> rolledBack = new java.util.HashSet<>();
-  /** Blocks asked to roll back whose answer is still out: the tick re-asks only after a failure. */
-  private final java.util.Set<String> rollbackAsked = new java.util.HashSet<>();
-  /** Settling tasks ("epoch/task"): the blocks' answers so far, and the blocks whose answer is out. */
-  private final Map<String, Map<String, BlockProtocol.TaskProgress>> settleAnswers = new HashMap<>();
-  private final java.util.Set<String> settleAsked = new java.util.HashSet<>();
+  private final TrainerLiveness liveness;
+  private final MembershipBroadcast membership;
+  private final TaskSettler settler;
+  private final Rollbacks rollbacks;
+  private final CheckpointQueue checkpoints;
 
   /**
    * Starts (or finds) the singleton on this node's cluster and returns its proxy; membership
@@ -270,25 +138,28 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
       if (checkpoints.checkpointDurability()
           && "cluster".equals(ctx.getSystem().settings().config().getString("akka.actor.provider"))) {
         // A ps node that leaves takes the un-journaled steps of its blocks with it.
-        ActorRef<akka.cluster.ClusterEvent.MemberRemoved> removed = ctx.messageAdapter(
-            akka.cluster.ClusterEvent.MemberRemoved.class,
+        ActorRef<ClusterEvent.MemberRemoved> removed = ctx.messageAdapter(ClusterEvent.MemberRemoved.class,
             e -> new MemberRemoved(e.member().address().toString(), e.member().hasRole(ParameterBlock.ROLE)));
-        akka.cluster.typed.Cluster.get(ctx.getSystem()).subscriptions()
-            .tell(akka.cluster.typed.Subscribe.create(removed, akka.cluster.ClusterEvent.MemberRemoved.class));
+        Cluster.get(ctx.getSystem()).subscriptions().tell(Subscribe.create(removed, ClusterEvent.MemberRemoved.class));
       }
       return new Master(ctx, timers, settings, checkpoints, blocks);
     }));
   }
 
   private Master(ActorContext<Command> context, TimerScheduler<Command> timers, MasterSettings settings,
-      CheckpointSettings checkpoints, ActorRef<ShardingEnvelope<BlockProtocol.Command>> blocks) {
+      CheckpointSettings checkpointSettings, ActorRef<ShardingEnvelope<BlockProtocol.Command>> blocks) {
     super(PersistenceId.ofUniqueId("shardtrain-master"));
     this.context = context;
     this.timers = timers;
     this.settings = settings;
-    this.checkpoints = checkpoints;
-    this.blocks = blocks;
-    this.taker = new CheckpointTaker(context.getSystem(), blocks, checkpoints, settings.askTimeout());
+    CheckpointTaker taker = new CheckpointTaker(context.getSystem(), blocks, checkpointSettings, settings.askTimeout());
+    BlockRequests asks = new AskingBlocks(context, blocks, settings.askTimeout());
+    this.liveness = new TrainerLiveness(settings.failureTimeout());
+    this.membership = new MembershipBroadcast(asks);
+    this.settler = new TaskSettler(asks, context.getLog());
+    this.rollbacks = new Rollbacks(asks, context.getLog(), checkpointSettings.checkpointDurability());
+    this.checkpoints = new CheckpointQueue(checkpointSettings.everySteps(),
+        new CheckpointStarter(context, taker, checkpointSettings, rollbacks::started));
     timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.tick());
   }
 
@@ -303,6 +174,11 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   }
 
   @Override
+  public SnapshotAdapter<MasterState> snapshotAdapter() {
+    return MasterState.SNAPSHOT_ADAPTER;
+  }
+
+  @Override
   public SignalHandler<MasterState> signalHandler() {
     return newSignalHandlerBuilder()
         .onSignal(RecoveryCompleted.instance(), state -> {
@@ -310,15 +186,13 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
           // Trainers learn the master moved when their next call fails or is delayed; watching
           // again here keeps departures detected on the new node.
           state.members().forEach((id, ref) -> {
-            lastSeen.put(id, now);
+            liveness.heard(id, now);
             context.watchWith(ref, new TrainerStopped(id, ref));
           });
-          broadcastMembership(state);
-          settle(state);
+          membership.broadcast(state);
+          settler.askMissing(state);
           // The master's node may have been a ps node too, or one left while no master ran.
-          if (checkpoints.checkpointDurability() && needsRollback(state)) {
-            context.getSelf().tell(new RollBackToCheckpoint("the master restarted", -1, ""));
-          }
+          if (rollbacks.needed(state)) context.getSelf().tell(new RollBackToCheckpoint("the master restarted", -1, ""));
         })
         .build();
   }
@@ -333,7 +207,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onCommand(ReportProgress.class, this::onProgress)
         .onCommand(LeaveJob.class, this::onLeave)
         .onCommand(Heartbeat.class, (s, c) -> {
-          if (s.members().containsKey(c.trainerId())) lastSeen.put(c.trainerId(), System.nanoTime());
+          if (s.members().containsKey(c.trainerId())) liveness.heard(c.trainerId(), System.nanoTime());
           return Effect().none();
         })
         .onCommand(TrainerStopped.class, this::onTrainerStopped)
@@ -343,19 +217,23 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         })
         .onCommand(Tick.class, this::onTick)
         .onCommand(BlockAcked.class, (s, c) -> {
-          blockAcked.merge(c.blockId(), c.epoch(), Math::max);
+          membership.acked(c.blockId(), c.epoch());
           return Effect().none();
         })
         .onCommand(TakeCheckpoint.class, this::onTakeCheckpoint)
         .onCommand(OffsetsAt.class, this::onOffsetsAt)
         .onCommand(CheckpointFinished.class, this::onCheckpointFinished)
         .onCommand(RollBackToCheckpoint.class, this::onRollBackRequest)
-        .onCommand(MemberRemoved.class, (s, c) -> c.ps() ? startRollback(s, "ps node " + c.address() + " left")
-            : Effect().none())
+        .onCommand(MemberRemoved.class, (s, c) -> {
+          if (c.ps()) rollbacks.start(s, "ps node " + c.address() + " left");
+          return Effect().none();
+        })
         .onCommand(BlockRolledBack.class, this::onBlockRolledBack)
         .onCommand(TaskMarkAnswered.class, this::onTaskMarkAnswered)
         .build();
   }
+
+  // ---- the job and its trainers ----
 
   private Effect<Event, MasterState> onSubmit(MasterState s, SubmitJob c) {
     if (s.job() != null) {
@@ -372,7 +250,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     }
     return Effect().persist(new JobSubmitted(c.job()))
         .thenRun(st -> {
-          broadcastMembership(st);
+          membership.broadcast(st);
           c.replyTo().tell(StatusReply.ack());
         });
   }
@@ -382,10 +260,9 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
       c.replyTo().tell(StatusReply.error("no job has been submitted yet"));
       return Effect().none();
     }
-    lastSeen.put(c.trainerId(), System.nanoTime());
+    liveness.heard(c.trainerId(), System.nanoTime());
     context.watchWith(c.trainer(), new TrainerStopped(c.trainerId(), c.trainer()));
-    ActorRef<?> known = s.members().get(c.trainerId());
-    if (c.trainer().equals(known)) {
+    if (c.trainer().equals(s.members().get(c.trainerId()))) {
       c.replyTo().tell(StatusReply.success(s.registration(c.trainerId())));
       return Effect().none();
     }
@@ -393,9 +270,9 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .thenRun(st -> {
           context.getLog().info("trainer {} joined; membership epoch {} = {}", c.trainerId(),
               st.membershipEpoch(), st.members().keySet());
-          if (st.started()) joining.put(c.trainerId(), st.membershipEpoch());
-          broadcastMembership(st);
-          settle(st);
+          if (st.started()) membership.joinedRunning(c.trainerId(), st.membershipEpoch());
+          membership.broadcast(st);
+          settler.askMissing(st);
           c.replyTo().tell(StatusReply.success(st.registration(c.trainerId())));
         });
   }
@@ -405,23 +282,19 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
       c.replyTo().tell(StatusReply.success(new NotRegistered()));
       return Effect().none();
     }
-    lastSeen.put(c.trainerId(), System.nanoTime());
+    liveness.heard(c.trainerId(), System.nanoTime());
     if (!s.started()) {
       int registered = s.members().size();
       int expected = s.job().trainers();
       c.replyTo().tell(StatusReply.success(new WaitForTrainers(registered, expected)));
-      if (registered >= expected && allBlocksKnow(s, s.membershipEpoch())) {
+      if (registered >= expected && membership.allKnow(s.job().blocks(), s.membershipEpoch())) {
         return Effect().persist(new JobStarted(s.membershipEpoch()));
       }
       return Effect().none();
     }
-    Long joinedAt = joining.get(c.trainerId());
-    if (joinedAt != null) {
-      if (!allBlocksKnow(s, joinedAt)) {
-        c.replyTo().tell(StatusReply.success(new WaitForTrainers(s.members().size(), s.job().trainers())));
-        return Effect().none();
-      }
-      joining.remove(c.trainerId());
+    if (!membership.mayLease(c.trainerId(), s.job().blocks())) {
+      c.replyTo().tell(StatusReply.success(new WaitForTrainers(s.members().size(), s.job().trainers())));
+      return Effect().none();
     }
     MasterState.TaskState current = s.leaseOf(c.trainerId());
     if (current != null) {
@@ -438,7 +311,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   }
 
   private Effect<Event, MasterState> onProgress(MasterState s, ReportProgress c) {
-    lastSeen.put(c.trainerId(), System.nanoTime());
+    liveness.heard(c.trainerId(), System.nanoTime());
     if (c.generation() != s.generation()) {
       c.replyTo().tell(StatusReply.error("progress of trainer " + c.trainerId() + " for step " + c.step()
           + " belongs to generation " + c.generation() + "; the job rolled back to generation " + s.generation()));
@@ -476,8 +349,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   /** {@code failure} says why a trainer was dropped; null when it left on its own. */
   private Effect<Event, MasterState> leave(MasterState s, String trainerId, String failure) {
-    lastSeen.remove(trainerId);
-    joining.remove(trainerId);
+    liveness.forget(trainerId);
+    membership.left(trainerId);
     if (!s.members().containsKey(trainerId)) return Effect().none();
     return Effect().persist(new TrainerLeft(trainerId, failure == null ? "left the job" : failure))
         .thenRun(st -> {
@@ -488,88 +361,31 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
             context.getLog().warn("trainer {} dropped: {}; membership epoch {} = {}", trainerId, failure,
                 st.membershipEpoch(), st.members().keySet());
           }
-          broadcastMembership(st);
-          settle(st);
+          membership.broadcast(st);
+          settler.askMissing(st);
         });
   }
 
   private Effect<Event, MasterState> onTick(MasterState s, Tick t) {
-    long now = System.nanoTime();
-    long timeout = settings.failureTimeout().toNanos();
-    for (String id : new ArrayList<>(s.members().keySet())) {
-      Long seen = lastSeen.get(id);
-      if (seen != null && now - seen > timeout && !s.done()) {
-        return leave(s, id, "no report for " + settings.failureTimeout().toSeconds() + " s");
-      }
-    }
-    resendMembership(s);
-    resendRollback(s);
-    settle(s);
-    maybePeriodicCheckpoint(s);
+    String overdue = s.done() ? null : liveness.overdue(s.members().keySet(), System.nanoTime());
+    if (overdue != null) return leave(s, overdue, liveness.overdueReason());
+    membership.resend(s);
+    rollbacks.resend(s);
+    settler.askMissing(s);
+    checkpoints.tick(s, rollbacks.running());
     return Effect().none();
   }
 
-  // ---- settling a departed trainer's task ----
-
-  private static String taskKey(int epoch, int task) {
-    return epoch + "/" + task;
-  }
-
-  /** Asks every block that has not answered, and is not being asked, how far it holds each settling task. */
-  private void settle(MasterState s) {
-    if (s.job() == null) return;
-    for (MasterState.TaskState t : s.settling()) {
-      String key = taskKey(t.epoch, t.index);
-      Map<String, BlockProtocol.TaskProgress> answers = settleAnswers.computeIfAbsent(key, k -> new HashMap<>());
-      for (String block : s.job().blocks()) {
-        if (answers.containsKey(block) || !settleAsked.add(key + " " + block)) continue;
-        int epoch = t.epoch;
-        int task = t.index;
-        long generation = s.generation();
-        context.askWithStatus(BlockProtocol.TaskProgress.class, blocks, settings.askTimeout(),
-            replyTo -> new ShardingEnvelope<>(block, new BlockProtocol.GetTaskMark(epoch, task, replyTo)),
-            (p, failure) -> new TaskMarkAnswered(epoch, task, block, generation, p, failure));
-      }
-    }
-  }
-
   private Effect<Event, MasterState> onTaskMarkAnswered(MasterState s, TaskMarkAnswered c) {
-    String key = taskKey(c.epoch(), c.task());
-    settleAsked.remove(key + " " + c.blockId());
-    MasterState.TaskState t = s.task(c.epoch(), c.task());
-    if (c.generation() != s.generation() || t == null || t.settlingFor == null) return Effect().none();
-    if (c.failure() != null) {
-      // Asked again by the next tick: a block of a lost node answers once sharding restarted it.
-      context.getLog().info("task {}: block {} did not say how far it got ({})", key, c.blockId(),
-          c.failure().getMessage());
-      return Effect().none();
-    }
-    Map<String, BlockProtocol.TaskProgress> answers = settleAnswers.computeIfAbsent(key, k -> new HashMap<>());
-    answers.put(c.blockId(), c.progress());
-    if (!answers.keySet().containsAll(s.job().blocks())) return Effect().none();
-    // Each block holds the task up to the reported offset or its own mark, whichever is further.
-    Map<String, Long> held = new java.util.TreeMap<>();
-    long offset = Long.MAX_VALUE;
-    for (String block : s.job().blocks()) {
-      long at = Math.min(t.length(), Math.max(t.offset, answers.get(block).offset()));
-      held.put(block, at);
-      offset = Math.min(offset, at);
-    }
-    long step = 0;
-    Map<String, Long> skip = new java.util.TreeMap<>();
-    for (String block : s.job().blocks()) {
-      long at = held.get(block);
-      if (at > offset) skip.put(block, at);
-      if (at == offset && offset > t.offset) step = Math.max(step, answers.get(block).step());
-    }
-    settleAnswers.remove(key);
-    TaskSettled settled = new TaskSettled(c.epoch(), c.task(), t.settlingFor, offset, step, skip);
-    long reported = t.offset;
+    TaskSettled settled = settler.answered(s, c.epoch(), c.task(), c.blockId(), c.generation(), c.progress(),
+        c.failure());
+    if (settled == null) return Effect().none();
+    long reported = s.task(c.epoch(), c.task()).offset;
     return Effect().persist(settled).thenRun(st -> {
-      if (settled.offset() > reported || !skip.isEmpty()) {
-        context.getLog().warn("task {} of trainer {}: every block holds it up to offset {} (reported: {}){}", key,
-            settled.trainerId(), settled.offset(), reported,
-            skip.isEmpty() ? "" : "; blocks ahead, not pushed to again: " + skip);
+      if (settled.offset() > reported || !settled.skip().isEmpty()) {
+        context.getLog().warn("task {} of trainer {}: every block holds it up to offset {} (reported: {}){}",
+            TaskSettler.taskKey(c.epoch(), c.task()), settled.trainerId(), settled.offset(), reported,
+            settled.skip().isEmpty() ? "" : "; blocks ahead, not pushed to again: " + settled.skip());
       }
     });
   }
@@ -577,48 +393,10 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   // ---- checkpoints ----
 
   private Effect<Event, MasterState> onTakeCheckpoint(MasterState s, TakeCheckpoint c) {
-    if (s.job() == null) {
-      c.replyTo().tell(StatusReply.error("no job has been submitted; nothing to checkpoint"));
-      return Effect().none();
-    }
-    if (s.job().mode() != io.shardtrain.actors.ps.BlockSpec.Mode.SYNC) {
-      c.replyTo().tell(StatusReply.error("job " + s.job().jobId() + " is async: checkpoints need sync mode"
-          + " (one global step); save the model with save-model instead"));
-      return Effect().none();
-    }
-    checkpointRequests.add(c);
-    if (!checkpointRunning) startCheckpoint(s);
+    String refusal = CheckpointQueue.refusal(s);
+    if (refusal != null) c.replyTo().tell(StatusReply.error(refusal));
+    else checkpoints.request(s, c);
     return Effect().none();
-  }
-
-  private void maybePeriodicCheckpoint(MasterState s) {
-    if (checkpoints.everySteps() <= 0 || checkpointRunning || rollbackGeneration != 0 || s.job() == null
-        || !s.started() || s.done() || s.job().mode() != io.shardtrain.actors.ps.BlockSpec.Mode.SYNC) {
-      return;
-    }
-    // The last step of a step-bounded job is checkpointed once, not again every tick until it is done.
-    if (s.job().steps() > 0 && s.checkpoint() != null && s.checkpoint().step() >= s.job().steps()) return;
-    startCheckpoint(s);
-  }
-
-  /** Starts the next checkpoint: the oldest on-demand request, else a periodic one. */
-  private void startCheckpoint(MasterState s) {
-    TakeCheckpoint request = checkpointRequests.isEmpty() ? null : checkpointRequests.remove(0);
-    boolean periodic = request == null;
-    java.nio.file.Path dir = request == null || request.dir() == null || request.dir().isBlank() ? null
-        : java.nio.file.Path.of(request.dir());
-    long keepFrom = s.checkpoint() == null ? 0 : s.checkpoint().step();
-    ActorRef<Command> self = context.getSelf();
-    Duration timeout = checkpoints.timeout();
-    var stage = taker.take(s.job(), periodic && checkpoints.everySteps() > 0, s.done(), keepFrom, dir,
-        step -> akka.actor.typed.javadsl.AskPattern.<Command, StatusReply<MasterState.CommittedCheckpoint>>ask(self,
-                r -> new OffsetsAt(step, "", System.nanoTime() + timeout.toNanos() / 2, r),
-                timeout, context.getSystem().scheduler())
-            .thenApply(StatusReply::getValue));
-    checkpointRunning = true;
-    long rollbacks = rollbacksStarted;
-    List<ActorRef<StatusReply<CheckpointWritten>>> replyTo = request == null ? List.of() : List.of(request.replyTo());
-    context.pipeToSelf(stage, (result, failure) -> new CheckpointFinished(result, failure, rollbacks, replyTo));
   }
 
   private Effect<Event, MasterState> onOffsetsAt(MasterState s, OffsetsAt c) {
@@ -636,20 +414,20 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   }
 
   private Effect<Event, MasterState> onCheckpointFinished(MasterState s, CheckpointFinished c) {
-    checkpointRunning = false;
-    boolean crossedRollback = c.rollbacksAtStart() != rollbacksStarted || rollbackGeneration != 0;
+    checkpoints.finished();
+    boolean crossedRollback = c.rollbacksAtStart() != rollbacks.started() || rollbacks.running();
     if (c.failure() != null || crossedRollback) {
       String why = c.failure() != null ? c.failure().getMessage() : "the job rolled back meanwhile";
       context.getLog().warn("checkpoint failed: {}", why);
       for (var r : c.replyTo()) r.tell(StatusReply.error("checkpoint failed: " + why));
-      return Effect().none().thenRun(this::nextRequest);
+      return Effect().none().thenRun(checkpoints::next);
     }
     if (s.checkpoint() != null && s.checkpoint().step() >= c.result().step()) {
       // Already committed (a job that is done checkpoints at its last step again): just answer.
       for (var r : c.replyTo()) {
         r.tell(StatusReply.success(new CheckpointWritten(s.job().jobId(), c.result().step(), c.result().dir())));
       }
-      return Effect().none().thenRun(this::nextRequest);
+      return Effect().none().thenRun(checkpoints::next);
     }
     return Effect().persist(new CheckpointCommitted(c.result())).thenRun(st -> {
       context.getLog().info("checkpoint of job {} at step {} committed ({})", st.job().jobId(), c.result().step(),
@@ -657,119 +435,37 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
       for (var r : c.replyTo()) {
         r.tell(StatusReply.success(new CheckpointWritten(st.job().jobId(), c.result().step(), c.result().dir())));
       }
-      nextRequest(st);
+      checkpoints.next(st);
     });
-  }
-
-  /** Starts the on-demand checkpoint that waited for the one just finished. */
-  private void nextRequest(MasterState s) {
-    if (!checkpointRequests.isEmpty() && !checkpointRunning) startCheckpoint(s);
   }
 
   // ---- rollback (checkpoint durability) ----
 
-  private boolean needsRollback(MasterState s) {
-    return s.job() != null && s.started() && !s.done() && s.job().mode() == io.shardtrain.actors.ps.BlockSpec.Mode.SYNC;
-  }
-
-  private Effect<Event, MasterState> startRollback(MasterState s, String reason) {
-    if (!checkpoints.checkpointDurability() || !needsRollback(s)) return Effect().none();
-    rollbacksStarted++;
-    // A second loss during a rollback starts it over under a newer generation: blocks that
-    // recovered from the journal meanwhile must roll back again.
-    rollbackGeneration = Math.max(s.generation(), rollbackGeneration) + 1;
-    rollbackStep = s.checkpoint() == null ? 0 : s.checkpoint().step();
-    rollbackReason = reason;
-    rolledBack.clear();
-    rollbackAsked.clear();
-    context.getLog().warn("{}: rolling job {} back to its checkpoint at step {} (generation {})", reason,
-        s.job().jobId(), rollbackStep, rollbackGeneration);
-    for (String block : s.job().blocks()) sendRollback(block);
+  private Effect<Event, MasterState> onRollBackRequest(MasterState s, RollBackToCheckpoint c) {
+    // A trainer's request (generation >= 0) waits out a running rollback; one from an older
+    // generation missed the notice and is told again.
+    boolean fromTrainer = c.generation() >= 0;
+    if (fromTrainer && rollbacks.running()) return Effect().none();
+    if (fromTrainer && c.generation() < s.generation()) tellRollback(s, c.trainerId());
+    else rollbacks.start(s, c.reason());
     return Effect().none();
   }
 
-  private Effect<Event, MasterState> onRollBackRequest(MasterState s, RollBackToCheckpoint c) {
-    if (c.generation() < 0) return startRollback(s, c.reason());
-    if (rollbackGeneration != 0) return Effect().none();
-    if (c.generation() < s.generation()) {
-      tellRollback(s, c.trainerId());
-      return Effect().none();
-    }
-    return startRollback(s, c.reason());
-  }
-
-  private void resendRollback(MasterState s) {
-    if (rollbackGeneration == 0 || s.job() == null) return;
-    for (String block : s.job().blocks()) {
-      if (!rolledBack.contains(block) && !rollbackAsked.contains(block)) sendRollback(block);
-    }
-  }
-
-  private void sendRollback(String blockId) {
-    long generation = rollbackGeneration;
-    long step = rollbackStep;
-    rollbackAsked.add(blockId);
-    context.askWithStatus(Long.class, blocks, settings.askTimeout(),
-        replyTo -> new ShardingEnvelope<>(blockId, new BlockProtocol.RollBack(step, generation, replyTo)),
-        (ok, failure) -> new BlockRolledBack(blockId, generation, failure));
-  }
-
   private Effect<Event, MasterState> onBlockRolledBack(MasterState s, BlockRolledBack c) {
-    if (c.generation() != rollbackGeneration) return Effect().none();
-    rollbackAsked.remove(c.blockId());
-    if (c.failure() != null) {
-      // Re-sent by the next tick: a block of the lost node answers once sharding restarted it.
-      context.getLog().info("rollback of block {}: {}", c.blockId(), c.failure().getMessage());
-      return Effect().none();
-    }
-    rolledBack.add(c.blockId());
-    if (rolledBack.size() < s.job().blocks().size()) return Effect().none();
-    long generation = rollbackGeneration;
-    long step = rollbackStep;
-    String reason = rollbackReason;
-    rollbackGeneration = 0;
-    settleAnswers.clear();
-    return Effect().persist(new RolledBackToCheckpoint(step, generation, reason)).thenRun(st -> {
+    RolledBackToCheckpoint rolledBack = rollbacks.answered(s, c.blockId(), c.generation(), c.failure());
+    if (rolledBack == null) return Effect().none();
+    settler.clear();
+    return Effect().persist(rolledBack).thenRun(st -> {
       context.getLog().warn("job {} rolled back to step {} (generation {}); trainers continue from there",
-          st.job().jobId(), step, generation);
+          st.job().jobId(), rolledBack.step(), rolledBack.generation());
       for (String trainer : st.members().keySet()) tellRollback(st, trainer);
     });
   }
 
   private void tellRollback(MasterState s, String trainerId) {
-    ActorRef<?> ref = s.members().get(trainerId);
-    if (ref == null) return;
-    long step = s.checkpoint() == null ? 0 : s.checkpoint().step();
-    ref.<io.shardtrain.actors.trainer.Trainer.Command>unsafeUpcast()
-        .tell(new io.shardtrain.actors.trainer.Trainer.RollBack(step, s.generation()));
-  }
-
-  private boolean allBlocksKnow(MasterState s, long epoch) {
-    for (String block : s.job().blocks()) {
-      if (blockAcked.getOrDefault(block, -1L) < epoch) return false;
-    }
-    return true;
-  }
-
-  private void broadcastMembership(MasterState s) {
-    if (s.job() == null) return;
-    for (String block : s.job().blocks()) sendMembership(s, block);
-  }
-
-  private void resendMembership(MasterState s) {
-    if (s.job() == null) return;
-    for (String block : s.job().blocks()) {
-      if (blockAcked.getOrDefault(block, -1L) < s.membershipEpoch()) sendMembership(s, block);
-    }
-  }
-
-  private void sendMembership(MasterState s, String blockId) {
-    long epoch = s.membershipEpoch();
-    List<String> members = List.copyOf(s.members().keySet());
-    // A lost update is re-sent by the next tick until the block acknowledges this epoch.
-    context.askWithStatus(Long.class, blocks, settings.askTimeout(),
-        replyTo -> new ShardingEnvelope<>(blockId, new BlockProtocol.UpdateMembership(epoch, members, replyTo)),
-        (ok, failure) -> new BlockAcked(blockId, failure == null ? epoch : -1L));
+    ActorRef<TrainerNotice> trainer = s.members().get(trainerId);
+    if (trainer == null) return;
+    trainer.tell(new TrainerNotice.RollBack(s.checkpoint() == null ? 0 : s.checkpoint().step(), s.generation()));
   }
 
   @Override

@@ -1,8 +1,12 @@
 package io.shardtrain.actors.master;
 
 import akka.actor.typed.ActorRef;
+import akka.persistence.typed.SnapshotAdapter;
 import com.fasterxml.jackson.annotation.JsonAutoDetect;
-import io.shardtrain.actors.CborSerializable;
+import io.shardtrain.actors.job.CborSerializable;
+import io.shardtrain.actors.job.JobProtocol;
+import io.shardtrain.actors.job.JobSpec;
+import io.shardtrain.actors.job.TrainerNotice;
 import io.shardtrain.actors.ps.BlockSpec;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -94,6 +98,20 @@ public final class MasterState implements CborSerializable {
     boolean untouched() {
       return leasedTo == null && offset == 0 && !finished && settlingFor == null && skip.isEmpty();
     }
+
+    TaskState copy() {
+      TaskState c = new TaskState(epoch, index, from, to);
+      c.offset = offset;
+      c.leasedTo = leasedTo;
+      c.settlingFor = settlingFor;
+      c.skip = new TreeMap<>(skip);
+      c.finished = finished;
+      c.finishedAtStep = finishedAtStep;
+      for (long[] h : history) c.history.add(h.clone());
+      c.floorOffset = floorOffset;
+      c.floorStep = floorStep;
+      return c;
+    }
   }
 
   static final int MAX_HISTORY = 256;
@@ -116,7 +134,7 @@ public final class MasterState implements CborSerializable {
 
   private JobSpec job;
   private long membershipEpoch;
-  private LinkedHashMap<String, ActorRef<?>> members = new LinkedHashMap<>();
+  private LinkedHashMap<String, ActorRef<TrainerNotice>> members = new LinkedHashMap<>();
   private int firstOpenEpoch;
   private List<TaskState> tasks = new ArrayList<>();
   private long examplesReported;
@@ -133,7 +151,7 @@ public final class MasterState implements CborSerializable {
     return membershipEpoch;
   }
 
-  public Map<String, ActorRef<?>> members() {
+  public Map<String, ActorRef<TrainerNotice>> members() {
     return members;
   }
 
@@ -164,6 +182,38 @@ public final class MasterState implements CborSerializable {
     return lastStep.values().stream().filter(s -> s >= job.steps()).count() >= job.trainers();
   }
 
+  /**
+   * Snapshots are copies: the store may serialize, or keep, the object it is handed after the master
+   * applied later events to its state, and a store that kept it would see recovery replay events into it.
+   */
+  static final SnapshotAdapter<MasterState> SNAPSHOT_ADAPTER = new SnapshotAdapter<>() {
+    @Override
+    public Object toJournal(MasterState state) {
+      return state.copy();
+    }
+
+    @Override
+    public MasterState fromJournal(Object from) {
+      return ((MasterState) from).copy();
+    }
+  };
+
+  /** A copy that shares nothing mutable with this state. */
+  MasterState copy() {
+    MasterState c = new MasterState();
+    c.job = job;
+    c.membershipEpoch = membershipEpoch;
+    c.members = new LinkedHashMap<>(members);
+    c.firstOpenEpoch = firstOpenEpoch;
+    for (TaskState t : tasks) c.tasks.add(t.copy());
+    c.examplesReported = examplesReported;
+    c.lastStep = new HashMap<>(lastStep);
+    c.started = started;
+    c.checkpoint = checkpoint;
+    c.generation = generation;
+    return c;
+  }
+
   // ---- event application ----
 
   MasterState submitted(JobSpec j) {
@@ -178,7 +228,7 @@ public final class MasterState implements CborSerializable {
     return this;
   }
 
-  MasterState joined(String trainerId, ActorRef<?> ref) {
+  MasterState joined(String trainerId, ActorRef<TrainerNotice> ref) {
     // A new incarnation of a member (its node restarted before the old one was noticed gone).
     if (members.put(trainerId, ref) != null) release(trainerId);
     membershipEpoch++;
@@ -356,21 +406,21 @@ public final class MasterState implements CborSerializable {
     return null;
   }
 
-  Master.Lease lease(TaskState t) {
-    return new Master.Lease(t.epoch, t.index, t.from, t.to, t.offset, t.skip);
+  JobProtocol.Lease lease(TaskState t) {
+    return new JobProtocol.Lease(t.epoch, t.index, t.from, t.to, t.offset, t.skip);
   }
 
-  Master.Registration registration(String trainerId) {
-    return new Master.Registration(job, membershipEpoch, List.copyOf(members.keySet()),
+  JobProtocol.Registration registration(String trainerId) {
+    return new JobProtocol.Registration(job, membershipEpoch, List.copyOf(members.keySet()),
         lastStep.getOrDefault(trainerId, 0L), generation);
   }
 
-  Master.JobStatus status() {
+  JobProtocol.JobStatus status() {
     List<String> leases = new ArrayList<>();
     for (TaskState t : tasks) {
       if (t.leasedTo != null) leases.add(t.epoch + "/" + t.index + "@" + t.offset + " -> " + t.leasedTo);
     }
-    return new Master.JobStatus(job == null ? "" : job.jobId(), job != null, done(),
+    return new JobProtocol.JobStatus(job == null ? "" : job.jobId(), job != null, done(),
         firstOpenEpoch, membershipEpoch, List.copyOf(members.keySet()), examplesReported, leases, job,
         checkpoint == null ? -1 : checkpoint.step(), checkpoint == null ? "" : checkpoint.dir(), generation);
   }

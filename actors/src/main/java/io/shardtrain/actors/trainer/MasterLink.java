@@ -3,12 +3,13 @@ package io.shardtrain.actors.trainer;
 import akka.Done;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.javadsl.ActorContext;
-import io.shardtrain.actors.master.JobSpec;
-import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.job.JobProtocol;
+import io.shardtrain.actors.job.JobSpec;
+import io.shardtrain.actors.job.TrainerNotice;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Everything a trainer says to the {@link Master}, and the master's answers turned into the
+ * Everything a trainer says to the master ({@link JobProtocol}), and the master's answers turned into the
  * trainer's own messages: registering, asking for a task, reporting progress, heartbeats, asking
  * for a rollback and leaving. The only place the trainer names the master's protocol.
  */
@@ -48,10 +49,10 @@ final class MasterLink {
 
   private final ActorContext<Trainer.Command> context;
   private final String trainerId;
-  private final ActorRef<Master.Command> master;
+  private final ActorRef<JobProtocol.Command> master;
   private final TrainerSettings settings;
 
-  MasterLink(ActorContext<Trainer.Command> context, String trainerId, ActorRef<Master.Command> master,
+  MasterLink(ActorContext<Trainer.Command> context, String trainerId, ActorRef<JobProtocol.Command> master,
       TrainerSettings settings) {
     this.context = context;
     this.trainerId = trainerId;
@@ -60,47 +61,49 @@ final class MasterLink {
   }
 
   void register() {
-    context.askWithStatus(Master.Registration.class, master, settings.askTimeout(),
-        replyTo -> new Master.RegisterTrainer(trainerId, context.getSelf(), replyTo),
+    // The master answers with notices on a typed adapter, so it needs none of the trainer's own messages.
+    ActorRef<TrainerNotice> notices = context.messageAdapter(TrainerNotice.class, Trainer.Notice::new);
+    context.askWithStatus(JobProtocol.Registration.class, master, settings.askTimeout(),
+        replyTo -> new JobProtocol.RegisterTrainer(trainerId, notices, replyTo),
         (r, failure) -> r == null ? new Registered(null, 0, 0, 0, failure)
             : new Registered(r.job(), r.membershipEpoch(), r.lastStep(), r.generation(), null));
   }
 
   void requestTask(long generation) {
-    context.askWithStatus(Master.TaskReply.class, master, settings.askTimeout(),
-        replyTo -> new Master.RequestTask(trainerId, replyTo),
+    context.askWithStatus(JobProtocol.TaskReply.class, master, settings.askTimeout(),
+        replyTo -> new JobProtocol.RequestTask(trainerId, replyTo),
         (reply, failure) -> new TaskAnswered(generation, answer(reply, failure)));
   }
 
   /** The master's task reply as the trainer acts on it. */
-  static TaskAnswer answer(Master.TaskReply reply, Throwable failure) {
+  static TaskAnswer answer(JobProtocol.TaskReply reply, Throwable failure) {
     if (failure != null) return new Unanswered(failure);
-    if (reply instanceof Master.Lease l) {
+    if (reply instanceof JobProtocol.Lease l) {
       return new Leased(new TaskLease(l.epoch(), l.task(), l.from(), l.to(), l.offset(), l.skip()));
     }
-    if (reply instanceof Master.NotRegistered) return new Forgotten();
-    if (reply instanceof Master.WaitForTrainers w) return new Waiting(w.registered(), w.expected());
-    if (reply instanceof Master.NoTask n) return new NoTask(n.jobDone());
+    if (reply instanceof JobProtocol.NotRegistered) return new Forgotten();
+    if (reply instanceof JobProtocol.WaitForTrainers w) return new Waiting(w.registered(), w.expected());
+    if (reply instanceof JobProtocol.NoTask n) return new NoTask(n.jobDone());
     throw new IllegalArgumentException("unknown task reply " + reply);
   }
 
   /** Reports that every block acknowledged {@code step}, whose batch ended at {@code offset} of {@code lease}. */
   void reportProgress(TaskLease lease, long offset, long step, long generation) {
     context.askWithStatus(Done.class, master, settings.askTimeout(),
-        replyTo -> new Master.ReportProgress(trainerId, lease.epoch(), lease.task(), offset, step, generation, replyTo),
+        replyTo -> new JobProtocol.ReportProgress(trainerId, lease.epoch(), lease.task(), offset, step, generation, replyTo),
         (done, failure) -> new Reported(step, failure));
   }
 
   void heartbeat() {
-    master.tell(new Master.Heartbeat(trainerId));
+    master.tell(new JobProtocol.Heartbeat(trainerId));
   }
 
   /** A block is behind this trainer's step: the job has to go back to its checkpoint. */
   void rollBackToCheckpoint(String reason, long generation) {
-    master.tell(new Master.RollBackToCheckpoint(reason, generation, trainerId));
+    master.tell(new JobProtocol.RollBackToCheckpoint(reason, generation, trainerId));
   }
 
   void leave() {
-    master.tell(new Master.LeaveJob(trainerId, context.getSystem().ignoreRef()));
+    master.tell(new JobProtocol.LeaveJob(trainerId, context.getSystem().ignoreRef()));
   }
 }

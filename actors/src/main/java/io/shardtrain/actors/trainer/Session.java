@@ -1,6 +1,6 @@
 package io.shardtrain.actors.trainer;
 
-import io.shardtrain.actors.master.JobSpec;
+import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.ps.BlockSpec;
 
 /**

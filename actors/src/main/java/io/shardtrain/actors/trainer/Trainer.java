@@ -6,8 +6,9 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.BehaviorBuilder;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.TimerScheduler;
-import io.shardtrain.actors.CborSerializable;
-import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.job.JobProtocol;
+import io.shardtrain.actors.job.TrainerNotice;
+import io.shardtrain.actors.job.TrainerNotice.RollBack;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.compute.backend.Backend;
 import io.shardtrain.compute.data.BatchReader;
@@ -17,7 +18,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * A trainer: leases data tasks from the {@link Master}, computes gradients on its backend, pushes
+ * A trainer: leases data tasks from the master ({@link JobProtocol}), computes gradients on its backend, pushes
  * each block's gradient as soon as backward has produced it (last layer first, so communication
  * overlaps the rest of backward), and pulls the parameters of the next step.
  *
@@ -55,13 +56,20 @@ import java.util.function.Supplier;
  */
 public final class Trainer {
 
-  public sealed interface Command permits Stop, RollBack, Internal {}
+  public sealed interface Command permits Stop, Notice, Internal {}
 
   /** Stop after the current step and leave the job. */
   public enum Stop implements Command { INSTANCE }
 
-  /** From the master: the job rolled back to the checkpoint at {@code step}; continue from there in {@code generation}. */
-  public record RollBack(long step, long generation) implements Command, CborSerializable {}
+  /**
+   * What the master tells this trainer unasked ({@link TrainerNotice}: a rollback to a checkpoint),
+   * through the adapter the trainer registers with.
+   */
+  record Notice(TrainerNotice notice) implements Command {
+    RollBack rollBack() {
+      return (RollBack) notice;
+    }
+  }
 
   /** The trainer's own messages: answers to what its pieces asked, and its timers. */
   sealed interface Internal extends Command permits MasterLink.Registered, MasterLink.TaskAnswered,
@@ -75,7 +83,7 @@ public final class Trainer {
   private record RetryPush(long generation, String block, long step) implements Internal {}
 
   /** What a trainer needs from the outside world; one per trainer. */
-  public record Setup(String trainerId, ActorRef<Master.Command> master, Dataset train, Dataset test,
+  public record Setup(String trainerId, ActorRef<JobProtocol.Command> master, Dataset train, Dataset test,
       Supplier<Backend> backend, TrainerSettings settings, StepListener listener) {}
 
   /** A leased task and the reader over its examples. */
@@ -132,7 +140,8 @@ public final class Trainer {
                 Math.max(s.generation(), m.generation()))))
         .onMessageEquals(Retry.REGISTER, this::registerAgain)
         .onMessageEquals(Stop.INSTANCE, () -> finish(s.model(), "stopped"))
-        .onMessage(RollBack.class, r -> {
+        .onMessage(Notice.class, n -> {
+          RollBack r = n.rollBack();
           if (r.generation() <= s.generation()) return Behaviors.same();
           // The registration's answer starts the pull of the checkpoint's parameters.
           takeBackStepsAfter(r);
@@ -366,8 +375,8 @@ public final class Trainer {
           reportAnswered(m);
           return Behaviors.same();
         })
-        .onMessage(RollBack.class, r -> r.generation() > s.generation()
-            ? rollBack(s, r, stopRequested.getAsBoolean()) : Behaviors.same())
+        .onMessage(Notice.class, n -> n.rollBack().generation() > s.generation()
+            ? rollBack(s, n.rollBack(), stopRequested.getAsBoolean()) : Behaviors.same())
         // Late answers of an earlier phase or an abandoned step, and timers that outlived theirs.
         .onAnyMessage(m -> Behaviors.same())
         .build();

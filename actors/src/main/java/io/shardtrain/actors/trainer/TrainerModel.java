@@ -1,6 +1,6 @@
 package io.shardtrain.actors.trainer;
 
-import io.shardtrain.actors.master.JobSpec;
+import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.ps.BlockLayout;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSlice;

@@ -9,6 +9,9 @@ import akka.cluster.sharding.typed.ShardingEnvelope;
 import akka.pattern.StatusReply;
 import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
 import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.job.JobProtocol;
+import io.shardtrain.actors.job.JobSpec;
+import io.shardtrain.actors.job.TrainerNotice;
 import io.shardtrain.actors.ps.BlockLayout;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
@@ -16,7 +19,6 @@ import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParamShape;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.actors.ps.PsSettings;
-import io.shardtrain.actors.trainer.Trainer;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.nn.Parameter;
 import io.shardtrain.persistence.model.Checkpoint;
@@ -125,8 +127,8 @@ class MasterCheckpointTest {
     }));
   }
 
-  record Setup(EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk, TestProbe<Object> blocks,
-      TestProbe<Object> a, TestProbe<Object> b) {}
+  record Setup(EventSourcedBehaviorTestKit<JobProtocol.Command, Master.Event, MasterState> tk, TestProbe<Object> blocks,
+      TestProbe<TrainerNotice> a, TestProbe<TrainerNotice> b) {}
 
   /** A started job: trainers a (task 0/0) and b (task 0/1) registered and leased. */
   static Setup started(CheckpointSettings checkpoints) {
@@ -140,16 +142,16 @@ class MasterCheckpointTest {
   static Setup started(CheckpointSettings checkpoints, JobSpec job, Duration rollbackTime) {
     TestProbe<Object> probe = kit.createTestProbe();
     var fake = kit.spawn(blocks(job, probe, rollbackTime));
-    EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk =
+    EventSourcedBehaviorTestKit<JobProtocol.Command, Master.Event, MasterState> tk =
         EventSourcedBehaviorTestKit.create(kit.system(), Master.create(SETTINGS, checkpoints, fake));
     tk.clear();
-    assertTrue(tk.<StatusReply<Done>>runCommand(r -> new Master.SubmitJob(job, r)).reply().isSuccess());
+    assertTrue(tk.<StatusReply<Done>>runCommand(r -> new JobProtocol.SubmitJob(job, r)).reply().isSuccess());
     Setup s = new Setup(tk, probe, kit.createTestProbe(), kit.createTestProbe());
-    tk.<StatusReply<Master.Registration>>runCommand(r -> new Master.RegisterTrainer("a", s.a().ref(), r));
-    tk.<StatusReply<Master.Registration>>runCommand(r -> new Master.RegisterTrainer("b", s.b().ref(), r));
+    tk.<StatusReply<JobProtocol.Registration>>runCommand(r -> new JobProtocol.RegisterTrainer("a", s.a().ref(), r));
+    tk.<StatusReply<JobProtocol.Registration>>runCommand(r -> new JobProtocol.RegisterTrainer("b", s.b().ref(), r));
     MasterTest.Setup ms = new MasterTest.Setup(tk, null);
-    assertEquals(new Master.Lease(0, 0, 0, 50, 0), MasterTest.request(ms, "a"));
-    assertEquals(new Master.Lease(0, 1, 50, 100, 0), MasterTest.request(ms, "b"));
+    assertEquals(new JobProtocol.Lease(0, 0, 0, 50, 0), MasterTest.request(ms, "a"));
+    assertEquals(new JobProtocol.Lease(0, 1, 50, 100, 0), MasterTest.request(ms, "b"));
     return s;
   }
 
@@ -165,13 +167,13 @@ class MasterCheckpointTest {
 
   static StatusReply<Done> report(Setup s, String id, int task, long offset, long step, long generation) {
     return s.tk().<StatusReply<Done>>runCommand(
-        r -> new Master.ReportProgress(id, 0, task, offset, step, generation, r)).reply();
+        r -> new JobProtocol.ReportProgress(id, 0, task, offset, step, generation, r)).reply();
   }
 
-  static Master.CheckpointWritten checkpoint(Setup s, Path dir) {
-    TestProbe<StatusReply<Master.CheckpointWritten>> reply = kit.createTestProbe();
-    s.tk().runCommand(new Master.TakeCheckpoint(dir.toString(), reply.ref()));
-    StatusReply<Master.CheckpointWritten> r = reply.receiveMessage(Duration.ofSeconds(20));
+  static JobProtocol.CheckpointWritten checkpoint(Setup s, Path dir) {
+    TestProbe<StatusReply<JobProtocol.CheckpointWritten>> reply = kit.createTestProbe();
+    s.tk().runCommand(new JobProtocol.TakeCheckpoint(dir.toString(), reply.ref()));
+    StatusReply<JobProtocol.CheckpointWritten> r = reply.receiveMessage(Duration.ofSeconds(20));
     assertTrue(r.isSuccess(), String.valueOf(r));
     return r.getValue();
   }
@@ -187,8 +189,8 @@ class MasterCheckpointTest {
     report(s, "b", 1, 24, 7, 0);
     report(s, "a", 0, 30, 8, 0);
 
-    Master.CheckpointWritten written = checkpoint(s, dir);
-    assertEquals(new Master.CheckpointWritten("job-1", BLOCK_VERSION + 2, dir.toString()), written);
+    JobProtocol.CheckpointWritten written = checkpoint(s, dir);
+    assertEquals(new JobProtocol.CheckpointWritten("job-1", BLOCK_VERSION + 2, dir.toString()), written);
     for (String block : job().blocks()) {
       Object asked = s.blocks().receiveMessage();
       assertEquals(BLOCK_VERSION + 2, ((BlockProtocol.Checkpoint) asked).step(), "every block is asked for step 7");
@@ -203,7 +205,7 @@ class MasterCheckpointTest {
     float[] slot = c.slotsOf("dense1.weight").values().get(0);
     assertArrayEquals(value("dense1.weight", 0, 7, 1, 8), java.util.Arrays.copyOfRange(slot, 0, 8));
     assertEquals(7, c.slotsOf("dense1.weight").updates());
-    Master.JobStatus status = s.tk().getState().status();
+    JobProtocol.JobStatus status = s.tk().getState().status();
     assertEquals(7, status.checkpointStep());
     assertEquals(30 + 24, status.examplesReported());
   }
@@ -217,14 +219,14 @@ class MasterCheckpointTest {
     report(s, "b", 1, 36, 8, 0);
     assertEquals(66, s.tk().getState().status().examplesReported());
 
-    s.tk().runCommand(new Master.RollBackToCheckpoint("test: a ps node is gone", -1, "a"));
+    s.tk().runCommand(new JobProtocol.RollBackToCheckpoint("test: a ps node is gone", -1, "a"));
     for (int i = 0; i < job().blocks().size(); i++) {
       BlockProtocol.RollBack r = (BlockProtocol.RollBack) s.blocks().receiveMessage();
       assertEquals(List.of(7L, 1L), List.of(r.step(), r.generation()));
     }
-    assertEquals(new Trainer.RollBack(7, 1), s.a().receiveMessage(Duration.ofSeconds(5)));
-    assertEquals(new Trainer.RollBack(7, 1), s.b().receiveMessage(Duration.ofSeconds(5)));
-    Master.JobStatus status = s.tk().getState().status();
+    assertEquals(new TrainerNotice.RollBack(7, 1), s.a().receiveMessage(Duration.ofSeconds(5)));
+    assertEquals(new TrainerNotice.RollBack(7, 1), s.b().receiveMessage(Duration.ofSeconds(5)));
+    JobProtocol.JobStatus status = s.tk().getState().status();
     assertEquals(1, status.generation());
     assertEquals(44, status.examplesReported(), "back to the examples of step 7");
     assertEquals(List.of(), status.leases(), "leases are handed out again");
@@ -232,25 +234,25 @@ class MasterCheckpointTest {
     // A report of the abandoned timeline is refused, and its trainer told again.
     StatusReply<Done> old = report(s, "a", 0, 40, 9, 0);
     assertTrue(old.isError() && old.getError().getMessage().contains("generation"), String.valueOf(old));
-    assertEquals(new Trainer.RollBack(7, 1), s.a().receiveMessage(Duration.ofSeconds(5)));
+    assertEquals(new TrainerNotice.RollBack(7, 1), s.a().receiveMessage(Duration.ofSeconds(5)));
     MasterTest.Setup ms = new MasterTest.Setup(s.tk(), null);
-    assertEquals(new Master.Lease(0, 0, 0, 50, 20), MasterTest.request(ms, "a"));
-    assertEquals(new Master.Lease(0, 1, 50, 100, 24), MasterTest.request(ms, "b"));
+    assertEquals(new JobProtocol.Lease(0, 0, 0, 50, 20), MasterTest.request(ms, "a"));
+    assertEquals(new JobProtocol.Lease(0, 1, 50, 100, 24), MasterTest.request(ms, "b"));
     assertTrue(report(s, "a", 0, 30, 8, 1).isSuccess());
 
     // A trainer that found a block behind asks for a rollback: in an older generation it missed
     // the notice and is told again, no block rolls back; in the current one the block moved and
     // recovered its newest checkpoint, so the job rolls back.
-    s.tk().runCommand(new Master.RollBackToCheckpoint("block behind", 0, "a"));
-    assertEquals(new Trainer.RollBack(7, 1), s.a().receiveMessage(Duration.ofSeconds(5)));
+    s.tk().runCommand(new JobProtocol.RollBackToCheckpoint("block behind", 0, "a"));
+    assertEquals(new TrainerNotice.RollBack(7, 1), s.a().receiveMessage(Duration.ofSeconds(5)));
     s.blocks().expectNoMessage(Duration.ofMillis(300));
-    s.tk().runCommand(new Master.RollBackToCheckpoint("block behind", 1, "a"));
+    s.tk().runCommand(new JobProtocol.RollBackToCheckpoint("block behind", 1, "a"));
     BlockProtocol.RollBack again = (BlockProtocol.RollBack) s.blocks().receiveMessage();
     assertEquals(List.of(7L, 2L), List.of(again.step(), again.generation()));
     for (int i = 1; i < job().blocks().size(); i++) s.blocks().receiveMessage();
-    assertEquals(new Trainer.RollBack(7, 2), s.a().receiveMessage(Duration.ofSeconds(5)));
+    assertEquals(new TrainerNotice.RollBack(7, 2), s.a().receiveMessage(Duration.ofSeconds(5)));
     assertEquals(44, s.tk().getState().status().examplesReported());
-    assertEquals(new Master.Lease(0, 0, 0, 50, 20), MasterTest.request(ms, "a"));
+    assertEquals(new JobProtocol.Lease(0, 0, 0, 50, 20), MasterTest.request(ms, "a"));
     assertTrue(report(s, "a", 0, 30, 8, 2).isSuccess());
 
     // Restarted, the master recovers generation 2 and the checkpoint at step 7 from its journal,
@@ -275,11 +277,11 @@ class MasterCheckpointTest {
         Duration.ofSeconds(1));
     checkpointAtStepSeven(s, dir);
 
-    s.tk().runCommand(new Master.RollBackToCheckpoint("test: a ps node is gone", -1, "a"));
+    s.tk().runCommand(new JobProtocol.RollBackToCheckpoint("test: a ps node is gone", -1, "a"));
     for (int i = 0; i < job().blocks().size(); i++) {
       assertEquals(1L, ((BlockProtocol.RollBack) s.blocks().receiveMessage()).generation());
     }
-    assertEquals(new Trainer.RollBack(7, 1), s.a().receiveMessage(Duration.ofSeconds(5)));
+    assertEquals(new TrainerNotice.RollBack(7, 1), s.a().receiveMessage(Duration.ofSeconds(5)));
     s.blocks().expectNoMessage(Duration.ofMillis(500));
   }
 
@@ -301,7 +303,7 @@ class MasterCheckpointTest {
   void exactDurabilityDoesNotRollBack() {
     Setup s = started(CheckpointSettings.OFF);
     report(s, "a", 0, 10, 6, 0);
-    s.tk().runCommand(new Master.RollBackToCheckpoint("test", -1, "a"));
+    s.tk().runCommand(new JobProtocol.RollBackToCheckpoint("test", -1, "a"));
     s.a().expectNoMessage(Duration.ofMillis(300));
     assertEquals(0, s.tk().getState().generation());
     assertEquals(10, s.tk().getState().status().examplesReported());

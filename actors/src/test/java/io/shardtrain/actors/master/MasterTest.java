@@ -8,6 +8,9 @@ import akka.cluster.sharding.typed.ShardingEnvelope;
 import akka.pattern.StatusReply;
 import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
 import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.job.JobProtocol;
+import io.shardtrain.actors.job.JobSpec;
+import io.shardtrain.actors.job.TrainerNotice;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParameterBlock;
@@ -36,6 +39,10 @@ class MasterTest {
 
   @BeforeEach
   void startKit() {
+    newKit();
+  }
+
+  static void newKit() {
     MARKS.clear();
     kit = ActorTestKit.create("MasterTest",
       EventSourcedBehaviorTestKit.config().withFallback(ConfigFactory.load()));
@@ -52,7 +59,7 @@ class MasterTest {
         "sgd", 0.1f, "constant", 0f, -1, 16, List.of("w#0", "w#1"));
   }
 
-  record Setup(EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk,
+  record Setup(EventSourcedBehaviorTestKit<JobProtocol.Command, Master.Event, MasterState> tk,
       TestProbe<ShardingEnvelope<BlockProtocol.Command>> blocks) {}
 
   static Setup submitted() {
@@ -89,24 +96,17 @@ class MasterTest {
     Setup s = submitted();
     register(s, "a", kit.createTestProbe());
     register(s, "b", kit.createTestProbe());
-    assertEquals(new Master.Lease(0, 0, 0, 50, 0), request(s, "a"));
-    assertEquals(new Master.Lease(0, 1, 50, 100, 0), request(s, "b"));
+    assertEquals(new JobProtocol.Lease(0, 0, 0, 50, 0), request(s, "a"));
+    assertEquals(new JobProtocol.Lease(0, 1, 50, 100, 0), request(s, "b"));
     return s;
   }
 
-  /** "a" leaves the job; "c" registers and asks for a task until "a"'s task is settled. */
-  static Master.TaskReply aLeavesAndCTakesOver(Setup s) {
-    s.tk().<StatusReply<Done>>runCommand(r -> new Master.LeaveJob("a", r));
-    register(s, "c", kit.createTestProbe());
-    return requestSettled(s, "c");
-  }
-
   /** Asks for a task until the departed trainer's task it waits for is settled (NoTask meanwhile). */
-  static Master.TaskReply requestSettled(Setup s, String id) {
+  static JobProtocol.TaskReply requestSettled(Setup s, String id) {
     long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
     while (true) {
-      Master.TaskReply r = request(s, id);
-      if (!(r instanceof Master.NoTask n && !n.jobDone()) || System.nanoTime() > deadline) return r;
+      JobProtocol.TaskReply r = request(s, id);
+      if (!(r instanceof JobProtocol.NoTask n && !n.jobDone()) || System.nanoTime() > deadline) return r;
       sleep(20);
     }
   }
@@ -118,32 +118,35 @@ class MasterTest {
   static Setup submitted(MasterSettings settings, JobSpec job) {
     TestProbe<ShardingEnvelope<BlockProtocol.Command>> blocks = kit.createTestProbe();
     var acking = kit.spawn(ackingBlocks(blocks));
-    EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk =
+    EventSourcedBehaviorTestKit<JobProtocol.Command, Master.Event, MasterState> tk =
         EventSourcedBehaviorTestKit.create(kit.system(), Master.create(settings, acking));
     tk.clear();
-    StatusReply<Done> r = tk.<StatusReply<Done>>runCommand(replyTo -> new Master.SubmitJob(job, replyTo)).reply();
+    StatusReply<Done> r = tk.<StatusReply<Done>>runCommand(replyTo -> new JobProtocol.SubmitJob(job, replyTo)).reply();
     assertTrue(r.isSuccess());
     return new Setup(tk, blocks);
   }
 
-  static Master.Registration register(Setup s, String id, TestProbe<?> trainer) {
-    return s.tk().<StatusReply<Master.Registration>>runCommand(r -> new Master.RegisterTrainer(id, trainer.ref(), r))
+  static JobProtocol.Registration register(Setup s, String id, TestProbe<? super TrainerNotice> trainer) {
+    return s.tk().<StatusReply<JobProtocol.Registration>>runCommand(
+            r -> new JobProtocol.RegisterTrainer(id, trainer.ref().narrow(), r))
         .reply().getValue();
   }
 
   /** Asks for a task, again while the job waits for its trainers (block acknowledgements are asynchronous). */
-  static Master.TaskReply request(Setup s, String id) {
+  static JobProtocol.TaskReply request(Setup s, String id) {
     long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
     while (true) {
-      Master.TaskReply r = s.tk().<StatusReply<Master.TaskReply>>runCommand(x -> new Master.RequestTask(id, x))
+      JobProtocol.TaskReply r = s.tk()
+          .<StatusReply<JobProtocol.TaskReply>>runCommand(x -> new JobProtocol.RequestTask(id, x))
           .reply().getValue();
-      if (!(r instanceof Master.WaitForTrainers) || System.nanoTime() > deadline) return r;
+      if (!(r instanceof JobProtocol.WaitForTrainers) || System.nanoTime() > deadline) return r;
       sleep(20);
     }
   }
 
   static StatusReply<Done> report(Setup s, String id, int epoch, int task, long offset, long step) {
-    return s.tk().<StatusReply<Done>>runCommand(r -> new Master.ReportProgress(id, epoch, task, offset, step, 0, r)).reply();
+    return s.tk()
+        .<StatusReply<Done>>runCommand(r -> new JobProtocol.ReportProgress(id, epoch, task, offset, step, 0, r)).reply();
   }
 
   @Test
@@ -151,11 +154,11 @@ class MasterTest {
     Setup s = submitted();
     register(s, "a", kit.createTestProbe());
     register(s, "b", kit.createTestProbe());
-    assertEquals(new Master.Lease(0, 0, 0, 50, 0), request(s, "a"));
-    assertEquals(new Master.Lease(0, 1, 50, 100, 0), request(s, "b"));
+    assertEquals(new JobProtocol.Lease(0, 0, 0, 50, 0), request(s, "a"));
+    assertEquals(new JobProtocol.Lease(0, 1, 50, 100, 0), request(s, "b"));
     assertTrue(report(s, "a", 0, 0, 20, 2).isSuccess());
     // Asking again (e.g. after a restart) returns the same task at the reported offset.
-    assertEquals(new Master.Lease(0, 0, 0, 50, 20), request(s, "a"));
+    assertEquals(new JobProtocol.Lease(0, 0, 0, 50, 20), request(s, "a"));
     assertEquals(20, s.tk().getState().status().examplesReported());
   }
 
@@ -163,11 +166,12 @@ class MasterTest {
   void noTaskIsHandedOutUntilTheExpectedTrainersAreRegistered() {
     Setup s = submitted();
     register(s, "a", kit.createTestProbe());
-    Master.TaskReply early = s.tk().<StatusReply<Master.TaskReply>>runCommand(x -> new Master.RequestTask("a", x))
+    JobProtocol.TaskReply early = s.tk()
+        .<StatusReply<JobProtocol.TaskReply>>runCommand(x -> new JobProtocol.RequestTask("a", x))
         .reply().getValue();
-    assertEquals(new Master.WaitForTrainers(1, 2), early);
+    assertEquals(new JobProtocol.WaitForTrainers(1, 2), early);
     register(s, "b", kit.createTestProbe());
-    assertEquals(new Master.Lease(0, 0, 0, 50, 0), request(s, "a"));
+    assertEquals(new JobProtocol.Lease(0, 0, 0, 50, 0), request(s, "a"));
     assertTrue(s.tk().getState().started());
   }
 
@@ -184,80 +188,18 @@ class MasterTest {
   }
 
   @Test
-  void aTrainerThatLeavesGivesItsTaskBackAtItsLastReportedOffset() {
-    Setup s = submitted();
-    TestProbe<Object> a = kit.createTestProbe();
-    register(s, "a", a);
-    register(s, "b", kit.createTestProbe());
-    request(s, "a");
-    request(s, "b");
-    report(s, "a", 0, 0, 30, 3);
-    s.tk().<StatusReply<Done>>runCommand(r -> new Master.LeaveJob("a", r));
-    assertEquals(List.of("b"), s.tk().getState().status().members());
-    // A new trainer takes the task over exactly where "a" stopped: nothing skipped, nothing twice.
-    register(s, "c", kit.createTestProbe());
-    assertEquals(new Master.Lease(0, 0, 0, 50, 30), requestSettled(s, "c"));
-  }
-
-  @Test
-  void aDepartedTrainersTaskResumesWhereEveryBlockHoldsItAndNamesTheBlocksAhead() {
-    Setup s = bothLeased();
-    report(s, "a", 0, 0, 20, 2);
-    // "a" pushed two more batches of 8 to w#0 and one to w#1, and died before reporting them.
-    MARKS.put("w#0 0/0", new BlockProtocol.TaskProgress(36, 4));
-    MARKS.put("w#1 0/0", new BlockProtocol.TaskProgress(28, 3));
-    MARKS.put("w#1 0/1", new BlockProtocol.TaskProgress(44, 9)); // b's task: not asked about
-    assertEquals(new Master.Lease(0, 0, 0, 50, 28, java.util.Map.of("w#0", 36L)), aLeavesAndCTakesOver(s));
-    assertEquals(28, s.tk().getState().status().examplesReported());
-    assertEquals(3L, s.tk().getState().registration("a").lastStep(), "the step that pushed up to 28");
-    // Once c reports past w#0's mark, the lease names no block ahead.
-    assertTrue(report(s, "c", 0, 0, 36, 5).isSuccess());
-    assertEquals(new Master.Lease(0, 0, 0, 50, 36), request(s, "c"));
-  }
-
-  @Test
-  void aDepartedTrainersTaskEveryBlockHoldsToTheEndIsFinished() {
-    Setup s = bothLeased();
-    report(s, "a", 0, 0, 40, 5);
-    MARKS.put("w#0 0/0", new BlockProtocol.TaskProgress(50, 6));
-    MARKS.put("w#1 0/0", new BlockProtocol.TaskProgress(50, 6));
-    // Task 0/0 is done; c gets the next epoch's first task.
-    assertEquals(new Master.Lease(1, 0, 0, 50, 0), aLeavesAndCTakesOver(s));
-    assertEquals(50, s.tk().getState().status().examplesReported());
-  }
-
-  @Test
-  void aDepartedTrainersTaskIsLeasedToNobodyUntilEveryBlockAnswered() {
-    Setup s = bothLeased();
-    report(s, "a", 0, 0, 20, 2);
-    MARKS.put("w#1 0/0", SILENT);
-    s.tk().<StatusReply<Done>>runCommand(r -> new Master.LeaveJob("a", r));
-    register(s, "c", kit.createTestProbe());
-    // Not task 0/0: the next epoch's first task.
-    assertEquals(new Master.Lease(1, 0, 0, 50, 0), request(s, "c"));
-    sleep(450);
-    assertEquals(List.of("0/1@0 -> b", "1/0@0 -> c"), s.tk().getState().status().leases());
-    // The block answers (the next tick asks again once the first ask timed out).
-    MARKS.put("w#1 0/0", new BlockProtocol.TaskProgress(24, 3));
-    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-    while (!s.tk().getState().settling().isEmpty() && System.nanoTime() < deadline) sleep(50);
-    register(s, "d", kit.createTestProbe());
-    assertEquals(new Master.Lease(0, 0, 0, 50, 20, java.util.Map.of("w#1", 24L)), request(s, "d"));
-  }
-
-  @Test
   void finishedTasksOpenTheNextEpochAndTheJobEndsAfterTheLastEpoch() {
     Setup s = bothLeased();
     report(s, "a", 0, 0, 50, 5);
     // "a" moves on to epoch 1 while "b" still finishes epoch 0.
-    assertEquals(new Master.Lease(1, 0, 0, 50, 0), request(s, "a"));
+    assertEquals(new JobProtocol.Lease(1, 0, 0, 50, 0), request(s, "a"));
     report(s, "b", 0, 1, 50, 5);
     assertEquals(1, s.tk().getState().status().epochsDone());
-    assertEquals(new Master.Lease(1, 1, 50, 100, 0), request(s, "b"));
+    assertEquals(new JobProtocol.Lease(1, 1, 50, 100, 0), request(s, "b"));
     report(s, "a", 1, 0, 50, 10);
-    assertEquals(new Master.NoTask(false), request(s, "a"));
+    assertEquals(new JobProtocol.NoTask(false), request(s, "a"));
     report(s, "b", 1, 1, 50, 10);
-    assertEquals(new Master.NoTask(true), request(s, "a"));
+    assertEquals(new JobProtocol.NoTask(true), request(s, "a"));
     assertTrue(s.tk().getState().done());
     assertEquals(200, s.tk().getState().status().examplesReported());
   }
@@ -266,25 +208,25 @@ class MasterTest {
   void aTrainerThatJoinsMidEpochTrainsTheNextEpochWhichIsCutAgainForAllTrainers() {
     Setup s = bothLeased();
     report(s, "a", 0, 0, 20, 2);
-    Master.Registration c = register(s, "c", kit.createTestProbe());
+    JobProtocol.Registration c = register(s, "c", kit.createTestProbe());
     assertEquals(3, c.membershipEpoch());
     assertEquals(List.of("a", "b", "c"), c.members());
     // Nobody had started epoch 1: it is cut into three tasks and "c" trains the first one at once,
     // while the started epoch 0 keeps its two tasks and their offsets.
-    assertEquals(new Master.Lease(1, 0, 0, 34, 0), request(s, "c"));
-    assertEquals(new Master.Lease(0, 0, 0, 50, 20), request(s, "a"));
+    assertEquals(new JobProtocol.Lease(1, 0, 0, 34, 0), request(s, "c"));
+    assertEquals(new JobProtocol.Lease(0, 0, 0, 50, 20), request(s, "a"));
     // Replaying the journal cuts the same ranges.
     s.tk().restart();
-    assertEquals(new Master.Lease(1, 0, 0, 34, 0), request(s, "c"));
+    assertEquals(new JobProtocol.Lease(1, 0, 0, 34, 0), request(s, "c"));
     report(s, "a", 0, 0, 50, 5);
-    assertEquals(new Master.Lease(1, 1, 34, 68, 0), request(s, "a"));
+    assertEquals(new JobProtocol.Lease(1, 1, 34, 68, 0), request(s, "a"));
     report(s, "b", 0, 1, 50, 5);
-    assertEquals(new Master.Lease(1, 2, 68, 100, 0), request(s, "b"));
+    assertEquals(new JobProtocol.Lease(1, 2, 68, 100, 0), request(s, "b"));
     report(s, "c", 1, 0, 34, 8);
     report(s, "a", 1, 1, 34, 8);
-    assertEquals(new Master.NoTask(false), request(s, "c"));
+    assertEquals(new JobProtocol.NoTask(false), request(s, "c"));
     report(s, "b", 1, 2, 32, 8);
-    assertEquals(new Master.NoTask(true), request(s, "c"));
+    assertEquals(new JobProtocol.NoTask(true), request(s, "c"));
     assertEquals(200, s.tk().getState().status().examplesReported());
   }
 
@@ -299,10 +241,10 @@ class MasterTest {
     request(s, "b");
     register(s, "c", kit.createTestProbe());
     // No epoch after the last one is opened for it: it takes part in the barrier without data.
-    assertEquals(new Master.NoTask(false), request(s, "c"));
+    assertEquals(new JobProtocol.NoTask(false), request(s, "c"));
     report(s, "a", 0, 0, 50, 5);
     report(s, "b", 0, 1, 50, 5);
-    assertEquals(new Master.NoTask(true), request(s, "c"));
+    assertEquals(new JobProtocol.NoTask(true), request(s, "c"));
   }
 
   @Test
@@ -343,7 +285,7 @@ class MasterTest {
   void aTrainerTheMasterDoesNotKnowIsToldToRegisterAgain() {
     Setup s = submitted();
     register(s, "a", kit.createTestProbe());
-    assertEquals(new Master.NotRegistered(), request(s, "stranger"));
+    assertEquals(new JobProtocol.NotRegistered(), request(s, "stranger"));
   }
 
   @Test
@@ -369,7 +311,7 @@ class MasterTest {
     // Three failure timeouts in which "b" reports nothing (it waits for a pull) but sends heartbeats.
     for (int i = 0; i < 12; i++) {
       request(s, "a");
-      s.tk().runCommand(new Master.Heartbeat("b"));
+      s.tk().runCommand(new JobProtocol.Heartbeat("b"));
       sleep(100);
     }
     assertEquals(Set.of("a", "b"), s.tk().getState().members().keySet());
@@ -392,29 +334,30 @@ class MasterTest {
       answerMark(env);
       return Behaviors.same();
     }));
-    EventSourcedBehaviorTestKit<Master.Command, Master.Event, MasterState> tk =
+    EventSourcedBehaviorTestKit<JobProtocol.Command, Master.Event, MasterState> tk =
         EventSourcedBehaviorTestKit.create(kit.system(), Master.create(SETTINGS, blocks));
     tk.clear();
-    assertTrue(tk.<StatusReply<Done>>runCommand(r -> new Master.SubmitJob(job(), r)).reply().isSuccess());
+    assertTrue(tk.<StatusReply<Done>>runCommand(r -> new JobProtocol.SubmitJob(job(), r)).reply().isSuccess());
     Setup s = new Setup(tk, probe);
     register(s, "a", kit.createTestProbe());
     register(s, "b", kit.createTestProbe());
-    assertEquals(new Master.Lease(0, 0, 0, 50, 0), request(s, "a"));
-    assertEquals(new Master.Lease(0, 1, 50, 100, 0), request(s, "b"));
+    assertEquals(new JobProtocol.Lease(0, 0, 0, 50, 0), request(s, "a"));
+    assertEquals(new JobProtocol.Lease(0, 1, 50, 100, 0), request(s, "b"));
     assertTrue(report(s, "b", 0, 1, 30, 3).isSuccess());
-    tk.<StatusReply<Done>>runCommand(r -> new Master.LeaveJob("b", r));
+    tk.<StatusReply<Done>>runCommand(r -> new JobProtocol.LeaveJob("b", r));
 
     acking.set(false);
     register(s, "b", kit.createTestProbe());
     for (int i = 0; i < 5; i++) {
-      Master.TaskReply early = tk.<StatusReply<Master.TaskReply>>runCommand(x -> new Master.RequestTask("b", x))
+      JobProtocol.TaskReply early = tk
+          .<StatusReply<JobProtocol.TaskReply>>runCommand(x -> new JobProtocol.RequestTask("b", x))
           .reply().getValue();
-      assertEquals(new Master.WaitForTrainers(2, 2), early);
+      assertEquals(new JobProtocol.WaitForTrainers(2, 2), early);
       sleep(100);
     }
     acking.set(true);
     // Re-sent on the next tick and acknowledged: "b" gets its old task back where it reported.
-    assertEquals(new Master.Lease(0, 1, 50, 100, 30), requestSettled(s, "b"));
+    assertEquals(new JobProtocol.Lease(0, 1, 50, 100, 30), requestSettled(s, "b"));
   }
 
   @Test
@@ -435,35 +378,13 @@ class MasterTest {
     report(s, "a", 0, 0, 50, 5);
     request(s, "a");
     report(s, "a", 1, 0, 20, 7);
-    Master.JobStatus before = s.tk().getState().status();
+    JobProtocol.JobStatus before = s.tk().getState().status();
     s.tk().restart();
-    Master.JobStatus after = s.tk().getState().status();
+    JobProtocol.JobStatus after = s.tk().getState().status();
     assertEquals(before, after);
-    assertEquals(new Master.Lease(1, 0, 0, 50, 20), request(s, "a"));
+    assertEquals(new JobProtocol.Lease(1, 0, 0, 50, 20), request(s, "a"));
     assertEquals(7, register(s, "a2", kit.createTestProbe()).lastStep() + 7);
     assertFalse(after.done());
-  }
-
-  @Test
-  void aTaskStillSettlingWhenTheMasterRestartsIsSettledByTheRecoveredMasterAndTheOutcomeIsJournaled() {
-    Setup s = bothLeased();
-    report(s, "a", 0, 0, 20, 2);
-    MARKS.put("w#0 0/0", new BlockProtocol.TaskProgress(28, 3));
-    MARKS.put("w#1 0/0", SILENT);
-    s.tk().<StatusReply<Done>>runCommand(r -> new Master.LeaveJob("a", r));
-    sleep(200);
-    assertEquals(1, s.tk().getState().settling().size());
-    s.tk().restart();
-    assertEquals(1, s.tk().getState().settling().size(), "the recovered master still waits for every block");
-    MARKS.put("w#1 0/0", new BlockProtocol.TaskProgress(24, 3));
-    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-    while (!s.tk().getState().settling().isEmpty() && System.nanoTime() < deadline) sleep(50);
-    register(s, "c", kit.createTestProbe());
-    Master.Lease expected = new Master.Lease(0, 0, 0, 50, 24, java.util.Map.of("w#0", 28L));
-    assertEquals(expected, request(s, "c"));
-    s.tk().restart();
-    assertEquals(expected, request(s, "c"), "offset and blocks ahead, recovered from the journal");
-    assertEquals(24, s.tk().getState().status().examplesReported());
   }
 
   @Test
@@ -471,10 +392,12 @@ class MasterTest {
     Setup s = submitted();
     JobSpec other = new JobSpec("job-2", "test", 100, 4, 2, List.of(3), "relu", 7, BlockSpec.Mode.SYNC, 2, 10, 2,
         0, "sgd", 0.1f, "constant", 0f, -1, 16, List.of("w#0"));
-    StatusReply<Done> r = s.tk().<StatusReply<Done>>runCommand(replyTo -> new Master.SubmitJob(other, replyTo)).reply();
+    StatusReply<Done> r =
+        s.tk().<StatusReply<Done>>runCommand(replyTo -> new JobProtocol.SubmitJob(other, replyTo)).reply();
     assertTrue(r.isError());
     assertTrue(r.getError().getMessage().contains("job-1"), r.getError().getMessage());
-    assertTrue(s.tk().<StatusReply<Done>>runCommand(replyTo -> new Master.SubmitJob(job(), replyTo)).reply().isSuccess());
+    assertTrue(
+        s.tk().<StatusReply<Done>>runCommand(replyTo -> new JobProtocol.SubmitJob(job(), replyTo)).reply().isSuccess());
   }
 
   @Test
@@ -484,37 +407,18 @@ class MasterTest {
       report(s, "a", epoch, 0, 50, 10L * epoch + 5);
       report(s, "b", epoch, 1, 50, 10L * epoch + 5);
       if (epoch == 0) {
-        assertEquals(new Master.Lease(1, 0, 0, 50, 0), request(s, "a"));
-        assertEquals(new Master.Lease(1, 1, 50, 100, 0), request(s, "b"));
+        assertEquals(new JobProtocol.Lease(1, 0, 0, 50, 0), request(s, "a"));
+        assertEquals(new JobProtocol.Lease(1, 1, 50, 100, 0), request(s, "b"));
       }
     }
     assertTrue(s.tk().getState().done());
     JobSpec other = new JobSpec("job-2", "test", 100, 4, 2, List.of(3), "relu", 7, BlockSpec.Mode.SYNC, 2, 10, 2,
         0, "sgd", 0.1f, "constant", 0f, -1, 16, List.of("w#0"));
-    StatusReply<Done> r = s.tk().<StatusReply<Done>>runCommand(replyTo -> new Master.SubmitJob(other, replyTo)).reply();
+    StatusReply<Done> r =
+        s.tk().<StatusReply<Done>>runCommand(replyTo -> new JobProtocol.SubmitJob(other, replyTo)).reply();
     assertTrue(r.isError());
     String message = r.getError().getMessage();
     assertTrue(message.contains("'job-1' has finished") && message.contains("fresh database"), message);
-  }
-
-  @Test
-  void repliesRoundTripThroughCborSerialization() {
-    var serialization = kit.serializationTestKit();
-    serialization.verifySerialization(new Master.Registration(job(), 3, List.of("a", "b"), 42, 1), true);
-    serialization.verifySerialization(new Master.Lease(1, 0, 0, 50, 20), true);
-    serialization.verifySerialization(new Master.Lease(1, 0, 0, 50, 20, java.util.Map.of("w#0", 28L)), true);
-    serialization.verifySerialization(new Master.TaskSettled(1, 0, "a", 20, 3, java.util.Map.of("w#0", 28L)), true);
-    serialization.verifySerialization(new Master.NoTask(true), true);
-    serialization.verifySerialization(new Master.WaitForTrainers(1, 2), true);
-    serialization.verifySerialization(new Master.JobStatus("job-1", true, false, 1, 4, List.of("a"), 120,
-        List.of("1/0@20 -> a"), job(), 40, "/tmp/ckpt/job-1/step-40", 1), true);
-    serialization.verifySerialization(new Master.CheckpointWritten("job-1", 40, "/tmp/ckpt"), true);
-    serialization.verifySerialization(new io.shardtrain.actors.trainer.Trainer.RollBack(40, 2), true);
-    serialization.verifySerialization(new Master.RollBackToCheckpoint("ps node lost", -1, "a"), true);
-    var committed = new MasterState.CommittedCheckpoint(40, "/tmp/ckpt", List.of(new MasterState.TaskOffset(0, 1, 640)),
-        0, 1280, java.util.Map.of("a", 40L));
-    serialization.verifySerialization(new Master.CheckpointCommitted(committed), true);
-    serialization.verifySerialization(new Master.RolledBackToCheckpoint(40, 2, "ps node lost"), true);
   }
 
   static void sleep(long ms) {

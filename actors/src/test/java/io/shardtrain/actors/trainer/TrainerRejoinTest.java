@@ -10,7 +10,7 @@ import akka.persistence.testkit.PersistenceTestKitSnapshotPlugin;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.config.TrainSettings;
-import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParameterBlock;
@@ -133,7 +133,7 @@ class TrainerRejoinTest {
     l1.slow = true;
     t2.tell(Trainer.Stop.INSTANCE);
     long stoppedAfter = l2.finished.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-    Master.JobStatus gone = st.status().toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    JobProtocol.JobStatus gone = st.status().toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     assertEquals(List.of("t1"), gone.members());
 
     Listener back = new Listener();
@@ -145,7 +145,7 @@ class TrainerRejoinTest {
     l1.slow = false;
     long t1Steps = l1.finished.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     long backSteps = back.finished.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-    Master.JobStatus done = st.status().toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    JobProtocol.JobStatus done = st.status().toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     List<BlockProtocol.BlockStats> stats = st.blockStats(plan.job()).toCompletableFuture()
         .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
 
@@ -173,19 +173,19 @@ class TrainerRejoinTest {
     // "ghost" is a trainer that pushes step 1 of its task to the first block only, then dies.
     akka.actor.testkit.typed.javadsl.TestProbe<Object> ghost = kit.createTestProbe();
     Duration t = Duration.ofSeconds(10);
-    akka.actor.typed.javadsl.AskPattern.<Master.Command, akka.pattern.StatusReply<Master.Registration>>ask(
-        st.master(), r -> new Master.RegisterTrainer("ghost", ghost.ref(), r), t, kit.scheduler())
+    akka.actor.typed.javadsl.AskPattern.<JobProtocol.Command, akka.pattern.StatusReply<JobProtocol.Registration>>ask(
+        st.master(), r -> new JobProtocol.RegisterTrainer("ghost", ghost.ref().narrow(), r), t, kit.scheduler())
         .toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     Listener l1 = new Listener();
     st.startTrainer(setup(st, "t1", train, l1));
-    Master.Lease lease = null;
+    JobProtocol.Lease lease = null;
     long deadline = System.nanoTime() + TIMEOUT.toNanos();
     while (lease == null) {
-      Master.TaskReply r = akka.actor.typed.javadsl.AskPattern
-          .<Master.Command, akka.pattern.StatusReply<Master.TaskReply>>ask(st.master(),
-              x -> new Master.RequestTask("ghost", x), t, kit.scheduler())
+      JobProtocol.TaskReply r = akka.actor.typed.javadsl.AskPattern
+          .<JobProtocol.Command, akka.pattern.StatusReply<JobProtocol.TaskReply>>ask(st.master(),
+              x -> new JobProtocol.RequestTask("ghost", x), t, kit.scheduler())
           .toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS).getValue();
-      if (r instanceof Master.Lease l) lease = l;
+      if (r instanceof JobProtocol.Lease l) lease = l;
       if (System.nanoTime() > deadline) throw new IllegalStateException("ghost got no task: " + r);
       Thread.sleep(20);
     }
@@ -204,7 +204,7 @@ class TrainerRejoinTest {
     st.startTrainer(setup(st, "t3", train, l3));
     assertEquals(24L, l1.finished.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS));
     l3.finished.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-    Master.JobStatus done = st.status().toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    JobProtocol.JobStatus done = st.status().toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     List<BlockProtocol.BlockStats> stats = st.blockStats(plan.job()).toCompletableFuture()
         .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     System.out.printf("ghost pushed 8 examples of task %d/%d to %s only; %d examples reported, blocks applied %s%n",

@@ -7,8 +7,8 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.config.ShardTrainConfig;
 import io.shardtrain.actors.config.TrainSettings;
-import io.shardtrain.actors.master.JobSpec;
-import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.job.JobProtocol;
+import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.samples.cluster.ClusterNode;
 import io.shardtrain.samples.cluster.JobSubmitter;
 import io.shardtrain.samples.cluster.JobWatch;
@@ -126,7 +126,7 @@ final class ClientCommands {
           out.printf("  %s  no answer (%s)%n", a, e.getClass().getSimpleName());
         }
       }
-      Master.JobStatus s = node.api().status().toCompletableFuture().get(t.toSeconds(), TimeUnit.SECONDS);
+      JobProtocol.JobStatus s = node.api().status().toCompletableFuture().get(t.toSeconds(), TimeUnit.SECONDS);
       if (!s.submitted()) {
         out.println("job: none submitted");
       } else {
@@ -155,9 +155,9 @@ final class ClientCommands {
 
     @Override
     int run(ClusterNode.Started node, PrintWriter w) throws Exception {
-      Master.JobStatus s = node.api().status().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      JobProtocol.JobStatus s = node.api().status().toCompletableFuture().get(10, TimeUnit.SECONDS);
       if (!s.submitted()) throw new IllegalStateException("no job has been submitted to this cluster");
-      Master.CheckpointWritten c = node.api().checkpoint(dir == null ? null : dir.toAbsolutePath().toString())
+      JobProtocol.CheckpointWritten c = node.api().checkpoint(dir == null ? null : dir.toAbsolutePath().toString())
           .toCompletableFuture().get(timeoutSeconds + 300L, TimeUnit.SECONDS);
       w.printf("checkpoint of job %s at step %d written to %s%n", c.jobId(), c.step(), c.dir());
       return 0;
@@ -174,7 +174,7 @@ final class ClientCommands {
 
     @Override
     int run(ClusterNode.Started node, PrintWriter w) throws Exception {
-      Master.JobStatus s = node.api().status().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      JobProtocol.JobStatus s = node.api().status().toCompletableFuture().get(10, TimeUnit.SECONDS);
       if (!s.submitted()) throw new IllegalStateException("no job has been submitted to this cluster");
       JobSpec job = s.job();
       var model = job.newModel(io.shardtrain.compute.backend.CpuBackend.create(1));

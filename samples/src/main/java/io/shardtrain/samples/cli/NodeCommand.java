@@ -4,7 +4,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.config.ShardTrainConfig;
 import io.shardtrain.actors.config.TrainSettings;
-import io.shardtrain.actors.master.JobSpec;
+import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.samples.cluster.ClusterNode;
 import io.shardtrain.samples.cluster.JobSubmitter;
 import io.shardtrain.samples.cluster.NodeConfig;

@@ -3,7 +3,7 @@ package io.shardtrain.samples.cluster;
 import com.typesafe.config.Config;
 import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.config.TrainSettings;
-import io.shardtrain.actors.master.JobSpec;
+import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.PsSettings;
 import io.shardtrain.samples.local.DataSets;

@@ -1,7 +1,7 @@
 package io.shardtrain.samples.cluster;
 
 import io.shardtrain.actors.ShardTrain;
-import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.job.JobProtocol;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Locale;
@@ -36,7 +36,7 @@ public final class JobWatch {
     long firstExamples = 0;
     long printed = 0;
     while (true) {
-      Master.JobStatus s;
+      JobProtocol.JobStatus s;
       try {
         s = api.status().toCompletableFuture().get(10, TimeUnit.SECONDS);
       } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {

@@ -2,7 +2,7 @@ package io.shardtrain.samples.cluster;
 
 import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.config.TrainSettings;
-import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.trainer.StepListener;
 import io.shardtrain.actors.trainer.Trainer;
 import io.shardtrain.actors.trainer.TrainerSettings;
@@ -25,7 +25,7 @@ public final class TrainerNode {
     CompletableFuture<Long> finished = new CompletableFuture<>();
     Thread t = new Thread(() -> {
       try {
-        Master.JobStatus status = awaitJob(api);
+        JobProtocol.JobStatus status = awaitJob(api);
         String dataset = status.job().dataset();
         DataSets.TrainTest data = DataSets.load(dataset, settings.dataDir());
         log.printf("trainer %s: job %s, data set %s%n", trainerId, status.jobId(), dataset);
@@ -73,10 +73,10 @@ public final class TrainerNode {
     return finished;
   }
 
-  private static Master.JobStatus awaitJob(ShardTrain api) throws InterruptedException {
+  private static JobProtocol.JobStatus awaitJob(ShardTrain api) throws InterruptedException {
     while (true) {
       try {
-        Master.JobStatus s = api.status().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        JobProtocol.JobStatus s = api.status().toCompletableFuture().get(10, TimeUnit.SECONDS);
         if (s.submitted()) return s;
       } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
         // The master singleton is still starting or moving: ask again.

@@ -2,7 +2,7 @@ package io.shardtrain.samples.local;
 
 import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.config.TrainSettings;
-import io.shardtrain.actors.master.JobSpec;
+import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParameterBlock;

@@ -1,12 +1,15 @@
-package io.shardtrain.actors.master;
+package io.shardtrain.actors.job;
 
-import io.shardtrain.actors.CborSerializable;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.compute.backend.Backend;
 import io.shardtrain.compute.nn.Activation;
 import io.shardtrain.compute.nn.Mlp;
+import io.shardtrain.persistence.model.ModelParameters;
+import io.shardtrain.persistence.model.ModelSnapshot;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * One training job as the master stores it and every trainer reads it: the model, the data, the
@@ -62,5 +65,18 @@ public record JobSpec(
   public Mlp newModel(Backend backend) {
     return Mlp.create(backend, inputDim, hiddenArray(), classes,
         Activation.valueOf(activation.toUpperCase(Locale.ROOT)), seed);
+  }
+
+  /** {@code model}'s parameters at {@code version} with this job's description, for {@code ModelFiles.save}. */
+  public ModelSnapshot snapshot(Mlp model, long version) {
+    Map<String, String> description = new LinkedHashMap<>();
+    description.put("model", "mlp");
+    description.put("inputDim", String.valueOf(inputDim));
+    description.put("hidden", hidden.toString());
+    description.put("classes", String.valueOf(classes));
+    description.put("activation", activation);
+    description.put("job", jobId);
+    description.put("dataset", dataset);
+    return ModelParameters.snapshot(model.parameters(), description, version);
   }
 }

@@ -1,0 +1,128 @@
+package io.shardtrain.actors.job;
+
+import akka.Done;
+import akka.actor.typed.ActorRef;
+import akka.pattern.StatusReply;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The job's master protocol: what trainers and clients send the master, and what it answers. The
+ * master sends trainers {@link TrainerNotice}s unasked.
+ */
+public final class JobProtocol {
+  private JobProtocol() {}
+
+  // ---- commands ----
+
+  /** What the master accepts: the requests below, and its own messages ({@link Internal}). */
+  public sealed interface Command extends CborSerializable
+      permits SubmitJob, RegisterTrainer, RequestTask, ReportProgress, Heartbeat, LeaveJob, GetStatus, TakeCheckpoint,
+      RollBackToCheckpoint, Internal {}
+
+  /**
+   * The master's messages to itself (timers, answers to its own asks): declared beside the master,
+   * which must accept them on the same reference; never sent by anyone else.
+   */
+  public non-sealed interface Internal extends Command {}
+
+  /** Starts a job; a second submit of the same job id is acknowledged, another job is refused. */
+  public record SubmitJob(JobSpec job, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+
+  /**
+   * A trainer (new or restarted) joins; the reply says where it resumes. {@code trainer} receives
+   * the master's notices; the master watches it, and its stop takes the trainer out of the job.
+   */
+  public record RegisterTrainer(String trainerId, ActorRef<TrainerNotice> trainer,
+      ActorRef<StatusReply<Registration>> replyTo) implements Command {}
+
+  /** Asks for the trainer's current task, or the next one. */
+  public record RequestTask(String trainerId, ActorRef<StatusReply<TaskReply>> replyTo) implements Command {}
+
+  /**
+   * The reader offset within a leased task after a step that every block acknowledged, in rollback
+   * generation {@code generation} (a report of an older one is refused).
+   */
+  public record ReportProgress(String trainerId, int epoch, int task, long offset, long step, long generation,
+      ActorRef<StatusReply<Done>> replyTo) implements Command {}
+
+  /**
+   * A trainer is alive: sent every third of {@code failure-timeout}, so one that waits at a barrier
+   * for a dead peer is not taken for dead too.
+   */
+  public record Heartbeat(String trainerId) implements Command {}
+
+  /** A trainer leaves on purpose (job done, or shutting down). */
+  public record LeaveJob(String trainerId, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+
+  public record GetStatus(ActorRef<JobStatus> replyTo) implements Command {}
+
+  /** Takes a checkpoint now and writes it to {@code dir} on the master's node ("": the configured directory). */
+  public record TakeCheckpoint(String dir, ActorRef<StatusReply<CheckpointWritten>> replyTo) implements Command {}
+
+  /**
+   * Checkpoint durability: roll the job back to its last committed checkpoint. The master sends it
+   * to itself when a {@code ps} node leaves the cluster; a trainer sends it with the generation it
+   * knows when a block is behind its step (the block moved and recovered its newest checkpoint),
+   * which is ignored while a rollback runs, or answered with the rollback notice when a newer
+   * generation already exists (the trainer missed it); generation -1: always roll back.
+   */
+  public record RollBackToCheckpoint(String reason, long generation, String trainerId) implements Command {}
+
+  // ---- replies ----
+
+  /**
+   * {@code lastStep}: the last step this trainer reported, where an async trainer continues;
+   * {@code generation}: the job's rollback generation, which the trainer's pushes carry.
+   */
+  public record Registration(JobSpec job, long membershipEpoch, List<String> members, long lastStep, long generation)
+      implements CborSerializable {}
+
+  /** A checkpoint of job {@code jobId} at {@code step} was written to {@code dir} on the master's node and committed. */
+  public record CheckpointWritten(String jobId, long step, String dir) implements CborSerializable {}
+
+  public sealed interface TaskReply extends CborSerializable permits Lease, NotRegistered, NoTask, WaitForTrainers {}
+
+  /**
+   * Task {@code task} of epoch {@code epoch}: examples {@code [from, to)}, resume at {@code offset}.
+   * {@code skip}: blocks that already hold the task's examples up to the given offset (a trainer
+   * that left pushed them there before it could report them); the trainer pushes nothing to a block
+   * for a batch that ends at or before its offset, and ends its batches at those offsets.
+   */
+  public record Lease(int epoch, int task, int from, int to, long offset, Map<String, Long> skip)
+      implements TaskReply {
+    public Lease {
+      skip = skip == null ? Map.of() : Map.copyOf(skip);
+    }
+
+    /** A lease with no block ahead of the offset. */
+    public Lease(int epoch, int task, int from, int to, long offset) {
+      this(epoch, task, from, to, offset, Map.of());
+    }
+  }
+
+  /**
+   * The master does not know this trainer: it was dropped (no heartbeat within failure-timeout,
+   * while it was paused or cut off), or the master lost it. The trainer registers again.
+   */
+  public record NotRegistered() implements TaskReply {}
+
+  /** No task now: the job is done, or the remaining tasks are leased to others. */
+  public record NoTask(boolean jobDone) implements TaskReply {}
+
+  /**
+   * The job has not started: it starts once its expected trainers are registered and every block
+   * knows that membership, so the first sync step waits for all of them. Also the answer to a
+   * trainer that joined a running job until every block knows it. Ask again shortly.
+   */
+  public record WaitForTrainers(int registered, int expected) implements TaskReply {}
+
+  /**
+   * The job's progress; {@code job} is null until one is submitted. {@code checkpointStep}: the
+   * step of the last committed checkpoint (-1: none), written to {@code checkpointDir};
+   * {@code generation}: how many times the job rolled back to a checkpoint.
+   */
+  public record JobStatus(String jobId, boolean submitted, boolean done, int epochsDone, long membershipEpoch,
+      List<String> members, long examplesReported, List<String> leases, JobSpec job, long checkpointStep,
+      String checkpointDir, long generation) implements CborSerializable {}
+}

@@ -1,0 +1,80 @@
+package io.shardtrain.actors.master;
+
+import io.shardtrain.actors.job.JobProtocol.TakeCheckpoint;
+import io.shardtrain.actors.ps.BlockSpec;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The master's checkpoints (sync jobs), one at a time: requests wait in arrival order behind the
+ * running one, and a periodic checkpoint ({@code shardtrain.checkpoint.every-steps}) starts on a
+ * tick when nothing runs. Not journaled: a request waiting when the master stops is answered by
+ * the caller's timeout.
+ */
+final class CheckpointQueue {
+  /** Starts taking a checkpoint for {@code request}, or a periodic one when it is null. */
+  interface Starter {
+    void start(MasterState s, TakeCheckpoint request);
+  }
+
+  private final long everySteps;
+  private final Starter starter;
+  private boolean running;
+  private final List<TakeCheckpoint> waiting = new ArrayList<>();
+
+  CheckpointQueue(long everySteps, Starter starter) {
+    this.everySteps = everySteps;
+    this.starter = starter;
+  }
+
+  /** Why no checkpoint of this job can be taken, or null when one can. */
+  static String refusal(MasterState s) {
+    if (s.job() == null) return "no job has been submitted; nothing to checkpoint";
+    if (s.job().mode() != BlockSpec.Mode.SYNC) {
+      return "job " + s.job().jobId() + " is async: checkpoints need sync mode"
+          + " (one global step); save the model with save-model instead";
+    }
+    return null;
+  }
+
+  /** Queues an on-demand checkpoint; it starts now unless one is running. */
+  void request(MasterState s, TakeCheckpoint request) {
+    waiting.add(request);
+    if (!running) startNext(s);
+  }
+
+  /** Starts a periodic checkpoint when one is due; none while a rollback runs. */
+  void tick(MasterState s, boolean rollingBack) {
+    if (periodicDue(s, rollingBack)) startNext(s);
+  }
+
+  boolean periodicDue(MasterState s, boolean rollingBack) {
+    if (everySteps <= 0 || running || rollingBack || s.job() == null || !s.started() || s.done()
+        || s.job().mode() != BlockSpec.Mode.SYNC) {
+      return false;
+    }
+    // The last step of a step-bounded job is checkpointed once, not again every tick until it is done.
+    return !(s.job().steps() > 0 && s.checkpoint() != null && s.checkpoint().step() >= s.job().steps());
+  }
+
+  boolean running() {
+    return running;
+  }
+
+  /** The running checkpoint finished (committed or not). */
+  void finished() {
+    running = false;
+  }
+
+  /** Starts the request that waited for the checkpoint just finished. */
+  void next(MasterState s) {
+    if (!waiting.isEmpty() && !running) startNext(s);
+  }
+
+  /** The oldest request, else a periodic one. */
+  private void startNext(MasterState s) {
+    TakeCheckpoint request = waiting.isEmpty() ? null : waiting.remove(0);
+    running = true;
+    starter.start(s, request);
+  }
+}
