@@ -5,6 +5,7 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.cluster.sharding.typed.javadsl.ClusterSharding;
 import akka.cluster.sharding.typed.javadsl.EntityRef;
 import akka.pattern.StatusReply;
+import io.shardtrain.actors.ps.BlockLetters;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.actors.transport.BulkAddress;
@@ -102,7 +103,7 @@ final class BlockRouter {
       // The gradient and the push in one bulk frame, straight to the block's actor.
       context.pipeToSelf(
           bulk.<BlockProtocol.PushAck>askWithStatus(route.node().socketAddress(),
-              replyTo -> new BlockProtocol.PushLetter(route.block(), selfBulk, gradient(p, null, replyTo)),
+              replyTo -> new BlockLetters.PushLetter(route.block(), selfBulk, gradient(p, null, replyTo)),
               p.values(), 0, p.values().length, settings.askTimeout()),
           (ack, failure) -> new Pushed(p.generation(), block, p.step(), true, ack, failure));
       return;
@@ -125,7 +126,7 @@ final class BlockRouter {
     if (replyBulk != null && route != null) {
       context.pipeToSelf(
           bulk.<BlockProtocol.BlockValues>askWithStatus(route.node().socketAddress(),
-              replyTo -> new BlockProtocol.PullLetter(route.block(),
+              replyTo -> new BlockLetters.PullLetter(route.block(),
                   new BlockProtocol.Pull(minVersion, replyBulk, replyTo)),
               NO_FLOATS, 0, 0, settings.pullTimeout()),
           (v, failure) -> new Pulled(generation, block, minVersion, true, v, failure));

@@ -138,7 +138,7 @@ class ParameterBlockBulkTest {
     BulkTransport bulk = BulkTransport.get(client.system());
     BulkAddress self = BulkAddress.of(bulk.address());
     return await(bulk.<PushAck>askWithStatus(to.node().socketAddress(),
-        r -> new BlockProtocol.PushLetter(to.block(), self,
+        r -> new BlockLetters.PushLetter(to.block(), self,
             new BlockProtocol.PushGradient(trainer, step, step - 1, 1, 32f, null, 0, null, r)),
         g, 0, g.length, TIMEOUT));
   }
@@ -148,7 +148,7 @@ class ParameterBlockBulkTest {
     BulkTransport bulk = BulkTransport.get(client.system());
     BulkAddress self = BulkAddress.of(bulk.address());
     return await(bulk.<BlockValues>askWithStatus(from.node().socketAddress(),
-        r -> new BlockProtocol.PullLetter(from.block(), new BlockProtocol.Pull(minVersion, self, r)),
+        r -> new BlockLetters.PullLetter(from.block(), new BlockProtocol.Pull(minVersion, self, r)),
         new float[0], 0, 0, TIMEOUT));
   }
 
@@ -195,7 +195,7 @@ class ParameterBlockBulkTest {
     String caller = Thread.currentThread().getName();
     // Akka's own ask stage would run this on the common pool: on two cores, a new thread per reply.
     String completedOn = await(z.bulk().<PushAck>askWithStatus(head.node().socketAddress(),
-            r -> new BlockProtocol.PushLetter(head.block(), z.self(),
+            r -> new BlockLetters.PushLetter(head.block(), z.self(),
                 new BlockProtocol.PushGradient("t0", 1, 0, 1, 32f, null, 0, null, r)),
             g, 0, g.length, TIMEOUT)
         .thenApply(ack -> Thread.currentThread().getName()));
