@@ -11,9 +11,7 @@ import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -23,7 +21,7 @@ import java.util.concurrent.TimeoutException;
  * least {@code min-floats} floats and pulls go to that actor by bulk letter, and pulled values come
  * back over the channel. A letter that does not get through (the block moved, or its node is gone
  * or has the channel off) forgets the route, so the retry goes through sharding; a block that could
- * not send its values by bulk is asked for them inline next.
+ * not send its values by bulk sends them inline and names no route.
  *
  * <p>Replies come back to the trainer as {@link Pushed} and {@link Pulled}, which
  * {@link #pushOutcome} and {@link #pullOutcome} turn into typed outcomes: what the trainer does
@@ -35,7 +33,7 @@ final class BlockRouter {
   enum Delivery {
     /** The block answered. */
     DELIVERED,
-    /** A letter, or the block's bulk reply, did not get through: try again at once, through sharding, inline. */
+    /** A letter did not get through: try again at once, through sharding. */
     BOUNCED,
     /** No answer in time: the block may be moving, or its node dying. */
     TIMED_OUT,
@@ -81,8 +79,6 @@ final class BlockRouter {
   private final Map<String, EntityRef<BlockProtocol.Command>> entities = new HashMap<>();
   /** Per block, where its letters go, from its last bulk pull reply; absent: through sharding. */
   private final Map<String, LetterRoute> routes = new HashMap<>();
-  /** Blocks whose last bulk reply failed: their next pull asks for the values inline. */
-  private final Set<String> inlineReply = new HashSet<>();
 
   BlockRouter(ActorContext<Trainer.Command> context, String trainerId, TrainerSettings settings) {
     this.context = context;
@@ -121,19 +117,18 @@ final class BlockRouter {
 
   /** Asks {@code block} for its values at version {@code minVersion} or later; they come back as {@link Pulled}. */
   void pull(String block, long minVersion, long generation) {
-    BulkAddress replyBulk = inlineReply.remove(block) ? null : selfBulk;
     LetterRoute route = routes.get(block);
-    if (replyBulk != null && route != null) {
+    if (route != null) {
       context.pipeToSelf(
           bulk.<BlockProtocol.BlockValues>askWithStatus(route.node().socketAddress(),
               replyTo -> new BlockLetters.PullLetter(route.block(),
-                  new BlockProtocol.Pull(minVersion, replyBulk, replyTo)),
+                  new BlockProtocol.Pull(minVersion, selfBulk, replyTo)),
               NO_FLOATS, 0, 0, settings.pullTimeout()),
           (v, failure) -> new Pulled(generation, block, minVersion, true, v, failure));
       return;
     }
     context.askWithStatus(BlockProtocol.BlockValues.class, entity(block), settings.pullTimeout(),
-        replyTo -> new BlockProtocol.Pull(minVersion, replyBulk, replyTo),
+        replyTo -> new BlockProtocol.Pull(minVersion, selfBulk, replyTo),
         (v, failure) -> new Pulled(generation, block, minVersion, false, v, failure));
   }
 
@@ -143,7 +138,7 @@ final class BlockRouter {
 
   /** The outcome of a push; a bounced letter forgets the block's route, so the retry goes through sharding. */
   Result<BlockProtocol.PushAck> pushOutcome(Pushed m) {
-    Result<BlockProtocol.PushAck> r = classifyPush(m.byLetter(), m.ack(), m.failure());
+    Result<BlockProtocol.PushAck> r = classify(m.byLetter(), m.ack(), m.failure());
     if (r.delivery() == Delivery.BOUNCED) routes.remove(m.block());
     return r;
   }
@@ -153,10 +148,9 @@ final class BlockRouter {
    * block's letters go from now on; a failed pull forgets that, so the retry goes through sharding.
    */
   Result<BlockProtocol.BlockValues> pullOutcome(Pulled m) {
-    Result<BlockProtocol.BlockValues> r = classifyPull(m.byLetter(), m.values(), m.failure());
+    Result<BlockProtocol.BlockValues> r = classify(m.byLetter(), m.values(), m.failure());
     if (r.delivery() != Delivery.DELIVERED) {
       routes.remove(m.block());
-      if (bulkReplyFailed(m.failure())) inlineReply.add(m.block());
       return r;
     }
     BlockProtocol.BlockValues v = r.value();
@@ -168,26 +162,13 @@ final class BlockRouter {
     return r;
   }
 
-  static Result<BlockProtocol.PushAck> classifyPush(boolean byLetter, BlockProtocol.PushAck ack, Throwable failure) {
-    if (failure == null) return Result.delivered(ack);
+  /** How a reply ended, by the way it came (letter or sharding) and the failure's type only. */
+  static <T> Result<T> classify(boolean byLetter, T value, Throwable failure) {
+    if (failure == null) return Result.delivered(value);
     String reason = String.valueOf(failure.getMessage());
     // A letter's failure, timeout included: the block's actor may have stopped (it moved), or its node is gone.
     if (byLetter) return Result.failed(Delivery.BOUNCED, reason);
     if (failure instanceof TimeoutException) return Result.failed(Delivery.TIMED_OUT, reason);
     return Result.failed(Delivery.REFUSED, reason);
-  }
-
-  static Result<BlockProtocol.BlockValues> classifyPull(boolean byLetter, BlockProtocol.BlockValues values,
-      Throwable failure) {
-    if (failure == null) return Result.delivered(values);
-    String reason = String.valueOf(failure.getMessage());
-    if (byLetter || bulkReplyFailed(failure)) return Result.failed(Delivery.BOUNCED, reason);
-    if (failure instanceof TimeoutException) return Result.failed(Delivery.TIMED_OUT, reason);
-    return Result.failed(Delivery.REFUSED, reason);
-  }
-
-  /** The block could not send its values by bulk (it says so in its error's prefix). */
-  private static boolean bulkReplyFailed(Throwable failure) {
-    return failure != null && String.valueOf(failure.getMessage()).startsWith(ParameterBlock.BULK_REPLY_FAILED);
   }
 }

@@ -26,6 +26,7 @@ import org.junit.jupiter.api.Test;
 import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -224,6 +225,25 @@ class ParameterBlockBulkTest {
     BlockStats stats = await(z.b().<BlockStats>ask(BlockProtocol.GetStats::new, TIMEOUT));
     assertEquals(0, stats.version());
     assertEquals(0, stats.bulkPushes());
+  }
+
+  @Test
+  void aBlockThatCannotSendItsValuesLetterAnswersInlineWithTheSameValuesNamingNoRoute() throws Exception {
+    BlockSpec spec = spec(BlockTestSupport.freshParameter());
+    EntityRef<Command> b = block(spec.entityId());
+    float[] init = gradient(1, 1);
+    initialise(b, spec, init);
+    int port;
+    try (java.nio.channels.ServerSocketChannel probe = java.nio.channels.ServerSocketChannel.open()) {
+      probe.bind(new java.net.InetSocketAddress("127.0.0.1", 0));
+      port = ((java.net.InetSocketAddress) probe.getLocalAddress()).getPort();
+    }
+    BulkAddress nobody = new BulkAddress("127.0.0.1", port);
+    BlockValues v = await(b.<BlockValues>askWithStatus(r -> new BlockProtocol.Pull(0, nobody, r), TIMEOUT));
+    assertEquals(0, v.version());
+    assertBitsEqual(init, v.values(), "the values, inline");
+    assertNull(v.node(), "no route to a block that cannot answer by letter");
+    assertNull(v.block());
   }
 
   /** A fresh block of zeros, the client's bulk transport and address, and the block's first bulk pull reply. */
