@@ -20,8 +20,9 @@ import java.util.Map;
  * The block-facing side of the block data path: how a block answers pushes and pulls, as messages
  * or by letter over this node's bulk channel, a push that came by letter with an {@link AckLetter}
  * and a pull that gave a bulk address with a {@link ValuesLetter}. A reply letter that cannot be
- * sent is answered as a message instead, with the same content, so a puller always gets its values
- * and never has to tell a bulk failure from the block's own errors. Used by the block's actor only.
+ * sent becomes a message (the same ack, or the same values without a route), so a pusher or
+ * puller always gets its answer and never has to tell a bulk failure from the block's own errors.
+ * Used by the block's actor only.
  */
 final class BlockReplies {
   private static final float[] NO_FLOATS = new float[0];
