@@ -205,7 +205,7 @@ public final class ShardTrain {
 
   /**
    * The values of block {@code entityId} at version >= {@code minVersion}. With this node's bulk
-   * channel on they come over it (a {@link BlockProtocol.ValuesLetter}) where the block's node can
+   * channel on they come over it (a {@link io.shardtrain.actors.ps.BlockLetters.ValuesLetter}) where the block's node can
    * send them, and inline again if that fails.
    */
   public CompletionStage<BlockProtocol.BlockValues> pull(String entityId, long minVersion) {

@@ -7,8 +7,8 @@ import akka.actor.typed.javadsl.Adapter;
 import akka.serialization.ByteBufferSerializer;
 import akka.serialization.SerializerWithStringManifest;
 import io.shardtrain.bench.TransportBenchmark.ArteryBlock;
-import io.shardtrain.bench.TransportBenchmark.BulkPulled;
-import io.shardtrain.bench.TransportBenchmark.BulkPush;
+import io.shardtrain.bench.TransportBenchmark.BlockLetter;
+import io.shardtrain.bench.TransportBenchmark.EchoLetter;
 import java.io.NotSerializableException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -17,12 +17,13 @@ import java.nio.charset.StandardCharsets;
 /**
  * Binary serializer for the {@link TransportBenchmark} messages: little-endian floats written
  * straight into Artery's envelope buffer ({@link ByteBufferSerializer}), so the Artery figure is
- * not held back by an extra byte[] copy.
+ * not held back by an extra byte[] copy. The bulk channel's letters are written without their
+ * floats, which travel as the bulk frame's payload.
  */
 public final class BenchSerializer extends SerializerWithStringManifest implements ByteBufferSerializer {
   private static final String BLOCK = "B";
-  private static final String PUSH = "P";
-  private static final String PULLED = "L";
+  private static final String LETTER = "T";
+  private static final String ECHO = "E";
 
   private final ExtendedActorSystem system;
   private volatile ActorRefResolver resolver;
@@ -39,8 +40,8 @@ public final class BenchSerializer extends SerializerWithStringManifest implemen
   @Override
   public String manifest(Object o) {
     if (o instanceof ArteryBlock) return BLOCK;
-    if (o instanceof BulkPush) return PUSH;
-    if (o instanceof BulkPulled) return PULLED;
+    if (o instanceof BlockLetter) return LETTER;
+    if (o instanceof EchoLetter) return ECHO;
     throw new IllegalArgumentException("BenchSerializer cannot serialize " + o.getClass().getName());
   }
 
@@ -67,12 +68,13 @@ public final class BenchSerializer extends SerializerWithStringManifest implemen
         buf.putInt(b.length());
         buf.asFloatBuffer().put(b.values(), b.offset(), b.length());
         buf.position(buf.position() + b.length() * Float.BYTES);
-      } else if (o instanceof BulkPush p) {
-        buf.putLong(p.transferId()).putInt(p.length()).putInt(p.port());
-        putString(buf, p.host());
-        putRef(buf, p.replyTo());
-      } else if (o instanceof BulkPulled p) {
-        buf.putLong(p.transferId()).putInt(p.length());
+      } else if (o instanceof BlockLetter l) {
+        putRef(buf, l.server());
+        buf.putInt(l.seq()).putInt(l.replyPort());
+        putString(buf, l.replyHost());
+        putRef(buf, l.replyTo());
+      } else if (o instanceof EchoLetter e) {
+        putRef(buf, e.replyTo());
       } else {
         throw new IllegalArgumentException("BenchSerializer cannot serialize " + o.getClass().getName());
       }
@@ -96,16 +98,15 @@ public final class BenchSerializer extends SerializerWithStringManifest implemen
           buf.position(buf.position() + length * Float.BYTES);
           return new ArteryBlock(seq, values, 0, length, replyTo);
         }
-        case PUSH -> {
-          long id = buf.getLong();
-          int length = buf.getInt();
+        case LETTER -> {
+          ActorRef<TransportBenchmark.ServerMessage> server = getRef(buf);
+          int seq = buf.getInt();
           int port = buf.getInt();
           String host = getString(buf);
-          ActorRef<BulkPulled> replyTo = getRef(buf);
-          return new BulkPush(id, length, host, port, replyTo);
+          return new BlockLetter(server, seq, host, port, getRef(buf));
         }
-        case PULLED -> {
-          return new BulkPulled(buf.getLong(), buf.getInt());
+        case ECHO -> {
+          return new EchoLetter(getRef(buf));
         }
         default -> throw new NotSerializableException("unknown benchmark manifest '" + manifest + "'");
       }
@@ -116,8 +117,9 @@ public final class BenchSerializer extends SerializerWithStringManifest implemen
 
   private int size(Object o) {
     if (o instanceof ArteryBlock b) return 8 + refSize(b.replyTo()) + b.length() * Float.BYTES;
-    if (o instanceof BulkPush p) return 16 + 4 + p.host().length() * 3 + refSize(p.replyTo());
-    return 12;
+    if (o instanceof BlockLetter l) return 8 + 4 + l.replyHost().length() * 3 + refSize(l.server()) + refSize(l.replyTo());
+    if (o instanceof EchoLetter e) return refSize(e.replyTo());
+    throw new IllegalArgumentException("BenchSerializer cannot serialize " + o.getClass().getName());
   }
 
   private ActorRefResolver resolver() {

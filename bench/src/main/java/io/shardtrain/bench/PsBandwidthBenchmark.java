@@ -9,6 +9,7 @@ import akka.cluster.typed.Join;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.ps.BlockLayout;
+import io.shardtrain.actors.ps.BlockLetters;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
 import io.shardtrain.actors.ps.BlockProtocol.Command;
@@ -189,7 +190,7 @@ public final class PsBandwidthBenchmark {
       } else {
         BlockValues head = heads.get(b);
         pushed.add(bulk.<PushAck>askWithStatus(head.node().socketAddress(),
-            r -> new BlockProtocol.PushLetter(head.block(), self,
+            r -> new BlockLetters.PushLetter(head.block(), self,
                 new BlockProtocol.PushGradient(TRAINER, step, 0, 0, 1f, null, 0, null, r)),
             grad, s.offset(), s.length(), TIMEOUT).toCompletableFuture());
       }
@@ -198,7 +199,7 @@ public final class PsBandwidthBenchmark {
       } else {
         BlockValues head = heads.get(b);
         pulled.add(bulk.<BlockValues>askWithStatus(head.node().socketAddress(),
-            r -> new BlockProtocol.PullLetter(head.block(), new BlockProtocol.Pull(step, self, r)),
+            r -> new BlockLetters.PullLetter(head.block(), new BlockProtocol.Pull(step, self, r)),
             NO_FLOATS, 0, 0, TIMEOUT).toCompletableFuture());
       }
     }

@@ -6,6 +6,7 @@ import akka.actor.typed.ActorSystem;
 import akka.actor.typed.Behavior;
 import akka.actor.typed.javadsl.AskPattern;
 import akka.actor.typed.javadsl.Behaviors;
+import akka.pattern.StatusReply;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.transport.BulkFrames;
@@ -35,9 +36,11 @@ import java.util.concurrent.atomic.AtomicReference;
  * trainer side sends the parameter's floats block by block and the server side answers each block
  * with the same number of floats (a pushed gradient, then pulled values). Three paths: (a) a raw
  * blocking socket pair with the bulk framing, (b) Artery between two ActorSystems in this JVM,
- * floats inside the messages, (c) {@link BulkTransport} between the same two systems, with a small
- * Artery control message per block. Figures are bytes moved both ways per second, median over the
- * measured rounds after as many warm-up rounds.
+ * floats inside the messages, (c) {@link BulkTransport} between the same two systems: each block
+ * goes as a letter to the server actor, which echoes it in a letter back to the asking trainer,
+ * one bulk frame each way and no Artery message, as a parameter block's pushes and pulls travel.
+ * Figures are bytes moved both ways per second, median over the measured rounds after as many
+ * warm-up rounds.
  */
 public final class TransportBenchmark {
   private static final Duration TIMEOUT = Duration.ofSeconds(30);
@@ -54,14 +57,38 @@ public final class TransportBenchmark {
   public record ArteryBlock(int seq, float[] values, int offset, int length, ActorRef<ArteryBlock> replyTo)
       implements BenchMessage, ServerMessage {}
 
-  /** Control message for a block sent over the bulk channel as transfer {@code transferId}. */
-  public record BulkPush(long transferId, int length, String host, int port, ActorRef<BulkPulled> replyTo)
-      implements BenchMessage, ServerMessage {}
+  /**
+   * A block sent by letter to the server actor {@code server}; its echo goes by letter to
+   * {@code replyHost:replyPort}, the trainer's bulk address.
+   */
+  public record BlockLetter(ActorRef<ServerMessage> server, int seq, String replyHost, int replyPort,
+      ActorRef<StatusReply<float[]>> replyTo) implements BenchMessage, BulkTransport.Letter {
+    @Override
+    public ActorRef<?> recipient() {
+      return server;
+    }
 
-  /** Reply: the values of the block are on their way over the bulk channel as {@code transferId}. */
-  public record BulkPulled(long transferId, int length) implements BenchMessage {}
+    @Override
+    public Object open(float[] values) {
+      return new LetterBlock(this, values);
+    }
+  }
 
-  private record BulkArrived(BulkPush push, float[] values, Throwable failure) implements ServerMessage {}
+  /** A {@link BlockLetter} opened on the server, with its floats. */
+  private record LetterBlock(BlockLetter letter, float[] values) implements ServerMessage {}
+
+  /** The server's echo of a {@link BlockLetter}: the same floats, back to the asking trainer. */
+  public record EchoLetter(ActorRef<StatusReply<float[]>> replyTo) implements BenchMessage, BulkTransport.Letter {
+    @Override
+    public ActorRef<?> recipient() {
+      return replyTo;
+    }
+
+    @Override
+    public Object open(float[] values) {
+      return StatusReply.success(values);
+    }
+  }
 
   /** GB/s (10^9 bytes moved both ways per second, median of the measured rounds) for each path. */
   public record Result(
@@ -115,7 +142,7 @@ public final class TransportBenchmark {
         ActorRef<ServerMessage> remoteServer = ActorRefResolver.get(trainer)
             .resolveActorRef(ActorRefResolver.get(server).toSerializationFormat(server));
         Round artery = () -> arteryRound(trainer, remoteServer, param, blocks, inFlight);
-        Round bulk = () -> bulkRound(trainer, bulkTrainer, serverAddress, remoteServer, param, blocks, inFlight);
+        Round bulk = () -> bulkRound(bulkTrainer, serverAddress, remoteServer, param, blocks, inFlight);
         nanos = measure(rounds, raw, artery, bulk);
       } finally {
         trainer.terminate();
@@ -216,7 +243,7 @@ public final class TransportBenchmark {
         for (BulkFrames.Header h; (h = BulkFrames.readHeader(served, in)) != null; ) {
           float[] values = new float[h.length()];
           BulkFrames.readPayload(served, in, values);
-          BulkFrames.write(served, out, h.transferId(), values, 0, values.length);
+          BulkFrames.write(served, out, h.id(), values, 0, values.length);
         }
       } catch (IOException e) {
         failure.compareAndSet(null, e);
@@ -264,7 +291,7 @@ public final class TransportBenchmark {
     };
   }
 
-  // (b) and (c): the server side, one actor that echoes Artery blocks and answers bulk pushes.
+  // (b) and (c): the server side, one actor that echoes Artery blocks and bulk letters.
 
   private static Behavior<ServerMessage> serverBehavior() {
     return Behaviors.setup(ctx -> {
@@ -274,19 +301,11 @@ public final class TransportBenchmark {
             m.replyTo().tell(new ArteryBlock(m.seq(), m.values(), m.offset(), m.length(), null));
             return Behaviors.same();
           })
-          .onMessage(BulkPush.class, m -> {
-            ctx.pipeToSelf(bulk.receive(m.transferId(), TIMEOUT), (values, e) -> new BulkArrived(m, values, e));
-            return Behaviors.same();
-          })
-          .onMessage(BulkArrived.class, m -> {
-            if (m.failure() != null) {
-              ctx.getLog().error("benchmark block {} did not arrive: {}", m.push().transferId(), m.failure().toString());
-              return Behaviors.same();
-            }
-            long id = bulk.newTransferId();
-            InetSocketAddress trainer = new InetSocketAddress(m.push().host(), m.push().port());
-            bulk.send(trainer, id, m.values(), 0, m.values().length);
-            m.push().replyTo().tell(new BulkPulled(id, m.values().length));
+          .onMessage(LetterBlock.class, m -> {
+            BlockLetter l = m.letter();
+            // A lost echo fails the trainer's ask at its timeout, which fails the round.
+            bulk.sendLetter(new InetSocketAddress(l.replyHost(), l.replyPort()), new EchoLetter(l.replyTo()),
+                m.values(), 0, m.values().length);
             return Behaviors.same();
           })
           .build();
@@ -308,21 +327,18 @@ public final class TransportBenchmark {
     awaitAll(replies, blocks);
   }
 
-  private static void bulkRound(ActorSystem<Void> trainer, BulkTransport bulk, InetSocketAddress serverAddress,
-      ActorRef<ServerMessage> server, float[] param, int[][] blocks, int inFlight) throws Exception {
+  private static void bulkRound(BulkTransport bulk, InetSocketAddress serverAddress, ActorRef<ServerMessage> server,
+      float[] param, int[][] blocks, int inFlight) throws Exception {
     Semaphore window = new Semaphore(inFlight);
     InetSocketAddress self = bulk.address();
     List<CompletableFuture<float[]>> replies = new ArrayList<>(blocks.length);
-    for (int[] block : blocks) {
+    for (int b = 0; b < blocks.length; b++) {
       window.acquire();
-      long id = bulk.newTransferId();
-      CompletionStage<Void> sent = bulk.send(serverAddress, id, param, block[0], block[1]);
-      CompletionStage<float[]> pulled = AskPattern.ask(server,
-              (ActorRef<BulkPulled> replyTo) -> new BulkPush(id, block[1], self.getHostString(), self.getPort(), replyTo),
-              TIMEOUT, trainer.scheduler())
-          .thenCompose(p -> bulk.receive(p.transferId(), TIMEOUT));
-      replies.add(sent.thenCombine(pulled, (v, values) -> values)
-          .whenComplete((r, e) -> window.release()).toCompletableFuture());
+      int seq = b;
+      CompletionStage<float[]> echoed = bulk.askWithStatus(serverAddress,
+          replyTo -> new BlockLetter(server, seq, self.getHostString(), self.getPort(), replyTo),
+          param, blocks[b][0], blocks[b][1], TIMEOUT);
+      replies.add(echoed.whenComplete((r, e) -> window.release()).toCompletableFuture());
     }
     awaitAll(replies, blocks);
   }

@@ -4,7 +4,6 @@ import akka.actor.NoSerializationVerificationNeeded;
 import akka.actor.typed.ActorRef;
 import akka.pattern.StatusReply;
 import io.shardtrain.actors.transport.BulkAddress;
-import io.shardtrain.actors.transport.BulkTransport;
 import java.util.List;
 
 /** The messages a {@link ParameterBlock} accepts and answers with. */
@@ -22,7 +21,7 @@ public final class BlockProtocol {
    * A trainer's gradient for this block at {@code step}, computed on parameters of
    * {@code baseVersion}; {@code weight} is the number of examples behind it (sync mean weight).
    * {@code values} pass to the block, which journals them as they are: a sender in the same JVM
-   * must not change the array afterwards ({@code values} is null only inside a {@link PushLetter},
+   * must not change the array afterwards ({@code values} is null only inside a {@link BlockLetters.PushLetter},
    * whose frame carries the floats).
    * {@code mark} says which examples are behind it (null: not said, as for a benchmark's pushes).
    */
@@ -49,7 +48,7 @@ public final class BlockProtocol {
       this(trainerId, step, baseVersion, membershipEpoch, weight, values, 0, replyTo);
     }
 
-    /** This push with {@code floats} as its values (what a {@link PushLetter} opens to). */
+    /** This push with {@code floats} as its values (what a {@link BlockLetters.PushLetter} opens to). */
     public PushGradient withValues(float[] floats) {
       return new PushGradient(trainerId, step, baseVersion, membershipEpoch, weight, floats, generation, mark,
           replyTo);
@@ -84,7 +83,7 @@ public final class BlockProtocol {
 
   /**
    * The block's values once its version is at least {@code minVersion}. With a {@code replyBulk}
-   * address, a block on another node whose bulk channel is on replies by a {@link ValuesLetter}
+   * address, a block on another node whose bulk channel is on replies by a {@link BlockLetters.ValuesLetter}
    * sent there.
    */
   public record Pull(long minVersion, BulkAddress replyBulk, ActorRef<StatusReply<BlockValues>> replyTo)
@@ -168,7 +167,7 @@ public final class BlockProtocol {
   /**
    * The block's values at {@code version}; read-only: in the block's own JVM the array is the one
    * the block holds for that version, so a receiver copies it before changing it. {@code values}
-   * is null only inside a {@link ValuesLetter}, whose frame carries the floats. {@code node} is the
+   * is null only inside a {@link BlockLetters.ValuesLetter}, whose frame carries the floats. {@code node} is the
    * bulk address of the block's node and {@code block} the block's own actor, when the pull asked
    * for bulk and the node has it on (where to send this block's gradients by letter), else null.
    */
@@ -180,99 +179,14 @@ public final class BlockProtocol {
       this(parameter, index, offset, version, values, null, null);
     }
 
-    /** These values with {@code floats} as their values (what a {@link ValuesLetter} opens to). */
+    /** These values with {@code floats} as their values (what a {@link BlockLetters.ValuesLetter} opens to). */
     public BlockValues withValues(float[] floats) {
       return new BlockValues(parameter, index, offset, version, floats, node, block);
     }
   }
 
-  /**
-   * A push sent straight to the block's actor ({@code block}, from {@link BlockValues#block()}) over
-   * the bulk channel, its gradient as the frame's floats; the block acknowledges with an
-   * {@link AckLetter} to {@code replyBulk}. A block that moved never gets it: the letter bounces
-   * (an error reply at once) and the sender pushes through sharding again.
-   */
-  public record PushLetter(ActorRef<Command> block, BulkAddress replyBulk, PushGradient push)
-      implements BulkTransport.Letter {
-    public PushLetter {
-      if (block == null || replyBulk == null || push == null) {
-        throw new IllegalArgumentException("a push letter needs the block, the reply address and the push");
-      }
-    }
-
-    @Override
-    public ActorRef<?> recipient() {
-      return block;
-    }
-
-    @Override
-    public Object open(float[] values) {
-      return new LetterPush(push.withValues(values), replyBulk);
-    }
-
-    @Override
-    public void bounce(String reason) {
-      push.replyTo().tell(StatusReply.error("push letter for step " + push.step() + " not delivered: " + reason));
-    }
-  }
-
-  /**
-   * A pull sent straight to the block's actor over the bulk channel (no floats); {@code pull} must
-   * name the puller's bulk address, where the values come back as a {@link ValuesLetter}.
-   */
-  public record PullLetter(ActorRef<Command> block, Pull pull) implements BulkTransport.Letter {
-    public PullLetter {
-      if (block == null || pull == null || pull.replyBulk() == null) {
-        throw new IllegalArgumentException("a pull letter needs the block and a pull with a bulk reply address");
-      }
-    }
-
-    @Override
-    public ActorRef<?> recipient() {
-      return block;
-    }
-
-    @Override
-    public Object open(float[] values) {
-      return pull;
-    }
-
-    @Override
-    public void bounce(String reason) {
-      pull.replyTo().tell(StatusReply.error("pull letter for version " + pull.minVersion() + " not delivered: "
-          + reason));
-    }
-  }
-
-  /** A {@link PushLetter} opened on the block's node. */
+  /** A {@link BlockLetters.PushLetter} opened on the block's node; sealing keeps it beside the other commands. */
   record LetterPush(PushGradient push, BulkAddress replyBulk) implements Command, NoSerializationVerificationNeeded {}
-
-  /** A block's success reply to a {@link PushLetter}, by letter too (no floats). */
-  public record AckLetter(ActorRef<StatusReply<PushAck>> replyTo, PushAck ack) implements BulkTransport.Letter {
-    @Override
-    public ActorRef<?> recipient() {
-      return replyTo;
-    }
-
-    @Override
-    public Object open(float[] values) {
-      return StatusReply.success(ack);
-    }
-  }
-
-  /** A block's reply to a {@link Pull} with a bulk address: the values are the frame's floats. */
-  public record ValuesLetter(ActorRef<StatusReply<BlockValues>> replyTo, BlockValues values)
-      implements BulkTransport.Letter {
-    @Override
-    public ActorRef<?> recipient() {
-      return replyTo;
-    }
-
-    @Override
-    public Object open(float[] floats) {
-      return StatusReply.success(values.withValues(floats));
-    }
-  }
 
   /**
    * A block's counters since its entity (re)started, and its barrier. {@code pendingStep} is the

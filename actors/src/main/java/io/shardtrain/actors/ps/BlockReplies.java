@@ -3,22 +3,26 @@ package io.shardtrain.actors.ps;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.pattern.StatusReply;
-import io.shardtrain.actors.ps.BlockProtocol.AckLetter;
+import io.shardtrain.actors.ps.BlockLetters.AckLetter;
+import io.shardtrain.actors.ps.BlockLetters.ValuesLetter;
 import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
 import io.shardtrain.actors.ps.BlockProtocol.Command;
 import io.shardtrain.actors.ps.BlockProtocol.LetterPush;
 import io.shardtrain.actors.ps.BlockProtocol.Pull;
 import io.shardtrain.actors.ps.BlockProtocol.PushAck;
-import io.shardtrain.actors.ps.BlockProtocol.ValuesLetter;
+import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
 import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
- * How a block answers pushes and pulls: as messages, or by letter over this node's bulk channel, a
- * push that came by letter with an {@link AckLetter} and a pull that gave a bulk address with a
- * {@link ValuesLetter}. The block's bulk-letter handling, in one place; used by its actor only.
+ * The block-facing side of the block data path: how a block answers pushes and pulls, as messages
+ * or by letter over this node's bulk channel, a push that came by letter with an {@link AckLetter}
+ * and a pull that gave a bulk address with a {@link ValuesLetter}. A reply letter that cannot be
+ * sent becomes a message (the same ack, or the same values without a route), so a pusher or
+ * puller always gets its answer and never has to tell a bulk failure from the block's own errors.
+ * Used by the block's actor only.
  */
 final class BlockReplies {
   private static final float[] NO_FLOATS = new float[0];
@@ -38,10 +42,11 @@ final class BlockReplies {
     this.counters = counters;
   }
 
-  /** {@code m}'s push came by letter: its ack goes back by letter too. */
-  void expectLetter(LetterPush m) {
+  /** The push that came by letter in {@code m}; its ack goes back by letter too. */
+  PushGradient opened(LetterPush m) {
     counters.bulkPushes++;
     letterReplies.put(m.push().replyTo(), m.replyBulk());
+    return m.push();
   }
 
   /** Answers a push: by letter when it came by letter, else as a message. */
@@ -68,7 +73,9 @@ final class BlockReplies {
    * Answers {@code pull}: inline, or, when the pull gave a bulk address of another node and this
    * node's bulk channel carries payloads of this size, as a {@link ValuesLetter} sent there. Either
    * way the version's own array, which no update changes (copy-on-write). With a bulk address the
-   * reply names this block's actor, so the puller can push to it by letter.
+   * reply names this block's actor, so the puller can push to it by letter; a letter that cannot be
+   * sent there becomes an inline reply that names neither, so the puller stops using letters to a
+   * block that cannot answer it by letter.
    */
   void answer(BlockState state, Pull pull) {
     BlockSpec spec = state.spec();
@@ -93,8 +100,11 @@ final class BlockReplies {
     bulk().sendLetter(to.socketAddress(), new ValuesLetter(replyTo, reply.withValues(null)), values, 0, values.length)
         .whenComplete((done, failure) -> {
           if (failure == null) return;
-          log.warn("block {}: values of version {} to {} failed: {}", block, reply.version(), to, failure.getMessage());
-          replyTo.tell(StatusReply.error(ParameterBlock.BULK_REPLY_FAILED + failure.getMessage()));
+          log.warn("block {}: values of version {} could not go by letter to {} ({}); answering inline", block,
+              reply.version(), to, failure.getMessage());
+          // Artery may still reach the puller, whose node's bulk channel is out of reach.
+          replyTo.tell(StatusReply.success(
+              new BlockValues(spec.parameter(), spec.index(), spec.offset(), reply.version(), values)));
         });
   }
 

@@ -62,8 +62,6 @@ public final class ParameterBlock
   public static final EntityTypeKey<Command> ENTITY_KEY = EntityTypeKey.create(Command.class, "ParameterBlock");
   /** The cluster role whose nodes host parameter blocks. */
   public static final String ROLE = "ps";
-  /** How the error reply to a pull whose values could not be sent by bulk begins; the puller pulls inline. */
-  public static final String BULK_REPLY_FAILED = "bulk reply failed: ";
 
   /** Starts sharding of parameter blocks on nodes with role {@value #ROLE}; returns the shard region. */
   public static ActorRef<ShardingEnvelope<Command>> init(ActorSystem<?> system) {
@@ -155,10 +153,7 @@ public final class ParameterBlock
         .forAnyState()
         .onCommand(Initialize.class, this::onInitialize)
         .onCommand(PushGradient.class, this::onPush)
-        .onCommand(LetterPush.class, (state, m) -> {
-          replies.expectLetter(m);
-          return onPush(state, m.push());
-        })
+        .onCommand(LetterPush.class, (state, m) -> onPush(state, replies.opened(m)))
         .onCommand(Pull.class, this::onPull)
         .onCommand(UpdateMembership.class, this::onUpdateMembership)
         .onCommand(GetStats.class, (state, cmd) ->

@@ -1,5 +1,7 @@
 package io.shardtrain.actors.trainer;
 
+import akka.actor.typed.javadsl.ActorContext;
+import io.shardtrain.actors.ps.BlockClient;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.compute.data.Batch;
@@ -9,24 +11,57 @@ import java.util.Map;
 import org.slf4j.Logger;
 
 /**
- * What a trainer sends its blocks and takes in from them, through its {@link BlockRouter}: a step's
+ * What a trainer sends its blocks and takes in from them, through its {@link BlockClient}: a step's
  * pushes (each block's gradient slice as soon as backward produced it, or nothing), their resends,
  * and pull rounds, whose values it writes into the model. It remembers each block's pulled
  * version, the base version of the next gradient pushed to it, and counts pushes and pulls when
  * they start.
  */
 final class BlockExchange {
-  private final BlockRouter router;
+
+  /** A block's answer to a push, as the trainer gets it. */
+  record PushAnswer(BlockClient.Pushed reply) implements Trainer.Internal {
+    long generation() {
+      return reply.request().generation();
+    }
+
+    long step() {
+      return reply.request().step();
+    }
+
+    String block() {
+      return reply.request().block();
+    }
+  }
+
+  /** A block's answer to a pull, as the trainer gets it. */
+  record PullAnswer(BlockClient.Pulled reply) implements Trainer.Internal {
+    long generation() {
+      return reply.request().generation();
+    }
+
+    long minVersion() {
+      return reply.request().minVersion();
+    }
+
+    String block() {
+      return reply.request().block();
+    }
+  }
+
+  private final BlockClient<Trainer.Command> client;
   private final TrainerCounts counts;
   private final Logger log;
   private final String trainerId;
   /** Each block's version as last pulled; every block is pulled before the first step. */
   private final Map<String, Long> pulledVersion = new HashMap<>();
 
-  BlockExchange(BlockRouter router, TrainerCounts counts, Logger log, String trainerId) {
-    this.router = router;
+  BlockExchange(ActorContext<Trainer.Command> context, String trainerId, TrainerSettings settings,
+      TrainerCounts counts) {
+    this.client = new BlockClient<>(context, trainerId, settings.askTimeout(), settings.pullTimeout(),
+        PushAnswer::new, PullAnswer::new);
     this.counts = counts;
-    this.log = log;
+    this.log = context.getLog();
     this.trainerId = trainerId;
   }
 
@@ -73,12 +108,13 @@ final class BlockExchange {
   /** Sends the step's push to {@code block} (again): the same values under the same (trainer, step) key. */
   void resendPush(Session s, StepInFlight st, String block) {
     StepInFlight.PendingPush p = st.pending(block);
-    router.push(new BlockRouter.Push(block, st.step(), pulledVersion.get(block), s.membershipEpoch(), p.weight(),
-        p.values(), s.generation(), st.markOf(p)));
+    client.push(new BlockClient.PushRequest(block, st.step(), pulledVersion.get(block), s.membershipEpoch(),
+        p.weight(), p.values(), s.generation(), st.markOf(p)));
   }
 
-  BlockRouter.Result<BlockProtocol.PushAck> pushOutcome(BlockRouter.Pushed m) {
-    return router.pushOutcome(m);
+  /** What became of a push; a bounced one is already on its way again. */
+  BlockClient.Result<BlockProtocol.PushAck> pushOutcome(PushAnswer m) {
+    return client.outcome(m.reply());
   }
 
   /** Pulls every block at version {@code minVersion} or later. */
@@ -91,24 +127,29 @@ final class BlockExchange {
   private void sendPulls(Session s, PullRound round) {
     for (String block : s.model().blocks()) {
       counts.pullStarted();
-      router.pull(block, round.minVersion(), s.generation());
+      client.pull(new BlockClient.PullRequest(block, round.minVersion(), s.generation()));
     }
   }
 
   /**
    * Takes a pull's answer into {@code round}: the values go into the model; a pull that did not
-   * deliver is sent again at once (the router knows which way). True when it brought one of the
-   * round's blocks; false too for an answer to another round.
+   * deliver is sent again at once (a bounced one the client sent again already). True when it
+   * brought one of the round's blocks; false too for an answer to another round.
    */
-  boolean pulled(Session s, PullRound round, BlockRouter.Pulled m) {
+  boolean pulled(Session s, PullRound round, PullAnswer m) {
     if (m.generation() != s.generation() || m.minVersion() != round.minVersion() || !round.awaits(m.block())) {
       return false;
     }
-    BlockRouter.Result<BlockProtocol.BlockValues> r = router.pullOutcome(m);
-    if (r.delivery() != BlockRouter.Delivery.DELIVERED) {
+    BlockClient.Result<BlockProtocol.BlockValues> r = client.outcome(m.reply());
+    if (r.delivery() == BlockClient.Delivery.BOUNCED) {
+      log.info("trainer {}: pull of {} (version >= {}) bounced ({}), sent again", trainerId, m.block(),
+          m.minVersion(), r.reason());
+      return false;
+    }
+    if (r.delivery() != BlockClient.Delivery.DELIVERED) {
       log.warn("trainer {}: pull of {} (version >= {}) failed, {} ({}), retrying", trainerId, m.block(),
           m.minVersion(), r.delivery(), r.reason());
-      router.pull(m.block(), m.minVersion(), s.generation());
+      client.pull(m.reply().request());
       return false;
     }
     BlockProtocol.BlockValues v = r.value();

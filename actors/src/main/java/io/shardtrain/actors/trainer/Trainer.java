@@ -9,6 +9,7 @@ import akka.actor.typed.javadsl.TimerScheduler;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.TrainerNotice;
 import io.shardtrain.actors.job.TrainerNotice.RollBack;
+import io.shardtrain.actors.ps.BlockClient;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.compute.backend.Backend;
 import io.shardtrain.compute.data.BatchReader;
@@ -44,7 +45,7 @@ import java.util.function.Supplier;
  * reports carry from then on), pulls the checkpoint's parameters and leases its task again at the
  * checkpoint's reader offset. A block that refuses a push as {@code RolledBack} is waited out: the
  * master's rollback notice follows. How pushes and pulls reach the blocks is the
- * {@link BlockRouter}'s business; what is said to the master, the {@link MasterLink}'s.
+ * {@link BlockClient}'s business; what is said to the master, the {@link MasterLink}'s.
  *
  * <p>Phases, each a behaviour: <i>registering</i> (with the master) &rarr; <i>pulling</i> every
  * block's latest values &rarr; <i>leasing</i> a task &rarr; (the first answer after a registration
@@ -73,7 +74,7 @@ public final class Trainer {
 
   /** The trainer's own messages: answers to what its pieces asked, and its timers. */
   sealed interface Internal extends Command permits MasterLink.Registered, MasterLink.TaskAnswered,
-      MasterLink.Reported, BlockRouter.Pushed, BlockRouter.Pulled, Retry, SendHeartbeat, RetryPush {}
+      MasterLink.Reported, BlockExchange.PushAnswer, BlockExchange.PullAnswer, Retry, SendHeartbeat, RetryPush {}
 
   private enum Retry implements Internal { REGISTER, NEXT_STEP }
 
@@ -110,7 +111,7 @@ public final class Trainer {
     this.setup = setup;
     this.id = setup.trainerId();
     this.master = new MasterLink(context, id, setup.master(), setup.settings());
-    this.blocks = new BlockExchange(new BlockRouter(context, id, setup.settings()), counts, context.getLog(), id);
+    this.blocks = new BlockExchange(context, id, setup.settings(), counts);
   }
 
   // ---- registering ----
@@ -191,7 +192,7 @@ public final class Trainer {
 
   private Behavior<Command> pulling(Session s, PullRound round, Function<PullRound, Behavior<Command>> then) {
     return phase(s, round::stopRequested, Behaviors.receive(Command.class)
-        .onMessage(BlockRouter.Pulled.class, m -> blocks.pulled(s, round, m) && round.done() ? then.apply(round)
+        .onMessage(BlockExchange.PullAnswer.class, m -> blocks.pulled(s, round, m) && round.done() ? then.apply(round)
             : Behaviors.same())
         .onMessageEquals(Stop.INSTANCE, () -> {
           round.requestStop();
@@ -268,14 +269,14 @@ public final class Trainer {
 
   private Behavior<Command> stepping(Session s, Task task, StepInFlight st) {
     return phase(s, st::stopRequested, Behaviors.receive(Command.class)
-        .onMessage(BlockRouter.Pushed.class, m -> pushed(s, task, st, m))
+        .onMessage(BlockExchange.PushAnswer.class, m -> pushed(s, task, st, m))
         .onMessage(RetryPush.class, m -> {
           if (m.generation() == s.generation() && m.step() == st.step() && st.awaitsPush(m.block())) {
             blocks.resendPush(s, st, m.block());
           }
           return Behaviors.same();
         })
-        .onMessage(BlockRouter.Pulled.class, m -> blocks.pulled(s, st.pulls(), m) && st.done() ? stepDone(s, task, st)
+        .onMessage(BlockExchange.PullAnswer.class, m -> blocks.pulled(s, st.pulls(), m) && st.done() ? stepDone(s, task, st)
             : Behaviors.same())
         .onMessageEquals(Stop.INSTANCE, () -> {
           st.requestStop();
@@ -283,17 +284,16 @@ public final class Trainer {
         }));
   }
 
-  private Behavior<Command> pushed(Session s, Task task, StepInFlight st, BlockRouter.Pushed m) {
+  private Behavior<Command> pushed(Session s, Task task, StepInFlight st, BlockExchange.PushAnswer m) {
     // A late answer to an abandoned step.
     if (m.generation() != s.generation() || m.step() != st.step() || !st.awaitsPush(m.block())) {
       return Behaviors.same();
     }
-    BlockRouter.Result<BlockProtocol.PushAck> r = blocks.pushOutcome(m);
+    BlockClient.Result<BlockProtocol.PushAck> r = blocks.pushOutcome(m);
     switch (r.delivery()) {
       case BOUNCED:
-        context.getLog().info("trainer {}: push of step {} to {} bounced ({}), sending it again", id, m.step(),
-            m.block(), r.reason());
-        blocks.resendPush(s, st, m.block());
+        context.getLog().info("trainer {}: push of step {} to {} bounced ({}), sent again", id, m.step(), m.block(),
+            r.reason());
         return Behaviors.same();
       case TIMED_OUT:
         context.getLog().warn("trainer {}: push of step {} to {} failed ({}), retrying", id, m.step(), m.block(),
@@ -323,7 +323,7 @@ public final class Trainer {
     return st.done() ? stepDone(s, task, st) : Behaviors.same();
   }
 
-  private void retryPushLater(Session s, BlockRouter.Pushed m) {
+  private void retryPushLater(Session s, BlockExchange.PushAnswer m) {
     timers.startSingleTimer("push-" + m.block(), new RetryPush(s.generation(), m.block(), m.step()),
         setup.settings().retryDelay());
   }

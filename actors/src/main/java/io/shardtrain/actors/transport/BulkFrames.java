@@ -7,12 +7,15 @@ import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
 
 /**
- * The bulk wire format, shared by {@link BulkTransport} and the raw-socket baseline of the
- * transport benchmark (module {@code bench}): a 16-byte little-endian header (magic, transfer id,
- * length in floats) followed by the floats, little-endian, staged through a reused direct buffer.
- * Public only for that benchmark; not an API.
+ * The bulk wire format. {@link BulkTransport} sends and accepts only letter frames
+ * ({@link #writeLetter}). The plain frame ({@link #write}: a 16-byte little-endian header of magic,
+ * id and length in floats, then the floats) is the same framing without a message; only the
+ * raw-socket baseline of the transport benchmark (module {@code bench}) uses it, which is why it
+ * and the header and payload readers are public. Floats are little-endian, staged through a reused
+ * direct buffer. Not an API.
  */
 public final class BulkFrames {
+  /** A plain frame: an id and floats, no message. */
   static final int MAGIC = 0x46425453; // bytes "STBF" when written little-endian
   /** A letter frame: a serialized message, then its floats (see {@link #writeLetter}). */
   static final int LETTER_MAGIC = 0x4C425453; // bytes "STBL"
@@ -23,18 +26,21 @@ public final class BulkFrames {
 
   private BulkFrames() {}
 
-  /** A header as read from the wire, not yet checked. */
-  public record Header(int magic, long transferId, int length) {}
+  /**
+   * A header as read from the wire, not yet checked; {@code id} is a plain frame's id, or a
+   * letter's serializer id (high 32 bits) and message byte count (low 32 bits).
+   */
+  public record Header(int magic, long id, int length) {}
 
   public static ByteBuffer newBuffer() {
     return ByteBuffer.allocateDirect(CHUNK_BYTES).order(ByteOrder.LITTLE_ENDIAN);
   }
 
-  /** Writes one frame; {@code buf} is a buffer from {@link #newBuffer()}, reused between calls. */
-  public static void write(SocketChannel ch, ByteBuffer buf, long transferId, float[] values, int offset, int length)
+  /** Writes one plain frame; {@code buf} is a buffer from {@link #newBuffer()}, reused between calls. */
+  public static void write(SocketChannel ch, ByteBuffer buf, long id, float[] values, int offset, int length)
       throws IOException {
     buf.clear();
-    buf.putInt(MAGIC).putLong(transferId).putInt(length);
+    buf.putInt(MAGIC).putLong(id).putInt(length);
     writeFloats(ch, buf, values, offset, length);
   }
 

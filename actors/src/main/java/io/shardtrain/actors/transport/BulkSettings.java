@@ -1,7 +1,6 @@
 package io.shardtrain.actors.transport;
 
 import com.typesafe.config.Config;
-import java.time.Duration;
 
 /**
  * Settings of the bulk data channel, read once from {@code shardtrain.transport.bulk}. An empty
@@ -13,8 +12,6 @@ public record BulkSettings(
     String host,
     int port,
     int maxFloats,
-    long maxUnclaimedFloats,
-    Duration claimTimeout,
     int minFloats) {
 
   public BulkSettings {
@@ -24,13 +21,6 @@ public record BulkSettings(
     }
     if (maxFloats < 1) {
       throw new IllegalArgumentException("shardtrain.transport.bulk.max-floats must be at least 1, got " + maxFloats);
-    }
-    if (maxUnclaimedFloats < maxFloats) {
-      throw new IllegalArgumentException("shardtrain.transport.bulk.max-unclaimed-floats (" + maxUnclaimedFloats
-          + ") must be at least max-floats (" + maxFloats + ")");
-    }
-    if (claimTimeout == null || claimTimeout.isNegative() || claimTimeout.isZero()) {
-      throw new IllegalArgumentException("shardtrain.transport.bulk.claim-timeout must be positive, got " + claimTimeout);
     }
     if (minFloats < 0) {
       throw new IllegalArgumentException("shardtrain.transport.bulk.min-floats must be >= 0, got " + minFloats);
@@ -49,8 +39,6 @@ public record BulkSettings(
         c.getString("host").trim(),
         c.getInt("port"),
         c.getInt("max-floats"),
-        c.getLong("max-unclaimed-floats"),
-        c.getDuration("claim-timeout"),
         c.getInt("min-floats"));
   }
 }

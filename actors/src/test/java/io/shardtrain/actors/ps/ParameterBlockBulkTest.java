@@ -26,6 +26,7 @@ import org.junit.jupiter.api.Test;
 import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -138,7 +139,7 @@ class ParameterBlockBulkTest {
     BulkTransport bulk = BulkTransport.get(client.system());
     BulkAddress self = BulkAddress.of(bulk.address());
     return await(bulk.<PushAck>askWithStatus(to.node().socketAddress(),
-        r -> new BlockProtocol.PushLetter(to.block(), self,
+        r -> new BlockLetters.PushLetter(to.block(), self,
             new BlockProtocol.PushGradient(trainer, step, step - 1, 1, 32f, null, 0, null, r)),
         g, 0, g.length, TIMEOUT));
   }
@@ -148,7 +149,7 @@ class ParameterBlockBulkTest {
     BulkTransport bulk = BulkTransport.get(client.system());
     BulkAddress self = BulkAddress.of(bulk.address());
     return await(bulk.<BlockValues>askWithStatus(from.node().socketAddress(),
-        r -> new BlockProtocol.PullLetter(from.block(), new BlockProtocol.Pull(minVersion, self, r)),
+        r -> new BlockLetters.PullLetter(from.block(), new BlockProtocol.Pull(minVersion, self, r)),
         new float[0], 0, 0, TIMEOUT));
   }
 
@@ -195,7 +196,7 @@ class ParameterBlockBulkTest {
     String caller = Thread.currentThread().getName();
     // Akka's own ask stage would run this on the common pool: on two cores, a new thread per reply.
     String completedOn = await(z.bulk().<PushAck>askWithStatus(head.node().socketAddress(),
-            r -> new BlockProtocol.PushLetter(head.block(), z.self(),
+            r -> new BlockLetters.PushLetter(head.block(), z.self(),
                 new BlockProtocol.PushGradient("t0", 1, 0, 1, 32f, null, 0, null, r)),
             g, 0, g.length, TIMEOUT)
         .thenApply(ack -> Thread.currentThread().getName()));
@@ -224,6 +225,25 @@ class ParameterBlockBulkTest {
     BlockStats stats = await(z.b().<BlockStats>ask(BlockProtocol.GetStats::new, TIMEOUT));
     assertEquals(0, stats.version());
     assertEquals(0, stats.bulkPushes());
+  }
+
+  @Test
+  void aBlockThatCannotSendItsValuesLetterAnswersInlineWithTheSameValuesNamingNoRoute() throws Exception {
+    BlockSpec spec = spec(BlockTestSupport.freshParameter());
+    EntityRef<Command> b = block(spec.entityId());
+    float[] init = gradient(1, 1);
+    initialise(b, spec, init);
+    int port;
+    try (java.nio.channels.ServerSocketChannel probe = java.nio.channels.ServerSocketChannel.open()) {
+      probe.bind(new java.net.InetSocketAddress("127.0.0.1", 0));
+      port = ((java.net.InetSocketAddress) probe.getLocalAddress()).getPort();
+    }
+    BulkAddress nobody = new BulkAddress("127.0.0.1", port);
+    BlockValues v = await(b.<BlockValues>askWithStatus(r -> new BlockProtocol.Pull(0, nobody, r), TIMEOUT));
+    assertEquals(0, v.version());
+    assertBitsEqual(init, v.values(), "the values, inline");
+    assertNull(v.node(), "no route to a block that cannot answer by letter");
+    assertNull(v.block());
   }
 
   /** A fresh block of zeros, the client's bulk transport and address, and the block's first bulk pull reply. */

@@ -110,7 +110,7 @@ class WireSerializerTest {
     TestProbe<BlockProtocol.Command> block = kit.createTestProbe();
     BulkAddress address = new BulkAddress("10.1.2.4", 40_200);
     BlockProtocol.TaskMark mark = new BlockProtocol.TaskMark(1, 4, 640);
-    BlockProtocol.PushLetter push = roundTrip(new BlockProtocol.PushLetter(block.ref(), address,
+    BlockLetters.PushLetter push = roundTrip(new BlockLetters.PushLetter(block.ref(), address,
         new PushGradient("t-2", 7, 6, 3, 64f, null, 2, mark, probe.ref().unsafeUpcast())));
     assertEquals(block.ref(), push.block());
     assertEquals(address, push.replyBulk());
@@ -121,17 +121,17 @@ class WireSerializerTest {
     assertNull(p.values(), "the gradient travels as the frame's floats");
     assertEquals(probe.ref(), p.replyTo());
 
-    BlockProtocol.PullLetter pull = new BlockProtocol.PullLetter(block.ref(),
+    BlockLetters.PullLetter pull = new BlockLetters.PullLetter(block.ref(),
         new Pull(11, address, probe.ref().unsafeUpcast()));
     assertEquals(pull, roundTrip(pull));
 
     for (BlockProtocol.PushAck ack : List.<BlockProtocol.PushAck>of(new Applied(3), new Accepted(4),
         new Duplicate(5), new Stale(6), new Skipped(7), new BlockProtocol.RolledBack(8))) {
-      BlockProtocol.AckLetter letter = new BlockProtocol.AckLetter(probe.ref().unsafeUpcast(), ack);
+      BlockLetters.AckLetter letter = new BlockLetters.AckLetter(probe.ref().unsafeUpcast(), ack);
       assertEquals(letter, roundTrip(letter));
     }
 
-    BlockProtocol.ValuesLetter values = roundTrip(new BlockProtocol.ValuesLetter(probe.ref().unsafeUpcast(),
+    BlockLetters.ValuesLetter values = roundTrip(new BlockLetters.ValuesLetter(probe.ref().unsafeUpcast(),
         new BlockValues("layer.w", 1, 262_144, 8, null, address, block.ref())));
     BlockValues v = values.values();
     assertEquals(List.of("layer.w", 1, 262_144, 8L), List.of(v.parameter(), v.index(), v.offset(), v.version()));

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.config.ShardTrainConfig;
-import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 class BulkSettingsTest {
@@ -20,8 +19,6 @@ class BulkSettingsTest {
     assertEquals("", s.host());
     assertEquals(0, s.port());
     assertEquals(16_777_216, s.maxFloats());
-    assertEquals(67_108_864L, s.maxUnclaimedFloats());
-    assertEquals(Duration.ofSeconds(30), s.claimTimeout());
     assertEquals(8192, s.minFloats());
     assertTrue(s.carries(8192));
     assertTrue(!s.carries(8191));
@@ -33,13 +30,24 @@ class BulkSettingsTest {
     var config = ConfigFactory.parseString("shardtrain.transport.bulk.port = 70000").withFallback(ConfigFactory.load());
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> BulkSettings.fromConfig(config));
     assertTrue(e.getMessage().contains("shardtrain.transport.bulk.port"), e.getMessage());
-    var small = ConfigFactory.parseString("shardtrain.transport.bulk.max-unclaimed-floats = 10")
+    var none = ConfigFactory.parseString("shardtrain.transport.bulk.max-floats = 0").withFallback(ConfigFactory.load());
+    e = assertThrows(IllegalArgumentException.class, () -> BulkSettings.fromConfig(none));
+    assertTrue(e.getMessage().contains("max-floats"), e.getMessage());
+    var negative = ConfigFactory.parseString("shardtrain.transport.bulk.min-floats = -1")
         .withFallback(ConfigFactory.load());
-    e = assertThrows(IllegalArgumentException.class, () -> BulkSettings.fromConfig(small));
-    assertTrue(e.getMessage().contains("max-unclaimed-floats"), e.getMessage());
-    var zero = ConfigFactory.parseString("shardtrain.transport.bulk.claim-timeout = 0s")
-        .withFallback(ConfigFactory.load());
-    e = assertThrows(IllegalArgumentException.class, () -> BulkSettings.fromConfig(zero));
-    assertTrue(e.getMessage().contains("claim-timeout"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> BulkSettings.fromConfig(negative));
+    assertTrue(e.getMessage().contains("min-floats"), e.getMessage());
+  }
+
+  @Test
+  void theClaimKeysOfTheRemovedTransferPathAreUnknownAndFailValidation() {
+    for (String key : new String[] {"claim-timeout = 30s", "max-unclaimed-floats = 67108864"}) {
+      var config = ConfigFactory.parseString("shardtrain.transport.bulk." + key).withFallback(ConfigFactory.load());
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> ShardTrainConfig.validate(config));
+      String name = key.substring(0, key.indexOf(' '));
+      assertTrue(e.getMessage().contains("unknown configuration key 'shardtrain.transport.bulk." + name + "'"),
+          e.getMessage());
+    }
   }
 }

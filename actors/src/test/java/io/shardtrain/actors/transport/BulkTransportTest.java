@@ -1,17 +1,20 @@
 package io.shardtrain.actors.transport;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.testkit.typed.javadsl.TestProbe;
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.ActorRefResolver;
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.Behaviors;
+import akka.pattern.StatusReply;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.job.CborSerializable;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -21,9 +24,10 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -31,32 +35,79 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+/**
+ * Two ActorSystems over loopback, each with its bulk channel: letters between them (and from one
+ * to itself), asks by letter, and what a node does with frames it cannot take.
+ */
 class BulkTransportTest {
-  private static final Duration LONG = Duration.ofSeconds(5);
+  private static final Duration LONG = Duration.ofSeconds(10);
   private static ActorTestKit kitA;
   private static ActorTestKit kitB;
   private static BulkTransport a;
   private static BulkTransport b;
 
+  /** A test letter: opens to {@link Opened}; a bounce tells {@code bounceTo} (may be null). */
+  record Note(ActorRef<Object> to, String text, ActorRef<Object> bounceTo) implements BulkTransport.Letter,
+      CborSerializable {
+    @Override
+    public ActorRef<?> recipient() {
+      return to;
+    }
+
+    @Override
+    public Object open(float[] values) {
+      return new Opened(text, values, Thread.currentThread().getName());
+    }
+
+    @Override
+    public void bounce(String reason) {
+      if (bounceTo != null) bounceTo.tell(new Bounced(text, reason));
+    }
+  }
+
+  /** A {@link Note} as its recipient gets it, and the thread that opened it. */
+  record Opened(String text, float[] values, String thread) {}
+
+  record Bounced(String text, String reason) {}
+
+  /** A letter asking the {@link #replier} on its node to answer {@code text}. */
+  record Ask(ActorRef<Object> to, String text, ActorRef<StatusReply<Integer>> replyTo)
+      implements BulkTransport.Letter, CborSerializable {
+    @Override
+    public ActorRef<?> recipient() {
+      return to;
+    }
+
+    @Override
+    public Object open(float[] values) {
+      return new Asked(text, values.length, replyTo);
+    }
+  }
+
+  record Asked(String text, int floats, ActorRef<StatusReply<Integer>> replyTo) {}
+
   private static Config config(String extra) {
-    return ConfigFactory.parseString("akka.loglevel = WARNING\nshardtrain.transport.bulk.host = \"127.0.0.1\"\n" + extra)
+    return ConfigFactory.parseString("""
+            akka.loglevel = WARNING
+            akka.actor.provider = remote
+            akka.remote.artery.canonical.hostname = 127.0.0.1
+            akka.remote.artery.canonical.port = 0
+            akka.remote.warn-about-direct-use = off
+            akka.coordinated-shutdown.run-by-jvm-shutdown-hook = off
+            shardtrain.transport.bulk.host = "127.0.0.1"
+            """ + extra)
         .withFallback(ConfigFactory.load());
   }
 
   @BeforeAll
   static void start() {
     kitA = ActorTestKit.create("bulkA", config(""));
-    // B: small limits, so expiry and size checks are quick to reach.
-    kitB = ActorTestKit.create("bulkB", config("""
-        shardtrain.transport.bulk.max-floats = 1024
-        shardtrain.transport.bulk.max-unclaimed-floats = 4096
-        shardtrain.transport.bulk.claim-timeout = 1s
-        """));
+    // B: a small max-floats, so the size checks are quick to reach.
+    kitB = ActorTestKit.create("bulkB", config("shardtrain.transport.bulk.max-floats = 1024\n"));
     a = BulkTransport.get(kitA.system());
     b = BulkTransport.get(kitB.system());
   }
@@ -67,22 +118,35 @@ class BulkTransportTest {
     kitB.shutdownTestKit();
   }
 
+  /** {@code ref}, an actor of {@code owner}, as {@code viewer} knows it (over the network). */
+  private static <T> ActorRef<T> seenFrom(ActorSystem<?> viewer, ActorSystem<?> owner, ActorRef<T> ref) {
+    return ActorRefResolver.get(viewer).resolveActorRef(ActorRefResolver.get(owner).toSerializationFormat(ref));
+  }
+
+  private static ActorRef<Object> onB(TestProbe<Object> probe) {
+    return seenFrom(kitA.system(), kitB.system(), probe.ref());
+  }
+
+  /** An actor on B that answers {@link Asked}: "ok" with its float count, "refuse" with an error, else not at all. */
+  private static ActorRef<Object> replierOnB() {
+    ActorRef<Object> replier = kitB.spawn(Behaviors.receive(Object.class)
+        .onMessage(Asked.class, m -> {
+          if (m.text().equals("ok")) m.replyTo().tell(StatusReply.success(m.floats()));
+          if (m.text().equals("refuse")) m.replyTo().tell(StatusReply.error("refused " + m.text()));
+          return Behaviors.same();
+        })
+        .build());
+    return seenFrom(kitA.system(), kitB.system(), replier);
+  }
+
   private static <T> T await(CompletionStage<T> stage) throws Exception {
-    return stage.toCompletableFuture().get(10, TimeUnit.SECONDS);
+    return stage.toCompletableFuture().get(LONG.toSeconds(), TimeUnit.SECONDS);
   }
 
   private static Throwable failureOf(CompletionStage<?> stage) {
     ExecutionException e = assertThrows(ExecutionException.class,
-        () -> stage.toCompletableFuture().get(10, TimeUnit.SECONDS));
+        () -> stage.toCompletableFuture().get(LONG.toSeconds(), TimeUnit.SECONDS));
     return e.getCause();
-  }
-
-  private static void eventually(BooleanSupplier condition, String what) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) throw new AssertionError("timed out waiting for " + what);
-      Thread.sleep(10);
-    }
   }
 
   /** Awkward bit patterns: NaN payloads, -0, subnormals, extremes. */
@@ -102,137 +166,121 @@ class BulkTransportTest {
     }
   }
 
-  @Test
-  void payloadArrivingBeforeReceiveIsHeldAndHandedOverBitExact() throws Exception {
-    float[] values = awkwardFloats(1000, 1);
-    long id = a.newTransferId();
-    int before = b.unclaimedTransfers();
-    await(a.send(b.address(), id, values, 0, values.length));
-    eventually(() -> b.unclaimedTransfers() > before, "the payload to arrive unclaimed");
-    assertBitExact(values, await(b.receive(id, LONG)));
-  }
-
-  @Test
-  void receiveWaitingBeforeThePayloadCompletesWhenItArrivesWithOnlyTheSentRange() throws Exception {
-    float[] values = awkwardFloats(900, 2);
-    long id = a.newTransferId();
-    CompletionStage<float[]> received = b.receive(id, LONG);
-    Thread.sleep(50);
-    assertTrue(!received.toCompletableFuture().isDone());
-    await(a.send(b.address(), id, values, 100, 700));
-    assertBitExact(java.util.Arrays.copyOfRange(values, 100, 800), await(received));
-  }
-
-  @Test
-  void manyConcurrentTransfersFromSeveralThreadsArriveIntact() throws Exception {
-    // A sends to itself (a node may hold a trainer and blocks): B's max-floats is kept tiny.
-    int n = 64;
-    long[] ids = new long[n];
-    float[][] payloads = new float[n][];
-    List<CompletionStage<float[]>> received = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      ids[i] = a.newTransferId();
-      payloads[i] = awkwardFloats(5_000 + 997 * i, i);
+  private static int unusedPort() throws IOException {
+    try (ServerSocketChannel probe = ServerSocketChannel.open()) {
+      probe.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+      return ((InetSocketAddress) probe.getLocalAddress()).getPort();
     }
-    // Half the receives are registered before the sends, half after.
-    for (int i = 0; i < n / 2; i++) received.add(a.receive(ids[i], LONG));
+  }
+
+  @Test
+  void aLetterIsOpenedOnTheReceivingNodesReaderWithOnlyItsSentRangeBitExact() throws Exception {
+    TestProbe<Object> probe = kitB.createTestProbe();
+    float[] values = awkwardFloats(900, 2);
+    await(a.sendLetter(b.address(), new Note(onB(probe), "range", null), values, 100, 700));
+    Opened opened = probe.expectMessageClass(Opened.class, LONG);
+    assertEquals("range", opened.text());
+    assertBitExact(Arrays.copyOfRange(values, 100, 800), opened.values());
+    assertTrue(opened.thread().startsWith(b.threadPrefix() + "read-"), opened.thread());
+  }
+
+  @Test
+  void lettersToOnePeerArriveInTheOrderTheyWereSent() throws Exception {
+    TestProbe<Object> probe = kitB.createTestProbe();
+    ActorRef<Object> to = onB(probe);
+    List<CompletionStage<Void>> sent = new ArrayList<>();
+    for (int i = 0; i < 20; i++) sent.add(a.sendLetter(b.address(), new Note(to, "n" + i, null), new float[] {i}, 0, 1));
+    for (CompletionStage<Void> s : sent) await(s);
+    for (int i = 0; i < 20; i++) {
+      Opened o = probe.expectMessageClass(Opened.class, LONG);
+      assertEquals("n" + i, o.text());
+      assertEquals(i, o.values()[0]);
+    }
+  }
+
+  @Test
+  void manyLettersFromSeveralThreadsArriveIntact() throws Exception {
+    // A sends to itself (a node may hold a trainer and blocks): B's max-floats is kept tiny.
+    TestProbe<Object> probe = kitA.createTestProbe();
+    int n = 64;
+    float[][] payloads = new float[n][];
+    for (int i = 0; i < n; i++) payloads[i] = awkwardFloats(5_000 + 997 * i, i);
     ExecutorService pool = Executors.newFixedThreadPool(4);
     try {
       List<CompletableFuture<Void>> sends = new ArrayList<>();
       for (int i = 0; i < n; i++) {
         int k = i;
-        sends.add(CompletableFuture.supplyAsync(() -> a.send(a.address(), ids[k], payloads[k], 0, payloads[k].length), pool)
-            .thenCompose(s -> s));
+        sends.add(CompletableFuture.supplyAsync(() -> a.sendLetter(a.address(), new Note(probe.ref(), "p" + k, null),
+            payloads[k], 0, payloads[k].length), pool).thenCompose(s -> s));
       }
       for (CompletableFuture<Void> s : sends) await(s);
     } finally {
       pool.shutdown();
     }
-    for (int i = n / 2; i < n; i++) received.add(a.receive(ids[i], LONG));
-    for (int i = 0; i < n; i++) assertBitExact(payloads[i], await(received.get(i)));
-  }
-
-  @Test
-  void transferIdsAreUniqueAndCarryANodePrefix() {
-    Set<Long> seen = new HashSet<>();
-    for (int i = 0; i < 10_000; i++) assertTrue(seen.add(a.newTransferId()));
-    assertNotEquals(a.newTransferId() >>> 32, b.newTransferId() >>> 32, "node prefixes (1 in 2^32 chance to clash)");
-  }
-
-  @Test
-  void receiveOfATransferThatNeverArrivesTimesOutNamingTheId() {
-    long id = a.newTransferId();
-    Throwable cause = failureOf(b.receive(id, Duration.ofMillis(150)));
-    assertInstanceOf(TimeoutException.class, cause);
-    assertTrue(cause.getMessage().contains(Long.toString(id)), cause.getMessage());
-  }
-
-  @Test
-  void aSecondReceiveOfTheSameIdIsRefused() {
-    long id = a.newTransferId();
-    CompletionStage<float[]> first = b.receive(id, Duration.ofMillis(300));
-    assertInstanceOf(IllegalStateException.class, failureOf(b.receive(id, Duration.ofMillis(300))));
-    assertInstanceOf(TimeoutException.class, failureOf(first));
-  }
-
-  @Test
-  void unclaimedPayloadIsDiscardedAfterTheClaimTimeout() throws Exception {
-    long id = a.newTransferId();
-    await(a.send(b.address(), id, new float[] {1f, 2f, 3f}, 0, 3));
-    Thread.sleep(1000 + 2 * 250 + 300); // claim-timeout plus two sweep periods and slack
-    assertInstanceOf(TimeoutException.class, failureOf(b.receive(id, Duration.ofMillis(100))));
-  }
-
-  @Test
-  void arrivalsBeyondTheUnclaimedBoundAreDropped() throws Exception {
-    // B holds at most 4096 unclaimed floats: five unclaimed 1000-float payloads cannot all stay.
-    long[] ids = new long[5];
-    for (int i = 0; i < ids.length; i++) {
-      ids[i] = a.newTransferId();
-      await(a.send(b.address(), ids[i], awkwardFloats(1000, i), 0, 1000));
+    Map<String, float[]> got = new HashMap<>();
+    for (int i = 0; i < n; i++) {
+      Opened o = probe.expectMessageClass(Opened.class, LONG);
+      got.put(o.text(), o.values());
     }
-    long first = ids[0];
-    eventually(() -> b.unclaimedTransfers() >= 4, "four payloads to arrive");
-    Thread.sleep(100);
-    int claimed = 0;
-    for (long id : ids) {
-      try {
-        await(b.receive(id, Duration.ofMillis(100)));
-        claimed++;
-      } catch (ExecutionException e) {
-        assertInstanceOf(TimeoutException.class, e.getCause());
-      }
-    }
-    assertEquals(4, claimed, "payloads kept of " + ids.length + " (first id " + first + ")");
+    for (int i = 0; i < n; i++) assertBitExact(payloads[i], got.get("p" + i));
   }
 
   @Test
-  void sendToAPortNobodyListensOnFailsNamingThePeer() throws Exception {
-    int port;
-    try (ServerSocketChannel probe = ServerSocketChannel.open()) {
-      probe.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-      port = ((InetSocketAddress) probe.getLocalAddress()).getPort();
-    }
+  void aLetterForAnActorThatIsGoneBouncesOnTheReceivingNodeNamingIt() throws Exception {
+    ActorRef<Object> stopped = kitB.spawn(Behaviors.stopped(), "gone-recipient");
+    kitB.createTestProbe().expectTerminated(stopped, LONG);
+    TestProbe<Object> bounces = kitB.createTestProbe();
+    await(a.sendLetter(b.address(), new Note(seenFrom(kitA.system(), kitB.system(), stopped), "lost", onB(bounces)),
+        new float[3], 0, 3));
+    Bounced bounced = bounces.expectMessageClass(Bounced.class, LONG);
+    assertEquals("lost", bounced.text());
+    assertTrue(bounced.reason().contains("gone-recipient"), bounced.reason());
+  }
+
+  @Test
+  void askWithStatusCompletesWithTheReplyOrFailsWithTheErrorOrAtItsTimeout() throws Exception {
+    ActorRef<Object> replier = replierOnB();
+    assertEquals(700, (int) await(a.<Integer>askWithStatus(b.address(), r -> new Ask(replier, "ok", r),
+        new float[900], 100, 700, LONG)));
+    Throwable refused = failureOf(a.<Integer>askWithStatus(b.address(), r -> new Ask(replier, "refuse", r),
+        new float[1], 0, 1, LONG));
+    assertInstanceOf(StatusReply.ErrorMessage.class, refused);
+    assertEquals("refused refuse", refused.getMessage());
+    assertInstanceOf(TimeoutException.class, failureOf(a.<Integer>askWithStatus(b.address(),
+        r -> new Ask(replier, "ignore", r), new float[1], 0, 1, Duration.ofMillis(300))));
+  }
+
+  @Test
+  void aLetterOrAskToAPortNobodyListensOnFailsAtOnceNamingThePeer() throws Exception {
+    int port = unusedPort();
     InetSocketAddress nobody = new InetSocketAddress("127.0.0.1", port);
-    Throwable cause = failureOf(a.send(nobody, a.newTransferId(), new float[4], 0, 4));
+    Note note = new Note(kitA.createTestProbe().ref(), "nowhere", null);
+    Throwable cause = failureOf(a.sendLetter(nobody, note, new float[4], 0, 4));
     assertInstanceOf(IOException.class, cause);
     assertTrue(cause.getMessage().contains("127.0.0.1:" + port), cause.getMessage());
+    long start = System.nanoTime();
+    Throwable asked = failureOf(a.<Integer>askWithStatus(nobody, r -> new Ask(note.to(), "ok", r), new float[4], 0, 4,
+        Duration.ofSeconds(30)));
+    assertInstanceOf(IOException.class, asked);
+    assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10), "failed at once, not at the ask's timeout");
   }
 
   @Test
-  void sendLargerThanMaxFloatsOrOutsideTheArrayIsRejected() {
+  void lettersLargerThanMaxFloatsOrOutsideTheArrayAreRejected() {
+    Note note = new Note(kitA.createTestProbe().ref(), "big", null);
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> b.send(a.address(), 1L, new float[2000], 0, 1025));
+        () -> b.sendLetter(a.address(), note, new float[2000], 0, 1025));
     assertTrue(e.getMessage().contains("max-floats = 1024"), e.getMessage());
-    assertThrows(IllegalArgumentException.class, () -> a.send(b.address(), 2L, new float[10], 5, 6));
+    assertThrows(IllegalArgumentException.class, () -> a.sendLetter(b.address(), note, new float[10], 5, 6));
   }
 
   @Test
-  void oversizeOrMalformedFrameClosesOnlyThatConnection() throws Exception {
-    for (int[] header : new int[][] {{BulkFrames.MAGIC, 2000}, {0x12345678, 10}}) {
+  void anOversizeMalformedOrPlainFrameClosesOnlyThatConnection() throws Exception {
+    // An oversize letter, a plain frame (no message: nothing to deliver it to) and garbage.
+    for (int[] header : new int[][] {{BulkFrames.LETTER_MAGIC, 2000}, {BulkFrames.MAGIC, 10}, {0x12345678, 10}}) {
       try (SocketChannel ch = SocketChannel.open(b.address())) {
         ByteBuffer buf = ByteBuffer.allocate(BulkFrames.HEADER_BYTES + 64).order(ByteOrder.LITTLE_ENDIAN);
-        buf.putInt(header[0]).putLong(77L).putInt(header[1]).put(new byte[64]).flip();
+        buf.putInt(header[0]).putLong(8L).putInt(header[1]).put(new byte[64]).flip();
         while (buf.hasRemaining()) ch.write(buf);
         ch.socket().setSoTimeout(5000);
         int read;
@@ -244,35 +292,38 @@ class BulkTransportTest {
         assertEquals(-1, read, "B closes the connection");
       }
     }
-    assertInstanceOf(TimeoutException.class, failureOf(b.receive(77L, Duration.ofMillis(100))));
     // Other connections keep working.
-    long id = a.newTransferId();
-    await(a.send(b.address(), id, new float[] {5f}, 0, 1));
-    assertArrayEquals(new float[] {5f}, await(b.receive(id, LONG)));
+    TestProbe<Object> probe = kitB.createTestProbe();
+    await(a.sendLetter(b.address(), new Note(onB(probe), "still", null), new float[] {5f}, 0, 1));
+    Opened o = probe.expectMessageClass(Opened.class, LONG);
+    assertEquals("still", o.text());
+    assertEquals(5f, o.values()[0]);
   }
 
   @Test
-  void shutdownFailsPendingReceivesFreesThePortAndStopsItsThreads() throws Exception {
+  void shutdownFreesThePortStopsItsThreadsAndRefusesLaterLetters() throws Exception {
     ActorSystem<Void> c = ActorSystem.create(Behaviors.empty(), "bulkC", config(""));
     BulkTransport bulk = BulkTransport.get(c);
     InetSocketAddress address = bulk.address();
-    long id = bulk.newTransferId();
-    await(bulk.send(a.address(), id, new float[] {1f}, 0, 1)); // an outbound writer
-    await(a.send(address, 9L, new float[] {2f}, 0, 1)); // an inbound reader
-    assertArrayEquals(new float[] {2f}, await(bulk.receive(9L, LONG)));
-    CompletionStage<float[]> pending = bulk.receive(10L, Duration.ofSeconds(30));
+    TestProbe<Object> onA = kitA.createTestProbe();
+    ActorRef<Object> onAFromC = seenFrom(c, kitA.system(), onA.ref());
+    TestProbe<Object> onC = TestProbe.create(c);
+    await(bulk.sendLetter(a.address(), new Note(onAFromC, "c", null), new float[] {1f}, 0, 1)); // an outbound writer
+    await(a.sendLetter(address, new Note(seenFrom(kitA.system(), c, onC.ref()), "a", null), new float[] {2f}, 0, 1));
+    assertEquals(2f, onC.expectMessageClass(Opened.class, LONG).values()[0]); // an inbound reader
+    assertEquals(1f, onA.expectMessageClass(Opened.class, LONG).values()[0]);
     String prefix = bulk.threadPrefix();
     assertTrue(liveThreads(prefix) >= 3, "accept, read and write threads running");
 
     c.terminate();
     c.getWhenTerminated().toCompletableFuture().get(10, TimeUnit.SECONDS);
 
-    assertInstanceOf(IllegalStateException.class, failureOf(pending));
     assertEquals(0, liveThreads(prefix), "threads named " + prefix + "* left running");
     try (ServerSocketChannel again = ServerSocketChannel.open()) {
       again.bind(address);
     }
-    assertArrayEquals(new float[] {1f}, await(a.receive(id, LONG)));
+    assertInstanceOf(IllegalStateException.class, failureOf(bulk.sendLetter(a.address(),
+        new Note(onAFromC, "late", null), new float[] {3f}, 0, 1)));
   }
 
   private static long liveThreads(String prefix) {

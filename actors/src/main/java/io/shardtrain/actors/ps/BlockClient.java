@@ -1,0 +1,196 @@
+package io.shardtrain.actors.ps;
+
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.javadsl.ActorContext;
+import akka.cluster.sharding.typed.javadsl.ClusterSharding;
+import akka.cluster.sharding.typed.javadsl.EntityRef;
+import akka.pattern.StatusReply;
+import io.shardtrain.actors.ps.BlockLetters.PullLetter;
+import io.shardtrain.actors.ps.BlockLetters.PushLetter;
+import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
+import io.shardtrain.actors.ps.BlockProtocol.Command;
+import io.shardtrain.actors.ps.BlockProtocol.Pull;
+import io.shardtrain.actors.ps.BlockProtocol.PushAck;
+import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
+import io.shardtrain.actors.ps.BlockProtocol.TaskMark;
+import io.shardtrain.actors.transport.BulkAddress;
+import io.shardtrain.actors.transport.BulkTransport;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+
+/**
+ * The client side of the block data path: how an actor (a trainer) pushes to and pulls from the
+ * parameter blocks, for the actor to use on its own thread. Requests go through Cluster Sharding,
+ * inline, until a pull's reply names the block's actor and the bulk address of its node
+ * ({@link LetterRoutes}); from then on, with this node's bulk channel on
+ * ({@code shardtrain.transport.bulk.enabled}), gradients of at least {@code min-floats} floats and
+ * pulls go to that actor by letter ({@link BlockLetters}), and pulled values come back over the
+ * channel. A block's side of it is {@link BlockReplies}.
+ *
+ * <p>Replies come back to the actor as {@link Pushed} and {@link Pulled}, wrapped in its own
+ * messages; {@link #outcome(Pushed)} and {@link #outcome(Pulled)} turn them into a typed
+ * {@link Result}. The outcome rests on the way the request went (letter or sharding) and the
+ * failure's type, never on an error's text. A letter that did not get through (the block moved, or
+ * its node is gone or has the channel off) is sent again through sharding right there, so
+ * {@link Delivery#BOUNCED} only says that the answer is still to come.
+ *
+ * @param <M> the actor's message type
+ */
+public final class BlockClient<M> {
+
+  /** How a push or pull ended. */
+  public enum Delivery {
+    /** The block answered. */
+    DELIVERED,
+    /** A letter did not get through; the request went again through sharding, and its answer follows. */
+    BOUNCED,
+    /** No answer in time: the block may be moving, or its node dying. */
+    TIMED_OUT,
+    /** The block answered with an error. */
+    REFUSED
+  }
+
+  /** An outcome: the block's answer when {@link Delivery#DELIVERED}, else why not (for logs only). */
+  public record Result<T>(Delivery delivery, T value, String reason) {
+    static <T> Result<T> delivered(T value) {
+      return new Result<>(Delivery.DELIVERED, value, null);
+    }
+
+    static <T> Result<T> failed(Delivery delivery, String reason) {
+      return new Result<>(delivery, null, reason);
+    }
+  }
+
+  /**
+   * A gradient for {@code block} at {@code step}, made in rollback generation {@code generation};
+   * the same request again on every retry. {@code values} must not change until it is answered.
+   */
+  public record PushRequest(String block, long step, long baseVersion, long membershipEpoch, float weight,
+      float[] values, long generation, TaskMark mark) {}
+
+  /** A pull of {@code block} at version {@code minVersion} or later, made in rollback generation {@code generation}. */
+  public record PullRequest(String block, long minVersion, long generation) {}
+
+  /** The reply to {@code request}: the ack, or the failure; {@code byLetter}: the request went by letter. */
+  public record Pushed(PushRequest request, boolean byLetter, PushAck ack, Throwable failure) {}
+
+  /** The reply to {@code request}: the values, or the failure; {@code byLetter}: the request went by letter. */
+  public record Pulled(PullRequest request, boolean byLetter, BlockValues values, Throwable failure) {}
+
+  private static final float[] NO_FLOATS = new float[0];
+
+  private final ActorContext<M> context;
+  private final String clientId;
+  private final Duration askTimeout;
+  private final Duration pullTimeout;
+  private final Function<Pushed, M> onPushed;
+  private final Function<Pulled, M> onPulled;
+  private final ClusterSharding sharding;
+  /** This node's bulk channel, or null when it is off. */
+  private final BulkTransport bulk;
+  private final BulkAddress selfBulk;
+  private final LetterRoutes routes;
+  private final Map<String, EntityRef<Command>> entities = new HashMap<>();
+
+  /**
+   * A client named {@code clientId} (a push's trainer id) for the actor of {@code context}; its
+   * replies reach that actor as {@code onPushed} and {@code onPulled} make them.
+   */
+  public BlockClient(ActorContext<M> context, String clientId, Duration askTimeout, Duration pullTimeout,
+      Function<Pushed, M> onPushed, Function<Pulled, M> onPulled) {
+    this.context = context;
+    this.clientId = clientId;
+    this.askTimeout = askTimeout;
+    this.pullTimeout = pullTimeout;
+    this.onPushed = onPushed;
+    this.onPulled = onPulled;
+    this.sharding = ClusterSharding.get(context.getSystem());
+    BulkTransport transport = BulkTransport.get(context.getSystem());
+    this.bulk = transport.isEnabled() ? transport : null;
+    this.selfBulk = bulk == null ? null : BulkAddress.of(bulk.address());
+    this.routes = new LetterRoutes(selfBulk);
+  }
+
+  /** Sends {@code p}; its reply comes back as {@link Pushed}. */
+  public void push(PushRequest p) {
+    LetterRoutes.Route route = routes.get(p.block());
+    // An empty push (nothing for this block this step) has no floats for the channel to carry.
+    if (route != null && p.values().length > 0 && bulk.settings().carries(p.values().length)) {
+      // The gradient and the push in one bulk frame, straight to the block's actor.
+      context.pipeToSelf(
+          bulk.<PushAck>askWithStatus(route.node().socketAddress(),
+              replyTo -> new PushLetter(route.block(), selfBulk, gradient(p, null, replyTo)),
+              p.values(), 0, p.values().length, askTimeout),
+          (ack, failure) -> onPushed.apply(new Pushed(p, true, ack, failure)));
+      return;
+    }
+    context.askWithStatus(PushAck.class, entity(p.block()), askTimeout,
+        replyTo -> gradient(p, p.values(), replyTo),
+        (ack, failure) -> onPushed.apply(new Pushed(p, false, ack, failure)));
+  }
+
+  private PushGradient gradient(PushRequest p, float[] values, ActorRef<StatusReply<PushAck>> replyTo) {
+    return new PushGradient(clientId, p.step(), p.baseVersion(), p.membershipEpoch(), p.weight(), values,
+        p.generation(), p.mark(), replyTo);
+  }
+
+  /** Asks for {@code p}'s values; they come back as {@link Pulled}. */
+  public void pull(PullRequest p) {
+    LetterRoutes.Route route = routes.get(p.block());
+    if (route != null) {
+      context.pipeToSelf(
+          bulk.<BlockValues>askWithStatus(route.node().socketAddress(),
+              replyTo -> new PullLetter(route.block(), new Pull(p.minVersion(), selfBulk, replyTo)),
+              NO_FLOATS, 0, 0, pullTimeout),
+          (v, failure) -> onPulled.apply(new Pulled(p, true, v, failure)));
+      return;
+    }
+    // With this node's bulk address, a block on another node sends the values by letter.
+    context.askWithStatus(BlockValues.class, entity(p.block()), pullTimeout,
+        replyTo -> new Pull(p.minVersion(), selfBulk, replyTo),
+        (v, failure) -> onPulled.apply(new Pulled(p, false, v, failure)));
+  }
+
+  private EntityRef<Command> entity(String block) {
+    return entities.computeIfAbsent(block, id -> sharding.entityRefFor(ParameterBlock.ENTITY_KEY, id));
+  }
+
+  /** The outcome of a push; a bounced letter forgets the block's route and goes again through sharding. */
+  public Result<PushAck> outcome(Pushed m) {
+    Result<PushAck> r = classify(m.byLetter(), m.ack(), m.failure());
+    routes.afterPush(m.request().block(), r.delivery());
+    if (r.delivery() == Delivery.BOUNCED) push(m.request());
+    return r;
+  }
+
+  /**
+   * The outcome of a pull. Values from another node's block that came by bulk name where the
+   * block's letters go from now on; a failed pull forgets that, and a bounced one goes again
+   * through sharding.
+   */
+  public Result<BlockValues> outcome(Pulled m) {
+    Result<BlockValues> r = classify(m.byLetter(), m.values(), m.failure());
+    routes.afterPull(m.request().block(), r);
+    if (r.delivery() == Delivery.BOUNCED) pull(m.request());
+    return r;
+  }
+
+  /** How a reply ended, by the way its request went (letter or sharding) and the failure's type only. */
+  static <T> Result<T> classify(boolean byLetter, T value, Throwable failure) {
+    if (failure == null) return Result.delivered(value);
+    String reason = String.valueOf(failure.getMessage());
+    // A letter's failure, timeout included: the block's actor may have stopped (it moved), or its
+    // node is gone; through sharding, a refusal is the block's own word.
+    if (byLetter) return Result.failed(Delivery.BOUNCED, reason);
+    if (failure instanceof TimeoutException) return Result.failed(Delivery.TIMED_OUT, reason);
+    return Result.failed(Delivery.REFUSED, reason);
+  }
+
+  /** The routes, for tests in this package. */
+  LetterRoutes routes() {
+    return routes;
+  }
+}
