@@ -1,0 +1,76 @@
+package io.shardtrain.tests;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The layout rules a newcomer relies on, checked on the compiled main classes of every module:
+ * packages import each other in one direction only, compute knows nothing of Akka, and the
+ * actors module stays in files one can read in a sitting.
+ */
+class ArchitectureTest {
+
+  private static JavaClasses classes;
+
+  @BeforeAll
+  static void importMainClasses() {
+    classes = new ClassFileImporter()
+        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
+        .importPackages("io.shardtrain");
+    // Jars: the reactor hands modules to this one as jars in `verify`, as folders in `test`.
+    if (classes.isEmpty()) {
+      classes = new ClassFileImporter()
+          .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+          .importPackages("io.shardtrain");
+    }
+  }
+
+  @Test
+  void noTwoPackagesImportEachOther() {
+    // One slice per package (io.shardtrain.actors, io.shardtrain.actors.ps, ...), subpackages apart.
+    slices().matching("io.shardtrain.(**)").should().beFreeOfCycles().check(classes);
+  }
+
+  @Test
+  void computeKnowsNothingOfAkkaOrActors() {
+    noClasses().that().resideInAPackage("io.shardtrain.compute..")
+        .should().dependOnClassesThat().resideInAnyPackage("akka..", "io.shardtrain.actors..",
+            "io.shardtrain.persistence..")
+        .check(classes);
+  }
+
+  @Test
+  void noSourceFileOfTheActorsModuleIsLongerThan500Lines() throws IOException {
+    Path root = Path.of("..", "actors", "src", "main", "java");
+    List<String> tooLong;
+    try (Stream<Path> files = Files.walk(root)) {
+      tooLong = files.filter(p -> p.toString().endsWith(".java"))
+          .filter(p -> lines(p) > 500)
+          .map(p -> root.relativize(p) + " (" + lines(p) + " lines)")
+          .collect(Collectors.toList());
+    }
+    assertEquals(List.of(), tooLong);
+  }
+
+  private static long lines(Path p) {
+    try (Stream<String> s = Files.lines(p)) {
+      return s.count();
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot read " + p, e);
+    }
+  }
+}
