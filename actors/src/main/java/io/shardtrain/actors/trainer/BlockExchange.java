@@ -83,7 +83,7 @@ final class BlockExchange {
         startPush(s, st, slice.entityId());
       }
     });
-    st.computed(loss, System.nanoTime() - t0);
+    st.computed(loss, t0, System.nanoTime());
     sendPulls(s, st.pulls());
     return st;
   }
@@ -92,6 +92,9 @@ final class BlockExchange {
   StepInFlight withoutData(Session s, long previousStep) {
     long step = previousStep + 1;
     StepInFlight st = StepInFlight.withoutData(step, new PullRound(s.model().blocks(), step));
+    // Nothing to compute: the step's pushes leave at once.
+    long now = System.nanoTime();
+    st.computed(Float.NaN, now, now);
     for (String block : s.model().blocks()) {
       st.nothing(block);
       startPush(s, st, block);
