@@ -28,6 +28,7 @@ final class StepInFlight {
   private float loss = Float.NaN;
   private long computeStarted;
   private long computed;
+  private long computeCpu;
   private long pushesAcked;
   private boolean stopRequested;
 
@@ -97,17 +98,21 @@ final class StepInFlight {
     return unacked.isEmpty() && pulls.done();
   }
 
-  /** Forward and backward ran from {@code started} to {@code ended} ({@link System#nanoTime()}). */
-  void computed(float loss, long started, long ended) {
+  /**
+   * Forward and backward ran from {@code started} to {@code ended} ({@link System#nanoTime()}), of
+   * which the thread was on a core for {@code cpuNanos}.
+   */
+  void computed(float loss, long started, long ended, long cpuNanos) {
     this.loss = loss;
     this.computeStarted = started;
     this.computed = ended;
+    this.computeCpu = cpuNanos;
     this.pushesAcked = ended;
   }
 
   /** When this step's parts ended; once it is {@link #done()}. */
   StepTimes times() {
-    return new StepTimes(computeStarted, computed, pushesAcked, pulls.doneAt());
+    return new StepTimes(computeStarted, computed, computeCpu, pushesAcked, pulls.doneAt());
   }
 
   long step() {

@@ -6,7 +6,9 @@ package io.shardtrain.actors.trainer;
  * overlap, so they add up to the wall time.
  *
  * <ul>
- *   <li><b>compute</b>: forward and backward, with the gradient pushes they start;
+ *   <li><b>compute</b>: forward and backward, with the gradient pushes they start; of it,
+ *       {@code computeCpuNanos} with the trainer's thread on a core (the rest it waited for one,
+ *       which on a machine with more busy threads than cores can be most of it);
  *   <li><b>push wait</b>: from the end of compute until the last block acknowledged its push;
  *   <li><b>pull wait</b>: from the last ack until the last block's values were written into the
  *       model (nothing when they came first). Pulls leave at the end of compute, so they are in
@@ -22,18 +24,20 @@ package io.shardtrain.actors.trainer;
  * Nanoseconds; a profile of several trainers ({@link #plus}) adds their wall times too.
  */
 public record StepProfile(long steps, long wallNanos, long computeNanos, long pushWaitNanos, long pullWaitNanos,
-    long masterWaitNanos) {
+    long masterWaitNanos, long computeCpuNanos) {
 
   /** The parts, in the order of a step. */
   public enum Part { COMPUTE, PUSH_WAIT, PULL_WAIT, MASTER_WAIT, OTHER }
 
-  public static final StepProfile EMPTY = new StepProfile(0, 0, 0, 0, 0, 0);
+  public static final StepProfile EMPTY = new StepProfile(0, 0, 0, 0, 0, 0, 0);
 
   public StepProfile {
     if (steps < 0 || computeNanos < 0 || pushWaitNanos < 0 || pullWaitNanos < 0 || masterWaitNanos < 0
-        || wallNanos < computeNanos + pushWaitNanos + pullWaitNanos + masterWaitNanos) {
+        || wallNanos < computeNanos + pushWaitNanos + pullWaitNanos + masterWaitNanos
+        || computeCpuNanos < 0 || computeCpuNanos > computeNanos) {
       throw new IllegalArgumentException("not a profile: " + steps + " steps, wall " + wallNanos + " ns, parts "
-          + computeNanos + ", " + pushWaitNanos + ", " + pullWaitNanos + ", " + masterWaitNanos + " ns");
+          + computeNanos + " (" + computeCpuNanos + " on CPU), " + pushWaitNanos + ", " + pullWaitNanos + ", "
+          + masterWaitNanos + " ns");
     }
   }
 
@@ -62,6 +66,11 @@ public record StepProfile(long steps, long wallNanos, long computeNanos, long pu
     return steps == 0 ? 0 : nanos(part) / 1e6 / steps;
   }
 
+  /** The compute time on a core per step in milliseconds; 0 without steps. */
+  public double computeCpuMillisPerStep() {
+    return steps == 0 ? 0 : computeCpuNanos / 1e6 / steps;
+  }
+
   /** The wall time per step in milliseconds; 0 without steps. */
   public double wallMillisPerStep() {
     return steps == 0 ? 0 : wallNanos / 1e6 / steps;
@@ -75,6 +84,7 @@ public record StepProfile(long steps, long wallNanos, long computeNanos, long pu
   /** Both profiles together: steps, wall times and parts added. */
   public StepProfile plus(StepProfile o) {
     return new StepProfile(steps + o.steps, wallNanos + o.wallNanos, computeNanos + o.computeNanos,
-        pushWaitNanos + o.pushWaitNanos, pullWaitNanos + o.pullWaitNanos, masterWaitNanos + o.masterWaitNanos);
+        pushWaitNanos + o.pushWaitNanos, pullWaitNanos + o.pullWaitNanos, masterWaitNanos + o.masterWaitNanos,
+        computeCpuNanos + o.computeCpuNanos);
   }
 }

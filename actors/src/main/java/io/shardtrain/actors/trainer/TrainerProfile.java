@@ -10,6 +10,7 @@ final class TrainerProfile {
   private long firstStart;
   private long lastEnd;
   private long compute;
+  private long computeCpu;
   private long pushWait;
   private long pullWait;
   private long masterWait;
@@ -25,6 +26,8 @@ final class TrainerProfile {
     steps++;
     lastEnd = end;
     compute += computed - times.computeStarted();
+    // Two clocks, read a moment apart: the CPU time is never more than the compute it is part of.
+    computeCpu += Math.min(Math.max(0, times.computeCpuNanos()), computed - times.computeStarted());
     pushWait += acked - computed;
     pullWait += pulled - acked;
     masterWait += end - pulled;
@@ -32,6 +35,6 @@ final class TrainerProfile {
 
   StepProfile profile() {
     return steps == 0 ? StepProfile.EMPTY
-        : new StepProfile(steps, lastEnd - firstStart, compute, pushWait, pullWait, masterWait);
+        : new StepProfile(steps, lastEnd - firstStart, compute, pushWait, pullWait, masterWait, computeCpu);
   }
 }

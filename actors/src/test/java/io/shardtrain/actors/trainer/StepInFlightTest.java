@@ -76,7 +76,7 @@ class StepInFlightTest {
   void aStepKnowsWhenItComputedWhenItsLastPushWasAckedAndWhenItsLastPullCameIn() {
     StepInFlight st = StepInFlight.withoutData(2, new PullRound(BLOCKS, 2));
     for (String b : BLOCKS) st.nothing(b);
-    st.computed(Float.NaN, 1_000, 4_000);
+    st.computed(Float.NaN, 1_000, 4_000, 2_500);
     assertEquals(3_000, st.computeNanos());
     st.acked("w#0");
     st.acked("w#1");
@@ -88,6 +88,7 @@ class StepInFlightTest {
     StepTimes t = st.times();
     assertEquals(1_000, t.computeStarted());
     assertEquals(4_000, t.computed());
+    assertEquals(2_500, t.computeCpuNanos());
     assertTrue(t.pushesAcked() >= beforeAck && t.pushesAcked() <= afterAck, "the last ack, not an earlier one");
     assertTrue(t.pullsDone() >= afterAck, "the pulls came in after the last ack");
   }

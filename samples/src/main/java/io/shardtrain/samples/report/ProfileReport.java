@@ -48,8 +48,10 @@ public final class ProfileReport {
     StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "profile %s: %d steps, %.3f ms per step =",
         who, p.steps(), p.wallMillisPerStep()));
     for (Part part : Part.values()) {
-      sb.append(String.format(Locale.ROOT, "%s %s %.3f (%.1f%%)", part == Part.COMPUTE ? "" : " +",
+      sb.append(String.format(Locale.ROOT, "%s %s %.3f (%.1f%%", part == Part.COMPUTE ? "" : " +",
           name(part).replace('_', ' '), p.millisPerStep(part), 100 * p.share(part)));
+      if (part == Part.COMPUTE) sb.append(String.format(Locale.ROOT, ", %.3f on CPU", p.computeCpuMillisPerStep()));
+      sb.append(')');
     }
     return sb.toString();
   }
@@ -90,9 +92,12 @@ public final class ProfileReport {
     m.put("steps", p.steps());
     m.put("wall_ns", p.wallNanos());
     for (Part part : Part.values()) m.put(name(part) + "_ns", p.nanos(part));
+    // Of compute, not a part of its own.
+    m.put("compute_cpu_ns", p.computeCpuNanos());
     Map<String, Object> perStep = new LinkedHashMap<>();
     perStep.put("wall", p.wallMillisPerStep());
     for (Part part : Part.values()) perStep.put(name(part), p.millisPerStep(part));
+    perStep.put("compute_cpu", p.computeCpuMillisPerStep());
     m.put("ms_per_step", perStep);
     Map<String, Object> shares = new LinkedHashMap<>();
     for (Part part : Part.values()) shares.put(name(part), p.share(part));

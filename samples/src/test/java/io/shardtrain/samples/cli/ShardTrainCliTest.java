@@ -168,15 +168,15 @@ class ShardTrainCliTest {
     // Each trainer's object, then the total's: steps, wall time, then the parts in nanoseconds.
     Matcher m = Pattern.compile("\"steps\": (\\d+),\\s*\"wall_ns\": (\\d+),\\s*\"compute_ns\": (-?\\d+),"
         + "\\s*\"push_wait_ns\": (-?\\d+),\\s*\"pull_wait_ns\": (-?\\d+),\\s*\"master_wait_ns\": (-?\\d+),"
-        + "\\s*\"other_ns\": (-?\\d+)").matcher(json);
-    long[] sum = new long[7];
+        + "\\s*\"other_ns\": (-?\\d+),\\s*\"compute_cpu_ns\": (-?\\d+)").matcher(json);
+    long[] sum = new long[8];
     for (int i = 0; i < 3; i++) {
       assertTrue(m.find(), "profile " + i + " missing in\n" + json);
-      long[] v = new long[7];
-      for (int g = 0; g < 7; g++) v[g] = Long.parseLong(m.group(g + 1));
+      long[] v = new long[8];
+      for (int g = 0; g < 8; g++) v[g] = Long.parseLong(m.group(g + 1));
       if (i < 2) {
         assertEquals(3, v[0], "each trainer completes the job's 3 steps");
-        for (int g = 0; g < 7; g++) sum[g] += v[g];
+        for (int g = 0; g < 8; g++) sum[g] += v[g];
       } else {
         assertArrayEquals(sum, v, "the total adds up the trainers");
       }
@@ -187,6 +187,7 @@ class ShardTrainCliTest {
       }
       assertTrue(parts <= v[1], "the measured parts exceed the wall time in\n" + m.group());
       assertEquals(v[1], parts + v[6], "other is the rest of the wall time");
+      assertTrue(v[7] >= 0 && v[7] <= v[2], "compute on CPU is part of compute in\n" + m.group());
     }
     assertFalse(m.find(), "two trainers and a total only:\n" + json);
     assertTrue(field(json, "serialize_calls") > 0, json);

@@ -14,8 +14,8 @@ class ProfileReportTest {
 
   private static ProfileReport report() {
     Map<String, StepProfile> trainers = new LinkedHashMap<>();
-    trainers.put("trainer-1", new StepProfile(10, 100 * MS, 40 * MS, 10 * MS, 30 * MS, 15 * MS));
-    trainers.put("trainer-2", new StepProfile(10, 100 * MS, 20 * MS, 10 * MS, 60 * MS, 5 * MS));
+    trainers.put("trainer-1", new StepProfile(10, 100 * MS, 40 * MS, 10 * MS, 30 * MS, 15 * MS, 10 * MS));
+    trainers.put("trainer-2", new StepProfile(10, 100 * MS, 20 * MS, 10 * MS, 60 * MS, 5 * MS, 15 * MS));
     Map<WireTimings.Kind, WireTimings.Figure> wire = Map.of(
         WireTimings.Kind.SERIALIZE, new WireTimings.Figure(3 * MS, 60),
         WireTimings.Kind.DESERIALIZE, new WireTimings.Figure(2 * MS, 60),
@@ -28,12 +28,12 @@ class ProfileReportTest {
   void printsOneLinePerTrainerOneForAllAndOneForSerializationWithMeansPerStepAndShares() {
     List<String> lines = report().lines();
     assertEquals(List.of(
-        "profile trainer-1: 10 steps, 10.000 ms per step = compute 4.000 (40.0%) + push wait 1.000 (10.0%)"
-            + " + pull wait 3.000 (30.0%) + master wait 1.500 (15.0%) + other 0.500 (5.0%)",
-        "profile trainer-2: 10 steps, 10.000 ms per step = compute 2.000 (20.0%) + push wait 1.000 (10.0%)"
-            + " + pull wait 6.000 (60.0%) + master wait 0.500 (5.0%) + other 0.500 (5.0%)",
-        "profile all trainers: 20 steps, 10.000 ms per step = compute 3.000 (30.0%) + push wait 1.000 (10.0%)"
-            + " + pull wait 4.500 (45.0%) + master wait 1.000 (10.0%) + other 0.500 (5.0%)",
+        "profile trainer-1: 10 steps, 10.000 ms per step = compute 4.000 (40.0%, 1.000 on CPU) + push wait 1.000"
+            + " (10.0%) + pull wait 3.000 (30.0%) + master wait 1.500 (15.0%) + other 0.500 (5.0%)",
+        "profile trainer-2: 10 steps, 10.000 ms per step = compute 2.000 (20.0%, 1.500 on CPU) + push wait 1.000"
+            + " (10.0%) + pull wait 6.000 (60.0%) + master wait 0.500 (5.0%) + other 0.500 (5.0%)",
+        "profile all trainers: 20 steps, 10.000 ms per step = compute 3.000 (30.0%, 1.250 on CPU) + push wait"
+            + " 1.000 (10.0%) + pull wait 4.500 (45.0%) + master wait 1.000 (10.0%) + other 0.500 (5.0%)",
         "profile serialization (process-wide, all nodes): serialize 3.0 ms in 60 calls, deserialize 2.0 ms in 60"
             + " calls, copy out 1.0 ms in 20 calls, copy in 1.0 ms in 20 calls, 0.350 ms per trainer step"),
         lines);
@@ -49,6 +49,7 @@ class ProfileReportTest {
     assertEquals("trainer-2", second.get("trainer"));
     assertEquals(60 * MS, second.get("pull_wait_ns"));
     assertEquals(5 * MS, second.get("other_ns"));
+    assertEquals(15 * MS, second.get("compute_cpu_ns"));
     Map<String, Object> total = (Map<String, Object>) json.get("total");
     assertEquals(20L, total.get("steps"));
     assertEquals(200 * MS, total.get("wall_ns"));
