@@ -6,6 +6,7 @@ import akka.actor.typed.ActorRefResolver;
 import akka.actor.typed.javadsl.Adapter;
 import akka.serialization.SerializerWithStringManifest;
 import io.shardtrain.actors.ps.BlockProtocol.TaskMark;
+import io.shardtrain.actors.transport.WireTimings;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import java.io.NotSerializableException;
 import java.nio.BufferUnderflowException;
@@ -25,7 +26,8 @@ import java.util.Map;
  * with a format byte; numbers are little-endian, floats in bulk after a count, strings UTF-8 after
  * a length, an optional value after a presence byte, actor references through
  * {@link ActorRefResolver}. Malformed bytes fail with a {@link NotSerializableException} naming the
- * manifest.
+ * manifest. A serializer of data-path messages counts its time in {@link WireTimings} while that
+ * is on.
  */
 abstract class TableSerializer extends SerializerWithStringManifest {
 
@@ -48,6 +50,7 @@ abstract class TableSerializer extends SerializerWithStringManifest {
   private final ExtendedActorSystem system;
   private final int oldestFormat;
   private final int format;
+  private final boolean wire;
   // Messages are records (and the final BlockState), so the exact class finds the entry.
   private final Map<Class<?>, Entry<?>> byClass = new HashMap<>();
   private final Map<String, Entry<?>> byManifest = new HashMap<>();
@@ -55,9 +58,15 @@ abstract class TableSerializer extends SerializerWithStringManifest {
 
   /** Writes {@code format}; reads {@code oldestFormat} to {@code format}. */
   TableSerializer(ExtendedActorSystem system, int oldestFormat, int format) {
+    this(system, oldestFormat, format, false);
+  }
+
+  /** As above; {@code wire}: its time counts in {@link WireTimings}. */
+  TableSerializer(ExtendedActorSystem system, int oldestFormat, int format, boolean wire) {
     this.system = system;
     this.oldestFormat = oldestFormat;
     this.format = format;
+    this.wire = wire;
   }
 
   /** Registers {@code type} under {@code manifest}; each class and each manifest once. */
@@ -85,6 +94,14 @@ abstract class TableSerializer extends SerializerWithStringManifest {
 
   @Override
   public final byte[] toBinary(Object o) {
+    if (!WireTimings.on() || !wire) return write(o);
+    long t0 = System.nanoTime();
+    byte[] bytes = write(o);
+    WireTimings.add(WireTimings.Kind.SERIALIZE, System.nanoTime() - t0);
+    return bytes;
+  }
+
+  private byte[] write(Object o) {
     Out out = new Out(64);
     out.putByte((byte) format);
     writeFields(out, o);
@@ -105,6 +122,14 @@ abstract class TableSerializer extends SerializerWithStringManifest {
 
   @Override
   public final Object fromBinary(byte[] bytes, String manifest) throws NotSerializableException {
+    if (!WireTimings.on() || !wire) return read(bytes, manifest);
+    long t0 = System.nanoTime();
+    Object message = read(bytes, manifest);
+    WireTimings.add(WireTimings.Kind.DESERIALIZE, System.nanoTime() - t0);
+    return message;
+  }
+
+  private Object read(byte[] bytes, String manifest) throws NotSerializableException {
     if (!byManifest.containsKey(manifest)) {
       throw new NotSerializableException("unknown manifest '" + manifest + "' for " + name());
     }

@@ -46,7 +46,7 @@ public final class WireSerializer extends TableSerializer {
   private static final int FORMAT = 1;
 
   public WireSerializer(ExtendedActorSystem system) {
-    super(system, FORMAT, FORMAT);
+    super(system, FORMAT, FORMAT, true);
     entry("Initialize", Initialize.class, (out, m) -> {
       putSpec(out, m.spec());
       out.putFloats(m.values());

@@ -6,6 +6,8 @@ import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.compute.data.Batch;
 import io.shardtrain.compute.data.BatchReader;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.HashMap;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -49,6 +51,8 @@ final class BlockExchange {
     }
   }
 
+  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
   private final BlockClient<Trainer.Command> client;
   private final TrainerCounts counts;
   private final Logger log;
@@ -74,6 +78,7 @@ final class BlockExchange {
     // A batch ends where a block that already holds examples of this task stops holding them.
     Batch batch = reader.next(lease.batchLimit(reader.position().offset(), s.job().batch()));
     long t0 = System.nanoTime();
+    long cpu0 = cpuTime();
     long step = previousStep + 1;
     StepInFlight st = StepInFlight.training(step, batch.size(), lease, batch.positionAfter().offset(),
         new PullRound(s.model().blocks(), s.sync() ? step : 0));
@@ -83,7 +88,7 @@ final class BlockExchange {
         startPush(s, st, slice.entityId());
       }
     });
-    st.computed(loss, System.nanoTime() - t0);
+    st.computed(loss, t0, System.nanoTime(), cpuTime() - cpu0);
     sendPulls(s, st.pulls());
     return st;
   }
@@ -92,12 +97,20 @@ final class BlockExchange {
   StepInFlight withoutData(Session s, long previousStep) {
     long step = previousStep + 1;
     StepInFlight st = StepInFlight.withoutData(step, new PullRound(s.model().blocks(), step));
+    // Nothing to compute: the step's pushes leave at once.
+    long now = System.nanoTime();
+    st.computed(Float.NaN, now, now, 0);
     for (String block : s.model().blocks()) {
       st.nothing(block);
       startPush(s, st, block);
     }
     sendPulls(s, st.pulls());
     return st;
+  }
+
+  /** This thread's CPU time: compute that takes longer than that waited for a core. 0 where the JVM cannot tell. */
+  private static long cpuTime() {
+    return Math.max(0, THREADS.getCurrentThreadCpuTime());
   }
 
   private void startPush(Session s, StepInFlight st, String block) {

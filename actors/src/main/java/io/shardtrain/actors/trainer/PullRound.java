@@ -15,6 +15,7 @@ final class PullRound {
   private final Set<String> missing;
   private long oldest = Long.MAX_VALUE;
   private long newest = Long.MIN_VALUE;
+  private long doneAt;
   private boolean stopRequested;
 
   PullRound(List<String> blocks, long minVersion) {
@@ -32,11 +33,15 @@ final class PullRound {
     return missing.contains(block);
   }
 
-  /** {@code block} answered at {@code version}; false (and nothing recorded) when it was not awaited. */
+  /**
+   * {@code block} answered at {@code version}, its values written into the model; false (and nothing
+   * recorded) when it was not awaited.
+   */
   boolean received(String block, long version) {
     if (!missing.remove(block)) return false;
     oldest = Math.min(oldest, version);
     newest = Math.max(newest, version);
+    if (missing.isEmpty()) doneAt = System.nanoTime();
     return true;
   }
 
@@ -54,6 +59,12 @@ final class PullRound {
   long newest() {
     requireDone();
     return newest;
+  }
+
+  /** When the last block's values came in ({@link System#nanoTime()}); only once the round is done. */
+  long doneAt() {
+    requireDone();
+    return doneAt;
   }
 
   void requestStop() {

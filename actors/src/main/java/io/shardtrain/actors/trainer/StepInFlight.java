@@ -26,7 +26,10 @@ final class StepInFlight {
   private final PullRound pulls;
   private final Map<String, PendingPush> unacked = new LinkedHashMap<>();
   private float loss = Float.NaN;
-  private long computeNanos;
+  private long computeStarted;
+  private long computed;
+  private long computeCpu;
+  private long pushesAcked;
   private boolean stopRequested;
 
   private StepInFlight(long step, int examples, TaskLease lease, long offsetAfter, PullRound pulls) {
@@ -85,7 +88,9 @@ final class StepInFlight {
 
   /** {@code block} acknowledged its push; true when that was the step's last unacknowledged push. */
   boolean acked(String block) {
-    return unacked.remove(block) != null && unacked.isEmpty();
+    boolean last = unacked.remove(block) != null && unacked.isEmpty();
+    if (last) pushesAcked = System.nanoTime();
+    return last;
   }
 
   /** Every push acknowledged and every block pulled. */
@@ -93,9 +98,21 @@ final class StepInFlight {
     return unacked.isEmpty() && pulls.done();
   }
 
-  void computed(float loss, long computeNanos) {
+  /**
+   * Forward and backward ran from {@code started} to {@code ended} ({@link System#nanoTime()}), of
+   * which the thread was on a core for {@code cpuNanos}.
+   */
+  void computed(float loss, long started, long ended, long cpuNanos) {
     this.loss = loss;
-    this.computeNanos = computeNanos;
+    this.computeStarted = started;
+    this.computed = ended;
+    this.computeCpu = cpuNanos;
+    this.pushesAcked = ended;
+  }
+
+  /** When this step's parts ended; once it is {@link #done()}. */
+  StepTimes times() {
+    return new StepTimes(computeStarted, computed, computeCpu, pushesAcked, pulls.doneAt());
   }
 
   long step() {
@@ -119,7 +136,7 @@ final class StepInFlight {
   }
 
   long computeNanos() {
-    return computeNanos;
+    return computed - computeStarted;
   }
 
   /** Leave once this step is done. */

@@ -11,6 +11,12 @@ public interface StepListener {
    */
   default void onResumed(String trainerId, int epoch, int task, long offset, long step, long version) {}
 
+  /**
+   * Where the trainer's time went over the steps it completed; once, as it stops, just before
+   * {@link #onFinished}.
+   */
+  default void onProfile(String trainerId, StepProfile profile) {}
+
   /** The trainer stopped: the job is done, its step budget is spent, or it was told to stop. */
   void onFinished(String trainerId, long steps, long pushes, long pulls, long stalePushes);
 

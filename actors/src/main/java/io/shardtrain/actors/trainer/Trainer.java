@@ -100,6 +100,7 @@ public final class Trainer {
   private final BlockExchange blocks;
   private final ProgressReports reports = new ProgressReports();
   private final TrainerCounts counts = new TrainerCounts();
+  private final TrainerProfile profile = new TrainerProfile();
 
   public static Behavior<Command> create(Setup setup) {
     return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new Trainer(ctx, timers, setup).register()));
@@ -343,6 +344,7 @@ public final class Trainer {
 
   private Behavior<Command> completed(Session s, Task task, StepInFlight st) {
     counts.stepCompleted(st.step());
+    profile.completed(st.times(), System.nanoTime());
     if (st.examples() > 0) setup.listener().onStep(id, st.step(), st.loss(), st.examples(), st.computeNanos());
     if (st.stopRequested()) return finish(s.model(), "stopped");
     return nextStep(s, st.step(), task != null && task.reader().epochDone() ? null : task, false);
@@ -405,6 +407,7 @@ public final class Trainer {
   private Behavior<Command> finish(TrainerModel model, String why) {
     context.getLog().info("trainer {} finished after {} steps: {}", id, counts.stepsDone(), why);
     master.leave();
+    setup.listener().onProfile(id, profile.profile());
     setup.listener().onFinished(id, counts.stepsDone(), counts.pushes(), counts.pulls(), counts.stale());
     if (model != null) model.close();
     return Behaviors.stopped();

@@ -12,7 +12,7 @@ import java.nio.channels.SocketChannel;
  * id and length in floats, then the floats) is the same framing without a message; only the
  * raw-socket baseline of the transport benchmark (module {@code bench}) uses it, which is why it
  * and the header and payload readers are public. Floats are little-endian, staged through a reused
- * direct buffer. Not an API.
+ * direct buffer; the copies count in {@link WireTimings} while that is on. Not an API.
  */
 public final class BulkFrames {
   /** A plain frame: an id and floats, no message. */
@@ -47,18 +47,24 @@ public final class BulkFrames {
   /** Writes the floats after what {@code buf} already holds, flushing it chunk by chunk. */
   private static void writeFloats(SocketChannel ch, ByteBuffer buf, float[] values, int offset, int length)
       throws IOException {
+    // Only the copies are timed, not the socket writes between them.
+    boolean timed = WireTimings.on();
+    long copyNanos = 0;
     int pos = offset;
     int end = offset + length;
     while (true) {
       int n = Math.min(end - pos, buf.remaining() / Float.BYTES);
+      long t0 = timed ? System.nanoTime() : 0;
       buf.asFloatBuffer().put(values, pos, n);
+      if (timed) copyNanos += System.nanoTime() - t0;
       buf.position(buf.position() + n * Float.BYTES);
       pos += n;
       buf.flip();
       while (buf.hasRemaining()) ch.write(buf);
       buf.clear();
-      if (pos == end) return;
+      if (pos == end) break;
     }
+    if (timed && length > 0) WireTimings.add(WireTimings.Kind.COPY_OUT, copyNanos);
   }
 
   /**
@@ -113,6 +119,9 @@ public final class BulkFrames {
 
   /** Reads {@code dst.length} floats of payload into {@code dst}. */
   public static void readPayload(SocketChannel ch, ByteBuffer buf, float[] dst) throws IOException {
+    // Only the copies are timed, not the waits for the socket between them.
+    boolean timed = WireTimings.on();
+    long copyNanos = 0;
     int got = 0;
     while (got < dst.length) {
       int n = Math.min(dst.length - got, buf.capacity() / Float.BYTES);
@@ -121,8 +130,11 @@ public final class BulkFrames {
         if (ch.read(buf) < 0) throw new EOFException("connection closed inside a payload");
       }
       buf.flip();
+      long t0 = timed ? System.nanoTime() : 0;
       buf.asFloatBuffer().get(dst, got, n);
+      if (timed) copyNanos += System.nanoTime() - t0;
       got += n;
     }
+    if (timed && dst.length > 0) WireTimings.add(WireTimings.Kind.COPY_IN, copyNanos);
   }
 }

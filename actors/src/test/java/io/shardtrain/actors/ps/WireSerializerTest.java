@@ -16,9 +16,11 @@ import io.shardtrain.actors.ps.BlockProtocol.Skipped;
 import io.shardtrain.actors.ps.BlockProtocol.Stale;
 import io.shardtrain.actors.ps.BlockProtocol.UpdateMembership;
 import io.shardtrain.actors.transport.BulkAddress;
+import io.shardtrain.actors.transport.WireTimings;
 import java.io.NotSerializableException;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -203,5 +205,31 @@ class WireSerializerTest {
         () -> serializer.fromBinary(bytes, "GradientReceived"));
     assertTrue(unknown.getMessage().contains("GradientReceived"), unknown.getMessage());
     assertThrows(IllegalArgumentException.class, () -> serializer.toBinary(new BlockEvents.StepApplied(1)));
+  }
+
+  @Test
+  void wireMessagesCountInWireTimingsOnlyWhileTheyAreOnAndJournalEventsNever() throws Exception {
+    TestProbe<Object> probe = kit.createTestProbe();
+    WireSerializer wire = new WireSerializer(classic(kit));
+    JournalSerializer journal = new JournalSerializer(classic(kit));
+    PushGradient push = new PushGradient("t", 3, 2, 1, 8f, VALUES, probe.ref().unsafeUpcast());
+    WireTimings.reset();
+    try {
+      wire.fromBinary(wire.toBinary(push), "PushGradient");
+      assertEquals(0, WireTimings.snapshot().get(WireTimings.Kind.SERIALIZE).calls(), "off: nothing counted");
+
+      WireTimings.enable(true);
+      wire.fromBinary(wire.toBinary(push), "PushGradient");
+      wire.toBinary(new Applied(4));
+      journal.fromBinary(journal.toBinary(new BlockEvents.StepApplied(12)), journal.manifest(
+          new BlockEvents.StepApplied(12)));
+    } finally {
+      WireTimings.enable(false);
+    }
+    Map<WireTimings.Kind, WireTimings.Figure> t = WireTimings.snapshot();
+    assertEquals(2, t.get(WireTimings.Kind.SERIALIZE).calls());
+    assertEquals(1, t.get(WireTimings.Kind.DESERIALIZE).calls());
+    assertTrue(t.get(WireTimings.Kind.SERIALIZE).nanos() > 0, t.toString());
+    assertEquals(0, t.get(WireTimings.Kind.COPY_OUT).calls(), "no bulk frame was written");
   }
 }

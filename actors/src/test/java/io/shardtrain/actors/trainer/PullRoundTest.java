@@ -29,6 +29,19 @@ class PullRoundTest {
   }
 
   @Test
+  void aRoundNotesWhenItsLastBlockCameIn() {
+    PullRound round = new PullRound(List.of("a#0", "b#0"), 4);
+    round.received("a#0", 4);
+    assertThrows(IllegalStateException.class, round::doneAt);
+    long before = System.nanoTime();
+    round.received("b#0", 4);
+    long after = System.nanoTime();
+
+    assertTrue(round.doneAt() >= before && round.doneAt() <= after, round.doneAt() + " outside [" + before + ", "
+        + after + "]");
+  }
+
+  @Test
   void aRoundNeedsBlocks() {
     assertThrows(IllegalArgumentException.class, () -> new PullRound(List.of(), 3));
   }

@@ -73,6 +73,27 @@ class StepInFlightTest {
   }
 
   @Test
+  void aStepKnowsWhenItComputedWhenItsLastPushWasAckedAndWhenItsLastPullCameIn() {
+    StepInFlight st = StepInFlight.withoutData(2, new PullRound(BLOCKS, 2));
+    for (String b : BLOCKS) st.nothing(b);
+    st.computed(Float.NaN, 1_000, 4_000, 2_500);
+    assertEquals(3_000, st.computeNanos());
+    st.acked("w#0");
+    st.acked("w#1");
+    long beforeAck = System.nanoTime();
+    st.acked("b#0");
+    long afterAck = System.nanoTime();
+    for (String b : BLOCKS) st.pulls().received(b, 2);
+
+    StepTimes t = st.times();
+    assertEquals(1_000, t.computeStarted());
+    assertEquals(4_000, t.computed());
+    assertEquals(2_500, t.computeCpuNanos());
+    assertTrue(t.pushesAcked() >= beforeAck && t.pushesAcked() <= afterAck, "the last ack, not an earlier one");
+    assertTrue(t.pullsDone() >= afterAck, "the pulls came in after the last ack");
+  }
+
+  @Test
   void aStopRequestIsKeptForTheEndOfTheStep() {
     StepInFlight st = StepInFlight.withoutData(1, new PullRound(BLOCKS, 1));
     assertFalse(st.stopRequested());

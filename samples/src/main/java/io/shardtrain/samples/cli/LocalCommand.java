@@ -17,6 +17,7 @@ import io.shardtrain.samples.local.LocalCluster;
 import io.shardtrain.samples.local.SingleProcessTraining;
 import io.shardtrain.samples.report.Json;
 import io.shardtrain.samples.report.MetricsLog;
+import io.shardtrain.samples.report.ProfileReport;
 import io.shardtrain.samples.report.ProgressBar;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -93,6 +94,10 @@ final class LocalCommand implements Callable<Integer> {
   Path exportNpy;
   @Option(names = "--no-progress", description = "No progress bar.")
   boolean noProgress;
+  @Option(names = "--profile", description = "Local cluster: print where each trainer's step time went (compute, "
+      + "waiting for pushes, pulls and the master, other) and the cluster's serialization time; the report gets "
+      + "a profile object.")
+  boolean profile;
 
   @Override
   public Integer call() throws Exception {
@@ -103,6 +108,10 @@ final class LocalCommand implements Callable<Integer> {
     if (ps > 0 || trainers > 1) return runCluster(config, settings);
     var choice = Backends.create(settings.backend(), settings.computeThreads());
     var out = spec.commandLine().getOut();
+    if (profile) {
+      spec.commandLine().getErr().println("shardtrain: --profile splits the steps of a local cluster's trainers "
+          + "(--ps or --trainers above 1); a single process has nothing to wait for, so it is ignored here");
+    }
     spec.commandLine().getErr().println("shardtrain: backend " + choice.backend().name() + " (" + choice.reason() + "), "
         + settings.computeThreads() + " compute thread(s)");
     var data = DataSets.load(settings.dataset(), settings.dataDir());
@@ -194,7 +203,7 @@ final class LocalCommand implements Callable<Integer> {
     long journalBytes;
     try (LocalCluster cluster = LocalCluster.start("shardtrain", psNodes, trainers, runConfig, Duration.ofSeconds(60))) {
       r = new DistributedTraining(settings, blockMode, psSettings.blockSize(), psSettings.maxStaleness(), progress,
-          metrics).run(cluster, data.train(), data.test());
+          metrics, profile).run(cluster, data.train(), data.test());
       journalBytes = Journal.journalBytes(JournalSettings.fromConfig(runConfig));
     } finally {
       if (journalDir != null) FileTrees.delete(journalDir);
@@ -217,6 +226,11 @@ final class LocalCommand implements Callable<Integer> {
     m.put("journal_bytes", journalBytes);
     out.printf("%s %s: %d steps per trainer, %.0f samples/s, test accuracy %.4f, final loss %.4f%n",
         settings.dataset(), modeName.toLowerCase(), r.steps(), r.samplesPerSec(), r.testAccuracy(), r.finalLoss());
+    if (profile) {
+      ProfileReport p = new ProfileReport(r.profiles(), r.wire());
+      p.lines().forEach(out::println);
+      m.put("profile", p.json());
+    }
     writeOutputs(m, metrics, settings.dataset() + " " + modeName.toLowerCase() + ", " + trainers + " trainers");
     saveModel(r.model(), settings, data.train(), r.version());
     return 0;

@@ -7,16 +7,21 @@ import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.actors.trainer.StepListener;
+import io.shardtrain.actors.trainer.StepProfile;
 import io.shardtrain.actors.trainer.Trainer;
 import io.shardtrain.actors.trainer.TrainerSettings;
+import io.shardtrain.actors.transport.WireTimings;
 import io.shardtrain.compute.backend.Backends;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.data.Dataset;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.samples.report.MetricsLog;
 import io.shardtrain.samples.report.ProgressBar;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -25,14 +30,19 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Runs one job on a {@link LocalCluster}: plans it, initialises the blocks, starts one trainer per
  * trainer node, follows their progress, evaluates the parameters on the test set while training
- * runs, and gathers what the report needs.
+ * runs, and gathers what the report needs: with {@code timeWire}, also the serialization time of
+ * the whole cluster while the trainers run ({@link WireTimings}).
  */
 public final class DistributedTraining {
 
-  /** What a run produced, for the report. */
+  /**
+   * What a run produced, for the report; {@code profiles}: each trainer's, by id; {@code wire}: the
+   * serialization time of every node while the trainers ran, empty unless timed.
+   */
   public record Result(JobSpec job, long steps, long samples, double trainSeconds, double wallSeconds,
       double finalLoss, double testAccuracy, long pushes, long pulls, long stalePushes, long version,
-      List<BlockProtocol.BlockStats> blockStats, Mlp model) {
+      List<BlockProtocol.BlockStats> blockStats, Mlp model, Map<String, StepProfile> profiles,
+      Map<WireTimings.Kind, WireTimings.Figure> wire) {
     public double samplesPerSec() {
       return trainSeconds > 0 ? samples / trainSeconds : 0;
     }
@@ -44,9 +54,16 @@ public final class DistributedTraining {
   private final long maxStaleness;
   private final ProgressBar progress;
   private final MetricsLog metrics;
+  private final boolean timeWire;
 
   public DistributedTraining(TrainSettings settings, BlockSpec.Mode mode, int blockSize, long maxStaleness,
       ProgressBar progress, MetricsLog metrics) {
+    this(settings, mode, blockSize, maxStaleness, progress, metrics, false);
+  }
+
+  public DistributedTraining(TrainSettings settings, BlockSpec.Mode mode, int blockSize, long maxStaleness,
+      ProgressBar progress, MetricsLog metrics, boolean timeWire) {
+    this.timeWire = timeWire;
     this.settings = settings;
     this.mode = mode;
     this.blockSize = blockSize;
@@ -71,6 +88,7 @@ public final class DistributedTraining {
     AtomicLong pulls = new AtomicLong();
     AtomicLong stale = new AtomicLong();
     ConcurrentHashMap<String, String> failures = new ConcurrentHashMap<>();
+    ConcurrentHashMap<String, StepProfile> profiles = new ConcurrentHashMap<>();
     long trainStart = System.nanoTime();
     long evalEvery = settings.evalEvery() > 0 ? settings.evalEvery() * trainers
         : Math.max(1, (long) Math.ceil((double) train.size() / job.batch()));
@@ -89,6 +107,11 @@ public final class DistributedTraining {
       }
 
       @Override
+      public void onProfile(String trainerId, StepProfile profile) {
+        profiles.put(trainerId, profile);
+      }
+
+      @Override
       public void onFinished(String trainerId, long steps, long p, long q, long s) {
         pushes.addAndGet(p);
         pulls.addAndGet(q);
@@ -102,6 +125,10 @@ public final class DistributedTraining {
         finished.countDown();
       }
     };
+    if (timeWire) {
+      WireTimings.reset();
+      WireTimings.enable(true);
+    }
     for (int i = 0; i < trainers; i++) {
       ShardTrain node = cluster.trainerNode(i);
       int threads = settings.computeThreads();
@@ -109,8 +136,13 @@ public final class DistributedTraining {
       node.startTrainer(new Trainer.Setup("trainer-" + (i + 1), node.master(), train, test,
           () -> Backends.create(backendName, threads).backend(), TrainerSettings.create(node.system()), listener));
     }
-    finished.await();
+    try {
+      finished.await();
+    } finally {
+      if (timeWire) WireTimings.enable(false);
+    }
     double trainSeconds = (System.nanoTime() - trainStart) / 1e9;
+    Map<WireTimings.Kind, WireTimings.Figure> wire = timeWire ? WireTimings.snapshot() : Map.of();
     progress.finish();
     evaluator.close();
     if (!failures.isEmpty()) {
@@ -124,7 +156,15 @@ public final class DistributedTraining {
     progress.message(String.format(Locale.ROOT, "final: version %d, test accuracy %.4f", version, accuracy));
     return new Result(job, stepsDone.get() / trainers, samples.get(), trainSeconds,
         (System.nanoTime() - wallStart) / 1e9, lossEma[0], accuracy, pushes.get(), pulls.get(), stale.get(),
-        version, stats, model);
+        version, stats, model, byTrainer(profiles), wire);
+  }
+
+  /** Trainer ids in their order: trainer-2 before trainer-10. */
+  private static Map<String, StepProfile> byTrainer(Map<String, StepProfile> profiles) {
+    Map<String, StepProfile> sorted = new TreeMap<>(Comparator.comparingInt(String::length)
+        .thenComparing(Comparator.naturalOrder()));
+    sorted.putAll(profiles);
+    return sorted;
   }
 
   /**

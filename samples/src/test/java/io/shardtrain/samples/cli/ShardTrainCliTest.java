@@ -1,5 +1,6 @@
 package io.shardtrain.samples.cli;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -153,6 +154,47 @@ class ShardTrainCliTest {
     assertTrue(json.contains("\"journal\": \"h2\""), json);
     assertTrue(Files.isRegularFile(dataDir.resolve("kept-journal/st.mv.db")), "journal file is gone");
     assertTrue(field(json, "journal_bytes") > 0, json);
+  }
+
+  @Test
+  void profileSplitsEveryTrainersStepsIntoPartsThatAddUpToTheirWallTime() throws IOException {
+    Path report = dataDir.resolve("profile.json");
+    Run r = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--trainers", "2",
+        "--ps", "1", "--hidden", "8", "--batch", "16", "--steps", "3", "--no-progress", "--journal", "memory",
+        "--profile", "--report", report.toString());
+    assertEquals(0, r.exit(), r.err());
+    String json = Files.readString(report);
+    assertTrue(json.contains("\"profile\": {"), json);
+    // Each trainer's object, then the total's: steps, wall time, then the parts in nanoseconds.
+    Matcher m = Pattern.compile("\"steps\": (\\d+),\\s*\"wall_ns\": (\\d+),\\s*\"compute_ns\": (-?\\d+),"
+        + "\\s*\"push_wait_ns\": (-?\\d+),\\s*\"pull_wait_ns\": (-?\\d+),\\s*\"master_wait_ns\": (-?\\d+),"
+        + "\\s*\"other_ns\": (-?\\d+),\\s*\"compute_cpu_ns\": (-?\\d+)").matcher(json);
+    long[] sum = new long[8];
+    for (int i = 0; i < 3; i++) {
+      assertTrue(m.find(), "profile " + i + " missing in\n" + json);
+      long[] v = new long[8];
+      for (int g = 0; g < 8; g++) v[g] = Long.parseLong(m.group(g + 1));
+      if (i < 2) {
+        assertEquals(3, v[0], "each trainer completes the job's 3 steps");
+        for (int g = 0; g < 8; g++) sum[g] += v[g];
+      } else {
+        assertArrayEquals(sum, v, "the total adds up the trainers");
+      }
+      long parts = 0;
+      for (int g = 2; g < 7; g++) {
+        assertTrue(v[g] >= 0, "a negative part in\n" + m.group());
+        if (g < 6) parts += v[g];
+      }
+      assertTrue(parts <= v[1], "the measured parts exceed the wall time in\n" + m.group());
+      assertEquals(v[1], parts + v[6], "other is the rest of the wall time");
+      assertTrue(v[7] >= 0 && v[7] <= v[2], "compute on CPU is part of compute in\n" + m.group());
+    }
+    assertFalse(m.find(), "two trainers and a total only:\n" + json);
+    assertTrue(field(json, "serialize_calls") > 0, json);
+    assertTrue(field(json, "deserialize_calls") > 0, json);
+    for (String who : new String[] {"trainer-1", "trainer-2", "all trainers", "serialization"}) {
+      assertTrue(r.out().contains("profile " + who), r.out());
+    }
   }
 
   @Test

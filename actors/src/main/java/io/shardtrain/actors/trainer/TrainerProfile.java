@@ -1,0 +1,40 @@
+package io.shardtrain.actors.trainer;
+
+/**
+ * Adds up a trainer's completed steps into a {@link StepProfile}. Steps follow one another, so the
+ * parts of each lie between its compute start and its completion and never overlap another step's;
+ * what lies between steps, or in a step given up (a rollback), is left to the wall time.
+ */
+final class TrainerProfile {
+  private long steps;
+  private long firstStart;
+  private long lastEnd;
+  private long compute;
+  private long computeCpu;
+  private long pushWait;
+  private long pullWait;
+  private long masterWait;
+
+  /** A step with {@code times} was complete at {@code completed} (after its master wait, if any). */
+  void completed(StepTimes times, long completed) {
+    // Each part starts where the one before ended, so together they span the step exactly.
+    long computed = times.computed();
+    long acked = Math.max(computed, times.pushesAcked());
+    long pulled = Math.max(acked, times.pullsDone());
+    long end = Math.max(pulled, completed);
+    if (steps == 0) firstStart = times.computeStarted();
+    steps++;
+    lastEnd = end;
+    compute += computed - times.computeStarted();
+    // Two clocks, read a moment apart: the CPU time is never more than the compute it is part of.
+    computeCpu += Math.min(Math.max(0, times.computeCpuNanos()), computed - times.computeStarted());
+    pushWait += acked - computed;
+    pullWait += pulled - acked;
+    masterWait += end - pulled;
+  }
+
+  StepProfile profile() {
+    return steps == 0 ? StepProfile.EMPTY
+        : new StepProfile(steps, lastEnd - firstStart, compute, pushWait, pullWait, masterWait, computeCpu);
+  }
+}
