@@ -25,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Invariant 2 of DESIGN.md on the real embedded journal: a block whose ActorSystem stops after k
+ * Invariant 2 of docs/ARCHITECTURE.md on the real embedded journal: a block whose ActorSystem stops after k
  * updates comes back, in a new ActorSystem on the same H2 file, bit for bit as it was, having
  * replayed at most {@code snapshot-every} events; and it goes on exactly as the original would
  * (so the optimizer's slots came back too).

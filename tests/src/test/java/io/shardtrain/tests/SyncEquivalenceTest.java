@@ -24,7 +24,7 @@ import io.shardtrain.samples.local.LocalCluster;
 import org.junit.jupiter.api.Test;
 
 /**
- * Invariant 1 of DESIGN.md: two trainers in sync mode end with the same parameters as a single
+ * Invariant 1 of docs/ARCHITECTURE.md: two trainers in sync mode end with the same parameters as a single
  * process that trains on the concatenation of their batches.
  */
 class SyncEquivalenceTest {

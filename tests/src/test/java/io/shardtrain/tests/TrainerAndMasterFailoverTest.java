@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A trainer node and the master's node killed with SIGKILL, on real JVMs and a PostgreSQL journal
- * (DESIGN.md "Failure semantics"). Sync, trainer killed: the barrier drops it, its task is re-leased
+ * (docs/ARCHITECTURE.md, "Invariants"). Sync, trainer killed: the barrier drops it, its task is re-leased
  * where every block holds it (its last reported offset, or further when every block got steps it
  * could not report), the restarted trainer resumes there on the latest parameters, and every block
  * applied every example exactly once. Async, the node of the master and of half the blocks killed: the master moves to the other
