@@ -40,11 +40,33 @@ public final class JobProtocol {
   public record RequestTask(String trainerId, ActorRef<StatusReply<TaskReply>> replyTo) implements Command {}
 
   /**
-   * The reader offset within a leased task after a step that every block acknowledged, in rollback
-   * generation {@code generation} (a report of an older one is refused).
+   * The reader offsets within a leased task after steps that every block acknowledged, oldest first,
+   * in rollback generation {@code generation} (a report of an older one is refused). A trainer
+   * reports the steps it completed since its last answered report in one message, each with its
+   * offset, so the master can still tell a checkpoint's offsets at any step. Steps the master
+   * recorded already (a report sent again after no answer came) are recorded once.
    */
-  public record ReportProgress(String trainerId, int epoch, int task, long offset, long step, long generation,
-      ActorRef<StatusReply<Done>> replyTo) implements Command {}
+  public record ReportProgress(String trainerId, int epoch, int task, List<StepOffset> steps, long generation,
+      ActorRef<StatusReply<Done>> replyTo) implements Command {
+    public ReportProgress {
+      if (steps == null || steps.isEmpty()) throw new IllegalArgumentException("a progress report needs a step");
+      steps = List.copyOf(steps);
+    }
+
+    /** The report of one step, whose batch ended at reader offset {@code offset}. */
+    public ReportProgress(String trainerId, int epoch, int task, long offset, long step, long generation,
+        ActorRef<StatusReply<Done>> replyTo) {
+      this(trainerId, epoch, task, List.of(new StepOffset(step, offset)), generation, replyTo);
+    }
+
+    /** The last step reported, and the task's offset after it. */
+    public StepOffset newest() {
+      return steps.get(steps.size() - 1);
+    }
+  }
+
+  /** The task was read up to reader offset {@code offset} after step {@code step}. */
+  public record StepOffset(long step, long offset) {}
 
   /**
    * A trainer is alive: sent every third of {@code failure-timeout}, so one that waits at a barrier

@@ -35,6 +35,7 @@ import io.shardtrain.actors.master.CheckpointStarter.OffsetsAt;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.ParameterBlock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -84,7 +85,16 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
 
   public record TaskLeased(int epoch, int task, String trainerId) implements Event {}
 
-  public record ProgressRecorded(int epoch, int task, long offset, String trainerId, long step) implements Event {}
+  /**
+   * {@code trainerId} read the task up to {@code offset} by {@code step}; {@code earlier}: the
+   * steps it reported with that one, oldest first (absent from events journaled one per step).
+   */
+  public record ProgressRecorded(int epoch, int task, long offset, String trainerId, long step,
+      List<StepOffset> earlier) implements Event {
+    public ProgressRecorded {
+      earlier = earlier == null ? List.of() : List.copyOf(earlier);
+    }
+  }
 
   /** The expected trainers were registered and every block knew them: tasks are handed out from now on. */
   public record JobStarted(long membershipEpoch) implements Event {}
@@ -313,7 +323,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
   private Effect<Event, MasterState> onProgress(MasterState s, ReportProgress c) {
     liveness.heard(c.trainerId(), System.nanoTime());
     if (c.generation() != s.generation()) {
-      c.replyTo().tell(StatusReply.error("progress of trainer " + c.trainerId() + " for step " + c.step()
+      c.replyTo().tell(StatusReply.error("progress of trainer " + c.trainerId() + " for step " + c.newest().step()
           + " belongs to generation " + c.generation() + "; the job rolled back to generation " + s.generation()));
       // The trainer missed the rollback notice (or it crossed this report): tell it again.
       if (c.generation() < s.generation()) tellRollback(s, c.trainerId());
@@ -324,14 +334,12 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
       c.replyTo().tell(StatusReply.error("task " + c.epoch() + "/" + c.task() + " is not leased to " + c.trainerId()));
       return Effect().none();
     }
-    int length = t.to - t.from;
-    if (c.offset() < t.offset || c.offset() > length) {
-      c.replyTo().tell(StatusReply.error("offset " + c.offset() + " of task " + c.epoch() + "/" + c.task()
-          + " is outside [" + t.offset + ", " + length + "]"));
+    String wrong = ReportedSteps.misreported(t, c.steps());
+    if (wrong != null) {
+      c.replyTo().tell(StatusReply.error(wrong));
       return Effect().none();
     }
-    return Effect().persist(new ProgressRecorded(c.epoch(), c.task(), c.offset(), c.trainerId(), c.step()))
-        .thenRun(st -> c.replyTo().tell(StatusReply.ack()));
+    return Effect().persist(ReportedSteps.recorded(t, c)).thenRun(st -> c.replyTo().tell(StatusReply.ack()));
   }
 
   private Effect<Event, MasterState> onTrainerStopped(MasterState s, TrainerStopped c) {
@@ -477,7 +485,8 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
         .onEvent(TrainerLeft.class, (s, e) -> s.left(e.trainerId()))
         .onEvent(TaskLeased.class, (s, e) -> s.leased(e.epoch(), e.task(), e.trainerId()))
         .onEvent(JobStarted.class, (s, e) -> s.started(e.membershipEpoch()))
-        .onEvent(ProgressRecorded.class, (s, e) -> s.progressed(e.epoch(), e.task(), e.offset(), e.trainerId(), e.step()))
+        .onEvent(ProgressRecorded.class, (s, e) -> s.progressed(e.epoch(), e.task(), e.trainerId(),
+            ReportedSteps.all(e)))
         .onEvent(CheckpointCommitted.class, (s, e) -> s.checkpointCommitted(e.checkpoint()))
         .onEvent(RolledBackToCheckpoint.class, (s, e) -> s.rolledBack(e.step(), e.generation()))
         .onEvent(TaskSettled.class, (s, e) -> s.settled(e.epoch(), e.task(), e.trainerId(), e.offset(), e.step(),

@@ -288,6 +288,21 @@ public final class MasterState implements CborSerializable {
     return this;
   }
 
+  /**
+   * {@code trainerId} read the task up to each step's offset, oldest first; every step but the last
+   * counts only where it is ahead of the task's offset (the master has the others already).
+   */
+  MasterState progressed(int epoch, int index, String trainerId, List<JobProtocol.StepOffset> steps) {
+    for (int i = 0; i < steps.size(); i++) {
+      TaskState t = task(epoch, index);
+      JobProtocol.StepOffset x = steps.get(i);
+      if (t != null && (i == steps.size() - 1 || x.offset() > t.offset)) {
+        progressed(epoch, index, x.offset(), trainerId, x.step());
+      }
+    }
+    return this;
+  }
+
   MasterState progressed(int epoch, int index, long offset, String trainerId, long step) {
     lastStep.merge(trainerId, step, Math::max);
     TaskState t = task(epoch, index);

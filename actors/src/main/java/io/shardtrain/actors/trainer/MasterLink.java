@@ -6,6 +6,7 @@ import akka.actor.typed.javadsl.ActorContext;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.job.TrainerNotice;
+import java.util.List;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -22,8 +23,11 @@ final class MasterLink {
   /** The master's answer to a task request made in rollback generation {@code generation}. */
   record TaskAnswered(long generation, TaskAnswer answer) implements Trainer.Internal {}
 
-  /** The master recorded the progress report of {@code step} ({@code failure} null), refused it, or did not answer. */
-  record Reported(long step, Throwable failure) implements Trainer.Internal {
+  /**
+   * The master recorded progress report {@code id}, whose newest step is {@code step} ({@code failure}
+   * null), refused it, or did not answer.
+   */
+  record Reported(long id, long step, Throwable failure) implements Trainer.Internal {
     boolean timedOut() {
       return failure instanceof TimeoutException;
     }
@@ -87,11 +91,14 @@ final class MasterLink {
     throw new IllegalArgumentException("unknown task reply " + reply);
   }
 
-  /** Reports that every block acknowledged {@code step}, whose batch ended at {@code offset} of {@code lease}. */
-  void reportProgress(TaskLease lease, long offset, long step, long generation) {
+  /** Reports the steps of {@code report}: every block acknowledged each, whose batch ended at its offset. */
+  void reportProgress(ProgressReports.Report report, long generation) {
+    ProgressReports.Step newest = report.newest();
+    List<JobProtocol.StepOffset> steps = report.steps().stream()
+        .map(x -> new JobProtocol.StepOffset(x.step(), x.offset())).toList();
     context.askWithStatus(Done.class, master, settings.askTimeout(),
-        replyTo -> new JobProtocol.ReportProgress(trainerId, lease.epoch(), lease.task(), offset, step, generation, replyTo),
-        (done, failure) -> new Reported(step, failure));
+        replyTo -> new JobProtocol.ReportProgress(trainerId, newest.epoch(), newest.task(), steps, generation, replyTo),
+        (done, failure) -> new Reported(report.id(), newest.step(), failure));
   }
 
   void heartbeat() {

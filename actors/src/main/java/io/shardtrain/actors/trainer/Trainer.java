@@ -31,8 +31,13 @@ import java.util.function.Supplier;
  * can settle a task whose trainer died after pushing steps it could not report ({@link TaskLease}).
  *
  * <p>After all blocks acknowledged a step the trainer reports its reader offset, so a restarted
- * trainer, or another one taking over the task, resumes exactly there; in sync mode the next step's
- * pushes wait until the master has recorded it, while the master answers ({@link ProgressReports}).
+ * trainer, or another one taking over the task, resumes there. Reports never hold a step up: one is
+ * in flight at a time, and the steps completed meanwhile go together in the next
+ * ({@link ProgressReports}). A trainer that dies with steps unreported loses nothing: the master
+ * settles its task with the blocks, which know from the pushes' task marks how far each holds it,
+ * however many steps that is past the last report. The trainer waits for the master's answers only
+ * before it asks for another task (the master would lease the unfinished one again) and before it
+ * leaves (so the job's counts are complete once it is gone).
  * A (re)started trainer registers, pulls the latest parameters, and pulls again once the master
  * leases it a task (every block knows it then); blocks one version apart mean some closed a step
  * without it, so it takes part in that step with no data. It sends the master a heartbeat every
@@ -49,11 +54,12 @@ import java.util.function.Supplier;
  *
  * <p>Phases, each a behaviour: <i>registering</i> (with the master) &rarr; <i>pulling</i> every
  * block's latest values &rarr; <i>leasing</i> a task &rarr; (the first answer after a registration
- * or rollback: <i>pulling</i> again) &rarr; <i>stepping</i> (compute, push, pull) &rarr;
- * <i>reporting</i> (sync, until the master recorded the step's offset) &rarr; the next step, or
- * <i>leasing</i> once the task is read. A rollback goes back to <i>pulling</i> from any phase; a
- * master that forgot the trainer sends it back to <i>registering</i>; a stop ends it at once
- * between steps, else once the step or pull round in flight is done.
+ * or rollback: <i>pulling</i> again) &rarr; <i>stepping</i> (compute, push, pull) &rarr; the next
+ * step, or, once the task is read, <i>reporting</i> (until the master answered every report)
+ * &rarr; <i>leasing</i>. A rollback goes back to <i>pulling</i> from any phase; a master that
+ * forgot the trainer sends it back to <i>registering</i>; a stop ends it between steps, else once
+ * the step or pull round in flight is done, in both cases after the master answered the reports
+ * still out (or one got no answer in time).
  */
 public final class Trainer {
 
@@ -166,7 +172,7 @@ public final class Trainer {
 
   /** After a registration or a rollback: pull the latest parameters, then ask for a task. */
   private Behavior<Command> rejoin(Session s) {
-    return pulling(s, blocks.pullAll(s, 0), round -> round.stopRequested() ? finish(s.model(), "stopped")
+    return pulling(s, blocks.pullAll(s, 0), round -> round.stopRequested() ? leave(s, "stopped")
         : nextStep(s, s.sync() ? round.oldest() : s.lastStep(), null, true));
   }
 
@@ -187,7 +193,7 @@ public final class Trainer {
         setup.listener().onResumed(id, l.epoch(), l.task(), l.offset(), step, round.oldest());
       }
       if (s.sync() && round.newest() > round.oldest()) return idle(s, task, step, round.stopRequested());
-      return round.stopRequested() ? finish(s.model(), "stopped") : nextStep(s, step, task, false);
+      return round.stopRequested() ? leave(s, "stopped") : nextStep(s, step, task, false);
     });
   }
 
@@ -208,10 +214,12 @@ public final class Trainer {
     // Sync: the step is the job's (the blocks' version); async: this trainer's, kept by the master.
     // Either way a restarted trainer stops at the job's step count, not that many steps later.
     long steps = s.job().steps();
-    if (steps > 0 && step >= steps) return finish(s.model(), "reached step " + steps);
+    if (steps > 0 && step >= steps) return leave(s, "reached step " + steps);
     if (task != null) return compute(s, task, step);
-    master.requestTask(s.generation());
-    return leasing(s, step, firstTask);
+    return afterReports(s, () -> {
+      master.requestTask(s.generation());
+      return leasing(s, step, firstTask);
+    });
   }
 
   /** Waiting for a task; {@code firstTask}: the first answer since a rejoin, which pulls again. */
@@ -220,7 +228,7 @@ public final class Trainer {
         .onMessage(MasterLink.TaskAnswered.class, m -> m.generation() != s.generation() ? Behaviors.same()
             : taskAnswered(s, step, firstTask, m.answer()))
         .onMessageEquals(Retry.NEXT_STEP, () -> nextStep(s, step, null, firstTask))
-        .onMessageEquals(Stop.INSTANCE, () -> finish(s.model(), "stopped")));
+        .onMessageEquals(Stop.INSTANCE, () -> leave(s, "stopped")));
   }
 
   private Behavior<Command> taskAnswered(Session s, long step, boolean firstTask, MasterLink.TaskAnswer answer) {
@@ -229,7 +237,7 @@ public final class Trainer {
       return firstTask ? resume(s, task) : compute(s, task, step);
     }
     if (answer instanceof MasterLink.NoTask n) {
-      if (n.jobDone()) return finish(s.model(), "job done");
+      if (n.jobDone()) return leave(s, "job done");
       if (firstTask) return resume(s, null);
       if (s.sync()) return idle(s, null, step, false);
       return askForTaskLater();
@@ -277,8 +285,8 @@ public final class Trainer {
           }
           return Behaviors.same();
         })
-        .onMessage(BlockExchange.PullAnswer.class, m -> blocks.pulled(s, st.pulls(), m) && st.done() ? stepDone(s, task, st)
-            : Behaviors.same())
+        .onMessage(BlockExchange.PullAnswer.class, m -> blocks.pulled(s, st.pulls(), m) && st.done()
+            ? completed(s, task, st) : Behaviors.same())
         .onMessageEquals(Stop.INSTANCE, () -> {
           st.requestStop();
           return Behaviors.same();
@@ -316,12 +324,12 @@ public final class Trainer {
       return Behaviors.same();
     }
     if (r.value() instanceof BlockProtocol.Stale) counts.stalePush();
-    // Every block has this step: report the offset while the barrier completes.
+    // Every block has this step: report its offset, with the steps before it not reported yet.
     if (st.acked(m.block()) && st.examples() > 0) {
-      master.reportProgress(task.lease(), st.offsetAfter(), st.step(), s.generation());
-      reports.sent(st.step());
+      reports.completed(task.lease().epoch(), task.lease().task(), st.step(), st.offsetAfter());
+      sendReport(s);
     }
-    return st.done() ? stepDone(s, task, st) : Behaviors.same();
+    return st.done() ? completed(s, task, st) : Behaviors.same();
   }
 
   private void retryPushLater(Session s, BlockExchange.PushAnswer m) {
@@ -329,39 +337,66 @@ public final class Trainer {
         setup.settings().retryDelay());
   }
 
-  // ---- reporting ----
-
-  private Behavior<Command> stepDone(Session s, Task task, StepInFlight st) {
-    // Sync: the next pushes wait until the master recorded this step's offset.
-    return s.sync() && reports.mustWait() ? reporting(s, task, st) : completed(s, task, st);
-  }
-
-  private Behavior<Command> reporting(Session s, Task task, StepInFlight st) {
-    return phase(s, st::stopRequested, Behaviors.receive(Command.class)
-        .onMessage(MasterLink.Reported.class, m -> reportAnswered(m) ? completed(s, task, st) : Behaviors.same())
-        .onMessageEquals(Stop.INSTANCE, () -> finish(s.model(), "stopped")));
-  }
-
   private Behavior<Command> completed(Session s, Task task, StepInFlight st) {
     counts.stepCompleted(st.step());
     profile.completed(st.times(), System.nanoTime());
     if (st.examples() > 0) setup.listener().onStep(id, st.step(), st.loss(), st.examples(), st.computeNanos());
-    if (st.stopRequested()) return finish(s.model(), "stopped");
+    if (st.stopRequested()) return leave(s, "stopped");
     return nextStep(s, st.step(), task != null && task.reader().epochDone() ? null : task, false);
   }
 
-  /** Takes in the master's answer to a progress report; true when it answers the last one sent. */
-  private boolean reportAnswered(MasterLink.Reported m) {
+  // ---- reporting ----
+
+  /** Sends the steps not reported yet, unless a report is in flight: its answer sends them. */
+  private void sendReport(Session s) {
+    ProgressReports.Report r = reports.next();
+    if (r != null) master.reportProgress(r, s.generation());
+  }
+
+  /**
+   * Takes in the master's answer to a progress report and sends the steps completed meanwhile;
+   * true when it answers the report in flight.
+   */
+  private boolean reportAnswered(Session s, MasterLink.Reported m) {
     boolean answeredBefore = reports.masterAnswers();
-    if (!reports.answered(m.step(), m.timedOut())) return false;
+    if (!reports.answered(m.id(), m.timedOut())) return false;
     if (m.timedOut() && answeredBefore) {
-      context.getLog().warn("trainer {}: progress report of step {} got no answer ({}); training on without"
-          + " waiting for reports until the master answers again", id, m.step(), m.failure().getMessage());
+      context.getLog().warn("trainer {}: progress report up to step {} got no answer ({}); training on and sending"
+          + " it again with the steps after it", id, m.step(), m.failure().getMessage());
     } else if (!m.timedOut() && m.failure() != null) {
-      context.getLog().warn("trainer {}: progress report of step {} refused: {}", id, m.step(),
+      context.getLog().warn("trainer {}: progress report up to step {} refused: {}", id, m.step(),
           m.failure().getMessage());
     }
+    sendReport(s);
     return true;
+  }
+
+  /**
+   * Before asking for a task: the master leases a trainer its unfinished task again, so it must
+   * have recorded where the task this trainer just read ended. Waits (retrying reports that got no
+   * answer) only when reports are still out, once per task.
+   */
+  private Behavior<Command> afterReports(Session s, Supplier<Behavior<Command>> then) {
+    if (reports.allAnswered()) return then.get();
+    sendReport(s);
+    return phase(s, NO_STOP, Behaviors.receive(Command.class)
+        .onMessage(MasterLink.Reported.class, m -> reportAnswered(s, m) && reports.allAnswered() ? then.get()
+            : Behaviors.same())
+        .onMessageEquals(Stop.INSTANCE, () -> leave(s, "stopped")));
+  }
+
+  /**
+   * Leaves once the master answered every report, so what it says of the job (examples, steps,
+   * done) is complete when the trainer is gone; or at once when a report got no answer in time:
+   * the master then settles the task with the blocks, which hold every step this trainer pushed.
+   */
+  private Behavior<Command> leave(Session s, String why) {
+    if (reports.allAnswered()) return finish(s.model(), why);
+    sendReport(s);
+    return phase(s, () -> true, Behaviors.receive(Command.class)
+        .onMessage(MasterLink.Reported.class, m -> reportAnswered(s, m) && (reports.allAnswered() || m.timedOut())
+            ? finish(s.model(), why) : Behaviors.same())
+        .onMessageEquals(Stop.INSTANCE, Behaviors::same));
   }
 
   // ---- in every phase once the job is known ----
@@ -374,7 +409,7 @@ public final class Trainer {
           return Behaviors.same();
         })
         .onMessage(MasterLink.Reported.class, m -> {
-          reportAnswered(m);
+          reportAnswered(s, m);
           return Behaviors.same();
         })
         .onMessage(Notice.class, n -> n.rollBack().generation() > s.generation()

@@ -211,6 +211,23 @@ class MasterCheckpointTest {
   }
 
   @Test
+  void aCheckpointAtAStepInsideABatchedReportRecordsTheOffsetOfThatStep() throws Exception {
+    Path dir = Files.createTempDirectory("master-ckpt-batched").resolve("ckpt");
+    Setup s = started(CheckpointSettings.OFF);
+    // The blocks are at 5, so the checkpoint is at 7: "a" reports steps 6 to 8 in one report, "b" 6 and 7.
+    List<JobProtocol.StepOffset> a = List.of(new JobProtocol.StepOffset(6, 10), new JobProtocol.StepOffset(7, 20),
+        new JobProtocol.StepOffset(8, 30));
+    List<JobProtocol.StepOffset> b = List.of(new JobProtocol.StepOffset(6, 12), new JobProtocol.StepOffset(7, 24));
+    assertTrue(s.tk().<StatusReply<Done>>runCommand(r -> new JobProtocol.ReportProgress("a", 0, 0, a, 0, r)).reply()
+        .isSuccess());
+    assertTrue(s.tk().<StatusReply<Done>>runCommand(r -> new JobProtocol.ReportProgress("b", 0, 1, b, 0, r)).reply()
+        .isSuccess());
+    assertEquals(7, checkpoint(s, dir).step());
+    assertEquals(List.of(new Checkpoint.ReaderOffset(0, 0, 20), new Checkpoint.ReaderOffset(0, 1, 24),
+        new Checkpoint.ReaderOffset(1, 0, 0), new Checkpoint.ReaderOffset(1, 1, 0)), CheckpointFiles.load(dir).readerOffsets());
+  }
+
+  @Test
   void rollbackReturnsEveryBlockThenTheOffsetsThenTheTrainersToTheCommittedCheckpoint() throws Exception {
     Path dir = Files.createTempDirectory("master-rollback").resolve("ckpt");
     Setup s = started(new CheckpointSettings(0, dir, Duration.ofSeconds(20), PsSettings.Durability.CHECKPOINT));

@@ -46,6 +46,9 @@ class MasterSerializationTest {
     serialization.verifySerialization(new JobProtocol.CheckpointWritten("job-1", 40, "/tmp/ckpt"), true);
     serialization.verifySerialization(new TrainerNotice.RollBack(40, 2), true);
     serialization.verifySerialization(new JobProtocol.RollBackToCheckpoint("ps node lost", -1, "a"), true);
+    serialization.verifySerialization(new Master.ProgressRecorded(0, 1, 30, "a", 3,
+        List.of(new JobProtocol.StepOffset(1, 10), new JobProtocol.StepOffset(2, 20))), true);
+    serialization.verifySerialization(new Master.ProgressRecorded(0, 1, 30, "a", 3, List.of()), true);
     var committed = new MasterState.CommittedCheckpoint(40, "/tmp/ckpt", List.of(new MasterState.TaskOffset(0, 1, 640)),
         0, 1280, Map.of("a", 40L));
     serialization.verifySerialization(new Master.CheckpointCommitted(committed), true);
@@ -57,6 +60,29 @@ class MasterSerializationTest {
     kit.serializationTestKit().verifySerialization(new JobProtocol.RegisterTrainer("a",
         kit.<TrainerNotice>createTestProbe().ref(), kit.<StatusReply<JobProtocol.Registration>>createTestProbe().ref()),
         true);
+  }
+
+  @Test
+  void aProgressReportOfSeveralStepsRoundTrips() {
+    kit.serializationTestKit().verifySerialization(new JobProtocol.ReportProgress("a", 0, 1,
+        List.of(new JobProtocol.StepOffset(4, 32), new JobProtocol.StepOffset(5, 40)), 2,
+        kit.<StatusReply<akka.Done>>createTestProbe().ref()), true);
+  }
+
+  /** A progress event as the master journaled them one step each. */
+  static final String PROGRESS_RECORDED =
+      "bf6565706f636800647461736b00666f66667365741469747261696e657249646161647374657002ff";
+
+  @Test
+  void aProgressEventJournaledForOneStepIsReadBackAsThatStep() {
+    Serialization serialization = SerializationExtension.get(Adapter.toClassic(kit.system()));
+    int cbor = serialization.findSerializerFor(new Master.JobStarted(1)).identifier();
+    Master.ProgressRecorded e = (Master.ProgressRecorded) read(serialization, cbor,
+        "io.shardtrain.actors.master.Master$ProgressRecorded", PROGRESS_RECORDED);
+    assertEquals(new Master.ProgressRecorded(0, 0, 20, "a", 2, List.of()), e);
+    assertEquals(List.of(new JobProtocol.StepOffset(2, 20)), ReportedSteps.all(e));
+    assertEquals(PROGRESS_RECORDED.substring(0, PROGRESS_RECORDED.length() - 2) + "676561726c69657280ff",
+        HexFormat.of().formatHex(serialization.serialize(e).get()), "written with an empty list of earlier steps");
   }
 
   /** CBOR of the events and the state below as the master journaled them while JobSpec was in this package. */

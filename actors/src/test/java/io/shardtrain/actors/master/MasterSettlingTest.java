@@ -69,6 +69,21 @@ class MasterSettlingTest {
   }
 
   @Test
+  void aDepartedTrainersTaskWhoseBlocksAreSeveralBatchesPastItsLastReportResumesWhereTheyAllHoldIt() {
+    Setup s = bothLeased();
+    report(s, "a", 0, 0, 10, 1);
+    // "a" pushed steps 2 to 4 to every block and step 5 to w#1 only, reporting none of them.
+    MARKS.put("w#0 0/0", new BlockProtocol.TaskProgress(40, 4));
+    MARKS.put("w#1 0/0", new BlockProtocol.TaskProgress(46, 5));
+    assertEquals(new JobProtocol.Lease(0, 0, 0, 50, 40, java.util.Map.of("w#1", 46L)), aLeavesAndCTakesOver(s));
+    assertEquals(40, s.tk().getState().status().examplesReported());
+    assertEquals(4L, s.tk().getState().registration("a").lastStep());
+    // c's first batch ends where w#1's examples end (TaskLease.batchLimit), and w#1 gets nothing for it.
+    assertTrue(report(s, "c", 0, 0, 46, 6).isSuccess());
+    assertEquals(new JobProtocol.Lease(0, 0, 0, 50, 46), request(s, "c"));
+  }
+
+  @Test
   void aDepartedTrainersTaskEveryBlockHoldsToTheEndIsFinished() {
     Setup s = bothLeased();
     report(s, "a", 0, 0, 40, 5);

@@ -187,6 +187,40 @@ class MasterTest {
     assertTrue(back.getError().getMessage().contains("outside [30, 50]"), back.getError().getMessage());
   }
 
+  static JobProtocol.StepOffset at(long step, long offset) {
+    return new JobProtocol.StepOffset(step, offset);
+  }
+
+  @Test
+  void aReportOfSeveralStepsIsOneEventAndStepsTheMasterRecordedAlreadyAreNotRecordedAgain() {
+    Setup s = bothLeased();
+    var first = s.tk().<StatusReply<Done>>runCommand(
+        r -> new JobProtocol.ReportProgress("a", 0, 0, List.of(at(1, 10), at(2, 20), at(3, 30)), 0, r));
+    assertTrue(first.reply().isSuccess());
+    assertEquals(List.of(new Master.ProgressRecorded(0, 0, 30, "a", 3, List.of(at(1, 10), at(2, 20)))), first.events());
+    // Sent again with step 4, as after a lost answer: only step 4 is new.
+    var again = s.tk().<StatusReply<Done>>runCommand(
+        r -> new JobProtocol.ReportProgress("a", 0, 0, List.of(at(1, 10), at(2, 20), at(3, 30), at(4, 40)), 0, r));
+    assertTrue(again.reply().isSuccess());
+    assertEquals(List.of(new Master.ProgressRecorded(0, 0, 40, "a", 4, List.of())), again.events());
+    MasterState.TaskState t = s.tk().getState().task(0, 0);
+    assertEquals(List.of(10L, 20L, 30L, 40L), List.of(t.offsetAt(1), t.offsetAt(2), t.offsetAt(3), t.offsetAt(4)));
+    assertEquals(40, s.tk().getState().status().examplesReported());
+    assertEquals(4, s.tk().getState().registration("a").lastStep());
+    assertEquals(new JobProtocol.Lease(0, 0, 0, 50, 40), request(s, "a"));
+  }
+
+  @Test
+  void aReportWhoseStepsAreOutOfOrderIsRefused() {
+    Setup s = bothLeased();
+    for (List<JobProtocol.StepOffset> steps : List.of(List.of(at(2, 20), at(1, 30)), List.of(at(1, 20), at(2, 10)))) {
+      StatusReply<Done> r = s.tk().<StatusReply<Done>>runCommand(
+          x -> new JobProtocol.ReportProgress("a", 0, 0, steps, 0, x)).reply();
+      assertTrue(r.isError() && r.getError().getMessage().contains("out of order"), String.valueOf(r));
+    }
+    assertEquals(0, s.tk().getState().status().examplesReported());
+  }
+
   @Test
   void finishedTasksOpenTheNextEpochAndTheJobEndsAfterTheLastEpoch() {
     Setup s = bothLeased();

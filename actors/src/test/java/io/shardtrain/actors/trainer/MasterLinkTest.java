@@ -30,8 +30,8 @@ class MasterLinkTest {
 
   @Test
   void aReportTimedOutOnlyWhenNoAnswerCame() {
-    assertTrue(new MasterLink.Reported(3, new AskTimeoutException("late")).timedOut());
-    assertFalse(new MasterLink.Reported(3, new IllegalStateException("generation 1 is over")).timedOut());
-    assertFalse(new MasterLink.Reported(3, null).timedOut());
+    assertTrue(new MasterLink.Reported(1, 3, new AskTimeoutException("late")).timedOut());
+    assertFalse(new MasterLink.Reported(1, 3, new IllegalStateException("generation 1 is over")).timedOut());
+    assertFalse(new MasterLink.Reported(1, 3, null).timedOut());
   }
 }

@@ -29,6 +29,18 @@ class TaskLeaseTest {
   }
 
   @Test
+  void aBlockSeveralBatchesAheadGetsNothingForAnyOfThemAndTheBatchesStayWhole() {
+    // w#0 holds 4 batches of 8 past the lease's offset 16; w#1 holds none.
+    TaskLease ahead = new TaskLease(0, 0, 0, 100, 16, Map.of("w#0", 48L));
+    for (long at = 16; at < 48; at += 8) {
+      assertEquals(8, ahead.batchLimit(at, 8));
+      assertTrue(ahead.holds("w#0", at + 8), "batch ending at " + (at + 8));
+      assertFalse(ahead.holds("w#1", at + 8));
+    }
+    assertFalse(ahead.holds("w#0", 56), "past its examples w#0 gets the batch");
+  }
+
+  @Test
   void theReaderStartsAtTheLeasesOffsetAndTheMarkNamesTheTask() {
     io.shardtrain.compute.data.Dataset data = io.shardtrain.compute.data.Dataset.classification(
         new float[200], 2, new int[100], 2);

@@ -37,7 +37,12 @@ class TrainerRejoinTest {
   ActorTestKit kit;
 
   static ActorTestKit newKit() {
-    return ActorTestKit.create("TrainerRejoinTest", ConfigFactory.parseString("""
+    return newKit("");
+  }
+
+  /** The same, with {@code config} over it. */
+  static ActorTestKit newKit(String config) {
+    return ActorTestKit.create("TrainerRejoinTest", ConfigFactory.parseString(config).withFallback(ConfigFactory.parseString("""
           akka.actor.provider = cluster
           akka.remote.artery.canonical.port = 0
           akka.remote.artery.canonical.hostname = 127.0.0.1
@@ -46,7 +51,7 @@ class TrainerRejoinTest {
           akka.coordinated-shutdown.run-by-jvm-shutdown-hook = off
           shardtrain.transport.bulk.enabled = off
           shardtrain.train { hidden = [8], optimizer = sgd, lr-schedule = constant, batch = 8, steps = 24 }
-          """).withFallback(PersistenceTestKitPlugin.config()).withFallback(PersistenceTestKitSnapshotPlugin.config())
+          """)).withFallback(PersistenceTestKitPlugin.config()).withFallback(PersistenceTestKitSnapshotPlugin.config())
       .withFallback(ConfigFactory.load()));
   }
 
