@@ -3,6 +3,7 @@ package io.shardtrain.actors.transport;
 import akka.actor.Address;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
+import akka.actor.typed.Behavior;
 import akka.actor.typed.Extension;
 import akka.actor.typed.ExtensionId;
 import akka.actor.typed.Props;
@@ -10,6 +11,7 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.cluster.ClusterEvent;
 import akka.cluster.typed.Cluster;
 import akka.cluster.typed.Subscribe;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -18,12 +20,21 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The nodes Akka Cluster removed, and the requests to fail with {@link PeerGone} when it removes
  * theirs: a request to a node that died gets no answer, and would otherwise wait out its timeout.
- * Removed, not unreachable or downed: until the removal Cluster Sharding still routes a block's
- * messages to the dead node's shard region, so a request sent again through sharding any earlier
- * would be lost as well. One per ActorSystem ({@link #get}); without the cluster (another actor
- * provider) it knows of no removal.
+ * One per ActorSystem ({@link #get}); without the cluster (another actor provider) it knows of no
+ * removal.
+ *
+ * <p>A removal counts {@link #SETTLE} after this node hears of it, and being unreachable or
+ * downed does not count: until Cluster Sharding's region here has dropped the dead node's region,
+ * which it hears of through death watch a moment after the cluster event, it still forwards a
+ * block's messages there, so a request sent again through sharding any earlier is lost too. The
+ * pause costs no time where Akka's split-brain resolver downs nodes: the dead node's shards are
+ * placed elsewhere only its {@code down-removal-margin} (by default its {@code stable-after},
+ * seconds) after the removal.
  */
 public final class Departures implements Extension {
+
+  /** How long after a removal this node takes it for done. */
+  static final Duration SETTLE = Duration.ofSeconds(1);
 
   /** The extension id; use {@link Departures#get}. */
   public static final class Id extends ExtensionId<Departures> {
@@ -42,6 +53,9 @@ public final class Departures implements Extension {
     return Id.INSTANCE.apply(system);
   }
 
+  /** A removal's pause is over. */
+  private record Settled(Address node) {}
+
   private final boolean clustered;
   /** Removed nodes no new member has joined at since. */
   private final Set<Address> removed = ConcurrentHashMap.newKeySet();
@@ -55,13 +69,31 @@ public final class Departures implements Extension {
     }
     clustered = true;
     Cluster cluster = Cluster.get(system);
-    ActorRef<ClusterEvent.MemberEvent> listener = system.systemActorOf(
-        Behaviors.receive(ClusterEvent.MemberEvent.class).onAnyMessage(e -> {
-          event(e);
+    ActorRef<Object> listener = system.systemActorOf(listener(), "shardtrain-departures", Props.empty());
+    cluster.subscriptions().tell(Subscribe.create(listener.narrow(), ClusterEvent.MemberEvent.class));
+  }
+
+  private Behavior<Object> listener() {
+    return Behaviors.withTimers(timers -> Behaviors.receive(Object.class)
+        .onMessage(ClusterEvent.MemberRemoved.class, e -> {
+          Address node = e.member().address();
+          timers.startSingleTimer(node, new Settled(node), SETTLE);
           return Behaviors.same();
-        }).build(),
-        "shardtrain-departures", Props.empty());
-    cluster.subscriptions().tell(Subscribe.create(listener, ClusterEvent.MemberEvent.class));
+        })
+        .onMessage(ClusterEvent.MemberEvent.class, e -> {
+          if (e instanceof ClusterEvent.MemberJoined || e instanceof ClusterEvent.MemberWeaklyUp
+              || e instanceof ClusterEvent.MemberUp) {
+            // A new member at a removed node's address.
+            timers.cancel(e.member().address());
+            removed.remove(e.member().address());
+          }
+          return Behaviors.same();
+        })
+        .onMessage(Settled.class, s -> {
+          gone(s.node());
+          return Behaviors.same();
+        })
+        .build());
   }
 
   /**
@@ -84,18 +116,12 @@ public final class Departures implements Extension {
     return removed.contains(node);
   }
 
-  private void event(ClusterEvent.MemberEvent e) {
-    Address node = e.member().address();
-    if (e instanceof ClusterEvent.MemberRemoved) {
-      // Recorded before the waiting set is taken, so a caller that registers and then checks
-      // removed() cannot miss this removal.
-      removed.add(node);
-      Set<CompletableFuture<?>> gone = waiting.remove(node);
-      if (gone == null) return;
-      for (CompletableFuture<?> f : gone) f.completeExceptionally(new PeerGone("node " + node + " left the cluster"));
-    } else if (e instanceof ClusterEvent.MemberJoined || e instanceof ClusterEvent.MemberWeaklyUp
-        || e instanceof ClusterEvent.MemberUp) {
-      removed.remove(node);
-    }
+  private void gone(Address node) {
+    // Recorded before the waiting set is taken, so a caller that registers and then checks
+    // removed() cannot miss this removal.
+    removed.add(node);
+    Set<CompletableFuture<?>> gone = waiting.remove(node);
+    if (gone == null) return;
+    for (CompletableFuture<?> f : gone) f.completeExceptionally(new PeerGone("node " + node + " left the cluster"));
   }
 }
