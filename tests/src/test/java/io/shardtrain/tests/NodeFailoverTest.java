@@ -3,6 +3,13 @@ package io.shardtrain.tests;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.Props;
+import akka.actor.typed.javadsl.Behaviors;
+import akka.cluster.ClusterEvent;
+import akka.cluster.typed.Cluster;
+import akka.cluster.typed.Subscribe;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.nn.Activation;
@@ -16,6 +23,7 @@ import java.time.LocalDate;
 import java.time.LocalTime;
 import java.time.ZoneId;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -117,8 +125,9 @@ class NodeFailoverTest {
   }
 
   /**
-   * Seconds from a SIGKILL, and from the split-brain resolver's decision to down the node (NaN:
-   * not in the surviving nodes' logs), until training went on.
+   * Seconds from a SIGKILL, and from the split-brain resolver's decision to down the node (as
+   * the earliest of its log line on a surviving node and the client node's seeing it downed; NaN:
+   * neither seen), until training went on.
    */
   record Recovery(double afterKill, double afterDecision) {}
 
@@ -133,21 +142,30 @@ class NodeFailoverTest {
    */
   static Recovery killAndTimeRecovery(String name, NodeCluster cluster, int victim) throws Exception {
     NodeProcess node = cluster.nodes.get(victim);
+    // The leader decides, and it may be the client node in this JVM, which logs here, not to a file.
+    CompletableFuture<Long> downed = new CompletableFuture<>();
+    ActorSystem<Void> client = cluster.client().system();
+    ActorRef<ClusterEvent.MemberDowned> listener = client.systemActorOf(
+        Behaviors.receive(ClusterEvent.MemberDowned.class).onAnyMessage(e -> {
+          downed.complete(System.currentTimeMillis());
+          return Behaviors.stopped();
+        }).build(), "failover-downing-" + System.nanoTime(), Props.empty());
+    Cluster.get(client).subscriptions().tell(Subscribe.create(listener, ClusterEvent.MemberDowned.class));
     long killedAt = System.currentTimeMillis();
     node.kill();
     JobProtocol.JobStatus atKill = cluster.awaitStatus(s -> true, Duration.ofMinutes(1));
     long target = atKill.examplesReported() + 3L * 2 * 32;
     cluster.awaitStatus(s -> s.examplesReported() >= target || s.done(), Duration.ofMinutes(4));
     long wentOnAt = System.currentTimeMillis();
-    Long decidedAt = null;
+    Long decidedAt = downed.getNow(null);
     for (NodeProcess n : cluster.nodes) {
       if (n == node) continue;
       Matcher m = SBR_DECISION.matcher(n.log());
-      while (decidedAt == null && m.find()) {
+      while (m.find()) {
         // The logs give the time of day; the test and its nodes share the clock and the zone.
         long t = LocalDate.now().atTime(LocalTime.parse(m.group(1))).atZone(ZoneId.systemDefault())
             .toInstant().toEpochMilli();
-        if (t >= killedAt) decidedAt = t;
+        if (t >= killedAt && (decidedAt == null || t < decidedAt)) decidedAt = t;
       }
     }
     Recovery r = new Recovery((wentOnAt - killedAt) / 1e3,
