@@ -41,7 +41,7 @@ import org.slf4j.Logger;
  * {@linkplain Letter#bounce bounces} instead. A request and its reply ({@link #askWithStatus}, the
  * reply a letter back or a plain message) thus take no Artery hop and no shard-region hop, which on
  * a loaded node cost milliseconds. Letters to one peer leave in the order they were sent. An ask
- * whose reply may never come fails at once with {@link PeerGone}: when the connection to its peer
+ * whose reply may never come fails with {@link PeerGone}: at once when the connection to its peer
  * fails or closes (a killed JVM's sockets close at once, on its own machine), and when Akka
  * Cluster removes the recipient's node ({@link Departures}; a dead machine's sockets tell nothing).
  *
