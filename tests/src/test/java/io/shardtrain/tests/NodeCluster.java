@@ -85,11 +85,14 @@ final class NodeCluster implements AutoCloseable {
     return nodeConf;
   }
 
-  /** The client node: joins through the seed and waits until it is up. */
+  /**
+   * The client node: joins through the seed and waits until it is up. It reads the nodes'
+   * configuration: as a member it may lead the cluster, and then its split-brain resolver decides.
+   */
   ClusterNode.Started client() throws Exception {
     if (client == null) {
       client = ClusterNode.start(
-          NodeConfig.build(List.of("client"), "127.0.0.1", 0, List.of(seed), "memory", null, Map.of()));
+          NodeConfig.build(List.of("client"), "127.0.0.1", 0, List.of(seed), "memory", nodeConf, Map.of()));
       ClusterNode.awaitUp(client.system(), Duration.ofSeconds(90));
     }
     return client;

@@ -3,6 +3,13 @@ package io.shardtrain.tests;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.Props;
+import akka.actor.typed.javadsl.Behaviors;
+import akka.cluster.ClusterEvent;
+import akka.cluster.typed.Cluster;
+import akka.cluster.typed.Subscribe;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.nn.Activation;
@@ -12,8 +19,14 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.LocalDate;
+import java.time.LocalTime;
+import java.time.ZoneId;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -22,8 +35,9 @@ import org.junit.jupiter.api.Test;
  * Nodes killed with SIGKILL in the middle of a sync job, with real JVMs and a real PostgreSQL
  * journal. A {@code ps} node: its blocks restart on the surviving {@code ps} node from the journal
  * and the trainers retry what was interrupted; the job ends with the same parameters as the same
- * job without the kill. Needs {@code SHARDTRAIN_TEST_POSTGRES_URL} (.ci/run starts PostgreSQL).
- * Trainer and master failures: {@link TrainerAndMasterFailoverTest}.
+ * job without the kill, and the sync run prints how long after the kill and after the split-brain
+ * resolver's decision training went on. Needs {@code SHARDTRAIN_TEST_POSTGRES_URL} (.ci/run
+ * starts PostgreSQL). Trainer and master failures: {@link TrainerAndMasterFailoverTest}.
  */
 @Tag("multi-jvm") // starts node JVMs: the failsafe lane of mvn verify, not mvn test (tests/pom.xml)
 class NodeFailoverTest {
@@ -66,7 +80,13 @@ class NodeFailoverTest {
   void killedPsNodeLosesNothingAndTheJobEndsWithTheParametersOfARunWithoutTheKill() throws Exception {
     Assumptions.assumeTrue(NodeCluster.URL != null,
         "SHARDTRAIN_TEST_POSTGRES_URL is not set (.ci/run starts PostgreSQL)");
-    Mlp killed = runJob("ps-killed", PS_VICTIM, 2);
+    // The trainers' default timeouts, as a user has them: a wait for one shows as a long stall.
+    String defaults = "shardtrain.trainer { ask-timeout = 20s, pull-timeout = 60s }\n";
+    Mlp killed = runJob("ps-killed", PS_VICTIM, defaults, STEPS, (cluster, progress) -> {
+      Recovery r = killAndTimeRecovery("ps-killed", cluster, 2);
+      // Generous, so load on a shared machine cannot fail it; a pull waiting out its timeout would.
+      assertTrue(r.afterKill() < 45, "training stood still " + r.afterKill() + " s after the kill");
+    }, null).model();
     double error = SyncEquivalenceTest.relativeDistance(cleanRun().model(), killed);
     System.out.printf("parameters with a killed ps node vs without: relative error %.3g%n", error);
     assertTrue(error < 1e-5, "relative error " + error);
@@ -104,14 +124,57 @@ class NodeFailoverTest {
     assertTrue(cleanAccuracy >= 0.9, "test accuracy without the kill " + cleanAccuracy);
   }
 
-  /** Runs the job on three node JVMs with these roles, killing node {@code victim} (-1: none) mid-job. */
-  Mlp runJob(String name, List<String> roles, int victim) throws Exception {
-    return runJob(name, roles, STEPS, (cluster, progress) -> {
-      if (victim < 0) return;
-      cluster.nodes.get(victim).kill();
-      System.out.println(name + ": killed " + cluster.nodes.get(victim).name() + " after "
-          + progress.examplesReported() + " examples");
-    });
+  /**
+   * Seconds from a SIGKILL, and from the split-brain resolver's decision to down the node (as
+   * the earliest of its log line on a surviving node and the client node's seeing it downed; NaN:
+   * neither seen), until training went on.
+   */
+  record Recovery(double afterKill, double afterDecision) {}
+
+  static final Pattern SBR_DECISION = Pattern.compile("^(\\d\\d:\\d\\d:\\d\\d\\.\\d{3}) .*SBR took decision",
+      Pattern.MULTILINE);
+
+  /**
+   * Kills node {@code victim} of a sync job of 2 trainers (batch 32) with SIGKILL and times how
+   * long until both trainers reported three more steps: at most one step of each can be reported
+   * without the killed node's blocks, so the others needed them moved and recovered. Prints the
+   * times from the kill and from the resolver's decision.
+   */
+  static Recovery killAndTimeRecovery(String name, NodeCluster cluster, int victim) throws Exception {
+    NodeProcess node = cluster.nodes.get(victim);
+    // The leader decides, and it may be the client node in this JVM, which logs here, not to a file.
+    CompletableFuture<Long> downed = new CompletableFuture<>();
+    ActorSystem<Void> client = cluster.client().system();
+    ActorRef<ClusterEvent.MemberDowned> listener = client.systemActorOf(
+        Behaviors.receive(ClusterEvent.MemberDowned.class).onAnyMessage(e -> {
+          downed.complete(System.currentTimeMillis());
+          return Behaviors.stopped();
+        }).build(), "failover-downing-" + System.nanoTime(), Props.empty());
+    Cluster.get(client).subscriptions().tell(Subscribe.create(listener, ClusterEvent.MemberDowned.class));
+    long killedAt = System.currentTimeMillis();
+    node.kill();
+    JobProtocol.JobStatus atKill = cluster.awaitStatus(s -> true, Duration.ofMinutes(1));
+    long target = atKill.examplesReported() + 3L * 2 * 32;
+    cluster.awaitStatus(s -> s.examplesReported() >= target || s.done(), Duration.ofMinutes(4));
+    long wentOnAt = System.currentTimeMillis();
+    Long decidedAt = downed.getNow(null);
+    for (NodeProcess n : cluster.nodes) {
+      if (n == node) continue;
+      Matcher m = SBR_DECISION.matcher(n.log());
+      while (m.find()) {
+        // The logs give the time of day; the test and its nodes share the clock and the zone.
+        long t = LocalDate.now().atTime(LocalTime.parse(m.group(1))).atZone(ZoneId.systemDefault())
+            .toInstant().toEpochMilli();
+        if (t >= killedAt && (decidedAt == null || t < decidedAt)) decidedAt = t;
+      }
+    }
+    Recovery r = new Recovery((wentOnAt - killedAt) / 1e3,
+        decidedAt == null ? Double.NaN : (wentOnAt - decidedAt) / 1e3);
+    System.out.printf("%s: killed %s after %d examples; the resolver decided %s s later; training went on"
+            + " %.1f s after the kill, %.1f s after the decision%n", name, node.name(), atKill.examplesReported(),
+        decidedAt == null ? "?" : String.format("%.1f", (decidedAt - killedAt) / 1e3), r.afterKill(),
+        r.afterDecision());
+    return r;
   }
 
   /** What a run does once the job has made some progress (12 steps of both trainers). */

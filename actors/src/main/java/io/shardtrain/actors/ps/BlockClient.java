@@ -15,9 +15,12 @@ import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
 import io.shardtrain.actors.ps.BlockProtocol.TaskMark;
 import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
+import io.shardtrain.actors.transport.Departures;
+import io.shardtrain.actors.transport.PeerGone;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 
@@ -35,7 +38,9 @@ import java.util.function.Function;
  * {@link Result}. The outcome rests on the way the request went (letter or sharding) and the
  * failure's type, never on an error's text. A letter that did not get through (the block moved, or
  * its node is gone or has the channel off) is sent again through sharding right there, so
- * {@link Delivery#BOUNCED} only says that the answer is still to come.
+ * {@link Delivery#BOUNCED} only says that the answer is still to come. So is a request through
+ * sharding that was waiting when the cluster removed the block's last known node
+ * ({@link LetterRoutes#home}): sent before the removal, it went to that node and is lost.
  *
  * @param <M> the actor's message type
  */
@@ -45,7 +50,10 @@ public final class BlockClient<M> {
   public enum Delivery {
     /** The block answered. */
     DELIVERED,
-    /** A letter did not get through; the request went again through sharding, and its answer follows. */
+    /**
+     * A letter did not get through, or the block's node left the cluster while the request waited;
+     * the request went again through sharding, and its answer follows.
+     */
     BOUNCED,
     /** No answer in time: the block may be moving, or its node dying. */
     TIMED_OUT,
@@ -92,6 +100,7 @@ public final class BlockClient<M> {
   /** This node's bulk channel, or null when it is off. */
   private final BulkTransport bulk;
   private final BulkAddress selfBulk;
+  private final Departures departures;
   private final LetterRoutes routes;
   private final Map<String, EntityRef<Command>> entities = new HashMap<>();
 
@@ -111,6 +120,7 @@ public final class BlockClient<M> {
     BulkTransport transport = BulkTransport.get(context.getSystem());
     this.bulk = transport.isEnabled() ? transport : null;
     this.selfBulk = bulk == null ? null : BulkAddress.of(bulk.address());
+    this.departures = Departures.get(context.getSystem());
     this.routes = new LetterRoutes(selfBulk);
   }
 
@@ -127,8 +137,7 @@ public final class BlockClient<M> {
           (ack, failure) -> onPushed.apply(new Pushed(p, true, ack, failure)));
       return;
     }
-    context.askWithStatus(PushAck.class, entity(p.block()), askTimeout,
-        replyTo -> gradient(p, p.values(), replyTo),
+    context.pipeToSelf(this.<PushAck>viaSharding(p.block(), replyTo -> gradient(p, p.values(), replyTo), askTimeout),
         (ack, failure) -> onPushed.apply(new Pushed(p, false, ack, failure)));
   }
 
@@ -149,9 +158,29 @@ public final class BlockClient<M> {
       return;
     }
     // With this node's bulk address, a block on another node sends the values by letter.
-    context.askWithStatus(BlockValues.class, entity(p.block()), pullTimeout,
-        replyTo -> new Pull(p.minVersion(), selfBulk, replyTo),
+    context.pipeToSelf(
+        this.<BlockValues>viaSharding(p.block(), replyTo -> new Pull(p.minVersion(), selfBulk, replyTo), pullTimeout),
         (v, failure) -> onPulled.apply(new Pulled(p, false, v, failure)));
+  }
+
+  /**
+   * Asks {@code block}'s entity through sharding; fails with {@link PeerGone} if the cluster removes
+   * the block's last known node first, when a request that went there can no longer be answered.
+   */
+  private <T> CompletableFuture<T> viaSharding(String block, Function<ActorRef<StatusReply<T>>, Command> request,
+      Duration timeout) {
+    CompletableFuture<T> reply = new CompletableFuture<>();
+    departures.failIfRemoved(routes.home(block), reply);
+    entity(block).<T>askWithStatus(request::apply, timeout)
+        // Akka's stage would run even this quick callback on the common pool: a thread per reply on two cores.
+        .whenCompleteAsync((v, failure) -> {
+          if (failure != null) {
+            reply.completeExceptionally(failure);
+          } else {
+            reply.complete(v);
+          }
+        }, Runnable::run);
+    return reply;
   }
 
   private EntityRef<Command> entity(String block) {
@@ -183,8 +212,8 @@ public final class BlockClient<M> {
     if (failure == null) return Result.delivered(value);
     String reason = String.valueOf(failure.getMessage());
     // A letter's failure, timeout included: the block's actor may have stopped (it moved), or its
-    // node is gone; through sharding, a refusal is the block's own word.
-    if (byLetter) return Result.failed(Delivery.BOUNCED, reason);
+    // node is gone; through sharding, a refusal is the block's own word, unless its node left.
+    if (byLetter || failure instanceof PeerGone) return Result.failed(Delivery.BOUNCED, reason);
     if (failure instanceof TimeoutException) return Result.failed(Delivery.TIMED_OUT, reason);
     return Result.failed(Delivery.REFUSED, reason);
   }

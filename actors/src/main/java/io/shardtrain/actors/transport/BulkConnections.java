@@ -24,8 +24,10 @@ import org.slf4j.Logger;
  * reader thread per inbound connection, and one outbound connection per peer, connected on first
  * use and written only by its own thread, so frames to a peer never interleave and leave in the
  * order they were queued. Every frame is a letter ({@link BulkFrames#writeLetter}); a reader hands
- * each one, read whole, to the {@link Receiver}. Threads are daemons named
- * {@code <prefix>accept-*}, {@code <prefix>read-*} and {@code <prefix>write-*}.
+ * each one, read whole, to the {@link Receiver}. An outbound connection also has a thread that
+ * only reads it, to hear at once when the peer closes it or its JVM dies (the peer never writes on
+ * it), and tells the {@link PeerLost}. Threads are daemons named {@code <prefix>accept-*},
+ * {@code <prefix>read-*}, {@code <prefix>write-*} and {@code <prefix>watch-*}.
  */
 final class BulkConnections {
   private static final int SOCKET_BUFFER_BYTES = 4 << 20;
@@ -34,6 +36,11 @@ final class BulkConnections {
   /** Takes the letters read off inbound connections, on the connection's reader thread. */
   interface Receiver {
     void letter(int serializerId, byte[] manifest, byte[] message, float[] values, InetSocketAddress from);
+  }
+
+  /** Hears that the outbound connection to a peer failed or closed: letters sent on it may be lost. */
+  interface PeerLost {
+    void lost(InetSocketAddress peer, String reason);
   }
 
   /** A serialized letter: its serializer, manifest and bytes. */
@@ -49,6 +56,7 @@ final class BulkConnections {
   private final Logger log;
   private final Receiver receiver;
   private final Supplier<RuntimeException> closedException;
+  private final PeerLost peerLost;
   private final Thread acceptor;
   private final Set<Inbound> inbound = ConcurrentHashMap.newKeySet();
   private final Map<InetSocketAddress, Outbound> outbound = new ConcurrentHashMap<>();
@@ -56,12 +64,13 @@ final class BulkConnections {
 
   /** Listens on {@code host:port} (0: an ephemeral port) and starts accepting. */
   BulkConnections(String host, int port, int maxFloats, String threadPrefix, Logger log, Receiver receiver,
-      Supplier<RuntimeException> closedException) {
+      Supplier<RuntimeException> closedException, PeerLost peerLost) {
     this.maxFloats = maxFloats;
     this.threadPrefix = threadPrefix;
     this.log = log;
     this.receiver = receiver;
     this.closedException = closedException;
+    this.peerLost = peerLost;
     try {
       server = ServerSocketChannel.open();
       server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
@@ -168,6 +177,8 @@ final class BulkConnections {
     final LinkedBlockingQueue<SendTask> queue = new LinkedBlockingQueue<>();
     final Thread thread;
     private volatile SocketChannel channel;
+    /** Reads {@link #channel} only to hear it close; null before the first connection. */
+    private volatile Thread watcher;
 
     Outbound(InetSocketAddress peer) {
       this.peer = peer;
@@ -190,11 +201,10 @@ final class BulkConnections {
             write(task, buf);
             task.result().complete(null);
           } catch (IOException e) {
-            closeQuietly(channel);
-            channel = null;
             String reason = closed ? "bulk transport closed" : e.getMessage();
             task.result().completeExceptionally(new IOException("bulk send of " + task.length() + " floats to "
                 + peer + " failed: " + reason, e));
+            dropped(channel, "send failed: " + reason);
           }
         }
       } catch (InterruptedException e) {
@@ -207,7 +217,8 @@ final class BulkConnections {
 
     private void write(SendTask task, ByteBuffer buf) throws IOException {
       SocketChannel ch = channel;
-      if (ch == null) {
+      // Closed by the watcher: the peer went away since the last letter.
+      if (ch == null || !ch.isOpen()) {
         ch = SocketChannel.open();
         try {
           ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
@@ -219,10 +230,44 @@ final class BulkConnections {
         }
         channel = ch;
         if (closed) throw new ClosedChannelException();
+        watch(ch);
       }
       Sealed l = task.letter();
       BulkFrames.writeLetter(ch, buf, l.serializerId(), l.manifest(), l.bytes(), task.values(), task.offset(),
           task.length());
+    }
+
+    /** Reads {@code ch} until it ends: nothing comes on it but its end (EOF or a reset). */
+    private void watch(SocketChannel ch) {
+      Thread t = daemon(threadPrefix + "watch-" + peer.getHostString() + ":" + peer.getPort(), () -> {
+        ByteBuffer sink = ByteBuffer.allocate(64);
+        String reason = "closed by the peer";
+        try {
+          while (ch.read(sink.clear()) >= 0) {
+            // Nothing is expected; whatever comes is dropped.
+          }
+        } catch (IOException e) {
+          reason = e.toString();
+        }
+        dropped(ch, reason);
+      });
+      watcher = t;
+      t.start();
+    }
+
+    /**
+     * The connection {@code ch} (null: one that never came up) failed or closed: the next letter
+     * connects again, and the transport hears of it unless it is closing (the writer and the
+     * watcher may both tell it of one connection).
+     */
+    private void dropped(SocketChannel ch, String reason) {
+      synchronized (this) {
+        // Dropped already, by the writer or the watcher, or a newer connection stands.
+        if (ch != null && channel != ch) return;
+        channel = null;
+      }
+      closeQuietly(ch);
+      if (!closed) peerLost.lost(peer, reason);
     }
 
     void close() {
@@ -241,7 +286,10 @@ final class BulkConnections {
     for (Outbound o : outbound.values()) o.close();
     for (Inbound i : inbound) i.close();
     join(acceptor);
-    for (Outbound o : outbound.values()) join(o.thread);
+    for (Outbound o : outbound.values()) {
+      join(o.thread);
+      if (o.watcher != null) join(o.watcher);
+    }
     for (Inbound i : List.copyOf(inbound)) join(i.thread);
   }
 

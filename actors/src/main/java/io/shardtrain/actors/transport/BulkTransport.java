@@ -1,6 +1,7 @@
 package io.shardtrain.actors.transport;
 
 import akka.Done;
+import akka.actor.Address;
 import akka.actor.CoordinatedShutdown;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
@@ -19,8 +20,11 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.slf4j.Logger;
 
@@ -36,7 +40,10 @@ import org.slf4j.Logger;
  * actor on that node; a letter whose recipient is no longer alive there
  * {@linkplain Letter#bounce bounces} instead. A request and its reply ({@link #askWithStatus}, the
  * reply a letter back or a plain message) thus take no Artery hop and no shard-region hop, which on
- * a loaded node cost milliseconds. Letters to one peer leave in the order they were sent.
+ * a loaded node cost milliseconds. Letters to one peer leave in the order they were sent. An ask
+ * whose reply may never come fails with {@link PeerGone}: at once when the connection to its peer
+ * fails or closes (a killed JVM's sockets close at once, on its own machine), and when Akka
+ * Cluster removes the recipient's node ({@link Departures}; a dead machine's sockets tell nothing).
  *
  * <p>Wire format of one letter: a 16-byte little-endian header (magic {@code "STBL"}, serializer
  * id and message length in one long, length in floats as int), the manifest, the message bytes,
@@ -89,6 +96,9 @@ public final class BulkTransport implements Extension {
   private final Logger log;
   /** Null when the channel is off. */
   private final BulkConnections connections;
+  private final Departures departures;
+  /** Asks by letter waiting for their replies, by the peer their letter went to. */
+  private final Map<InetSocketAddress, Set<CompletableFuture<?>>> inFlight = new ConcurrentHashMap<>();
   private final Object lock = new Object();
   private volatile ActorRef<Object> askHelper;
   private volatile boolean closed;
@@ -97,6 +107,7 @@ public final class BulkTransport implements Extension {
     this.system = system;
     this.settings = BulkSettings.fromConfig(system.settings().config());
     this.log = system.log();
+    this.departures = Departures.get(system);
     if (!settings.enabled()) {
       connections = null;
       return;
@@ -105,7 +116,7 @@ public final class BulkTransport implements Extension {
         ? system.address().getHost().orElse(InetAddress.getLoopbackAddress().getHostAddress())
         : settings.host();
     connections = new BulkConnections(host, settings.port(), settings.maxFloats(), threadPrefix(), log, this::open,
-        this::closedException);
+        this::closedException, this::peerLost);
     CoordinatedShutdown.get(system).addTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate(),
         "shardtrain-bulk-close", () -> {
           close();
@@ -178,7 +189,9 @@ public final class BulkTransport implements Extension {
    * Asks with a letter and expects a {@link akka.pattern.StatusReply}: {@code letterFor} builds
    * the letter around the reply address. The stage fails when no reply comes within
    * {@code timeout} (an {@link akka.pattern.AskTimeoutException}), when the reply is an error (a
-   * {@link StatusReply.ErrorMessage}), or when the frame cannot be written (an IOException). It
+   * {@link StatusReply.ErrorMessage}), when the frame cannot be written (an IOException), and
+   * with {@link PeerGone} when the reply may never come: the connection to {@code peer} failed or
+   * closed while it waited, or the cluster removed the recipient's node. It
    * completes on the thread the reply arrives on: attach only quick callbacks, or use the async
    * variants.
    */
@@ -188,7 +201,9 @@ public final class BulkTransport implements Extension {
     CompletableFuture<R> reply = new CompletableFuture<>();
     AskPattern.<Object, StatusReply<R>>ask(
         askHelper(), replyTo -> {
-          sendLetter(peer, letterFor.apply(replyTo), values, offset, length).whenComplete((done, failure) -> {
+          Letter letter = letterFor.apply(replyTo);
+          if (!track(peer, letter.recipient().path().address(), reply)) return IGNORED;
+          sendLetter(peer, letter, values, offset, length).whenComplete((done, failure) -> {
             // A frame that could not be written fails the ask at once rather than at its timeout.
             if (failure != null) reply.completeExceptionally(failure);
           });
@@ -206,6 +221,34 @@ public final class BulkTransport implements Extension {
           }
         }, Runnable::run);
     return reply;
+  }
+
+  /**
+   * Keeps {@code reply} until it completes, to fail it when its peer or node is gone; false, with
+   * {@code reply} failed, when the cluster removed {@code node} already.
+   */
+  private boolean track(InetSocketAddress peer, Address node, CompletableFuture<?> reply) {
+    Set<CompletableFuture<?>> asks = inFlight.computeIfAbsent(peer, p -> ConcurrentHashMap.newKeySet());
+    asks.add(reply);
+    reply.whenComplete((r, e) -> asks.remove(reply));
+    departures.failIfRemoved(node, reply);
+    // After the registration: a removal now either finds it or is seen here.
+    if (!departures.removed(node)) return true;
+    reply.completeExceptionally(new PeerGone("node " + node + " left the cluster"));
+    return false;
+  }
+
+  /**
+   * The connection to {@code peer} failed or closed: a letter that left on it may be lost with it,
+   * and the peer itself may be gone, so every ask waiting on that peer fails.
+   */
+  private void peerLost(InetSocketAddress peer, String reason) {
+    Set<CompletableFuture<?>> asks = inFlight.get(peer);
+    if (asks == null || asks.isEmpty()) return;
+    log.info("Bulk connection to {} lost ({}): failing {} ask(s) waiting for replies", peer, reason, asks.size());
+    for (CompletableFuture<?> f : asks) {
+      f.completeExceptionally(new PeerGone("bulk connection to " + peer + " lost: " + reason));
+    }
   }
 
   private ActorRef<Object> askHelper() {

@@ -13,6 +13,7 @@ import io.shardtrain.actors.ps.BlockClient.Result;
 import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
 import io.shardtrain.actors.ps.BlockProtocol.Command;
 import io.shardtrain.actors.transport.BulkAddress;
+import io.shardtrain.actors.transport.PeerGone;
 import java.io.IOException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -80,6 +81,9 @@ class BlockClientTest {
         new StatusReply.ErrorMessage("bulk reply failed: connection refused")).delivery());
     assertEquals(Delivery.TIMED_OUT,
         BlockClient.classify(false, null, new AskTimeoutException("late")).delivery());
+    // Through sharding too, when the block's node left the cluster while the pull waited there.
+    assertEquals(Delivery.BOUNCED, BlockClient.classify(false, null,
+        new PeerGone("node akka://c@127.0.0.1:2552 left the cluster")).delivery());
     Result<BlockValues> moving = BlockClient.classify(false, null,
         new StatusReply.ErrorMessage("block w#0 is moving to another node (at version 4); pull version 5 again"));
     assertEquals(Delivery.REFUSED, moving.delivery());
@@ -111,6 +115,20 @@ class BlockClientTest {
       assertNull(routes.get("w#0"), d.name());
       assertEquals(new LetterRoutes.Route(PS2, blockOnPs2), routes.get("w#1"), "another block's route stays");
     }
+  }
+
+  @Test
+  void aBlocksHomeIsTheNodeOfTheActorTheLastDeliveredPullNamedAndOutlivesItsRoute() {
+    LetterRoutes routes = new LetterRoutes(SELF);
+    assertNull(routes.home("w#0"));
+    routes.afterPull("w#0", named(PS1, blockOnPs1));
+    assertEquals(blockOnPs1.path().address(), routes.home("w#0"));
+    routes.afterPull("w#0", Result.failed(Delivery.BOUNCED, "node gone"));
+    routes.afterPush("w#0", Delivery.BOUNCED);
+    assertNull(routes.get("w#0"));
+    assertEquals(blockOnPs1.path().address(), routes.home("w#0"), "a request through sharding may still go there");
+    routes.afterPull("w#0", Result.delivered(new BlockValues("w", 0, 0, 2, new float[] {1f})));
+    assertNull(routes.home("w#0"), "answered without naming its actor");
   }
 
   @Test

@@ -266,6 +266,26 @@ class BulkTransportTest {
   }
 
   @Test
+  void anAskByLetterToAPeerWhoseSystemStopsFailsWithPeerGoneLongBeforeItsTimeout() throws Exception {
+    ActorSystem<Void> d = ActorSystem.create(Behaviors.empty(), "bulkD", config(""));
+    try {
+      TestProbe<Object> silent = TestProbe.create(d);
+      InetSocketAddress peer = BulkTransport.get(d).address();
+      CompletionStage<Integer> ask = a.askWithStatus(peer,
+          r -> new Ask(seenFrom(kitA.system(), d, silent.ref()), "ignore", r), new float[2], 0, 2,
+          Duration.ofSeconds(60));
+      silent.expectMessageClass(Asked.class, LONG); // delivered, and never answered
+      d.terminate();
+      // Within LONG (10 s) of a 60 s ask: the closed connection told, not the timeout.
+      Throwable gone = failureOf(ask);
+      assertInstanceOf(PeerGone.class, gone);
+      assertTrue(gone.getMessage().contains(":" + peer.getPort()), gone.getMessage());
+    } finally {
+      d.terminate();
+    }
+  }
+
+  @Test
   void lettersLargerThanMaxFloatsOrOutsideTheArrayAreRejected() {
     Note note = new Note(kitA.createTestProbe().ref(), "big", null);
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
