@@ -2,7 +2,11 @@ package io.shardtrain.actors.ps;
 
 import io.shardtrain.actors.ps.BlockEvents.CheckpointTaken;
 import io.shardtrain.actors.ps.BlockEvents.Event;
+import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
+import io.shardtrain.actors.ps.BlockEvents.GradientSkipped;
 import io.shardtrain.actors.ps.BlockEvents.MembershipUpdated;
+import io.shardtrain.actors.ps.BlockEvents.StepApplied;
+import io.shardtrain.actors.ps.BlockEvents.StepCommitted;
 import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
 import io.shardtrain.actors.ps.BlockState.Held;
 import java.util.ArrayList;
@@ -14,10 +18,11 @@ import java.util.List;
  * journals memberships and checkpoints only, so a recovery lands on the newest checkpoint and a
  * failure rolls the whole job back to one.
  *
- * <p>Besides the state's event handler, the live state changes in one method of each: in
- * {@link Checkpoints#record}, which applies the gradients and steps it deliberately does not
- * journal, and in {@link Exact#captured}, which holds its checkpoints in memory (exact durability
- * rebuilds everything from the journal, so its checkpoints are only ever read out).
+ * <p>Besides the state's event handler, the live state changes in the {@code record} of each, which
+ * applies what it deliberately does not journal (both: sync contributions until their step is
+ * applied; checkpoint durability: the steps too), and in {@link Exact#captured}, which holds its
+ * checkpoints in memory (exact durability rebuilds everything else from the journal, so its
+ * checkpoints are only ever read out).
  */
 interface BlockDurability {
 
@@ -38,6 +43,12 @@ interface BlockDurability {
   boolean rollsBack();
 
   /**
+   * Whether a sync push is acknowledged only once its step is applied (and journaled), rather than
+   * when it arrives.
+   */
+  boolean acksWithStep();
+
+  /**
    * The events to journal for {@code events}, plus the capture of the version reached when one of
    * {@code captures} waits for it and this durability journals captures. May be empty.
    */
@@ -52,7 +63,12 @@ interface BlockDurability {
   /** What the snapshot store gets: a copy, since the store serializes later while the live state moves on. */
   BlockState snapshot(BlockState state);
 
-  /** Every event is journaled; checkpoints are held in memory. */
+  /**
+   * Nothing acknowledged is lost, journaling what was applied: an async push as it is applied; a
+   * sync step as one {@link StepCommitted} holding the weighted mean it applied, the trainers'
+   * contributions held in memory until then (and their pushes acknowledged with the step).
+   * Checkpoints are held in memory.
+   */
   final class Exact implements BlockDurability {
     @Override
     public String refusal(BlockSpec spec) {
@@ -70,8 +86,29 @@ interface BlockDurability {
     }
 
     @Override
+    public boolean acksWithStep() {
+      return true;
+    }
+
+    /**
+     * Applies sync contributions to {@code state} at once (the one other change it makes outside
+     * the event handler) and journals a completed step as the {@link StepCommitted} of what they add
+     * up to; journals every other event.
+     */
+    @Override
     public List<Event> record(BlockState state, List<Event> events, PendingCaptures captures) {
-      return events;
+      if (!state.isSync()) return events;
+      List<Event> journaled = new ArrayList<>(events.size());
+      for (Event e : events) {
+        if (e instanceof GradientReceived || e instanceof GradientSkipped) {
+          state.apply(e);
+        } else if (e instanceof StepApplied a) {
+          journaled.add(state.commit(a.step()));
+        } else {
+          journaled.add(e);
+        }
+      }
+      return journaled;
     }
 
     /** Captures the live state when it is at {@code step}: the one change it makes outside the event handler. */
@@ -105,6 +142,11 @@ interface BlockDurability {
     @Override
     public boolean rollsBack() {
       return true;
+    }
+
+    @Override
+    public boolean acksWithStep() {
+      return false;
     }
 
     /**

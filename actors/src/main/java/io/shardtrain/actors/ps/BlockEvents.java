@@ -32,8 +32,30 @@ public final class BlockEvents {
     }
   }
 
-  /** Sync: the barrier of {@code step} completed and the weighted mean was applied. */
+  /**
+   * Sync: the barrier of {@code step} completed and the weighted mean of the contributions received
+   * before it was applied. Journals of checkpoint durability, and exact journals of format 6 and
+   * older, hold it after one {@link GradientReceived} or {@link GradientSkipped} per trainer.
+   */
   public record StepApplied(long step) implements Event {}
+
+  /**
+   * Sync, exact durability: the barrier of {@code step} completed and {@code mean}, the weighted mean
+   * of its contributions, was applied through the block's update rule; null when no contribution had
+   * a positive weight (nothing applied, no update counted). One event per block and step, holding the
+   * applied gradient once instead of each trainer's input: replay applies the same floats, so it
+   * rebuilds the same values bit for bit. {@code examples} is the sum of the contributions' weights;
+   * {@code contributors} name each trainer that took part, with the examples behind its push.
+   */
+  public record StepCommitted(long step, float[] mean, long examples, List<Contributor> contributors)
+      implements Event {
+    public StepCommitted {
+      contributors = List.copyOf(contributors);
+    }
+  }
+
+  /** A trainer that took part in a committed step, and how far its task's examples reached (nullable). */
+  public record Contributor(String trainerId, TaskMark mark) {}
 
   /** Async: a trainer's gradient was applied; {@code mark} (nullable) names the examples behind it. */
   public record GradientApplied(String trainerId, long step, float[] values, TaskMark mark) implements Event {

@@ -5,6 +5,7 @@ import io.shardtrain.actors.ps.BlockProtocol.*;
 import io.shardtrain.compute.optim.BlockUpdate;
 import io.shardtrain.compute.optim.OptimizerState;
 import io.shardtrain.compute.optim.WeightedGradient;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -21,8 +22,16 @@ import java.util.TreeMap;
  */
 public final class BlockState {
 
-  /** A sync contribution to the pending step; weight 0 and no values when it was skipped. */
-  public record Contribution(String trainerId, float weight, float[] values) implements WeightedGradient {}
+  /**
+   * A sync contribution to the pending step; weight 0 and no values when it was skipped. {@code mark}
+   * (nullable) names the examples behind it, for the {@link StepCommitted} that applies it.
+   */
+  public record Contribution(String trainerId, float weight, float[] values, TaskMark mark)
+      implements WeightedGradient {
+    public Contribution(String trainerId, float weight, float[] values) {
+      this(trainerId, weight, values, null);
+    }
+  }
 
   /** A held checkpoint: values, optimizer slots and update count at one version. Arrays are never mutated. */
   public record Held(float[] values, float[][] slots, long updates) {}
@@ -257,6 +266,7 @@ public final class BlockState {
     if (e instanceof GradientReceived g) return onGradientReceived(g);
     if (e instanceof GradientSkipped g) return onGradientSkipped(g);
     if (e instanceof StepApplied a) return onStepApplied(a);
+    if (e instanceof StepCommitted c) return onStepCommitted(c);
     if (e instanceof GradientApplied a) return onGradientApplied(a);
     if (e instanceof MembershipUpdated m) return onMembershipUpdated(m);
     if (e instanceof CheckpointTaken t) return onCheckpointTaken(t);
@@ -280,14 +290,18 @@ public final class BlockState {
     return this;
   }
 
+  // A trainer contributes once per step; a block that journals the contributions it holds (as it
+  // moves, or at a membership change) may hold some of them in its snapshot already.
   private BlockState onGradientReceived(GradientReceived e) {
-    barrier.add(new Contribution(e.trainerId(), e.weight(), e.values()));
+    if (barrier.hasContributed(e.trainerId())) return this;
+    barrier.add(new Contribution(e.trainerId(), e.weight(), e.values(), e.mark()));
     accepted(e.trainerId(), e.step(), e.mark());
     return this;
   }
 
   private BlockState onGradientSkipped(GradientSkipped e) {
-    barrier.add(new Contribution(e.trainerId(), 0f, new float[0]));
+    if (barrier.hasContributed(e.trainerId())) return this;
+    barrier.add(new Contribution(e.trainerId(), 0f, new float[0], e.mark()));
     // Dropped by policy, but done with: the trainer moves past these examples.
     accepted(e.trainerId(), e.step(), e.mark());
     return this;
@@ -300,6 +314,28 @@ public final class BlockState {
     version = e.step();
     barrier.clearPending();
     return this;
+  }
+
+  private BlockState onStepCommitted(StepCommitted e) {
+    // The mean was summed once, live, in arrival order; replay applies those same floats.
+    if (e.mean() != null) values = update.apply(values, optimizerState, e.mean());
+    examplesApplied += e.examples();
+    // Replay: the contributions were not journaled, so this is where they count.
+    for (Contributor c : e.contributors()) accepted(c.trainerId(), e.step(), c.mark());
+    version = e.step();
+    barrier.clearPending();
+    return this;
+  }
+
+  /**
+   * The {@link StepCommitted} that applies the pending step as {@code step}: the weighted mean of its
+   * contributions in arrival order, their examples and who they came from. Changes nothing.
+   */
+  StepCommitted commit(long step) {
+    List<Contribution> pending = barrier.pending();
+    List<Contributor> contributors = new ArrayList<>(pending.size());
+    for (Contribution c : pending) contributors.add(new Contributor(c.trainerId(), c.mark()));
+    return new StepCommitted(step, BlockUpdate.weightedMean(spec.length(), pending), barrier.examples(), contributors);
   }
 
   private BlockState onGradientApplied(GradientApplied e) {

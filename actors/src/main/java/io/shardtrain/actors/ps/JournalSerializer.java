@@ -9,6 +9,8 @@ import io.shardtrain.actors.ps.BlockEvents.Initialized;
 import io.shardtrain.actors.ps.BlockEvents.MembershipUpdated;
 import io.shardtrain.actors.ps.BlockEvents.RolledBackTo;
 import io.shardtrain.actors.ps.BlockEvents.StepApplied;
+import io.shardtrain.actors.ps.BlockEvents.StepCommitted;
+import io.shardtrain.actors.ps.BlockEvents.Contributor;
 import io.shardtrain.actors.ps.BlockState.Contribution;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,9 +29,11 @@ public final class JournalSerializer extends TableSerializer {
   public static final int IDENTIFIER = 717_002;
   /**
    * The format written. Formats 2, 5 and 6 changed wire messages only, so events and snapshots of
-   * formats 1 to 6 differ only where {@link #FORMAT_3} and {@link #FORMAT_4} say.
+   * formats 1 to 7 differ only where {@link #FORMAT_3}, {@link #FORMAT_4} and {@link #FORMAT_7} say.
    */
-  private static final int FORMAT = 6;
+  private static final int FORMAT = 7;
+  /** Format 7 added {@link StepCommitted} and the task marks of the pending contributions in the state. */
+  private static final int FORMAT_7 = 7;
   /** Format 4 added task marks to the gradient events and the state. */
   private static final int FORMAT_4 = 4;
   /** Format 3 added the examples a sync block applied, its held checkpoints and its rollback generation to the state. */
@@ -56,6 +60,25 @@ public final class JournalSerializer extends TableSerializer {
       putMark(out, m.mark());
     }, in -> new GradientSkipped(in.getString(), in.getLong(), getMarkSince4(in)));
     entry("StepApplied", StepApplied.class, (out, m) -> out.putLong(m.step()), in -> new StepApplied(in.getLong()));
+    entry("StepCommitted", StepCommitted.class, (out, m) -> {
+      out.putLong(m.step());
+      out.putByte(m.mean() == null ? (byte) 0 : 1);
+      if (m.mean() != null) out.putFloats(m.mean());
+      out.putLong(m.examples());
+      out.putInt(m.contributors().size());
+      for (Contributor c : m.contributors()) {
+        out.putString(c.trainerId());
+        putMark(out, c.mark());
+      }
+    }, in -> {
+      long step = in.getLong();
+      float[] mean = in.getBoolean() ? in.getFloats() : null;
+      long examples = in.getLong();
+      int n = in.getCount(5);
+      List<Contributor> contributors = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) contributors.add(new Contributor(in.getString(), getMark(in)));
+      return new StepCommitted(step, mean, examples, contributors);
+    });
     entry("GradientApplied", GradientApplied.class, (out, m) -> {
       out.putString(m.trainerId());
       out.putLong(m.step());
@@ -125,6 +148,7 @@ public final class JournalSerializer extends TableSerializer {
       out.putString(c.trainerId());
       out.putFloat(c.weight());
       out.putFloats(c.values());
+      putMark(out, c.mark());
     }
     out.putInt(s.lastSteps.size());
     for (Map.Entry<String, Long> e : s.lastSteps.entrySet()) {
@@ -165,7 +189,7 @@ public final class JournalSerializer extends TableSerializer {
     int n = in.getCount(12);
     List<Contribution> pending = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
-      pending.add(new Contribution(in.getString(), in.getFloat(), in.getFloats()));
+      pending.add(new Contribution(in.getString(), in.getFloat(), in.getFloats(), format >= FORMAT_7 ? getMark(in) : null));
     }
     int m = in.getCount(12);
     Map<String, Long> lastSteps = new TreeMap<>();

@@ -31,6 +31,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongFunction;
 
 /**
  * One parameter block: a Cluster Sharding entity on role {@code ps} that owns a slice of one
@@ -39,11 +40,12 @@ import java.util.Map;
  * {@link SyncBarrier}) and the math ({@link io.shardtrain.compute.optim.BlockUpdate}) live apart
  * from it, and what gets journaled is the {@link BlockDurability} chosen once from the settings.
  *
- * <p>SYNC: version {@code v} counts the steps applied. Pushes for step {@code v+1} are journaled as
- * they arrive (so nothing acknowledged is lost) and, once every trainer of the current membership
- * has contributed, one {@link StepApplied} applies their weighted mean through the block's
- * optimizer. ASYNC: each push is journaled and applied at once, optionally refused when its base
- * version is too stale. Either way the learning-rate schedule runs on the block's own update count,
+ * <p>SYNC: version {@code v} counts the steps applied. Pushes for step {@code v+1} are held in
+ * memory until every trainer of the current membership has contributed; then their weighted mean is
+ * applied through the block's optimizer and journaled once, as a {@link StepCommitted}, and only
+ * then are the step's pushes acknowledged (so nothing acknowledged is lost; a block that moves
+ * journals the contributions it holds before it goes). ASYNC: each push is journaled and applied at
+ * once, optionally refused when its base version is too stale. Either way the learning-rate schedule runs on the block's own update count,
  * replaying the journal through the same optimizer rebuilds the state bit for bit, a duplicate
  * (trainer, step) is acknowledged without being applied again, and a malformed command gets an
  * error reply and changes nothing. {@link Pull} waits for a version and is answered from memory.
@@ -97,6 +99,7 @@ public final class ParameterBlock
   private final BlockRules rules;
   private final PendingPulls pulls = new PendingPulls();
   private final PendingCaptures captures = new PendingCaptures();
+  private final HeldAcks heldAcks = new HeldAcks();
   private long pendingSinceNanos;
 
   private ParameterBlock(String entityId, PsSettings settings, ActorContext<Command> context,
@@ -191,11 +194,26 @@ public final class ParameterBlock
   private Effect<Event, BlockState> onPush(BlockState state, PushGradient cmd) {
     BlockRules.PushOutcome outcome = rules.push(state, cmd);
     if (outcome.error() != null) return error(cmd.replyTo(), outcome.error());
-    if (outcome.events().isEmpty()) return Effect().none().thenRun(s -> replies.ack(cmd.replyTo(), outcome.ack()));
+    if (outcome.events().isEmpty()) {
+      PushAck ack = outcome.ack();
+      return Effect().none().thenRun(s -> acknowledge(s, cmd, v -> ack instanceof Duplicate ? new Duplicate(v) : ack));
+    }
     return record(state, outcome.events()).thenRun(s -> {
       afterChange(s);
-      replies.ack(cmd.replyTo(), outcome.ackAfter().apply(s.version()));
+      acknowledge(s, cmd, outcome.ackAfter());
     });
+  }
+
+  /**
+   * Acknowledges {@code cmd} with {@code ack} of the version reached, unless the durability
+   * acknowledges a sync push with its step and that step is not applied yet: then when it is.
+   */
+  private void acknowledge(BlockState s, PushGradient cmd, LongFunction<PushAck> ack) {
+    if (durability.acksWithStep() && s.isSync() && cmd.step() > s.version()) {
+      heldAcks.add(cmd.step(), cmd.replyTo(), ack);
+    } else {
+      replies.ack(cmd.replyTo(), ack.apply(s.version()));
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -232,26 +250,46 @@ public final class ParameterBlock
     List<String> members = List.copyOf(new LinkedHashSet<>(cmd.trainers()));
     List<Event> events = new ArrayList<>();
     events.add(new MembershipUpdated(cmd.epoch(), members));
-    if (state.isSync() && state.barrier().completeUnder(cmd.epoch(), members)) {
-      events.add(new StepApplied(state.version() + 1));
-    }
-    return record(state, events).thenRun(s -> {
+    boolean completes = state.isSync() && state.barrier().completeUnder(cmd.epoch(), members);
+    if (completes) events.add(new StepApplied(state.version() + 1));
+    // The master reads the task marks of trainers that left; the contributions held in memory that
+    // those marks count must then survive this block's failure, so they are journaled with it.
+    List<Event> journaled = durability.acksWithStep() && !completes ? pendingContributions(state) : new ArrayList<>();
+    journaled.addAll(durability.record(state, events, captures));
+    return persist(journaled).thenRun(s -> {
       afterChange(s);
       cmd.replyTo().tell(StatusReply.success(s.membershipEpoch()));
     });
   }
 
   private Effect<Event, BlockState> onHandOff(BlockState state) {
-    // Everything acknowledged is journaled already; only the waiting pulls live in memory.
+    // Everything acknowledged is journaled already. The contributions to the pending step are
+    // journaled now (a replay takes each trainer's once), so the block's next home has them and
+    // their pushes are acknowledged instead of sent again. The waiting pulls are told to ask again.
+    List<Event> kept = durability.acksWithStep() ? pendingContributions(state) : List.of();
     Map<Long, Pull> waiting = pulls.takeAll();
     for (Map.Entry<Long, Pull> e : waiting.entrySet()) {
       timers.cancel(pullTimerKey(e.getKey()));
       e.getValue().replyTo().tell(StatusReply.error("block " + entityId + " is moving to another node (at version "
           + state.version() + "); pull version " + e.getValue().minVersion() + " again"));
     }
-    context.getLog().info("parameter block {} hands off at version {}; {} waiting pulls told to ask again",
-        entityId, state.version(), waiting.size());
-    return Effect().stop();
+    context.getLog().info("parameter block {} hands off at version {}; {} waiting pulls told to ask again, {}"
+        + " contributions to the pending step journaled", entityId, state.version(), waiting.size(), kept.size());
+    if (kept.isEmpty()) return Effect().stop();
+    return Effect().persist(kept).thenRun(s -> {
+      for (HeldAcks.Held h : heldAcks.takeAll()) replies.ack(h.replyTo(), h.ack().apply(s.version()));
+    }).thenStop();
+  }
+
+  /** The pending step's contributions, as the events that record them. */
+  private static List<Event> pendingContributions(BlockState state) {
+    List<Event> events = new ArrayList<>();
+    long step = state.version() + 1;
+    for (BlockState.Contribution c : state.pending()) {
+      events.add(c.weight() > 0f ? new GradientReceived(c.trainerId(), step, c.weight(), c.values(), c.mark())
+          : new GradientSkipped(c.trainerId(), step, c.mark()));
+    }
+    return events;
   }
 
   private Effect<Event, BlockState> onBarrierCheck(BlockState state) {
@@ -326,14 +364,20 @@ public final class ParameterBlock
 
   /** Journals what the durability journals of {@code events}; it applies the rest to {@code state} itself. */
   private EffectBuilder<Event, BlockState> record(BlockState state, List<Event> events) {
-    List<Event> journaled = durability.record(state, events, captures);
-    return journaled.isEmpty() ? Effect().none() : Effect().persist(journaled);
+    return persist(durability.record(state, events, captures));
+  }
+
+  private EffectBuilder<Event, BlockState> persist(List<Event> events) {
+    return events.isEmpty() ? Effect().none() : Effect().persist(events);
   }
 
   /** After a change: answer captures and pulls the version now satisfies, and arm or stop the barrier timer. */
   private void afterChange(BlockState state) {
     // Captures first: their replies must not wait behind a pull answer that lets trainers move on.
     answerCaptures(state);
+    for (HeldAcks.Held h : heldAcks.takeReached(state.version())) {
+      replies.ack(h.replyTo(), h.ack().apply(state.version()));
+    }
     answerPulls(state);
     boolean waiting = state.isWaiting();
     if (waiting && !timers.isTimerActive(BARRIER_TIMER)) {

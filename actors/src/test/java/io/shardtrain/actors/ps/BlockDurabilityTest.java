@@ -1,11 +1,14 @@
 package io.shardtrain.actors.ps;
 
 import io.shardtrain.actors.ps.BlockEvents.CheckpointTaken;
+import io.shardtrain.actors.ps.BlockEvents.Contributor;
+import io.shardtrain.actors.ps.BlockEvents.GradientApplied;
 import io.shardtrain.actors.ps.BlockEvents.Event;
 import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
 import io.shardtrain.actors.ps.BlockEvents.Initialized;
 import io.shardtrain.actors.ps.BlockEvents.MembershipUpdated;
 import io.shardtrain.actors.ps.BlockEvents.StepApplied;
+import io.shardtrain.actors.ps.BlockEvents.StepCommitted;
 import io.shardtrain.actors.ps.BlockProtocol.Checkpoint;
 import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
 import io.shardtrain.compute.optim.OptimizerSpec;
@@ -36,12 +39,37 @@ class BlockDurabilityTest {
   }
 
   @Test
-  void exactJournalsEveryEventAndChangesNothingItself() {
-    BlockState s = started();
-    List<Event> events = step(1);
+  void exactHoldsSyncContributionsInMemoryAndJournalsEachStepAsTheMeanItApplies() {
+    BlockState s = started().apply(new MembershipUpdated(2, List.of("a", "b")));
+    BlockDurability exact = new BlockDurability.Exact();
     PendingCaptures captures = new PendingCaptures();
-    captures.add(new Checkpoint(1, 0, null));
-    assertSame(events, new BlockDurability.Exact().record(s, events, captures));
+    assertEquals(List.of(), exact.record(s, List.of(new GradientReceived("a", 1, 3f, new float[] {1f, 2f})), captures));
+    assertEquals(List.of("a"), s.barrier().contributors());
+    assertEquals(0, s.version());
+
+    List<Event> journaled = exact.record(s,
+        List.of(new GradientReceived("b", 1, 1f, new float[] {5f, -2f}), new StepApplied(1)), captures);
+    assertEquals(1, journaled.size());
+    StepCommitted c = (StepCommitted) journaled.get(0);
+    assertEquals(1, c.step());
+    // (3 * [1, 2] + 1 * [5, -2]) / 4
+    assertArrayEquals(new float[] {2f, 1f}, c.mean(), 0f);
+    assertEquals(4, c.examples());
+    assertEquals(List.of(new Contributor("a", null), new Contributor("b", null)), c.contributors());
+    // Applied only by the journal's event handler: SGD at 0.1 on [1, 1].
+    assertEquals(0, s.version());
+    s.apply(c);
+    assertEquals(1, s.version());
+    assertArrayEquals(new float[] {0.8f, 0.9f}, s.values(), 1e-7f);
+    assertEquals(4, s.examplesApplied());
+    assertEquals(List.of(), s.pending());
+  }
+
+  @Test
+  void exactJournalsAsyncGradientsAsTheyCome() {
+    BlockState s = new BlockState().apply(new Initialized(spec(BlockSpec.Mode.ASYNC), new float[] {1f, 1f}));
+    List<Event> events = List.of(new GradientApplied("a", 1, new float[] {1f, 2f}));
+    assertSame(events, new BlockDurability.Exact().record(s, events, new PendingCaptures()));
     assertEquals(0, s.version());
   }
 

@@ -1,6 +1,7 @@
 package io.shardtrain.actors.ps;
 
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.testkit.typed.javadsl.TestProbe;
 import akka.pattern.StatusReply;
 import akka.persistence.testkit.PersistenceTestKitSnapshotPlugin;
 import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
@@ -70,6 +71,17 @@ final class BlockTestSupport {
         r -> new PushGradient(trainer, step, baseVersion, 1, weight, g, r)).reply();
   }
 
+  /**
+   * Sends a push without waiting for its answer, which the returned probe gets: with exact durability
+   * a sync push that does not complete its step is acknowledged only once the step is applied.
+   */
+  static TestProbe<StatusReply<PushAck>> send(ActorTestKit kit, EventSourcedBehaviorTestKit<Command, Event, BlockState> tk,
+      String trainer, long step, long baseVersion, float weight, float[] g) {
+    TestProbe<StatusReply<PushAck>> probe = kit.createTestProbe();
+    tk.runCommand(new PushGradient(trainer, step, baseVersion, 1, weight, g, probe.ref()));
+    return probe;
+  }
+
   static BlockStats stats(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk) {
     return tk.<BlockStats>runCommand(GetStats::new).reply();
   }
@@ -103,6 +115,7 @@ final class BlockTestSupport {
       assertEquals(e.trainerId(), a.trainerId());
       assertEquals(e.weight(), a.weight());
       assertArrayEquals(e.values(), a.values());
+      assertEquals(e.mark(), a.mark());
     }
   }
 }

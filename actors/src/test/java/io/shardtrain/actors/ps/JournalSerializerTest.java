@@ -6,6 +6,7 @@ import akka.serialization.SerializationExtension;
 import akka.serialization.Serializer;
 import akka.serialization.Serializers;
 import io.shardtrain.actors.ps.BlockEvents.CheckpointTaken;
+import io.shardtrain.actors.ps.BlockEvents.Contributor;
 import io.shardtrain.actors.ps.BlockEvents.GradientApplied;
 import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
 import io.shardtrain.actors.ps.BlockEvents.GradientSkipped;
@@ -13,6 +14,7 @@ import io.shardtrain.actors.ps.BlockEvents.Initialized;
 import io.shardtrain.actors.ps.BlockEvents.MembershipUpdated;
 import io.shardtrain.actors.ps.BlockEvents.RolledBackTo;
 import io.shardtrain.actors.ps.BlockEvents.StepApplied;
+import io.shardtrain.actors.ps.BlockEvents.StepCommitted;
 import io.shardtrain.actors.ps.BlockState.Contribution;
 import java.io.NotSerializableException;
 import java.util.Arrays;
@@ -68,7 +70,7 @@ class JournalSerializerTest {
     return BlockState.restoreMarks(state, Map.of(BlockState.taskKey(2, 1), new BlockProtocol.TaskProgress(96, 5)));
   }
 
-  /** Format 6, the format journals written today hold. */
+  /** Format 6, as journals written before format 7 hold it. */
   private static final List<Stored> STORED = List.of(
       new Stored("Initialized", new Initialized(spec(), VALUES),
           "BgcAAABsYXllci53AwAAAAAADAAFAAAABAAAAEFEQU0AAIA+AM3MTD+kcH0/lb/WMwrXIzxvEgM7AZqZmT4bAAAAd2Fy"
@@ -101,18 +103,59 @@ class JournalSerializerTest {
       new Stored("State", new BlockState(),
           "BgAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"));
 
+  /** Format 7, the format journals written today hold. */
+  private static final List<Stored> STORED_7 = List.of(
+      new Stored("StepCommitted", new StepCommitted(12, new float[] {1.5f, -2f}, 96,
+          List.of(new Contributor("a", MARK), new Contributor("b", null))), "BwwAAAAAAAAAAQIAAAAAAMA/AAAAwGAAAAAAAAAAAgAAAAEAAABhAQIAAAABAAAAYAAAAAAAAAABAAAAYgA="),
+      new Stored("StepCommitted", new StepCommitted(13, null, 0, List.of(new Contributor("a", null))), "Bw0AAAAAAAAAAAAAAAAAAAAAAQAAAAEAAABhAA=="),
+      new Stored("State", fullStateWithMarks(), "BwEHAAAAbGF5ZXIudwMAAAAAAAwABQAAAAQAAABBREFNAACAPgDNzEw/pHB9P5W/1jMK1yM8bxIDOwGamZk+GwAAAHdh"
+          + "cm11cDoxMCxjb3NpbmU6MTAwMDowLjAwMaabRDsFAAAAQVNZTkMHAAAAAAAAAAUAAAAAAMA/AAAAgAEAAACQ9PfLzczM"
+          + "PQEAAAAFAAAAAADAPwAAAIABAAAAkPT3y83MzD0RAAAAAAAAAAkAAAAAAAAAAwAAAAAAAAACAAAAAQAAAGEBAAAAYgIA"
+          + "AAABAAAAYQAAAEAFAAAAAACAPwAAAEAAAEBAAACAQAAAoEABAgAAAAEAAABgAAAAAAAAAAEAAABiAAAAAAAAAAAAAgAA"
+          + "AAEAAABhCgAAAAAAAAABAAAAYgkAAAAAAAAAQAIAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"));
+
+  private static BlockState fullStateWithMarks() {
+    BlockState state = BlockState.restore(spec(), VALUES.clone(), new float[][] {VALUES.clone()}, 17, 9, 3,
+        List.of("a", "b"), List.of(new Contribution("a", 2f, new float[] {1f, 2f, 3f, 4f, 5f}, MARK),
+            new Contribution("b", 0f, new float[0], null)), Map.of("a", 10L, "b", 9L), 576);
+    return BlockState.restore(state, Map.of(), 0);
+  }
+
   @Test
   void storedEventsAndSnapshotsAreReadUnderTheirIdentifierAndWrittenByteForByte() {
     assertEquals(717_002, JournalSerializer.IDENTIFIER, "journals store this id with every event and snapshot");
     Serialization serialization = SerializationExtension.get(classic(kit));
-    for (Stored s : STORED) {
-      byte[] bytes = Base64.getDecoder().decode(s.base64());
+    for (Stored s : STORED_7) {
       Serializer serializer = serialization.findSerializerFor(s.message());
       assertEquals(JournalSerializer.IDENTIFIER, serializer.identifier(), s.manifest());
       assertEquals(s.manifest(), Serializers.manifestFor(serializer, s.message()), "the stored manifest");
-      assertArrayEquals(bytes, serializer.toBinary(s.message()), s.manifest() + " is written as journals hold it");
+      byte[] written = serializer.toBinary(s.message());
+      assertEquals(s.base64(), Base64.getEncoder().encodeToString(written), s.manifest() + " is written as journals hold it");
+      Object back = serialization.deserialize(written, JournalSerializer.IDENTIFIER, s.manifest()).get();
+      assertArrayEquals(written, serializer.toBinary(back), s.manifest() + " reads back whole");
+    }
+    BlockState state = (BlockState) serialization.deserialize(Base64.getDecoder().decode(STORED_7.get(2).base64()),
+        JournalSerializer.IDENTIFIER, "State").get();
+    assertEquals(MARK, state.pending().get(0).mark());
+    assertNull(state.pending().get(1).mark());
+  }
+
+  @Test
+  void formatSixEventsAndSnapshotsAreStillRead() {
+    Serialization serialization = SerializationExtension.get(classic(kit));
+    for (Stored s : STORED) {
+      byte[] bytes = Base64.getDecoder().decode(s.base64());
+      Serializer serializer = serialization.findSerializerFor(s.message());
+      assertEquals(s.manifest(), Serializers.manifestFor(serializer, s.message()), "the stored manifest");
       Object back = serialization.deserialize(bytes, JournalSerializer.IDENTIFIER, s.manifest()).get();
-      assertArrayEquals(bytes, serializer.toBinary(back), s.manifest() + " reads back whole");
+      if (back instanceof BlockState state) {
+        assertSameState((BlockState) s.message(), state);
+      } else {
+        // The events' layout did not change in format 7: the same bytes under the new format byte.
+        byte[] now = bytes.clone();
+        now[0] = 7;
+        assertArrayEquals(now, serializer.toBinary(back), s.manifest() + " reads back whole");
+      }
     }
   }
 
@@ -193,7 +236,7 @@ class JournalSerializerTest {
   void formatOnePayloadsAreStillRead() throws Exception {
     JournalSerializer serializer = serializer();
     byte[] now = serializer.toBinary(new GradientReceived("a", 9, 32f, VALUES));
-    assertEquals(6, now[0], "current format version");
+    assertEquals(7, now[0], "current format version");
     // Formats before 4 had no task mark (here: its presence byte, last).
     byte[] event = Arrays.copyOf(now, now.length - 1);
     event[0] = 1;
@@ -201,10 +244,10 @@ class JournalSerializerTest {
     assertBitsEqual(VALUES, received.values(), "format 1 GradientReceived values");
 
     byte[] unknown = now.clone();
-    unknown[0] = 7;
+    unknown[0] = 8;
     NotSerializableException e = assertThrows(NotSerializableException.class,
         () -> serializer.fromBinary(unknown, "GradientReceived"));
-    assertTrue(e.getMessage().contains("format version 7"), e.getMessage());
+    assertTrue(e.getMessage().contains("format version 8"), e.getMessage());
   }
 
   @Test

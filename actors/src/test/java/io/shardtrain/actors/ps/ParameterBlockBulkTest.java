@@ -136,12 +136,17 @@ class ParameterBlockBulkTest {
 
   /** A push sent by letter straight to the block's actor that {@code to} names. */
   private static PushAck pushLetter(BlockValues to, String trainer, long step, float[] g) throws Exception {
+    return await(sendLetter(to, trainer, step, g));
+  }
+
+  private static java.util.concurrent.CompletionStage<PushAck> sendLetter(BlockValues to, String trainer, long step,
+      float[] g) {
     BulkTransport bulk = BulkTransport.get(client.system());
     BulkAddress self = BulkAddress.of(bulk.address());
-    return await(bulk.<PushAck>askWithStatus(to.node().socketAddress(),
+    return bulk.<PushAck>askWithStatus(to.node().socketAddress(),
         r -> new BlockLetters.PushLetter(to.block(), self,
             new BlockProtocol.PushGradient(trainer, step, step - 1, 1, 32f, null, 0, null, r)),
-        g, 0, g.length, TIMEOUT));
+        g, 0, g.length, TIMEOUT);
   }
 
   /** A pull sent by letter straight to the block's actor; its values come back by letter. */
@@ -166,12 +171,18 @@ class ParameterBlockBulkTest {
 
     for (int step = 1; step <= 3; step++) {
       long s = step;
+      // A step's pushes are answered once the step is applied: send both, then compare the answers.
+      List<java.util.concurrent.CompletionStage<PushAck>> inlineAcks = new java.util.ArrayList<>();
+      List<java.util.concurrent.CompletionStage<PushAck>> letterAcks = new java.util.ArrayList<>();
       for (int t = 0; t < 2; t++) {
         float[] g = gradient(t, step);
         String trainer = "t" + t;
-        PushAck inlineAck = await(inline.<PushAck>askWithStatus(
+        inlineAcks.add(inline.<PushAck>askWithStatus(
             r -> new BlockProtocol.PushGradient(trainer, s, s - 1, 1, 32f, g, r), TIMEOUT));
-        assertEquals(inlineAck, pushLetter(head, trainer, s, g), "ack of trainer " + trainer + " at step " + step);
+        letterAcks.add(sendLetter(head, trainer, s, g));
+      }
+      for (int t = 0; t < 2; t++) {
+        assertEquals(await(inlineAcks.get(t)), await(letterAcks.get(t)), "ack of trainer t" + t + " at step " + step);
       }
       BlockValues expected = await(inline.<BlockValues>askWithStatus(r -> new BlockProtocol.Pull(s, r), TIMEOUT));
       BlockValues actual = pullLetter(head, s);
@@ -194,6 +205,8 @@ class ParameterBlockBulkTest {
     BlockValues head = z.head();
     float[] g = gradient(0, 1);
     String caller = Thread.currentThread().getName();
+    // t1's push first, so t0's letter completes the step and is answered at once.
+    var t1 = z.b().<PushAck>askWithStatus(r -> new BlockProtocol.PushGradient("t1", 1, 0, 1, 32f, g, r), TIMEOUT);
     // Akka's own ask stage would run this on the common pool: on two cores, a new thread per reply.
     String completedOn = await(z.bulk().<PushAck>askWithStatus(head.node().socketAddress(),
             r -> new BlockLetters.PushLetter(head.block(), z.self(),
@@ -201,6 +214,7 @@ class ParameterBlockBulkTest {
             g, 0, g.length, TIMEOUT)
         .thenApply(ack -> Thread.currentThread().getName()));
     assertTrue(completedOn.startsWith("shardtrain-bulk-") || completedOn.equals(caller), completedOn);
+    assertEquals(new BlockProtocol.Accepted(1), await(t1));
   }
 
   @Test

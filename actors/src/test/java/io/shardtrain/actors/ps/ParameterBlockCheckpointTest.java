@@ -30,6 +30,7 @@ import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
 import static io.shardtrain.actors.ps.BlockTestSupport.block;
 import static io.shardtrain.actors.ps.BlockTestSupport.init;
 import static io.shardtrain.actors.ps.BlockTestSupport.membership;
+import static io.shardtrain.actors.ps.BlockTestSupport.send;
 import static io.shardtrain.actors.ps.BlockTestSupport.push;
 import static io.shardtrain.actors.ps.BlockTestSupport.settings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -67,8 +68,15 @@ class ParameterBlockCheckpointTest {
     return tk;
   }
 
-  /** Both trainers push step {@code step}; the second push completes it. */
+  /** Both trainers push step {@code step} to a block of exact durability, which answers the first push with the step. */
   private static void step(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk, long step) {
+    TestProbe<StatusReply<PushAck>> a = send(kit, tk, "a", step, step - 1, 1f, GA);
+    assertEquals(new Applied(step), push(tk, "b", step, step - 1, 2f, GB).getValue());
+    assertEquals(new Accepted(step), a.receiveMessage().getValue());
+  }
+
+  /** The same with checkpoint durability, which answers a push as it arrives. */
+  private static void checkpointStep(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk, long step) {
     assertEquals(new Accepted(step - 1), push(tk, "a", step, step - 1, 1f, GA).getValue());
     assertEquals(new Applied(step), push(tk, "b", step, step - 1, 2f, GB).getValue());
   }
@@ -126,8 +134,8 @@ class ParameterBlockCheckpointTest {
     assertTrue(captured.events().get(0) instanceof CheckpointTaken);
     float[] values1 = tk.getState().values();
     float[][] slots1 = tk.getState().slots();
-    step(tk, 2);
-    step(tk, 3);
+    checkpointStep(tk, 2);
+    checkpointStep(tk, 3);
     assertEquals(3, tk.getState().version());
 
     tk.restart();
@@ -142,7 +150,7 @@ class ParameterBlockCheckpointTest {
   @Test
   void contributionsToTheNextStepSurviveACaptureAtTheCurrentOne() {
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(checkpointDurability());
-    step(tk, 1);
+    checkpointStep(tk, 1);
     assertEquals(new Accepted(1), push(tk, "a", 2, 1, 1f, GA).getValue());
     assertTrue(tk.<StatusReply<Captured>>runCommand(r -> new Checkpoint(1, 0, r)).reply().isSuccess());
     assertEquals(new Applied(2), push(tk, "b", 2, 1, 2f, GB).getValue());
@@ -151,14 +159,14 @@ class ParameterBlockCheckpointTest {
   @Test
   void rollBackReturnsToTheCheckpointAndRefusesPushesOfTheAbandonedTimeline() {
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(checkpointDurability());
-    step(tk, 1);
-    step(tk, 2);
+    checkpointStep(tk, 1);
+    checkpointStep(tk, 2);
     tk.<StatusReply<Captured>>runCommand(r -> new Checkpoint(2, 0, r));
     // getState() is the live, mutable state: keep copies.
     float[] values2 = tk.getState().values();
     float[][] slots2 = tk.getState().slots();
-    step(tk, 3);
-    step(tk, 4);
+    checkpointStep(tk, 3);
+    checkpointStep(tk, 4);
     // A checkpoint never committed by the master; rollback goes past it to step 2.
     tk.<StatusReply<Captured>>runCommand(r -> new Checkpoint(4, 2, r));
 

@@ -7,10 +7,9 @@ import akka.actor.typed.ActorRef;
 import akka.pattern.StatusReply;
 import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
 import io.shardtrain.actors.ps.BlockEvents.Event;
-import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
-import io.shardtrain.actors.ps.BlockEvents.GradientSkipped;
+import io.shardtrain.actors.ps.BlockEvents.Contributor;
 import io.shardtrain.actors.ps.BlockEvents.MembershipUpdated;
-import io.shardtrain.actors.ps.BlockEvents.StepApplied;
+import io.shardtrain.actors.ps.BlockEvents.StepCommitted;
 import io.shardtrain.actors.ps.BlockProtocol.Accepted;
 import io.shardtrain.actors.ps.BlockProtocol.Applied;
 import io.shardtrain.actors.ps.BlockProtocol.BlockStats;
@@ -41,6 +40,7 @@ import static io.shardtrain.actors.ps.BlockTestSupport.block;
 import static io.shardtrain.actors.ps.BlockTestSupport.init;
 import static io.shardtrain.actors.ps.BlockTestSupport.membership;
 import static io.shardtrain.actors.ps.BlockTestSupport.push;
+import static io.shardtrain.actors.ps.BlockTestSupport.send;
 import static io.shardtrain.actors.ps.BlockTestSupport.settings;
 import static io.shardtrain.actors.ps.BlockTestSupport.stats;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -90,18 +90,24 @@ class ParameterBlockSyncTest {
     BlockSpec spec = adamSpec();
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, settings(), "a", "b");
 
-    EventSourcedBehaviorTestKit.CommandResultWithReply<Command, Event, BlockState, StatusReply<PushAck>> first =
-        tk.runCommand(r -> new BlockProtocol.PushGradient("a", 1, 0, 1, 3f, GA.clone(), r));
-    assertEquals(new Accepted(0), first.reply().getValue());
-    assertEquals(1, first.events().size());
-    assertTrue(first.events().get(0) instanceof GradientReceived);
-    assertBitsEqual(INIT, first.state().values(), "values before the barrier");
+    // The first push is held in memory, journaled as part of its step, and answered with it.
+    TestProbe<StatusReply<PushAck>> first = kit.createTestProbe();
+    var held = tk.runCommand(new BlockProtocol.PushGradient("a", 1, 0, 1, 3f, GA.clone(), first.ref()));
+    assertTrue(held.hasNoEvents());
+    first.expectNoMessage(Duration.ofMillis(50));
+    assertBitsEqual(INIT, held.state().values(), "values before the barrier");
 
     EventSourcedBehaviorTestKit.CommandResultWithReply<Command, Event, BlockState, StatusReply<PushAck>> second =
         tk.runCommand(r -> new BlockProtocol.PushGradient("b", 1, 0, 1, 1f, GB.clone(), r));
     assertEquals(new Applied(1), second.reply().getValue());
-    assertEquals(2, second.events().size());
-    assertEquals(new StepApplied(1), second.events().get(1));
+    assertEquals(new Accepted(1), first.receiveMessage().getValue());
+    // One event for the step, holding the mean it applied.
+    assertEquals(1, second.events().size());
+    StepCommitted committed = (StepCommitted) second.events().get(0);
+    assertEquals(1, committed.step());
+    assertEquals(4, committed.examples());
+    assertEquals(List.of("a", "b"), committed.contributors().stream().map(Contributor::trainerId).toList());
+    assertBitsEqual(weightedMean(new float[] {3f, 1f}, GA, GB), committed.mean(), "the journaled mean");
 
     Optimizer adam = spec.optimizer().create();
     LearningRateSchedule schedule = spec.schedule();
@@ -111,8 +117,9 @@ class ParameterBlockSyncTest {
     assertBitsEqual(expected, second.state().values(), "values after step 1");
 
     // Step 2 in the other arrival order: slots and the halved rate carry over.
-    assertEquals(new Accepted(1), push(tk, "b", 2, 1, 2f, GA).getValue());
+    TestProbe<StatusReply<PushAck>> b2 = send(kit, tk, "b", 2, 1, 2f, GA);
     assertEquals(new Applied(2), push(tk, "a", 2, 1, 5f, GB).getValue());
+    assertEquals(new Accepted(2), b2.receiveMessage().getValue());
     expectedState.step(adam, schedule, expected, weightedMean(new float[] {2f, 5f}, GA, GB));
     BlockState state = tk.getState();
     assertBitsEqual(expected, state.values(), "values after step 2");
@@ -130,7 +137,7 @@ class ParameterBlockSyncTest {
   void emptyZeroWeightPushTakesPartInTheBarrierWithoutChangingTheMean() {
     BlockSpec spec = adamSpec();
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, settings(), "a", "b");
-    assertEquals(new Accepted(0), push(tk, "a", 1, 0, 4f, GA).getValue());
+    TestProbe<StatusReply<PushAck>> a = send(kit, tk, "a", 1, 0, 4f, GA);
     // "b" has no data for step 1: an empty push of weight 0 completes the barrier.
     assertEquals(new Applied(1),
         tk.<StatusReply<PushAck>>runCommand(r -> new BlockProtocol.PushGradient("b", 1, 0, 1, 0f, new float[0], r))
@@ -140,8 +147,9 @@ class ParameterBlockSyncTest {
     float[] expected = INIT.clone();
     expectedState.step(adam, spec.schedule(), expected, weightedMean(new float[] {4f}, GA));
     assertBitsEqual(expected, tk.getState().values(), "values after a step with one idle trainer");
+    assertEquals(new Accepted(1), a.receiveMessage().getValue());
     // Both idle: the version advances, the optimizer does not run.
-    push(tk, "a", 2, 1, 0f, new float[0]);
+    send(kit, tk, "a", 2, 1, 0f, new float[0]);
     push(tk, "b", 2, 1, 0f, new float[0]);
     assertEquals(2, tk.getState().version());
     assertEquals(1, tk.getState().updates());
@@ -152,12 +160,15 @@ class ParameterBlockSyncTest {
   void duplicatePushIsAcknowledgedAndNotAppliedAgain() {
     BlockSpec spec = adamSpec();
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, settings(), "a", "b");
-    assertEquals(new Accepted(0), push(tk, "a", 1, 0, 1f, GA).getValue());
-    // A retry of the pending contribution, with other numbers even: nothing is recorded.
-    var retry = tk.<StatusReply<PushAck>>runCommand(r -> new BlockProtocol.PushGradient("a", 1, 0, 1, 1f, GB, r));
-    assertEquals(new Duplicate(0), retry.reply().getValue());
-    assertTrue(retry.hasNoEvents());
+    TestProbe<StatusReply<PushAck>> first = send(kit, tk, "a", 1, 0, 1f, GA);
+    // A retry of the pending contribution, with other numbers even: nothing is recorded, and it is
+    // answered, as the first was, once the step is applied.
+    TestProbe<StatusReply<PushAck>> retry = kit.createTestProbe();
+    assertTrue(tk.runCommand(new BlockProtocol.PushGradient("a", 1, 0, 1, 1f, GB, retry.ref())).hasNoEvents());
+    retry.expectNoMessage(Duration.ofMillis(50));
     assertEquals(new Applied(1), push(tk, "b", 1, 0, 1f, GB).getValue());
+    assertEquals(new Accepted(1), first.receiveMessage().getValue());
+    assertEquals(new Duplicate(1), retry.receiveMessage().getValue());
     float[] after = tk.getState().values();
 
     var late = tk.<StatusReply<PushAck>>runCommand(r -> new BlockProtocol.PushGradient("b", 1, 0, 1, 1f, GA, r));
@@ -182,7 +193,7 @@ class ParameterBlockSyncTest {
   void membershipShrinkReleasesAWaitingBarrierAndStatsNameTheMissingTrainer() {
     BlockSpec spec = adamSpec();
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, settings(), "a", "b");
-    assertEquals(new Accepted(0), push(tk, "a", 1, 0, 4f, GA).getValue());
+    TestProbe<StatusReply<PushAck>> a = send(kit, tk, "a", 1, 0, 4f, GA);
     BlockStats waiting = stats(tk);
     assertEquals(1, waiting.pendingStep());
     assertEquals(List.of("b"), waiting.waitingFor());
@@ -190,7 +201,10 @@ class ParameterBlockSyncTest {
 
     var shrink = tk.<StatusReply<Long>>runCommand(r -> new BlockProtocol.UpdateMembership(2, List.of("a"), r));
     assertEquals(2L, shrink.reply().getValue());
-    assertEquals(List.of(new MembershipUpdated(2, List.of("a")), new StepApplied(1)), shrink.events());
+    assertEquals(2, shrink.events().size());
+    assertEquals(new MembershipUpdated(2, List.of("a")), shrink.events().get(0));
+    assertEquals(1, ((StepCommitted) shrink.events().get(1)).step());
+    assertEquals(new Accepted(1), a.receiveMessage().getValue());
     Optimizer adam = spec.optimizer().create();
     OptimizerState expectedState = OptimizerState.create(adam, INIT.length);
     float[] expected = INIT.clone();
@@ -212,7 +226,7 @@ class ParameterBlockSyncTest {
   @Test
   void barrierThatWaitsTooLongLogsTheTrainersItWaitsFor() {
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(adamSpec(), settings(), "a", "b", "c");
-    LoggingTestKit.warn("missing trainers [b, c]").expect(kit.system(), () -> push(tk, "a", 1, 0, 1f, GA));
+    LoggingTestKit.warn("missing trainers [b, c]").expect(kit.system(), () -> send(kit, tk, "a", 1, 0, 1f, GA));
   }
 
   @Test
@@ -223,7 +237,7 @@ class ParameterBlockSyncTest {
     tk.runCommand(new Pull(1, probe.ref()));
     probe.expectNoMessage(Duration.ofMillis(100));
     assertEquals(1, stats(tk).pendingPulls());
-    push(tk, "a", 1, 0, 1f, GA);
+    send(kit, tk, "a", 1, 0, 1f, GA);
     probe.expectNoMessage(Duration.ofMillis(50));
     push(tk, "b", 1, 0, 1f, GB);
     BlockValues values = probe.receiveMessage(Duration.ofSeconds(3)).getValue();
@@ -264,9 +278,9 @@ class ParameterBlockSyncTest {
     assertEquals(2, stats(fresh).rejectedNotInitialised());
 
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, settings(), "a", "b");
-    push(tk, "a", 1, 0, 1f, GA);
+    send(kit, tk, "a", 1, 0, 1f, GA);
     push(tk, "b", 1, 0, 1f, GB);
-    push(tk, "a", 2, 1, 1f, GB);
+    send(kit, tk, "a", 2, 1, 1f, GB);
     BlockState before = tk.getState().copy();
 
     assertError(tk.<StatusReply<PushAck>>runCommand(r -> new BlockProtocol.PushGradient("b", 2, 1, 1, 1f, new float[3], r)),
@@ -302,12 +316,13 @@ class ParameterBlockSyncTest {
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, skip, "a", "b");
     float[] nan = GA.clone();
     nan[0] = Float.NaN;
-    var skipped = tk.<StatusReply<PushAck>>runCommand(r -> new BlockProtocol.PushGradient("a", 1, 0, 1, 1f, nan, r));
-    assertEquals(new Skipped(0), skipped.reply().getValue());
-    assertEquals(List.of(new GradientSkipped("a", 1)), skipped.events());
+    TestProbe<StatusReply<PushAck>> skippedAck = kit.createTestProbe();
+    var skipped = tk.runCommand(new BlockProtocol.PushGradient("a", 1, 0, 1, 1f, nan, skippedAck.ref()));
+    assertTrue(skipped.hasNoEvents());
     assertBitsEqual(INIT, skipped.state().values(), "values after the skip");
 
     assertEquals(new Applied(1), push(tk, "b", 1, 0, 2f, GB).getValue());
+    assertEquals(new Skipped(1), skippedAck.receiveMessage().getValue());
     Optimizer adam = spec.optimizer().create();
     OptimizerState expectedState = OptimizerState.create(adam, INIT.length);
     float[] expected = INIT.clone();
@@ -318,21 +333,23 @@ class ParameterBlockSyncTest {
   }
 
   @Test
-  void restartRecoversBitIdenticalStateIncludingAPendingBarrier() {
+  void restartRecoversBitIdenticalStateOfTheAppliedStepsAndAnUnacknowledgedPushIsTakenAgain() {
     BlockSpec spec = adamSpec();
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, settings(), "a", "b");
     for (int step = 1; step <= 3; step++) {
-      push(tk, "a", step, step - 1, 1f + step, GA);
+      send(kit, tk, "a", step, step - 1, 1f + step, GA);
       push(tk, "b", step, step - 1, 2f, GB);
     }
-    push(tk, "b", 4, 3, 3f, GA);
     BlockState before = tk.getState().copy();
+    TestProbe<StatusReply<PushAck>> unanswered = send(kit, tk, "b", 4, 3, 3f, GA);
     BlockState recovered = tk.restart().state();
     assertSameState(before, recovered);
-    assertEquals(1, recovered.pending().size());
-
-    // The barrier recovered from the journal completes as it would have.
+    // b's push for step 4 was never acknowledged, so it was not journaled; b sends it again.
+    assertEquals(0, recovered.pending().size());
+    unanswered.expectNoMessage(Duration.ofMillis(50));
+    TestProbe<StatusReply<PushAck>> again = send(kit, tk, "b", 4, 3, 3f, GA);
     assertEquals(new Applied(4), push(tk, "a", 4, 3, 1f, GB).getValue());
+    assertEquals(new Accepted(4), again.receiveMessage().getValue());
     Optimizer adam = spec.optimizer().create();
     OptimizerState expectedState = OptimizerState.of(INIT.length, before.slots(), before.updates());
     float[] expected = before.values();
@@ -351,7 +368,7 @@ class ParameterBlockSyncTest {
     assertEquals(1L, longs.receiveMessage().getValue());
     TestProbe<StatusReply<PushAck>> acks = kit.createTestProbe();
     old.tell(new PushGradient("a", 1, 0, 1, 1f, GA, acks.ref()));
-    assertEquals(new Accepted(0), acks.receiveMessage().getValue());
+    acks.expectNoMessage(Duration.ofMillis(100));
     TestProbe<StatusReply<BlockValues>> pulls = kit.createTestProbe();
     old.tell(new Pull(1, pulls.ref()));
     pulls.expectNoMessage(Duration.ofMillis(100));
@@ -361,14 +378,17 @@ class ParameterBlockSyncTest {
     assertTrue(told.isError());
     String msg = told.getError().getMessage();
     assertTrue(msg.contains("moving to another node") && msg.contains("pull version 1 again"), msg);
+    // Moving, it journals the contribution it held and acknowledges it.
+    assertEquals(new Accepted(0), acks.receiveMessage(Duration.ofSeconds(3)).getValue());
     pulls.expectTerminated(old, Duration.ofSeconds(3));
 
     // Sharding starts it on the new node from the journal: a's acknowledged push is still there.
     ActorRef<Command> moved = kit.spawn(ParameterBlock.create(spec.entityId(), settings()));
     moved.tell(new Pull(1, pulls.ref()));
     moved.tell(new PushGradient("a", 1, 0, 1, 1f, GA, acks.ref()));
-    assertEquals(new Duplicate(0), acks.receiveMessage().getValue());
+    acks.expectNoMessage(Duration.ofMillis(100));
     moved.tell(new PushGradient("b", 1, 0, 1, 1f, GB, acks.ref()));
+    assertEquals(new Duplicate(1), acks.receiveMessage().getValue());
     assertEquals(new Applied(1), acks.receiveMessage().getValue());
     BlockValues after = pulls.receiveMessage(Duration.ofSeconds(3)).getValue();
     assertEquals(1, after.version());
@@ -384,12 +404,11 @@ class ParameterBlockSyncTest {
     BlockSpec spec = adamSpec();
     PsSettings every5 = settings(5, Duration.ofSeconds(5), PsSettings.NonFinitePolicy.REJECT);
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, every5, "a", "b");
-    for (int step = 1; step <= 6; step++) {
-      push(tk, "a", step, step - 1, 1f, GA);
+    for (int step = 1; step <= 19; step++) {
+      send(kit, tk, "a", step, step - 1, 1f, GA);
       push(tk, "b", step, step - 1, 1f, GB);
     }
-    push(tk, "a", 7, 6, 1f, GA);
-    // 2 + 6 * 3 + 1 = 21 events.
+    // Initialisation, membership and one event per step: 2 + 19 = 21 events.
     BlockState before = tk.getState().copy();
     String pid = "ParameterBlock|" + spec.entityId();
     // Snapshots are saved asynchronously; the in-memory store has been seen to lose the newest one

@@ -1,6 +1,7 @@
 package io.shardtrain.actors.ps;
 
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.testkit.typed.javadsl.TestProbe;
 import akka.pattern.StatusReply;
 import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
 import io.shardtrain.actors.ps.BlockEvents.Event;
@@ -60,6 +61,14 @@ class ParameterBlockTaskMarkTest {
         r -> new PushGradient(trainer, step, base, 1, weight, g, 0, mark, r)).reply().getValue();
   }
 
+  /** A sync push that does not complete its step: its acknowledgement comes with the step. */
+  private static TestProbe<StatusReply<PushAck>> send(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk,
+      String trainer, long step, long base, float weight, float[] g, TaskMark mark) {
+    TestProbe<StatusReply<PushAck>> probe = kit.createTestProbe();
+    tk.runCommand(new PushGradient(trainer, step, base, 1, weight, g, 0, mark, probe.ref()));
+    return probe;
+  }
+
   private static TaskProgress mark(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk, int epoch, int task) {
     return tk.<StatusReply<TaskProgress>>runCommand(r -> new GetTaskMark(epoch, task, r)).reply().getValue();
   }
@@ -68,11 +77,13 @@ class ParameterBlockTaskMarkTest {
   void aSyncBlockHoldsATaskUpToItsNewestPushReceivedEvenBeforeTheStepIsApplied() {
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(BlockSpec.Mode.SYNC, settings());
     assertEquals(new TaskProgress(0, 0), mark(tk, 0, 1));
-    assertEquals(new Accepted(0), push(tk, "a", 1, 0, 8f, GA, new TaskMark(0, 1, 8)));
-    // Journaled, waiting for "b": it will be applied, so the block holds those examples.
+    TestProbe<StatusReply<PushAck>> a1 = send(tk, "a", 1, 0, 8f, GA, new TaskMark(0, 1, 8));
+    // Waiting for "b": it will be applied (or, if this block fails first, sent again, never having
+    // been acknowledged), so the block holds those examples.
     assertEquals(new TaskProgress(8, 1), mark(tk, 0, 1));
     assertEquals(new Applied(1), push(tk, "b", 1, 0, 8f, GB, new TaskMark(0, 0, 8)));
-    assertEquals(new Accepted(1), push(tk, "a", 2, 1, 8f, GB, new TaskMark(0, 1, 16)));
+    assertEquals(new Accepted(1), a1.receiveMessage().getValue());
+    send(tk, "a", 2, 1, 8f, GB, new TaskMark(0, 1, 16));
     assertEquals(new TaskProgress(16, 2), mark(tk, 0, 1));
     assertEquals(new TaskProgress(8, 1), mark(tk, 0, 0));
     // A push without data (the block had the batch already) moves no mark.
@@ -86,12 +97,13 @@ class ParameterBlockTaskMarkTest {
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(BlockSpec.Mode.SYNC,
         settings(2, java.time.Duration.ofSeconds(5), PsSettings.NonFinitePolicy.REJECT));
     for (int step = 1; step <= 5; step++) {
-      push(tk, "a", step, step - 1, 4f, GA, new TaskMark(1, 0, 4L * step));
+      send(tk, "a", step, step - 1, 4f, GA, new TaskMark(1, 0, 4L * step));
       push(tk, "b", step, step - 1, 4f, GB, new TaskMark(1, 1, 4L * step));
     }
-    push(tk, "a", 6, 5, 4f, GA, new TaskMark(1, 0, 24));
-    tk.restart();
+    send(tk, "a", 6, 5, 4f, GA, new TaskMark(1, 0, 24));
     assertEquals(new TaskProgress(24, 6), mark(tk, 1, 0));
+    tk.restart();
+    assertEquals(new TaskProgress(20, 5), mark(tk, 1, 0), "a's push for step 6 was never acknowledged");
     assertEquals(new TaskProgress(20, 5), mark(tk, 1, 1));
   }
 
