@@ -150,7 +150,8 @@ public final class ShardTrain {
     for (Parameter p : plan.model().parameters()) values.put(p.name(), p.value().data());
     List<CompletableFuture<Long>> inits = new ArrayList<>();
     for (BlockSlice slice : BlockLayout.of(plan.model(), job.blockSize())) {
-      BlockSpec spec = BlockSpec.of(slice, plan.optimizer(), job.lrSchedule(), job.lr(), job.mode(), job.maxStaleness());
+      BlockSpec spec = BlockSpec.of(slice, plan.optimizer(), job.lrSchedule(), job.lr(), job.mode(), job.maxStaleness(),
+          job.examplesPerUpdate());
       float[] init = new float[slice.length()];
       System.arraycopy(values.get(slice.parameter()), slice.offset(), init, 0, slice.length());
       inits.add(ParameterBlock.entityRef(system, slice.entityId())

@@ -54,6 +54,16 @@ public record JobSpec(
     return steps <= 0;
   }
 
+  /**
+   * The examples one block update was planned to cover: a sync step takes every trainer's batch, an
+   * async update one trainer's. Blocks run the learning-rate schedule on the examples they applied,
+   * counted in such updates, so it ends when the planned examples are consumed however many
+   * trainers are left.
+   */
+  public long examplesPerUpdate() {
+    return (long) batch * (mode == BlockSpec.Mode.SYNC ? trainers : 1);
+  }
+
   public int[] hiddenArray() {
     return hidden.stream().mapToInt(Integer::intValue).toArray();
   }

@@ -167,7 +167,7 @@ interface BlockDurability {
       long v = state.version();
       if (captures.waitsAt(v)) {
         Held h = state.capture();
-        journaled.add(new CheckpointTaken(v, captures.keepFrom(v), h.values(), h.slots(), h.updates()));
+        journaled.add(new CheckpointTaken(v, captures.keepFrom(v), h.values(), h.slots(), h.updates(), h.examples()));
       }
       return journaled;
     }

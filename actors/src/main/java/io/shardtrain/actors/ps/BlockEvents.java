@@ -57,10 +57,14 @@ public final class BlockEvents {
   /** A trainer that took part in a committed step, and how far its task's examples reached (nullable). */
   public record Contributor(String trainerId, TaskMark mark) {}
 
-  /** Async: a trainer's gradient was applied; {@code mark} (nullable) names the examples behind it. */
-  public record GradientApplied(String trainerId, long step, float[] values, TaskMark mark) implements Event {
+  /**
+   * Async: a trainer's gradient was applied; {@code weight} is the examples behind it (0 in journals
+   * of format 6 and older), {@code mark} (nullable) names them.
+   */
+  public record GradientApplied(String trainerId, long step, float weight, float[] values, TaskMark mark)
+      implements Event {
     public GradientApplied(String trainerId, long step, float[] values) {
-      this(trainerId, step, values, null);
+      this(trainerId, step, 0f, values, null);
     }
   }
 
@@ -72,12 +76,16 @@ public final class BlockEvents {
   }
 
   /**
-   * The block's values, slots and update count at version {@code step}, kept as a checkpoint;
-   * held checkpoints older than {@code keepFrom} are dropped. In checkpoint durability this is what
-   * the journal holds instead of gradients, so replay lands on the newest checkpoint.
+   * The block's values, slots, update count and examples applied at version {@code step}, kept as
+   * a checkpoint; held checkpoints older than {@code keepFrom} are dropped. In checkpoint durability
+   * this is what the journal holds instead of gradients, so replay lands on the newest checkpoint.
    */
-  public record CheckpointTaken(long step, long keepFrom, float[] values, float[][] slots, long updates)
-      implements Event {}
+  public record CheckpointTaken(long step, long keepFrom, float[] values, float[][] slots, long updates,
+      long examples) implements Event {
+    public CheckpointTaken(long step, long keepFrom, float[] values, float[][] slots, long updates) {
+      this(step, keepFrom, values, slots, updates, 0);
+    }
+  }
 
   /** Checkpoint durability: the block went back to its checkpoint at {@code step}; pushes of older generations are refused. */
   public record RolledBackTo(long step, long generation) implements Event {}

@@ -194,8 +194,8 @@ public final class BlockProtocol {
    * trainers of the membership that have not contributed to it. {@code eventsReplayed} is how many
    * events the last recovery replayed on top of its snapshot. {@code bulkPushes} and
    * {@code bulkPulls} count pushes and pull replies that went by bulk letter.
-   * {@code examplesApplied}: sync, the examples behind the steps applied so far (the sum of their
-   * contributions' weights; kept in the snapshot, so it survives a move); 0 in async mode.
+   * {@code examplesApplied}: the examples behind the updates applied so far (the sum of their
+   * pushes' weights; kept in the snapshot, so it survives a move).
    */
   public record BlockStats(
       String entityId,

@@ -183,7 +183,7 @@ final class BlockRules {
       counters.skippedNonFinite++;
       return PushOutcome.answered(new Skipped(v));
     }
-    return PushOutcome.recorded(List.of(new GradientApplied(trainer, cmd.step(), cmd.values(), cmd.mark())),
+    return PushOutcome.recorded(List.of(new GradientApplied(trainer, cmd.step(), cmd.weight(), cmd.values(), cmd.mark())),
         Applied::new);
   }
 

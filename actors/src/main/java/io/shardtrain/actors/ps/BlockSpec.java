@@ -6,8 +6,13 @@ import io.shardtrain.compute.optim.OptimizerSpec;
 /**
  * What a parameter block is and how it learns: its slice of the parameter, its optimizer, its
  * learning-rate schedule (a {@link LearningRateSchedule#parse} spec over base rate {@code lr},
- * run on the block's own update count) and its consistency mode. {@code maxStaleness} bounds, in
+ * run on the block's own progress) and its consistency mode. {@code maxStaleness} bounds, in
  * async mode, how many versions a pushed gradient's base may lag the block (-1 = unbounded).
+ *
+ * <p>{@code examplesPerUpdate} is what one update was planned to cover (batch × trainers in sync,
+ * the batch in async): the schedule then runs on the examples the block applied, counted in such
+ * updates, so a job whose trainers leave or join still ends its schedule when the planned examples
+ * are consumed. 0 runs it on the update count.
  */
 public record BlockSpec(
     String parameter,
@@ -18,7 +23,8 @@ public record BlockSpec(
     String lrSchedule,
     float lr,
     Mode mode,
-    long maxStaleness) {
+    long maxStaleness,
+    long examplesPerUpdate) {
 
   /** How pushes of several trainers combine. */
   public enum Mode {
@@ -40,15 +46,31 @@ public record BlockSpec(
       throw new IllegalArgumentException("block " + parameter + "#" + index
           + ": max staleness must be -1 (off) or >= 0, not " + maxStaleness);
     }
+    if (examplesPerUpdate < 0) {
+      throw new IllegalArgumentException("block " + parameter + "#" + index
+          + ": examples per update must be >= 0 (0: the schedule counts updates), not " + examplesPerUpdate);
+    }
     // Fails here, naming the spec, rather than in the block after it was persisted.
     LearningRateSchedule.parse(lrSchedule, lr);
+  }
+
+  /** A spec whose schedule runs on the update count. */
+  public BlockSpec(String parameter, int index, int offset, int length, OptimizerSpec optimizer, String lrSchedule,
+      float lr, Mode mode, long maxStaleness) {
+    this(parameter, index, offset, length, optimizer, lrSchedule, lr, mode, maxStaleness, 0);
   }
 
   /** The spec of {@code slice} with the given optimizer, schedule, mode and staleness bound. */
   public static BlockSpec of(BlockSlice slice, OptimizerSpec optimizer, String lrSchedule, float lr, Mode mode,
       long maxStaleness) {
+    return of(slice, optimizer, lrSchedule, lr, mode, maxStaleness, 0);
+  }
+
+  /** The same, with the schedule running on the examples applied, {@code examplesPerUpdate} to an update. */
+  public static BlockSpec of(BlockSlice slice, OptimizerSpec optimizer, String lrSchedule, float lr, Mode mode,
+      long maxStaleness, long examplesPerUpdate) {
     return new BlockSpec(slice.parameter(), slice.index(), slice.offset(), slice.length(), optimizer, lrSchedule,
-        lr, mode, maxStaleness);
+        lr, mode, maxStaleness, examplesPerUpdate);
   }
 
   /** The spec of {@code slice}, taking the staleness bound from {@code shardtrain.ps.max-staleness}. */

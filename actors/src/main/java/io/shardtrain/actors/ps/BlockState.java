@@ -33,8 +33,12 @@ public final class BlockState {
     }
   }
 
-  /** A held checkpoint: values, optimizer slots and update count at one version. Arrays are never mutated. */
-  public record Held(float[] values, float[][] slots, long updates) {}
+  /** A held checkpoint: values, optimizer slots, update count and examples applied at one version. Arrays are never mutated. */
+  public record Held(float[] values, float[][] slots, long updates, long examples) {
+    public Held(float[] values, float[][] slots, long updates) {
+      this(values, slots, updates, 0);
+    }
+  }
 
   BlockSpec spec;
   float[] values;
@@ -140,9 +144,18 @@ public final class BlockState {
     return List.copyOf(barrier.pending());
   }
 
-  /** Sync: the examples behind the applied steps (the sum of their contributions' weights). */
+  /** The examples behind the applied updates (sync: the sum of the steps' contributions' weights). */
   public long examplesApplied() {
     return examplesApplied;
+  }
+
+  /**
+   * Where the learning-rate schedule stands: the examples applied, counted in the updates the spec
+   * planned ({@link BlockSpec#examplesPerUpdate}), or the update count when it planned none.
+   */
+  long schedulePosition() {
+    long per = spec.examplesPerUpdate();
+    return per > 0 ? examplesApplied / per : optimizerState.updates();
   }
 
   /** How far the examples of task {@code task} of epoch {@code epoch} reached this block. */
@@ -227,7 +240,7 @@ public final class BlockState {
 
   /** The live values (shared: copy-on-write), a copy of the slots, and the update count. */
   Held capture() {
-    return new Held(values, optimizerState.copy().slots(), optimizerState.updates());
+    return new Held(values, optimizerState.copy().slots(), optimizerState.updates(), examplesApplied);
   }
 
   /**
@@ -249,6 +262,7 @@ public final class BlockState {
     float[][] slots = new float[h.slots().length][];
     for (int i = 0; i < slots.length; i++) slots[i] = h.slots()[i].clone();
     optimizerState = OptimizerState.of(spec.length(), slots, h.updates());
+    examplesApplied = h.examples();
     version = step;
     if (dropPending) {
       barrier.clearPending();
@@ -309,7 +323,7 @@ public final class BlockState {
 
   private BlockState onStepApplied(StepApplied e) {
     // Arrival order = journal order, so the mean replays bit for bit.
-    values = update.applyMean(values, optimizerState, barrier.pending());
+    values = update.applyMean(values, optimizerState, barrier.pending(), schedulePosition());
     examplesApplied += barrier.examples();
     version = e.step();
     barrier.clearPending();
@@ -318,7 +332,7 @@ public final class BlockState {
 
   private BlockState onStepCommitted(StepCommitted e) {
     // The mean was summed once, live, in arrival order; replay applies those same floats.
-    if (e.mean() != null) values = update.apply(values, optimizerState, e.mean());
+    if (e.mean() != null) values = update.apply(values, optimizerState, e.mean(), schedulePosition());
     examplesApplied += e.examples();
     // Replay: the contributions were not journaled, so this is where they count.
     for (Contributor c : e.contributors()) accepted(c.trainerId(), e.step(), c.mark());
@@ -339,7 +353,8 @@ public final class BlockState {
   }
 
   private BlockState onGradientApplied(GradientApplied e) {
-    values = update.apply(values, optimizerState, e.values());
+    values = update.apply(values, optimizerState, e.values(), schedulePosition());
+    examplesApplied += Math.round(e.weight());
     version++;
     accepted(e.trainerId(), e.step(), e.mark());
     return this;
@@ -351,7 +366,7 @@ public final class BlockState {
   }
 
   private BlockState onCheckpointTaken(CheckpointTaken e) {
-    Held h = new Held(e.values(), e.slots(), e.updates());
+    Held h = new Held(e.values(), e.slots(), e.updates(), e.examples());
     hold(e.step(), e.keepFrom(), h);
     // Live: the same values (captured from them), and contributions to the next step stay. Replay:
     // the journal holds no gradients, so this is where the block resumes.

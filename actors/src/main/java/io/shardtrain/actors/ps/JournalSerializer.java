@@ -32,7 +32,11 @@ public final class JournalSerializer extends TableSerializer {
    * formats 1 to 7 differ only where {@link #FORMAT_3}, {@link #FORMAT_4} and {@link #FORMAT_7} say.
    */
   private static final int FORMAT = 7;
-  /** Format 7 added {@link StepCommitted} and the task marks of the pending contributions in the state. */
+  /**
+   * Format 7 added {@link StepCommitted}, the task marks of the pending contributions in the state,
+   * the examples per update of a spec, the weight of a {@link GradientApplied} and the examples
+   * applied of a checkpoint.
+   */
   private static final int FORMAT_7 = 7;
   /** Format 4 added task marks to the gradient events and the state. */
   private static final int FORMAT_4 = 4;
@@ -46,7 +50,7 @@ public final class JournalSerializer extends TableSerializer {
     entry("Initialized", Initialized.class, (out, m) -> {
       putSpec(out, m.spec());
       out.putFloats(m.values());
-    }, in -> new Initialized(getSpec(in), in.getFloats()));
+    }, in -> new Initialized(getSpec(in, in.format() >= FORMAT_7), in.getFloats()));
     entry("GradientReceived", GradientReceived.class, (out, m) -> {
       out.putString(m.trainerId());
       out.putLong(m.step());
@@ -84,7 +88,14 @@ public final class JournalSerializer extends TableSerializer {
       out.putLong(m.step());
       out.putFloats(m.values());
       putMark(out, m.mark());
-    }, in -> new GradientApplied(in.getString(), in.getLong(), in.getFloats(), getMarkSince4(in)));
+      out.putFloat(m.weight());
+    }, in -> {
+      String trainer = in.getString();
+      long step = in.getLong();
+      float[] values = in.getFloats();
+      BlockProtocol.TaskMark mark = getMarkSince4(in);
+      return new GradientApplied(trainer, step, in.format() >= FORMAT_7 ? in.getFloat() : 0f, values, mark);
+    });
     entry("MembershipUpdated", MembershipUpdated.class, (out, m) -> {
       out.putLong(m.epoch());
       out.putStrings(m.trainers());
@@ -92,12 +103,12 @@ public final class JournalSerializer extends TableSerializer {
     entry("CheckpointTaken", CheckpointTaken.class, (out, m) -> {
       out.putLong(m.step());
       out.putLong(m.keepFrom());
-      putHeld(out, m.values(), m.slots(), m.updates());
+      putHeld(out, new BlockState.Held(m.values(), m.slots(), m.updates(), m.examples()));
     }, in -> {
       long step = in.getLong();
       long keepFrom = in.getLong();
       BlockState.Held h = getHeld(in);
-      return new CheckpointTaken(step, keepFrom, h.values(), h.slots(), h.updates());
+      return new CheckpointTaken(step, keepFrom, h.values(), h.slots(), h.updates(), h.examples());
     });
     entry("RolledBackTo", RolledBackTo.class, (out, m) -> {
       out.putLong(m.step());
@@ -116,18 +127,20 @@ public final class JournalSerializer extends TableSerializer {
     return in.format() >= FORMAT_4 ? getMark(in) : null;
   }
 
-  private static void putHeld(Out out, float[] values, float[][] slots, long updates) {
-    out.putFloats(values);
-    out.putInt(slots.length);
-    for (float[] slot : slots) out.putFloats(slot);
-    out.putLong(updates);
+  private static void putHeld(Out out, BlockState.Held h) {
+    out.putFloats(h.values());
+    out.putInt(h.slots().length);
+    for (float[] slot : h.slots()) out.putFloats(slot);
+    out.putLong(h.updates());
+    out.putLong(h.examples());
   }
 
   private static BlockState.Held getHeld(In in) {
     float[] values = in.getFloats();
     float[][] slots = new float[in.getCount(4)][];
     for (int i = 0; i < slots.length; i++) slots[i] = in.getFloats();
-    return new BlockState.Held(values, slots, in.getLong());
+    long updates = in.getLong();
+    return new BlockState.Held(values, slots, updates, in.format() >= FORMAT_7 ? in.getLong() : 0);
   }
 
   private static void writeState(Out out, BlockState s) {
@@ -159,7 +172,7 @@ public final class JournalSerializer extends TableSerializer {
     out.putInt(s.checkpoints.size());
     for (Map.Entry<Long, BlockState.Held> e : s.checkpoints.entrySet()) {
       out.putLong(e.getKey());
-      putHeld(out, e.getValue().values(), e.getValue().slots(), e.getValue().updates());
+      putHeld(out, e.getValue());
     }
     out.putLong(s.generation);
     Map<Long, BlockProtocol.TaskProgress> marks = s.taskMarks();
@@ -177,7 +190,7 @@ public final class JournalSerializer extends TableSerializer {
     float[][] slots = null;
     long updates = 0;
     if (in.getBoolean()) {
-      spec = getSpec(in);
+      spec = getSpec(in, format >= FORMAT_7);
       values = in.getFloats();
       slots = new float[in.getCount(4)][];
       for (int i = 0; i < slots.length; i++) slots[i] = in.getFloats();

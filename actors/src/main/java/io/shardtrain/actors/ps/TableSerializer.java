@@ -201,9 +201,11 @@ abstract class TableSerializer extends SerializerWithStringManifest {
     out.putFloat(spec.lr());
     out.putString(spec.mode().name());
     out.putLong(spec.maxStaleness());
+    out.putLong(spec.examplesPerUpdate());
   }
 
-  static BlockSpec getSpec(In in) {
+  /** A spec; {@code withExamples}: written with its examples per update (older formats had none). */
+  static BlockSpec getSpec(In in, boolean withExamples) {
     String parameter = in.getString();
     int index = in.getInt();
     int offset = in.getInt();
@@ -214,7 +216,9 @@ abstract class TableSerializer extends SerializerWithStringManifest {
     String schedule = in.getString();
     float lr = in.getFloat();
     BlockSpec.Mode mode = BlockSpec.Mode.valueOf(in.getString());
-    return new BlockSpec(parameter, index, offset, length, optimizer, schedule, lr, mode, in.getLong());
+    long maxStaleness = in.getLong();
+    return new BlockSpec(parameter, index, offset, length, optimizer, schedule, lr, mode, maxStaleness,
+        withExamples ? in.getLong() : 0);
   }
 
   /** An optional task mark: a presence byte, then epoch, task and offset. */

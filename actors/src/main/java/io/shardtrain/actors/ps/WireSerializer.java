@@ -43,7 +43,7 @@ public final class WireSerializer extends TableSerializer {
    * 717002 the {@link JournalSerializer}.
    */
   public static final int IDENTIFIER = 717_003;
-  private static final int FORMAT = 1;
+  private static final int FORMAT = 2;
 
   public WireSerializer(ExtendedActorSystem system) {
     super(system, FORMAT, FORMAT, true);
@@ -51,7 +51,7 @@ public final class WireSerializer extends TableSerializer {
       putSpec(out, m.spec());
       out.putFloats(m.values());
       putRef(out, m.replyTo());
-    }, in -> new Initialize(getSpec(in), in.getFloats(), getRef(in)));
+    }, in -> new Initialize(getSpec(in, true), in.getFloats(), getRef(in)));
     entry("PushGradient", PushGradient.class, this::putPush, this::getPush);
     entry("Pull", Pull.class, (out, m) -> {
       out.putLong(m.minVersion());

@@ -193,4 +193,82 @@ class BlockStateTest {
     assertEquals(List.of(), s.copyWithoutCheckpoints().checkpointSteps());
     assertEquals(List.of(0L, 1L), s.checkpointSteps());
   }
+
+  /** A block whose rate halves with every planned update: {@code step:1:0.5} from 1.0, SGD. */
+  private static BlockState halving(BlockSpec.Mode mode, long examplesPerUpdate, String... trainers) {
+    BlockSpec spec = new BlockSpec("w", 0, 0, 1, OptimizerSpec.defaults(OptimizerSpec.Kind.SGD), "step:1:0.5", 1f,
+        mode, -1, examplesPerUpdate);
+    BlockState s = new BlockState().apply(new Initialized(spec, new float[] {0f}));
+    return s.apply(new MembershipUpdated(1, List.of(trainers)));
+  }
+
+  @Test
+  void aSyncScheduleRunsOnTheExamplesAppliedSoOneTrainerLeftTakesTwiceTheStepsToDecay() {
+    // Planned for 2 trainers of batch 4: an update covers 8 examples. Only "a" is left, 4 per step.
+    BlockState s = halving(BlockSpec.Mode.SYNC, 8, "a");
+    float[] rates = new float[4];
+    for (int step = 1; step <= 4; step++) {
+      float before = s.values()[0];
+      s.apply(new GradientReceived("a", step, 4f, new float[] {1f}));
+      s.apply(new StepApplied(step));
+      rates[step - 1] = before - s.values()[0];
+    }
+    // Positions 0, 0, 1, 1 (4, 8, 12 examples before steps 2-4): rates 1, 1, 0.5, 0.5.
+    assertArrayEquals(new float[] {1f, 1f, 0.5f, 0.5f}, rates, 0f);
+    assertEquals(4, s.updates());
+    assertEquals(16, s.examplesApplied());
+    assertEquals(2, s.schedulePosition());
+    // Both trainers again (a joined): a full update per step, as planned.
+    s.apply(new MembershipUpdated(2, List.of("a", "b")));
+    s.apply(new GradientReceived("a", 5, 4f, new float[] {1f}));
+    s.apply(new GradientReceived("b", 5, 4f, new float[] {1f}));
+    float before = s.values()[0];
+    s.apply(new StepApplied(5));
+    assertEquals(0.25f, before - s.values()[0], 0f);
+    assertEquals(3, s.schedulePosition());
+  }
+
+  @Test
+  void anAsyncScheduleRunsOnTheExamplesOfEachPushWhicheverTrainerSentIt() {
+    // Planned: an update is one batch of 4.
+    BlockState s = halving(BlockSpec.Mode.ASYNC, 4);
+    float[] rates = new float[4];
+    String[] from = {"a", "b", "a", "a"};
+    float[] weights = {4f, 4f, 2f, 2f};
+    for (int i = 0; i < 4; i++) {
+      float before = s.values()[0];
+      s.apply(new GradientApplied(from[i], i + 1, weights[i], new float[] {1f}, null));
+      rates[i] = before - s.values()[0];
+    }
+    // Positions 0, 1, 2, 2 (0, 4, 8, 10 examples): a half batch moves the schedule half as far.
+    assertArrayEquals(new float[] {1f, 0.5f, 0.25f, 0.25f}, rates, 0f);
+    assertEquals(12, s.examplesApplied());
+  }
+
+  @Test
+  void aSpecThatPlansNoExamplesRunsTheScheduleOnTheUpdateCount() {
+    BlockState s = halving(BlockSpec.Mode.SYNC, 0, "a");
+    s.apply(new GradientReceived("a", 1, 4f, new float[] {1f}));
+    s.apply(new StepApplied(1));
+    s.apply(new GradientReceived("a", 2, 4f, new float[] {1f}));
+    float before = s.values()[0];
+    s.apply(new StepApplied(2));
+    assertEquals(0.5f, before - s.values()[0], 0f);
+    assertEquals(2, s.schedulePosition());
+  }
+
+  @Test
+  void aRollbackTakesTheExamplesAppliedBackToTheCheckpointsSoTheScheduleResumesThere() {
+    BlockState s = halving(BlockSpec.Mode.SYNC, 4, "a");
+    s.apply(new GradientReceived("a", 1, 4f, new float[] {1f}));
+    s.apply(new StepApplied(1));
+    BlockState.Held h = s.capture();
+    s.apply(new CheckpointTaken(1, 0, h.values(), h.slots(), h.updates(), h.examples()));
+    s.apply(new GradientReceived("a", 2, 4f, new float[] {1f}));
+    s.apply(new StepApplied(2));
+    assertEquals(8, s.examplesApplied());
+    s.apply(new RolledBackTo(1, 1));
+    assertEquals(4, s.examplesApplied());
+    assertEquals(1, s.schedulePosition());
+  }
 }

@@ -83,7 +83,7 @@ class JournalSerializerTest {
           "BgEAAABjCwAAAAAAAAABAgAAAAEAAABgAAAAAAAAAA=="),
       new Stored("StepApplied", new StepApplied(12),
           "BgwAAAAAAAAA"),
-      new Stored("GradientApplied", new GradientApplied("b", 10, VALUES, MARK),
+      new Stored("GradientApplied", new GradientApplied("b", 10, 0f, VALUES, MARK),
           "BgEAAABiCgAAAAAAAAAFAAAAAADAPwAAAIABAAAAkPT3y83MzD0BAgAAAAEAAABgAAAAAAAAAA=="),
       new Stored("MembershipUpdated", new MembershipUpdated(4, List.of("a", "c")),
           "BgQAAAAAAAAAAgAAAAEAAABhAQAAAGM="),
@@ -105,20 +105,35 @@ class JournalSerializerTest {
 
   /** Format 7, the format journals written today hold. */
   private static final List<Stored> STORED_7 = List.of(
+      new Stored("Initialized", new Initialized(specPlanningExamples(), VALUES), "BwcAAABsYXllci53AwAAAAAADAAFAAAABAAAAEFEQU0AAIA+AM3MTD+kcH0/lb/WMwrXIzxvEgM7AZqZmT4bAAAAd2Fy"
+          + "bXVwOjEwLGNvc2luZToxMDAwOjAuMDAxpptEOwUAAABBU1lOQwcAAAAAAAAAgAAAAAAAAAAFAAAAAADAPwAAAIABAAAA"
+          + "kPT3y83MzD0="),
+      new Stored("GradientApplied", new GradientApplied("b", 10, 24f, VALUES, MARK), "BwEAAABiCgAAAAAAAAAFAAAAAADAPwAAAIABAAAAkPT3y83MzD0BAgAAAAEAAABgAAAAAAAAAAAAwEE="),
+      new Stored("CheckpointTaken", new CheckpointTaken(40, 30, VALUES, new float[][] {{1f, 2f, 3f, 4f, 5f}}, 39, 2496),
+          "BygAAAAAAAAAHgAAAAAAAAAFAAAAAADAPwAAAIABAAAAkPT3y83MzD0BAAAABQAAAAAAgD8AAABAAABAQAAAgEAAAKBA"
+          + "JwAAAAAAAADACQAAAAAAAA=="),
       new Stored("StepCommitted", new StepCommitted(12, new float[] {1.5f, -2f}, 96,
           List.of(new Contributor("a", MARK), new Contributor("b", null))), "BwwAAAAAAAAAAQIAAAAAAMA/AAAAwGAAAAAAAAAAAgAAAAEAAABhAQIAAAABAAAAYAAAAAAAAAABAAAAYgA="),
       new Stored("StepCommitted", new StepCommitted(13, null, 0, List.of(new Contributor("a", null))), "Bw0AAAAAAAAAAAAAAAAAAAAAAQAAAAEAAABhAA=="),
       new Stored("State", fullStateWithMarks(), "BwEHAAAAbGF5ZXIudwMAAAAAAAwABQAAAAQAAABBREFNAACAPgDNzEw/pHB9P5W/1jMK1yM8bxIDOwGamZk+GwAAAHdh"
-          + "cm11cDoxMCxjb3NpbmU6MTAwMDowLjAwMaabRDsFAAAAQVNZTkMHAAAAAAAAAAUAAAAAAMA/AAAAgAEAAACQ9PfLzczM"
-          + "PQEAAAAFAAAAAADAPwAAAIABAAAAkPT3y83MzD0RAAAAAAAAAAkAAAAAAAAAAwAAAAAAAAACAAAAAQAAAGEBAAAAYgIA"
-          + "AAABAAAAYQAAAEAFAAAAAACAPwAAAEAAAEBAAACAQAAAoEABAgAAAAEAAABgAAAAAAAAAAEAAABiAAAAAAAAAAAAAgAA"
-          + "AAEAAABhCgAAAAAAAAABAAAAYgkAAAAAAAAAQAIAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"));
+          + "cm11cDoxMCxjb3NpbmU6MTAwMDowLjAwMaabRDsFAAAAQVNZTkMHAAAAAAAAAIAAAAAAAAAABQAAAAAAwD8AAACAAQAA"
+          + "AJD098vNzMw9AQAAAAUAAAAAAMA/AAAAgAEAAACQ9PfLzczMPREAAAAAAAAACQAAAAAAAAADAAAAAAAAAAIAAAABAAAA"
+          + "YQEAAABiAgAAAAEAAABhAAAAQAUAAAAAAIA/AAAAQAAAQEAAAIBAAACgQAECAAAAAQAAAGAAAAAAAAAAAQAAAGIAAAAA"
+          + "AAAAAAACAAAAAQAAAGEKAAAAAAAAAAEAAABiCQAAAAAAAABAAgAAAAAAAAEAAAAFAAAAAAAAAAUAAAAAAMA/AAAAgAEA"
+          + "AACQ9PfLzczMPQEAAAAFAAAAAADAPwAAAIABAAAAkPT3y83MzD0FAAAAAAAAAEABAAAAAAAAAAAAAAAAAAAAAAAA"));
+
+  /** {@link SerializerTestSupport#spec()} with its schedule on the examples, 128 to an update. */
+  private static BlockSpec specPlanningExamples() {
+    BlockSpec s = spec();
+    return new BlockSpec(s.parameter(), s.index(), s.offset(), s.length(), s.optimizer(), s.lrSchedule(), s.lr(),
+        s.mode(), s.maxStaleness(), 128);
+  }
 
   private static BlockState fullStateWithMarks() {
-    BlockState state = BlockState.restore(spec(), VALUES.clone(), new float[][] {VALUES.clone()}, 17, 9, 3,
-        List.of("a", "b"), List.of(new Contribution("a", 2f, new float[] {1f, 2f, 3f, 4f, 5f}, MARK),
+    BlockState state = BlockState.restore(specPlanningExamples(), VALUES.clone(), new float[][] {VALUES.clone()}, 17, 9,
+        3, List.of("a", "b"), List.of(new Contribution("a", 2f, new float[] {1f, 2f, 3f, 4f, 5f}, MARK),
             new Contribution("b", 0f, new float[0], null)), Map.of("a", 10L, "b", 9L), 576);
-    return BlockState.restore(state, Map.of(), 0);
+    return BlockState.restore(state, Map.of(5L, new BlockState.Held(VALUES, new float[][] {VALUES}, 5, 320)), 0);
   }
 
   @Test
@@ -134,7 +149,7 @@ class JournalSerializerTest {
       Object back = serialization.deserialize(written, JournalSerializer.IDENTIFIER, s.manifest()).get();
       assertArrayEquals(written, serializer.toBinary(back), s.manifest() + " reads back whole");
     }
-    BlockState state = (BlockState) serialization.deserialize(Base64.getDecoder().decode(STORED_7.get(2).base64()),
+    BlockState state = (BlockState) serialization.deserialize(Base64.getDecoder().decode(STORED_7.get(5).base64()),
         JournalSerializer.IDENTIFIER, "State").get();
     assertEquals(MARK, state.pending().get(0).mark());
     assertNull(state.pending().get(1).mark());
@@ -148,14 +163,9 @@ class JournalSerializerTest {
       Serializer serializer = serialization.findSerializerFor(s.message());
       assertEquals(s.manifest(), Serializers.manifestFor(serializer, s.message()), "the stored manifest");
       Object back = serialization.deserialize(bytes, JournalSerializer.IDENTIFIER, s.manifest()).get();
-      if (back instanceof BlockState state) {
-        assertSameState((BlockState) s.message(), state);
-      } else {
-        // The events' layout did not change in format 7: the same bytes under the new format byte.
-        byte[] now = bytes.clone();
-        now[0] = 7;
-        assertArrayEquals(now, serializer.toBinary(back), s.manifest() + " reads back whole");
-      }
+      // Read into what it was written from (what format 7 added has its old default).
+      assertArrayEquals(serializer.toBinary(s.message()), serializer.toBinary(back), s.manifest() + " reads back whole");
+      if (back instanceof BlockState state) assertSameState((BlockState) s.message(), state);
     }
   }
 
@@ -167,8 +177,8 @@ class JournalSerializerTest {
     GradientReceived received = roundTrip(new GradientReceived("a", 9, 32f, VALUES));
     assertEquals(List.of("a", 9L, 32f), List.of(received.trainerId(), received.step(), received.weight()));
     assertBitsEqual(VALUES, received.values(), "GradientReceived values");
-    GradientApplied applied = roundTrip(new GradientApplied("b", 10, VALUES));
-    assertEquals(List.of("b", 10L), List.of(applied.trainerId(), applied.step()));
+    GradientApplied applied = roundTrip(new GradientApplied("b", 10, 24f, VALUES, null));
+    assertEquals(List.of("b", 10L, 24f), List.of(applied.trainerId(), applied.step(), applied.weight()));
     assertBitsEqual(VALUES, applied.values(), "GradientApplied values");
     assertEquals(new GradientSkipped("c", 11), roundTrip(new GradientSkipped("c", 11)));
     assertEquals(new StepApplied(12), roundTrip(new StepApplied(12)));
@@ -179,8 +189,8 @@ class JournalSerializerTest {
   void checkpointEventsRoundTrip() {
     assertEquals(new RolledBackTo(30, 2), roundTrip(new RolledBackTo(30, 2)));
     CheckpointTaken t = roundTrip(
-        new CheckpointTaken(40, 30, VALUES, new float[][] {{1f, 2f, 3f, 4f, 5f}, VALUES}, 39));
-    assertEquals(List.of(40L, 30L, 39L), List.of(t.step(), t.keepFrom(), t.updates()));
+        new CheckpointTaken(40, 30, VALUES, new float[][] {{1f, 2f, 3f, 4f, 5f}, VALUES}, 39, 2496));
+    assertEquals(List.of(40L, 30L, 39L, 2496L), List.of(t.step(), t.keepFrom(), t.updates(), t.examples()));
     assertBitsEqual(VALUES, t.values(), "CheckpointTaken values");
     assertBitsEqual(VALUES, t.slots()[1], "CheckpointTaken slot 1");
   }
@@ -189,7 +199,7 @@ class JournalSerializerTest {
   void taskMarksRoundTripInEventsAndState() {
     BlockProtocol.TaskMark mark = new BlockProtocol.TaskMark(2, 1, 96);
     assertEquals(mark, roundTrip(new GradientReceived("a", 9, 32f, VALUES, mark)).mark());
-    assertEquals(mark, roundTrip(new GradientApplied("a", 9, VALUES, mark)).mark());
+    assertEquals(mark, roundTrip(new GradientApplied("a", 9, 32f, VALUES, mark)).mark());
     assertEquals(new GradientSkipped("a", 9, mark), roundTrip(new GradientSkipped("a", 9, mark)));
 
     BlockState state = BlockState.restore(spec(), VALUES.clone(), new float[0][], 4, 4, 1, List.of("a"), List.of(), Map.of(), 0);
@@ -258,13 +268,20 @@ class JournalSerializerTest {
     assertEquals(List.of(4L, 0L), List.of(old.version(), old.examplesApplied()));
   }
 
-  /** A snapshot written now with its last {@code cut} bytes dropped, read back as format {@code format}. */
+  /**
+   * A snapshot written now with its last {@code cut} bytes dropped, read back as format
+   * {@code format} (before 7: also without the spec's examples per update, its last 8 bytes).
+   */
   private static BlockState olderSnapshot(int cut, int format) throws Exception {
     JournalSerializer serializer = serializer();
     BlockState state = BlockState.restore(spec(), VALUES.clone(), new float[0][], 4, 4, 1, List.of("a"), List.of(),
         Map.of("a", 4L), 128);
     byte[] now = serializer.toBinary(state);
-    byte[] old = Arrays.copyOf(now, now.length - cut);
+    // Initialized is the format byte, the spec, and the values' count (4 bytes) with no values.
+    int specEnd = 2 + serializer.toBinary(new Initialized(spec(), new float[0])).length - 1 - 4;
+    byte[] old = new byte[now.length - 8 - cut];
+    System.arraycopy(now, 0, old, 0, specEnd - 8);
+    System.arraycopy(now, specEnd, old, specEnd - 8, old.length - (specEnd - 8));
     old[0] = (byte) format;
     return (BlockState) serializer.fromBinary(old, "State");
   }

@@ -179,10 +179,10 @@ class WireSerializerTest {
     TestProbe<Object> probe = kit.createTestProbe();
     WireSerializer serializer = new WireSerializer(classic(kit));
     byte[] push = serializer.toBinary(new PushGradient("t", 3, 2, 1, 8f, VALUES, probe.ref().unsafeUpcast()));
-    push[0] = 2;
+    push[0] = 3;
     NotSerializableException e = assertThrows(NotSerializableException.class,
         () -> serializer.fromBinary(push, "PushGradient"));
-    assertTrue(e.getMessage().contains("PushGradient") && e.getMessage().contains("format version 2")
+    assertTrue(e.getMessage().contains("PushGradient") && e.getMessage().contains("format version 3")
         && e.getMessage().contains("another version"), e.getMessage());
 
     // A node of an older version sends its wire messages under the journal serializer's id.

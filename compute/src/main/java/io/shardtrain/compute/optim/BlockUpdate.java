@@ -42,8 +42,17 @@ public final class BlockUpdate {
    * advances by one update.
    */
   public float[] apply(float[] values, OptimizerState state, float[] gradient) {
+    return apply(values, state, gradient, state.updates());
+  }
+
+  /**
+   * The values after one optimizer step on {@code gradient} at the schedule's rate for position
+   * {@code position} (rather than the update count: a block whose updates cover a varying number of
+   * examples runs its schedule on the examples), in a new array; {@code state} advances by one update.
+   */
+  public float[] apply(float[] values, OptimizerState state, float[] gradient, long position) {
     float[] next = values.clone();
-    state.step(optimizer, schedule, next, gradient);
+    state.step(optimizer, schedule.rate(position), next, gradient);
     return next;
   }
 
@@ -53,8 +62,14 @@ public final class BlockUpdate {
    * no gradient has a positive weight.
    */
   public float[] applyMean(float[] values, OptimizerState state, List<? extends WeightedGradient> gradients) {
+    return applyMean(values, state, gradients, state.updates());
+  }
+
+  /** {@link #applyMean(float[], OptimizerState, List)} at the schedule's rate for {@code position}. */
+  public float[] applyMean(float[] values, OptimizerState state, List<? extends WeightedGradient> gradients,
+      long position) {
     float[] mean = weightedMean(values.length, gradients);
-    return mean == null ? values : apply(values, state, mean);
+    return mean == null ? values : apply(values, state, mean, position);
   }
 
   /**

@@ -71,13 +71,18 @@ public final class OptimizerState {
    * the update succeeded.
    */
   public void step(Optimizer optimizer, LearningRateSchedule schedule, float[] weights, float[] grad) {
+    step(optimizer, schedule.rate(updates), weights, grad);
+  }
+
+  /** Applies one update at learning rate {@code rate}; otherwise as {@link #step(Optimizer, LearningRateSchedule, float[], float[])}. */
+  public void step(Optimizer optimizer, float rate, float[] weights, float[] grad) {
     if (weights == null || weights.length != length) {
       throw new IllegalArgumentException("weights of length "
           + (weights == null ? "null" : String.valueOf(weights.length))
           + " do not match optimizer state for length " + length);
     }
     long next = updates + 1;
-    optimizer.apply(weights, grad, slots, next, schedule.rate(updates));
+    optimizer.apply(weights, grad, slots, next, rate);
     updates = next;
   }
 
