@@ -75,7 +75,7 @@ class BlockLayoutTest {
   @Test
   void settingsReadTheReferenceDefaultsAndRejectAnUnknownPolicy() {
     PsSettings defaults = PsSettings.fromConfig(ConfigFactory.load());
-    assertEquals(new PsSettings(262_144, 100, Duration.ofSeconds(30), Duration.ofSeconds(10),
+    assertEquals(new PsSettings(262_144, 10, Duration.ofSeconds(30), Duration.ofSeconds(10),
         PsSettings.NonFinitePolicy.REJECT, -1, 1), defaults);
     IllegalArgumentException noNodes = assertThrows(IllegalArgumentException.class, () -> PsSettings.fromConfig(
         ConfigFactory.parseString("shardtrain.ps.min-nodes = 0").withFallback(ConfigFactory.load())));
