@@ -3,6 +3,7 @@ package io.shardtrain.actors.trainer;
 import akka.Done;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.javadsl.ActorContext;
+import akka.actor.typed.javadsl.AskPattern;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.job.TrainerNotice;
@@ -96,9 +97,13 @@ final class MasterLink {
     ProgressReports.Step newest = report.newest();
     List<JobProtocol.StepOffset> steps = report.steps().stream()
         .map(x -> new JobProtocol.StepOffset(x.step(), x.offset())).toList();
-    context.askWithStatus(Done.class, master, settings.askTimeout(),
-        replyTo -> new JobProtocol.ReportProgress(trainerId, newest.epoch(), newest.task(), steps, generation, replyTo),
-        (done, failure) -> new Reported(report.id(), newest.step(), failure));
+    // Not context.askWithStatus: its Java stage runs the answer's callback on the common pool, which on
+    // two cores starts a thread per callback, here one per step. This one runs where the answer arrives.
+    ActorRef<Trainer.Command> self = context.getSelf();
+    AskPattern.<JobProtocol.Command, Done>askWithStatus(master,
+            replyTo -> new JobProtocol.ReportProgress(trainerId, newest.epoch(), newest.task(), steps, generation,
+                replyTo), settings.askTimeout(), context.getSystem().scheduler())
+        .whenCompleteAsync((done, failure) -> self.tell(new Reported(report.id(), newest.step(), failure)), Runnable::run);
   }
 
   void heartbeat() {
