@@ -17,6 +17,7 @@ import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.actors.transport.Departures;
 import io.shardtrain.actors.transport.PeerGone;
+import io.shardtrain.actors.transport.WirePrecision;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -74,10 +75,17 @@ public final class BlockClient<M> {
 
   /**
    * A gradient for {@code block} at {@code step}, made in rollback generation {@code generation};
-   * the same request again on every retry. {@code values} must not change until it is answered.
+   * the same request again on every retry. {@code values} must not change until it is answered;
+   * they travel in {@code precision}, inline or by letter alike.
    */
   public record PushRequest(String block, long step, long baseVersion, long membershipEpoch, float weight,
-      float[] values, long generation, TaskMark mark) {}
+      float[] values, long generation, TaskMark mark, WirePrecision precision) {
+    /** A push whose values travel as fp32. */
+    public PushRequest(String block, long step, long baseVersion, long membershipEpoch, float weight,
+        float[] values, long generation, TaskMark mark) {
+      this(block, step, baseVersion, membershipEpoch, weight, values, generation, mark, WirePrecision.FP32);
+    }
+  }
 
   /** A pull of {@code block} at version {@code minVersion} or later, made in rollback generation {@code generation}. */
   public record PullRequest(String block, long minVersion, long generation) {}
@@ -143,7 +151,7 @@ public final class BlockClient<M> {
 
   private PushGradient gradient(PushRequest p, float[] values, ActorRef<StatusReply<PushAck>> replyTo) {
     return new PushGradient(clientId, p.step(), p.baseVersion(), p.membershipEpoch(), p.weight(), values,
-        p.generation(), p.mark(), replyTo);
+        p.generation(), p.mark(), replyTo, p.precision());
   }
 
   /** Asks for {@code p}'s values; they come back as {@link Pulled}. */

@@ -10,6 +10,7 @@ import io.shardtrain.actors.ps.BlockProtocol.PushAck;
 import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
 import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
+import io.shardtrain.actors.transport.WirePrecision;
 
 /**
  * The block data path's bulk letters: a push or pull sent straight to a block's actor over the
@@ -24,7 +25,8 @@ public final class BlockLetters {
    * A push sent straight to the block's actor ({@code block}, from {@link BlockValues#block()}) over
    * the bulk channel, its gradient as the frame's floats; the block acknowledges with an
    * {@link AckLetter} to {@code replyBulk}. A block that moved never gets it: the letter bounces
-   * (an error reply at once) and the sender pushes through sharding again.
+   * (an error reply at once) and the sender pushes through sharding again. The frame carries the
+   * gradient in the push's precision.
    */
   public record PushLetter(ActorRef<Command> block, BulkAddress replyBulk, PushGradient push)
       implements BulkTransport.Letter {
@@ -37,6 +39,11 @@ public final class BlockLetters {
     @Override
     public ActorRef<?> recipient() {
       return block;
+    }
+
+    @Override
+    public WirePrecision precision() {
+      return push.precision();
     }
 
     @Override

@@ -4,6 +4,7 @@ import akka.actor.NoSerializationVerificationNeeded;
 import akka.actor.typed.ActorRef;
 import akka.pattern.StatusReply;
 import io.shardtrain.actors.transport.BulkAddress;
+import io.shardtrain.actors.transport.WirePrecision;
 import java.util.List;
 
 /** The messages a {@link ParameterBlock} accepts and answers with. */
@@ -24,6 +25,9 @@ public final class BlockProtocol {
    * must not change the array afterwards ({@code values} is null only inside a {@link BlockLetters.PushLetter},
    * whose frame carries the floats).
    * {@code mark} says which examples are behind it (null: not said, as for a benchmark's pushes).
+   * {@code precision} is how {@code values} travel to another node; the block only ever sees them
+   * decoded to fp32. A bf16 push's sender rounds its values to bf16 first (with error feedback), so
+   * a block in the same JVM, which gets the array itself, applies the same values as a remote one.
    */
   public record PushGradient(
       String trainerId,
@@ -34,7 +38,19 @@ public final class BlockProtocol {
       float[] values,
       long generation,
       TaskMark mark,
-      ActorRef<StatusReply<PushAck>> replyTo) implements Command {
+      ActorRef<StatusReply<PushAck>> replyTo,
+      WirePrecision precision) implements Command {
+
+    public PushGradient {
+      if (precision == null) throw new IllegalArgumentException("a push needs a wire precision");
+    }
+
+    /** A push whose values travel as fp32. */
+    public PushGradient(String trainerId, long step, long baseVersion, long membershipEpoch, float weight,
+        float[] values, long generation, TaskMark mark, ActorRef<StatusReply<PushAck>> replyTo) {
+      this(trainerId, step, baseVersion, membershipEpoch, weight, values, generation, mark, replyTo,
+          WirePrecision.FP32);
+    }
 
     /** A push without a task mark. */
     public PushGradient(String trainerId, long step, long baseVersion, long membershipEpoch, float weight,
@@ -51,7 +67,7 @@ public final class BlockProtocol {
     /** This push with {@code floats} as its values (what a {@link BlockLetters.PushLetter} opens to). */
     public PushGradient withValues(float[] floats) {
       return new PushGradient(trainerId, step, baseVersion, membershipEpoch, weight, floats, generation, mark,
-          replyTo);
+          replyTo, precision);
     }
   }
 

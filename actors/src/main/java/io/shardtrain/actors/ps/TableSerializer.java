@@ -6,6 +6,7 @@ import akka.actor.typed.ActorRefResolver;
 import akka.actor.typed.javadsl.Adapter;
 import akka.serialization.SerializerWithStringManifest;
 import io.shardtrain.actors.ps.BlockProtocol.TaskMark;
+import io.shardtrain.actors.transport.WirePrecision;
 import io.shardtrain.actors.transport.WireTimings;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import java.io.NotSerializableException;
@@ -287,10 +288,14 @@ abstract class TableSerializer extends SerializerWithStringManifest {
     }
 
     void putFloats(float[] a) {
-      ensure(4L + 4L * a.length);
+      putFloats(a, WirePrecision.FP32);
+    }
+
+    /** A count, then the values encoded in {@code precision}. */
+    void putFloats(float[] a, WirePrecision precision) {
+      ensure(4L + (long) precision.bytesPerValue() * a.length);
       buf.putInt(a.length);
-      buf.asFloatBuffer().put(a);
-      buf.position(buf.position() + 4 * a.length);
+      precision.put(buf, a, 0, a.length);
     }
 
     byte[] toArray() {
@@ -360,10 +365,14 @@ abstract class TableSerializer extends SerializerWithStringManifest {
     }
 
     float[] getFloats() {
-      int n = getCount(4);
+      return getFloats(WirePrecision.FP32);
+    }
+
+    /** Values written by {@link Out#putFloats(float[], WirePrecision)} in {@code precision}, as fp32. */
+    float[] getFloats(WirePrecision precision) {
+      int n = getCount(precision.bytesPerValue());
       float[] a = new float[n];
-      buf.asFloatBuffer().get(a);
-      buf.position(buf.position() + 4 * n);
+      precision.get(buf, a, 0, n);
       return a;
     }
   }

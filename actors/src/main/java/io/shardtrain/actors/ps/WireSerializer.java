@@ -28,12 +28,14 @@ import io.shardtrain.actors.ps.BlockProtocol.Stale;
 import io.shardtrain.actors.ps.BlockProtocol.TaskProgress;
 import io.shardtrain.actors.ps.BlockProtocol.UpdateMembership;
 import io.shardtrain.actors.transport.BulkAddress;
+import io.shardtrain.actors.transport.WirePrecision;
 import java.util.List;
 import java.util.function.LongFunction;
 
 /**
  * Binary serializer of the parameter server's wire messages: commands, acknowledgements, values,
- * stats and bulk letters. They are never stored, so there is one format and no older layouts: a
+ * stats and bulk letters. A push's gradient travels in the precision the push names (fp32 or bf16,
+ * a byte before the values) and is read back as fp32. They are never stored, so there is one format and no older layouts: a
  * node reads only what a node of its own version writes, and the format byte names a sender that
  * differs. Each message is one {@link #entry} below.
  */
@@ -43,7 +45,7 @@ public final class WireSerializer extends TableSerializer {
    * 717002 the {@link JournalSerializer}.
    */
   public static final int IDENTIFIER = 717_003;
-  private static final int FORMAT = 2;
+  private static final int FORMAT = 3;
 
   public WireSerializer(ExtendedActorSystem system) {
     super(system, FORMAT, FORMAT, true);
@@ -180,7 +182,8 @@ public final class WireSerializer extends TableSerializer {
     out.putLong(m.baseVersion());
     out.putLong(m.membershipEpoch());
     out.putFloat(m.weight());
-    out.putFloats(m.values());
+    out.putByte(m.precision().code());
+    out.putFloats(m.values(), m.precision());
     out.putLong(m.generation());
     putMark(out, m.mark());
     putRef(out, m.replyTo());
@@ -192,9 +195,11 @@ public final class WireSerializer extends TableSerializer {
     long base = in.getLong();
     long epoch = in.getLong();
     float weight = in.getFloat();
-    float[] values = in.getFloats();
+    WirePrecision precision = WirePrecision.ofCode(in.getByte());
+    float[] values = in.getFloats(precision);
     long generation = in.getLong();
-    return new PushGradient(trainer, step, base, epoch, weight, values, generation, getMark(in), getRef(in));
+    return new PushGradient(trainer, step, base, epoch, weight, values, generation, getMark(in), getRef(in),
+        precision);
   }
 
   private static void putValuesHead(Out out, BlockValues m) {

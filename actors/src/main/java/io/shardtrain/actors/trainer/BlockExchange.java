@@ -4,6 +4,7 @@ import akka.actor.typed.javadsl.ActorContext;
 import io.shardtrain.actors.ps.BlockClient;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
+import io.shardtrain.actors.transport.WirePrecision;
 import io.shardtrain.compute.data.Batch;
 import io.shardtrain.compute.data.BatchReader;
 import java.lang.management.ManagementFactory;
@@ -17,7 +18,7 @@ import org.slf4j.Logger;
  * pushes (each block's gradient slice as soon as backward produced it, or nothing), their resends,
  * and pull rounds, whose values it writes into the model. It remembers each block's pulled
  * version, the base version of the next gradient pushed to it, and counts pushes and pulls when
- * they start.
+ * they start. Gradients leave in the trainer's wire precision, rounded with {@link ErrorFeedback}.
  */
 final class BlockExchange {
 
@@ -59,6 +60,8 @@ final class BlockExchange {
   private final String trainerId;
   /** Each block's version as last pulled; every block is pulled before the first step. */
   private final Map<String, Long> pulledVersion = new HashMap<>();
+  private final WirePrecision precision;
+  private final ErrorFeedback feedback;
 
   BlockExchange(ActorContext<Trainer.Command> context, String trainerId, TrainerSettings settings,
       TrainerCounts counts) {
@@ -67,6 +70,8 @@ final class BlockExchange {
     this.counts = counts;
     this.log = context.getLog();
     this.trainerId = trainerId;
+    this.precision = settings.gradientPrecision();
+    this.feedback = new ErrorFeedback(precision);
   }
 
   /**
@@ -84,8 +89,9 @@ final class BlockExchange {
         new PullRound(s.model().blocks(), s.sync() ? step : 0));
     float loss = s.model().forwardBackward(batch, p -> {
       for (BlockSlice slice : s.model().slicesOf(p)) {
-        st.gradient(slice.entityId(), () -> TrainerModel.gradientOf(p, slice));
-        startPush(s, st, slice.entityId());
+        String block = slice.entityId();
+        st.gradient(block, () -> feedback.compensate(block, TrainerModel.gradientOf(p, slice)));
+        startPush(s, st, block);
       }
     });
     st.computed(loss, t0, System.nanoTime(), cpuTime() - cpu0);
@@ -122,7 +128,12 @@ final class BlockExchange {
   void resendPush(Session s, StepInFlight st, String block) {
     StepInFlight.PendingPush p = st.pending(block);
     client.push(new BlockClient.PushRequest(block, st.step(), pulledVersion.get(block), s.membershipEpoch(),
-        p.weight(), p.values(), s.generation(), st.markOf(p)));
+        p.weight(), p.values(), s.generation(), st.markOf(p), precision));
+  }
+
+  /** The job went back to a checkpoint: rounding residuals of the abandoned steps are dropped. */
+  void rolledBack() {
+    feedback.clear();
   }
 
   /** What became of a push; a bounced one is already on its way again. */

@@ -434,6 +434,7 @@ public final class Trainer {
   private void takeBackStepsAfter(RollBack r) {
     counts.rolledBackTo(r.step());
     reports.reset();
+    blocks.rolledBack();
   }
 
   // ---- leaving ----

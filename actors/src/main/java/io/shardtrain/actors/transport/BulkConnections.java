@@ -47,7 +47,8 @@ final class BulkConnections {
   record Sealed(int serializerId, byte[] manifest, byte[] bytes) {}
 
   /** One letter frame to write, and the stage its sender waits on. */
-  private record SendTask(Sealed letter, float[] values, int offset, int length, CompletableFuture<Void> result) {}
+  private record SendTask(Sealed letter, float[] values, int offset, int length, WirePrecision precision,
+      CompletableFuture<Void> result) {}
 
   private final ServerSocketChannel server;
   private final InetSocketAddress address;
@@ -89,11 +90,12 @@ final class BulkConnections {
     return address;
   }
 
-  /** Queues {@code letter} with {@code values[offset, offset + length)} for {@code peer}. */
-  CompletionStage<Void> send(InetSocketAddress peer, Sealed letter, float[] values, int offset, int length) {
+  /** Queues {@code letter} with {@code values[offset, offset + length)} in {@code precision} for {@code peer}. */
+  CompletionStage<Void> send(InetSocketAddress peer, Sealed letter, float[] values, int offset, int length,
+      WirePrecision precision) {
     if (closed) return CompletableFuture.failedFuture(closedException.get());
     return outbound.computeIfAbsent(peer, Outbound::new)
-        .enqueue(new SendTask(letter, values, offset, length, new CompletableFuture<>()));
+        .enqueue(new SendTask(letter, values, offset, length, precision, new CompletableFuture<>()));
   }
 
   private void acceptLoop() {
@@ -141,7 +143,8 @@ final class BulkConnections {
           BulkFrames.Header h = BulkFrames.readHeader(channel, buf);
           if (h == null) break;
           // A frame that cannot be read cannot be skipped either: the stream has lost its place.
-          if (h.magic() != BulkFrames.LETTER_MAGIC) {
+          WirePrecision precision = BulkFrames.letterPrecision(h.magic());
+          if (precision == null) {
             log.error("Bulk frame from {} is not a letter (magic 0x{}): closing the connection", remote,
                 Integer.toHexString(h.magic()));
             break;
@@ -153,7 +156,7 @@ final class BulkConnections {
           }
           byte[][] letter = BulkFrames.readLetter(channel, buf, (int) h.id());
           float[] values = new float[h.length()];
-          BulkFrames.readPayload(channel, buf, values);
+          BulkFrames.readPayload(channel, buf, values, precision);
           receiver.letter((int) (h.id() >>> 32), letter[0], letter[1], values, remote);
         }
       } catch (EOFException e) {
@@ -234,7 +237,7 @@ final class BulkConnections {
       }
       Sealed l = task.letter();
       BulkFrames.writeLetter(ch, buf, l.serializerId(), l.manifest(), l.bytes(), task.values(), task.offset(),
-          task.length());
+          task.length(), task.precision());
     }
 
     /** Reads {@code ch} until it ends: nothing comes on it but its end (EOF or a reset). */

@@ -17,8 +17,10 @@ import java.nio.channels.SocketChannel;
 public final class BulkFrames {
   /** A plain frame: an id and floats, no message. */
   static final int MAGIC = 0x46425453; // bytes "STBF" when written little-endian
-  /** A letter frame: a serialized message, then its floats (see {@link #writeLetter}). */
+  /** A letter frame: a serialized message, then its floats as fp32 (see {@link #writeLetter}). */
   static final int LETTER_MAGIC = 0x4C425453; // bytes "STBL"
+  /** A letter frame whose floats travel as bf16, 2 bytes each. */
+  static final int LETTER_BF16_MAGIC = 0x48425453; // bytes "STBH"
   /** Most bytes of a letter's serialized message and manifest: they travel in the first chunk. */
   static final int MAX_LETTER_BYTES = 64 << 10;
   static final int HEADER_BYTES = 16;
@@ -41,23 +43,25 @@ public final class BulkFrames {
       throws IOException {
     buf.clear();
     buf.putInt(MAGIC).putLong(id).putInt(length);
-    writeFloats(ch, buf, values, offset, length);
+    writeFloats(ch, buf, values, offset, length, WirePrecision.FP32);
   }
 
-  /** Writes the floats after what {@code buf} already holds, flushing it chunk by chunk. */
-  private static void writeFloats(SocketChannel ch, ByteBuffer buf, float[] values, int offset, int length)
-      throws IOException {
+  /**
+   * Writes the floats after what {@code buf} already holds, encoded in {@code precision} straight
+   * into it, flushing it chunk by chunk.
+   */
+  private static void writeFloats(SocketChannel ch, ByteBuffer buf, float[] values, int offset, int length,
+      WirePrecision precision) throws IOException {
     // Only the copies are timed, not the socket writes between them.
     boolean timed = WireTimings.on();
     long copyNanos = 0;
     int pos = offset;
     int end = offset + length;
     while (true) {
-      int n = Math.min(end - pos, buf.remaining() / Float.BYTES);
+      int n = Math.min(end - pos, buf.remaining() / precision.bytesPerValue());
       long t0 = timed ? System.nanoTime() : 0;
-      buf.asFloatBuffer().put(values, pos, n);
+      precision.put(buf, values, pos, n);
       if (timed) copyNanos += System.nanoTime() - t0;
-      buf.position(buf.position() + n * Float.BYTES);
       pos += n;
       buf.flip();
       while (buf.hasRemaining()) ch.write(buf);
@@ -68,16 +72,30 @@ public final class BulkFrames {
   }
 
   /**
-   * Writes one letter frame: the header (letter magic; the serializer id in the high 32 bits of
-   * the long and the message's byte count in the low; the float count), the manifest (int byte
-   * count, UTF-8), the message bytes, then the floats.
+   * Writes one letter frame: the header (the letter magic of {@code precision}; the serializer id
+   * in the high 32 bits of the long and the message's byte count in the low; the float count), the
+   * manifest (int byte count, UTF-8), the message bytes, then the floats in {@code precision}.
    */
   static void writeLetter(SocketChannel ch, ByteBuffer buf, int serializerId, byte[] manifest, byte[] message,
-      float[] values, int offset, int length) throws IOException {
+      float[] values, int offset, int length, WirePrecision precision) throws IOException {
     buf.clear();
-    buf.putInt(LETTER_MAGIC).putLong(((long) serializerId << 32) | (message.length & 0xFFFF_FFFFL)).putInt(length);
+    buf.putInt(letterMagic(precision))
+        .putLong(((long) serializerId << 32) | (message.length & 0xFFFF_FFFFL)).putInt(length);
     buf.putInt(manifest.length).put(manifest).put(message);
-    writeFloats(ch, buf, values, offset, length);
+    writeFloats(ch, buf, values, offset, length, precision);
+  }
+
+  static int letterMagic(WirePrecision precision) {
+    return precision == WirePrecision.BF16 ? LETTER_BF16_MAGIC : LETTER_MAGIC;
+  }
+
+  /** The precision of a letter frame's floats by its magic; null when {@code magic} is no letter's. */
+  static WirePrecision letterPrecision(int magic) {
+    return switch (magic) {
+      case LETTER_MAGIC -> WirePrecision.FP32;
+      case LETTER_BF16_MAGIC -> WirePrecision.BF16;
+      default -> null;
+    };
   }
 
   /** Reads a letter's manifest and message bytes after its header. */
@@ -117,21 +135,27 @@ public final class BulkFrames {
     return new Header(buf.getInt(), buf.getLong(), buf.getInt());
   }
 
-  /** Reads {@code dst.length} floats of payload into {@code dst}. */
+  /** Reads {@code dst.length} fp32 floats of payload into {@code dst}. */
   public static void readPayload(SocketChannel ch, ByteBuffer buf, float[] dst) throws IOException {
+    readPayload(ch, buf, dst, WirePrecision.FP32);
+  }
+
+  /** Reads {@code dst.length} floats of payload in {@code precision} into {@code dst}, as fp32. */
+  static void readPayload(SocketChannel ch, ByteBuffer buf, float[] dst, WirePrecision precision)
+      throws IOException {
     // Only the copies are timed, not the waits for the socket between them.
     boolean timed = WireTimings.on();
     long copyNanos = 0;
     int got = 0;
     while (got < dst.length) {
-      int n = Math.min(dst.length - got, buf.capacity() / Float.BYTES);
-      buf.clear().limit(n * Float.BYTES);
+      int n = Math.min(dst.length - got, buf.capacity() / precision.bytesPerValue());
+      buf.clear().limit(n * precision.bytesPerValue());
       while (buf.hasRemaining()) {
         if (ch.read(buf) < 0) throw new EOFException("connection closed inside a payload");
       }
       buf.flip();
       long t0 = timed ? System.nanoTime() : 0;
-      buf.asFloatBuffer().get(dst, got, n);
+      precision.get(buf, dst, got, n);
       if (timed) copyNanos += System.nanoTime() - t0;
       got += n;
     }

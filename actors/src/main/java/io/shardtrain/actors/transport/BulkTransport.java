@@ -47,7 +47,8 @@ import org.slf4j.Logger;
  *
  * <p>Wire format of one letter: a 16-byte little-endian header (magic {@code "STBL"}, serializer
  * id and message length in one long, length in floats as int), the manifest, the message bytes,
- * then the floats, little-endian ({@link BulkFrames}). The sockets and threads are
+ * then the floats, little-endian, as fp32 or, for a letter whose {@link Letter#precision} says so,
+ * as bf16 under its own magic {@code "STBH"} ({@link BulkFrames}). The sockets and threads are
  * {@link BulkConnections}'; its threads are daemons named {@code shardtrain-bulk-<system>-*} and
  * stop when the ActorSystem shuts down.
  */
@@ -80,6 +81,14 @@ public final class BulkTransport implements Extension {
 
     /** The message to tell the recipient, with the frame's floats attached. */
     Object open(float[] values);
+
+    /**
+     * How the frame carries this letter's floats; the receiving node decodes them to fp32 before
+     * {@link #open}. fp32 unless the letter says otherwise.
+     */
+    default WirePrecision precision() {
+      return WirePrecision.FP32;
+    }
 
     /**
      * Called on the receiving node instead of delivery when no live actor is behind the recipient
@@ -169,7 +178,7 @@ public final class BulkTransport implements Extension {
     if (connections == null) return CompletableFuture.failedFuture(disabled());
     if (closed) return CompletableFuture.failedFuture(closedException());
     return connections.send(peer, new BulkConnections.Sealed(serializer.identifier(), manifest, bytes), values,
-        offset, length);
+        offset, length, letter.precision());
   }
 
   private void checkRange(InetSocketAddress peer, float[] values, int offset, int length, String what) {

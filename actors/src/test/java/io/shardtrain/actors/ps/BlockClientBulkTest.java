@@ -19,6 +19,7 @@ import io.shardtrain.actors.ps.BlockClient.Result;
 import io.shardtrain.actors.ps.BlockProtocol.BlockStats;
 import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
 import io.shardtrain.actors.ps.BlockProtocol.Command;
+import io.shardtrain.actors.transport.WirePrecision;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import java.time.Duration;
 import java.util.List;
@@ -141,6 +142,42 @@ class BlockClientBulkTest {
     BlockStats stats = stats(block);
     assertEquals(1, stats.bulkPushes());
     assertEquals(2, stats.bulkPulls(), "both pulls answered by letter");
+  }
+
+  @Test
+  void aBf16PushByLetterOrInlineIsAppliedAsItsRoundedFp32Gradient() throws Exception {
+    // Neither 1 + 3 * 2^-8 (a tie, up to even: 1 + 2^-6) nor pi is a bf16 value.
+    float[] gradient = ones();
+    java.util.Arrays.fill(gradient, 1.01171875f);
+    gradient[0] = (float) Math.PI;
+    float[] expected = new float[LENGTH];
+    java.util.Arrays.fill(expected, -0.5f * 1.015625f); // one SGD step of lr 0.5
+    expected[0] = -0.5f * 3.140625f;
+
+    String byLetter = zeroBlock();
+    String inline = zeroBlock();
+    TestProbe<Seen> seen = client.createTestProbe();
+    ActorRef<Object> actor = client.spawn(clientActor(byLetter, seen.ref()));
+    actor.tell(new Run(c -> c.pull(new PullRequest(byLetter, 0, 0))));
+    assertTrue(seen.expectMessageClass(Seen.class, TIMEOUT).routed());
+    actor.tell(new Run(c -> {
+      c.push(new PushRequest(byLetter, 1, 0, 1, 32f, gradient, 0, null, WirePrecision.BF16));
+      // No pull yet, so no route: through sharding, inline in the Artery message.
+      c.push(new PushRequest(inline, 1, 0, 1, 32f, gradient, 0, null, WirePrecision.BF16));
+    }));
+    for (int i = 0; i < 2; i++) {
+      Seen push = seen.expectMessageClass(Seen.class, TIMEOUT);
+      assertEquals(pushed(push).request().block().equals(byLetter), pushed(push).byLetter());
+      assertEquals(new BlockProtocol.Applied(1), push.result().value());
+    }
+    for (String block : List.of(byLetter, inline)) {
+      actor.tell(new Run(c -> c.pull(new PullRequest(block, 1, 0))));
+      BlockValues v = (BlockValues) seen.expectMessageClass(Seen.class, TIMEOUT).result().value();
+      assertBitsEqual(expected, v.values(), "values after a bf16 push " + (block.equals(byLetter) ? "by letter"
+          : "inline"));
+    }
+    assertEquals(1, stats(byLetter).bulkPushes());
+    assertEquals(0, stats(inline).bulkPushes());
   }
 
   @Test

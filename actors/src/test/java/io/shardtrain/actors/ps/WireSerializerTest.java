@@ -16,6 +16,7 @@ import io.shardtrain.actors.ps.BlockProtocol.Skipped;
 import io.shardtrain.actors.ps.BlockProtocol.Stale;
 import io.shardtrain.actors.ps.BlockProtocol.UpdateMembership;
 import io.shardtrain.actors.transport.BulkAddress;
+import io.shardtrain.actors.transport.WirePrecision;
 import io.shardtrain.actors.transport.WireTimings;
 import java.io.NotSerializableException;
 import java.util.Arrays;
@@ -147,6 +148,28 @@ class WireSerializerTest {
   }
 
   @Test
+  void aBf16PushTravelsInTwoBytesPerValueAndArrivesAsTheRoundedFp32Values() {
+    TestProbe<Object> probe = kit.createTestProbe();
+    // A tie down to even, a tie up to even, pi, signed zero, NaN, an infinity, a value bf16 holds exactly.
+    float[] gradient = {1.00390625f, 1.01171875f, (float) Math.PI, -0f, Float.NaN, Float.NEGATIVE_INFINITY, -2.5f};
+    float[] expected = {1f, 1.015625f, 3.140625f, -0f, Float.NaN, Float.NEGATIVE_INFINITY, -2.5f};
+    WireSerializer serializer = new WireSerializer(classic(kit));
+    PushGradient fp32 = new PushGradient("t", 5, 4, 2, 32f, gradient, 3, null, probe.ref().unsafeUpcast());
+    PushGradient bf16 = new PushGradient("t", 5, 4, 2, 32f, gradient, 3, null, probe.ref().unsafeUpcast(),
+        WirePrecision.BF16);
+    assertEquals(2 * gradient.length, serializer.toBinary(fp32).length - serializer.toBinary(bf16).length,
+        "two bytes fewer per value");
+    PushGradient back = roundTrip(bf16);
+    assertEquals(WirePrecision.BF16, back.precision());
+    assertBitsEqual(expected, back.values(), "bf16 push values decoded to fp32");
+    assertEquals(List.of(5L, 4L, 2L, 32f, 3L), List.of(back.step(), back.baseVersion(), back.membershipEpoch(),
+        back.weight(), back.generation()));
+    PushGradient plain = roundTrip(fp32);
+    assertEquals(WirePrecision.FP32, plain.precision());
+    assertBitsEqual(gradient, plain.values(), "fp32 push values bit-exact");
+  }
+
+  @Test
   void taskMarksRoundTripInPushesAndQueries() {
     TestProbe<Object> probe = kit.createTestProbe();
     BlockProtocol.TaskMark mark = new BlockProtocol.TaskMark(2, 1, 96);
@@ -179,10 +202,10 @@ class WireSerializerTest {
     TestProbe<Object> probe = kit.createTestProbe();
     WireSerializer serializer = new WireSerializer(classic(kit));
     byte[] push = serializer.toBinary(new PushGradient("t", 3, 2, 1, 8f, VALUES, probe.ref().unsafeUpcast()));
-    push[0] = 3;
+    push[0] = 2;
     NotSerializableException e = assertThrows(NotSerializableException.class,
         () -> serializer.fromBinary(push, "PushGradient"));
-    assertTrue(e.getMessage().contains("PushGradient") && e.getMessage().contains("format version 3")
+    assertTrue(e.getMessage().contains("PushGradient") && e.getMessage().contains("format version 2")
         && e.getMessage().contains("another version"), e.getMessage());
 
     // A node of an older version sends its wire messages under the journal serializer's id.

@@ -69,6 +69,24 @@ class BulkTransportTest {
     }
   }
 
+  /** A {@link Note} whose floats travel as bf16. */
+  record HalfNote(ActorRef<Object> to, String text) implements BulkTransport.Letter, CborSerializable {
+    @Override
+    public ActorRef<?> recipient() {
+      return to;
+    }
+
+    @Override
+    public WirePrecision precision() {
+      return WirePrecision.BF16;
+    }
+
+    @Override
+    public Object open(float[] values) {
+      return new Opened(text, values, Thread.currentThread().getName());
+    }
+  }
+
   /** A {@link Note} as its recipient gets it, and the thread that opened it. */
   record Opened(String text, float[] values, String thread) {}
 
@@ -292,6 +310,49 @@ class BulkTransportTest {
         () -> b.sendLetter(a.address(), note, new float[2000], 0, 1025));
     assertTrue(e.getMessage().contains("max-floats = 1024"), e.getMessage());
     assertThrows(IllegalArgumentException.class, () -> a.sendLetter(b.address(), note, new float[10], 5, 6));
+  }
+
+  @Test
+  void aBf16LetterArrivesAsTheRoundedFp32ValuesInAFrameOfTwoBytesPerValue() throws Exception {
+    TestProbe<Object> probe = kitB.createTestProbe();
+    float[] values = awkwardFloats(900, 3);
+    await(a.sendLetter(b.address(), new HalfNote(onB(probe), "half"), values, 100, 700));
+    Opened opened = probe.expectMessageClass(Opened.class, LONG);
+    float[] expected = new float[700];
+    for (int i = 0; i < 700; i++) expected[i] = Bf16.round(values[100 + i]);
+    assertBitExact(expected, opened.values());
+
+    // On the wire: the bf16 letter magic, then exactly 2 bytes per value after the message.
+    try (ServerSocketChannel raw = ServerSocketChannel.open()) {
+      raw.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+      InetSocketAddress peer = (InetSocketAddress) raw.getLocalAddress();
+      await(a.sendLetter(peer, new HalfNote(onB(probe), "raw"), values, 0, 900));
+      try (SocketChannel ch = raw.accept()) {
+        ByteBuffer buf = ByteBuffer.allocate(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
+        ch.socket().setSoTimeout(5000);
+        int total = 0;
+        var in = ch.socket().getInputStream();
+        byte[] chunk = new byte[4096];
+        long deadline = System.nanoTime() + LONG.toNanos();
+        while (total < BulkFrames.HEADER_BYTES + 4 || total < expectedBytes(buf, total)) {
+          int n = in.read(chunk);
+          if (n < 0 || System.nanoTime() > deadline) break;
+          buf.put(total, chunk, 0, n);
+          total += n;
+        }
+        assertEquals(BulkFrames.LETTER_BF16_MAGIC, buf.getInt(0));
+        assertEquals(900, buf.getInt(12));
+        int messageBytes = (int) buf.getLong(4);
+        int manifestBytes = buf.getInt(16);
+        assertEquals(BulkFrames.HEADER_BYTES + 4 + manifestBytes + messageBytes + 2 * 900, total);
+      }
+    }
+  }
+
+  /** The whole frame's byte count once its header and manifest length are in, else 0. */
+  private static int expectedBytes(ByteBuffer buf, int got) {
+    if (got < BulkFrames.HEADER_BYTES + 4) return 0;
+    return BulkFrames.HEADER_BYTES + 4 + buf.getInt(16) + (int) buf.getLong(4) + 2 * buf.getInt(12);
   }
 
   @Test

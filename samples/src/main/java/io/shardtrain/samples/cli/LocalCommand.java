@@ -6,6 +6,7 @@ import io.shardtrain.actors.config.ShardTrainConfig;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.PsSettings;
+import io.shardtrain.actors.transport.WirePrecision;
 import io.shardtrain.compute.FileTrees;
 import io.shardtrain.compute.backend.Backends;
 import io.shardtrain.persistence.journal.Journal;
@@ -52,6 +53,10 @@ final class LocalCommand implements Callable<Integer> {
   Long maxStaleness;
   @Option(names = "--block-size", description = "Floats per parameter block.")
   Integer blockSize;
+  @Option(names = "--gradient-precision", paramLabel = "fp32|bf16",
+      description = "How trainers send gradients to the blocks: fp32, or bf16 (half the bytes, with error "
+          + "feedback). Parameters always travel as fp32.")
+  String gradientPrecision;
   @Option(names = "--journal", paramLabel = "KIND|URL",
       description = "h2 (default: a fresh file per run), memory, postgres, or a JDBC URL (jdbc:h2:PATH, "
           + "jdbc:postgresql://HOST:PORT/DB).")
@@ -105,7 +110,13 @@ final class LocalCommand implements Callable<Integer> {
     if (ps < 0) throw new IllegalArgumentException("--ps must not be negative, got " + ps);
     Config config = effectiveConfig();
     TrainSettings settings = TrainSettings.fromConfig(config);
+    // Read here too, so a bad value fails before any node starts.
+    WirePrecision precision = WirePrecision.gradientsFromConfig(config);
     if (ps > 0 || trainers > 1) return runCluster(config, settings);
+    if (precision != WirePrecision.FP32) {
+      spec.commandLine().getErr().println("shardtrain: --gradient-precision applies to gradients sent to "
+          + "parameter blocks (--ps or --trainers above 1); a single process sends none, so it is ignored here");
+    }
     var choice = Backends.create(settings.backend(), settings.computeThreads());
     var out = spec.commandLine().getOut();
     if (profile) {
@@ -149,6 +160,7 @@ final class LocalCommand implements Callable<Integer> {
     put(flags, "train.mode", mode);
     put(flags, "ps.max-staleness", maxStaleness);
     put(flags, "ps.block-size", blockSize);
+    put(flags, "transport.gradient-precision", gradientPrecision);
     if (!journalIsUrl()) put(flags, "persistence.journal", journal);
     if (dataDir != null) put(flags, "data-dir", dataDir.toAbsolutePath().toString());
     if (initFrom != null) put(flags, "train.init-from", initFrom.toAbsolutePath().toString());

@@ -218,6 +218,12 @@ class ShardTrainCliTest {
     Run ds = run("local", "--dataset", "imagenet", "--data-dir", dataDir.toString());
     assertEquals(2, ds.exit());
     assertTrue(ds.err().contains("imagenet"), ds.err());
+    Run precision = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(),
+        "--trainers", "2", "--gradient-precision", "fp16");
+    assertEquals(2, precision.exit());
+    assertTrue(precision.err().contains("shardtrain.transport.gradient-precision must be fp32 or bf16, not 'fp16'"),
+        precision.err());
+    assertFalse(precision.err().contains("\tat "), "no stack trace expected:\n" + precision.err());
   }
 
   @Test
