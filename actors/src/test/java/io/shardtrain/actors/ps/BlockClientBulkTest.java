@@ -3,6 +3,7 @@ package io.shardtrain.actors.ps;
 import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
@@ -142,6 +143,45 @@ class BlockClientBulkTest {
     BlockStats stats = stats(block);
     assertEquals(1, stats.bulkPushes());
     assertEquals(2, stats.bulkPulls(), "both pulls answered by letter");
+  }
+
+  @Test
+  void aTrainerOnTheBlocksOwnNodeExchangesArraysByReferenceWithNothingSerialized() throws Exception {
+    String block = zeroBlock();
+    TestProbe<Seen> seen = ps.createTestProbe();
+    // A client on the ps node itself, as a trainer on a node with roles ps and trainer.
+    ActorRef<Object> actor = ps.spawn(clientActor(block, seen.ref()));
+    float[] gradient = ones();
+    io.shardtrain.actors.transport.WireTimings.reset();
+    io.shardtrain.actors.transport.WireTimings.enable(true);
+    try {
+      actor.tell(new Run(c -> c.pull(new PullRequest(block, 0, 0))));
+      Seen first = seen.expectMessageClass(Seen.class, TIMEOUT);
+      assertFalse(pulled(first).byLetter());
+      assertFalse(first.routed(), "no letters to a block on the client's own node");
+      actor.tell(new Run(c -> c.push(new PushRequest(block, 1, 0, 1, 32f, gradient, 0, null))));
+      Seen push = seen.expectMessageClass(Seen.class, TIMEOUT);
+      assertFalse(pushed(push).byLetter());
+      assertEquals(new BlockProtocol.Applied(1), push.result().value());
+      float[][] pulledArrays = new float[2][];
+      for (int i = 0; i < 2; i++) {
+        actor.tell(new Run(c -> c.pull(new PullRequest(block, 1, 0))));
+        pulledArrays[i] = ((BlockValues) seen.expectMessageClass(Seen.class, TIMEOUT).result().value()).values();
+      }
+      // Both pulls of version 1 get the version's own array, which no update changes (copy on write).
+      assertSame(pulledArrays[0], pulledArrays[1]);
+      float[] expected = new float[LENGTH];
+      java.util.Arrays.fill(expected, -0.5f);
+      assertBitsEqual(expected, pulledArrays[0], "values after the local push");
+      for (var e : io.shardtrain.actors.transport.WireTimings.snapshot().entrySet()) {
+        assertEquals(0, e.getValue().calls(), e.getKey() + ": a local push or pull was serialized or copied");
+      }
+    } finally {
+      io.shardtrain.actors.transport.WireTimings.enable(false);
+    }
+    BlockStats stats = stats(block);
+    assertEquals(0, stats.bulkPushes());
+    assertEquals(0, stats.bulkPulls());
   }
 
   @Test

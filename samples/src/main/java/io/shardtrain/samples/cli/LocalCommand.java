@@ -42,8 +42,12 @@ final class LocalCommand implements Callable<Integer> {
   @Option(names = "--dataset", description = "mnist or fashion-mnist (default: ${DEFAULT-VALUE} from config).")
   String dataset;
   @Option(names = "--trainers", defaultValue = "1",
-      description = "Trainers, one node each (default: ${DEFAULT-VALUE}).")
+      description = "Trainers (default: ${DEFAULT-VALUE}).")
   int trainers;
+  @Option(names = "--layout", defaultValue = "colocated", paramLabel = "colocated|separate",
+      description = "Local cluster: colocated (node i runs trainer i and holds a share of the blocks) or separate "
+          + "(ps nodes, then one node per trainer) (default: ${DEFAULT-VALUE}).")
+  String layout;
   @Option(names = "--ps", defaultValue = "0", description = "Parameter-server nodes; 0 with one trainer trains "
       + "in a single process without actors (default: ${DEFAULT-VALUE}).")
   int ps;
@@ -195,6 +199,12 @@ final class LocalCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("--mode must be sync or async, got '" + modeName.toLowerCase() + "'");
     }
+    LocalCluster.Layout nodeLayout;
+    try {
+      nodeLayout = LocalCluster.Layout.valueOf(layout.trim().toUpperCase(java.util.Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("--layout must be colocated or separate, got '" + layout + "'");
+    }
     Backends.create(settings.backend(), settings.computeThreads()).backend().close();
     var data = DataSets.load(settings.dataset(), settings.dataDir());
     // Each local run journals into a fresh H2 file, so runs never see each other's blocks; a
@@ -205,15 +215,19 @@ final class LocalCommand implements Callable<Integer> {
         journalDir.resolve("shardtrain").toAbsolutePath().toString())).withFallback(config).resolve();
     PsSettings psSettings = PsSettings.fromConfig(runConfig);
     int psNodes = Math.max(1, ps);
-    spec.commandLine().getErr().printf("shardtrain: local cluster of %d ps and %d trainer node(s), %s mode, "
-        + "%s journal%n", psNodes, trainers, modeName.toLowerCase(), runConfig.getString("shardtrain.persistence.journal"));
+    spec.commandLine().getErr().printf("shardtrain: local cluster of %d ps and %d trainer(s) on %d node(s) (%s), "
+        + "%s mode, %s journal%n", psNodes, trainers,
+        nodeLayout == LocalCluster.Layout.COLOCATED ? Math.max(psNodes, trainers) : psNodes + trainers,
+        nodeLayout.name().toLowerCase(java.util.Locale.ROOT), modeName.toLowerCase(),
+        runConfig.getString("shardtrain.persistence.journal"));
     MetricsLog metrics = new MetricsLog();
     long stepsPerTrainer = settings.stepsPerTrainer(data.train().size(), trainers);
     ProgressBar progress = noProgress ? ProgressBar.messagesOnly(System.err)
         : ProgressBar.forTerminal(stepsPerTrainer * trainers);
     DistributedTraining.Result r;
     long journalBytes;
-    try (LocalCluster cluster = LocalCluster.start("shardtrain", psNodes, trainers, runConfig, Duration.ofSeconds(60))) {
+    try (LocalCluster cluster = LocalCluster.start("shardtrain", psNodes, trainers, runConfig, Duration.ofSeconds(60),
+        nodeLayout)) {
       r = new DistributedTraining(settings, blockMode, psSettings.blockSize(), psSettings.maxStaleness(), progress,
           metrics, profile).run(cluster, data.train(), data.test());
       journalBytes = Journal.journalBytes(JournalSettings.fromConfig(runConfig));

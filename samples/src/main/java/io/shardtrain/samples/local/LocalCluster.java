@@ -17,10 +17,22 @@ import java.util.Map;
 
 /**
  * A ShardTrain cluster inside this JVM: one ActorSystem per node, joined through Akka Cluster on
- * loopback ports, as separate machines would be. Node 0 has roles {@code ps} and {@code master};
- * the other {@code ps} nodes hold blocks; each trainer node runs one trainer.
+ * loopback ports, as separate machines would be. {@link Layout#COLOCATED} (the default) gives each
+ * node a trainer and a share of the blocks, as each process of PyTorch DDP holds a model replica:
+ * a trainer exchanges arrays with the blocks of its own node by reference, and only the others'
+ * cross the network. {@link Layout#SEPARATE} keeps parameter servers and trainers on nodes of their
+ * own. Either way node 0 also runs the master.
  */
 public final class LocalCluster implements AutoCloseable {
+
+  /** Where trainers run relative to the parameter blocks. */
+  public enum Layout {
+    /** Node {@code i} holds blocks if {@code i < ps} and runs a trainer if {@code i < trainers}. */
+    COLOCATED,
+    /** {@code ps} nodes holding blocks, then {@code trainers} nodes running one trainer each. */
+    SEPARATE
+  }
+
   private final List<ActorSystem<Void>> psNodes = new ArrayList<>();
   private final List<ActorSystem<Void>> trainerNodes = new ArrayList<>();
   private final List<ShardTrain> psShardTrain = new ArrayList<>();
@@ -28,12 +40,17 @@ public final class LocalCluster implements AutoCloseable {
 
   private LocalCluster() {}
 
-  /**
-   * Starts {@code ps} parameter-server nodes and {@code trainers} trainer nodes over {@code base}
-   * (the effective ShardTrain configuration, whose {@code shardtrain.persistence} section picks the
-   * journal) and waits until all are members.
-   */
+  /** {@link #start(String, int, int, Config, Duration, Layout)} with trainers and blocks colocated. */
   public static LocalCluster start(String name, int ps, int trainers, Config base, Duration timeout) {
+    return start(name, ps, trainers, base, timeout, Layout.COLOCATED);
+  }
+
+  /**
+   * Starts {@code ps} parameter-server roles and {@code trainers} trainer roles, laid out on nodes
+   * as {@code layout} says, over {@code base} (the effective ShardTrain configuration, whose
+   * {@code shardtrain.persistence} section picks the journal), and waits until all are members.
+   */
+  public static LocalCluster start(String name, int ps, int trainers, Config base, Duration timeout, Layout layout) {
     if (ps < 1) throw new IllegalArgumentException("--ps must be at least 1, got " + ps);
     if (trainers < 1) throw new IllegalArgumentException("--trainers must be at least 1, got " + trainers);
     LocalCluster c = new LocalCluster();
@@ -41,17 +58,30 @@ public final class LocalCluster implements AutoCloseable {
       Config common = ConfigFactory.parseResources("cluster.conf")
           .withFallback(JournalConfig.of(base))
           .withFallback(base);
-      for (int i = 0; i < ps; i++) {
-        List<String> roles = i == 0 ? List.of("ps", "master") : List.of("ps");
-        c.psNodes.add(node(name, roles, common));
+      if (layout == Layout.COLOCATED) {
+        for (int i = 0; i < Math.max(ps, trainers); i++) {
+          List<String> roles = new ArrayList<>();
+          if (i < ps) roles.add("ps");
+          if (i < trainers) roles.add("trainer");
+          if (i == 0) roles.add("master");
+          ActorSystem<Void> s = node(name, roles, common);
+          if (i < ps) c.psNodes.add(s);
+          if (i < trainers) c.trainerNodes.add(s);
+        }
+      } else {
+        for (int i = 0; i < ps; i++) c.psNodes.add(node(name, i == 0 ? List.of("ps", "master") : List.of("ps"), common));
+        for (int i = 0; i < trainers; i++) c.trainerNodes.add(node(name, List.of("trainer"), common));
       }
-      for (int i = 0; i < trainers; i++) c.trainerNodes.add(node(name, List.of("trainer"), common));
       var seed = Cluster.get(c.psNodes.get(0)).selfMember().address();
       for (ActorSystem<Void> s : c.all()) Cluster.get(s).manager().tell(Join.create(seed));
       c.awaitUp(timeout);
       Journal.start(c.psNodes.get(0));
       for (ActorSystem<Void> s : c.psNodes) c.psShardTrain.add(ShardTrain.start(s));
-      for (ActorSystem<Void> s : c.trainerNodes) c.trainerShardTrain.add(ShardTrain.start(s));
+      for (ActorSystem<Void> s : c.trainerNodes) {
+        // A colocated node's API is started once, with its blocks.
+        int i = indexOf(c.psNodes, s);
+        c.trainerShardTrain.add(i >= 0 ? c.psShardTrain.get(i) : ShardTrain.start(s));
+      }
       return c;
     } catch (RuntimeException e) {
       c.close();
@@ -69,8 +99,18 @@ public final class LocalCluster implements AutoCloseable {
 
   private List<ActorSystem<Void>> all() {
     List<ActorSystem<Void>> all = new ArrayList<>(psNodes);
-    all.addAll(trainerNodes);
+    for (ActorSystem<Void> t : trainerNodes) {
+      if (indexOf(all, t) < 0) all.add(t);
+    }
     return all;
+  }
+
+  /** By identity: systems of one cluster share a name, and an ActorSystem equals any other of its name. */
+  private static int indexOf(List<ActorSystem<Void>> systems, ActorSystem<Void> s) {
+    for (int i = 0; i < systems.size(); i++) {
+      if (systems.get(i) == s) return i;
+    }
+    return -1;
   }
 
   private void awaitUp(Duration timeout) {
@@ -116,8 +156,8 @@ public final class LocalCluster implements AutoCloseable {
 
   @Override
   public void close() {
-    // One node at a time, trainers first: each leaves the cluster before the next goes, so the
-    // others see an orderly exit instead of a lost connection.
+    // One node at a time, node 0 (the master's) last: each leaves the cluster before the next goes,
+    // so the others see an orderly exit instead of a lost connection.
     List<ActorSystem<Void>> all = all();
     java.util.Collections.reverse(all);
     for (ActorSystem<Void> s : all) {

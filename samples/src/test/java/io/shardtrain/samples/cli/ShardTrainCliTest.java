@@ -224,6 +224,10 @@ class ShardTrainCliTest {
     assertTrue(precision.err().contains("shardtrain.transport.gradient-precision must be fp32 or bf16, not 'fp16'"),
         precision.err());
     assertFalse(precision.err().contains("\tat "), "no stack trace expected:\n" + precision.err());
+    Run layout = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(),
+        "--trainers", "2", "--layout", "mixed");
+    assertEquals(2, layout.exit());
+    assertTrue(layout.err().contains("--layout must be colocated or separate, got 'mixed'"), layout.err());
   }
 
   @Test
