@@ -103,7 +103,7 @@ public record JournalSettings(
    * <p>{@code RETENTION_TIME}: H2 reuses the space of deleted rows only after this long (its
    * default is 45 s). Blocks delete their journaled steps behind each snapshot, but at 45 s the
    * file kept growing by every step written in the last 45 s (5.9 GB in a 3000-step run);
-   * at 1 s it stays bounded (docs/BENCHMARKS.md).
+   * at {@code shardtrain.persistence.h2-retention} (250 ms) it stays bounded (docs/BENCHMARKS.md).
    */
   static String h2Url(Path path, boolean autoServer, Duration retention) {
     return "jdbc:h2:file:" + path + ";RETENTION_TIME=" + retention.toMillis() + (autoServer ? ";AUTO_SERVER=TRUE" : "");
