@@ -86,8 +86,11 @@ final class BlockRules {
     return null;
   }
 
-  /** What {@code cmd} does to the block. */
-  PushOutcome push(BlockState state, PushGradient cmd) {
+  /**
+   * What {@code cmd} does to the block, whose async pushes in {@code unwritten} are accepted but not
+   * journaled (nor applied) yet.
+   */
+  PushOutcome push(BlockState state, PushGradient cmd, GroupCommit unwritten) {
     counters.pushes++;
     if (!state.isInitialised()) {
       counters.rejectedNotInitialised++;
@@ -114,7 +117,7 @@ final class BlockRules {
       return PushOutcome.refused("gradient of length " + (cmd.values() == null ? "null" : cmd.values().length)
           + " from trainer " + cmd.trainerId() + " does not match block " + entityId + " of length " + length);
     }
-    return state.isSync() ? syncPush(state, cmd) : asyncPush(state, cmd);
+    return state.isSync() ? syncPush(state, cmd) : asyncPush(state, cmd, unwritten);
   }
 
   private PushOutcome syncPush(BlockState state, PushGradient cmd) {
@@ -156,11 +159,11 @@ final class BlockRules {
     return PushOutcome.recorded(completes ? List.of(received, new StepApplied(cmd.step())) : List.of(received), ack);
   }
 
-  private PushOutcome asyncPush(BlockState state, PushGradient cmd) {
+  private PushOutcome asyncPush(BlockState state, PushGradient cmd, GroupCommit unwritten) {
     long v = state.version();
     String trainer = cmd.trainerId();
     Long last = state.lastSteps.get(trainer);
-    if (last != null && cmd.step() <= last) {
+    if ((last != null && cmd.step() <= last) || unwritten.holdsUpTo(trainer, cmd.step())) {
       counters.duplicates++;
       return PushOutcome.answered(new Duplicate(v));
     }
@@ -170,7 +173,8 @@ final class BlockRules {
           + cmd.baseVersion() + " is not one block " + entityId + " has had (its version is " + v + ")");
     }
     long maxStaleness = state.spec().maxStaleness();
-    if (maxStaleness >= 0 && v - cmd.baseVersion() > maxStaleness) {
+    // Staleness at the version the push is applied to: after the pushes written before it.
+    if (maxStaleness >= 0 && v + unwritten.size() - cmd.baseVersion() > maxStaleness) {
       counters.rejectedStale++;
       return PushOutcome.answered(new Stale(v));
     }

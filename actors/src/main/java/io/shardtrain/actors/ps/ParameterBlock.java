@@ -100,6 +100,9 @@ public final class ParameterBlock
   private final PendingPulls pulls = new PendingPulls();
   private final PendingCaptures captures = new PendingCaptures();
   private final HeldAcks heldAcks = new HeldAcks();
+  private final GroupCommit unwritten = new GroupCommit();
+  /** Async: a group write just ended, so pushes wait for the {@link WriteGroup} that follows it. */
+  private boolean grouping;
   private long pendingSinceNanos;
 
   private ParameterBlock(String entityId, PsSettings settings, ActorContext<Command> context,
@@ -167,8 +170,10 @@ public final class ParameterBlock
         .onCommand(Checkpoint.class, this::onCheckpoint)
         .onCommand(ReadCheckpoint.class, this::onReadCheckpoint)
         .onCommand(RollBack.class, this::onRollBack)
-        .onCommand(GetTaskMark.class, (state, cmd) ->
-            Effect().reply(cmd.replyTo(), StatusReply.success(state.taskProgress(cmd.epoch(), cmd.task()))))
+        .onCommand(WriteGroup.class, (state, w) -> onWriteGroup(state))
+        // Pushes accepted before the question count: the master settles a task with the answer.
+        .onCommand(GetTaskMark.class, (state, cmd) -> writeGroup(state).thenRun(s ->
+            cmd.replyTo().tell(StatusReply.success(s.taskProgress(cmd.epoch(), cmd.task())))))
         .build();
   }
 
@@ -192,15 +197,49 @@ public final class ParameterBlock
   }
 
   private Effect<Event, BlockState> onPush(BlockState state, PushGradient cmd) {
-    BlockRules.PushOutcome outcome = rules.push(state, cmd);
+    BlockRules.PushOutcome outcome = rules.push(state, cmd, unwritten);
     if (outcome.error() != null) return error(cmd.replyTo(), outcome.error());
     if (outcome.events().isEmpty()) {
       PushAck ack = outcome.ack();
       return Effect().none().thenRun(s -> acknowledge(s, cmd, v -> ack instanceof Duplicate ? new Duplicate(v) : ack));
     }
+    if (!state.isSync()) {
+      unwritten.add((GradientApplied) outcome.events().get(0), cmd.replyTo(), outcome.ackAfter());
+      // Idle: write at once. Right after a write: wait for the group that arrived during it.
+      return grouping ? Effect().none() : writeGroup(state);
+    }
     return record(state, outcome.events()).thenRun(s -> {
       afterChange(s);
       acknowledge(s, cmd, outcome.ackAfter());
+    });
+  }
+
+  /**
+   * Group commit of async pushes: pushes that arrive while a write is in flight are stashed by the
+   * persistence runtime and handed in again right after it, before anything else in the mailbox; so
+   * a {@link WriteGroup} sent to itself when a write ends finds them all in {@link #unwritten} and
+   * journals them in one write. When it finds none the block is idle and the next push is written
+   * at once.
+   */
+  private Effect<Event, BlockState> onWriteGroup(BlockState state) {
+    if (unwritten.isEmpty()) {
+      grouping = false;
+      return Effect().none();
+    }
+    return writeGroup(state);
+  }
+
+  /** Journals and applies the unwritten pushes in one write, then acknowledges them; nothing when none wait. */
+  private EffectBuilder<Event, BlockState> writeGroup(BlockState state) {
+    if (unwritten.isEmpty()) return Effect().none();
+    List<GroupCommit.Waiting> group = unwritten.take();
+    List<Event> events = new ArrayList<>(group.size());
+    for (GroupCommit.Waiting w : group) events.add(w.event());
+    grouping = true;
+    return record(state, events).thenRun(s -> {
+      afterChange(s);
+      for (GroupCommit.Waiting w : group) replies.ack(w.replyTo(), w.ack().apply(s.version()));
+      context.getSelf().tell(WriteGroup.INSTANCE);
     });
   }
 
@@ -266,7 +305,9 @@ public final class ParameterBlock
     // Everything acknowledged is journaled already. The contributions to the pending step are
     // journaled now (a replay takes each trainer's once), so the block's next home has them and
     // their pushes are acknowledged instead of sent again. The waiting pulls are told to ask again.
-    List<Event> kept = durability.acksWithStep() ? pendingContributions(state) : List.of();
+    List<Event> kept = durability.acksWithStep() ? pendingContributions(state) : new ArrayList<>();
+    List<GroupCommit.Waiting> group = unwritten.take();
+    for (GroupCommit.Waiting w : group) kept.add(w.event());
     Map<Long, Pull> waiting = pulls.takeAll();
     for (Map.Entry<Long, Pull> e : waiting.entrySet()) {
       timers.cancel(pullTimerKey(e.getKey()));
@@ -278,6 +319,7 @@ public final class ParameterBlock
     if (kept.isEmpty()) return Effect().stop();
     return Effect().persist(kept).thenRun(s -> {
       for (HeldAcks.Held h : heldAcks.takeAll()) replies.ack(h.replyTo(), h.ack().apply(s.version()));
+      for (GroupCommit.Waiting w : group) replies.ack(w.replyTo(), w.ack().apply(s.version()));
     }).thenStop();
   }
 
