@@ -33,20 +33,20 @@ import java.util.function.LongFunction;
 final class BlockRules {
 
   /**
-   * What a push does: refused ({@code error}), answered at once without a change ({@code ack}), or
-   * recorded as {@code events} and answered with {@code ackAfter} of the version they lead to.
+   * What a push does: refused ({@code error}), or answered with {@code ack} of the block's version
+   * when the answer goes out, after recording {@code events} (none: the push changes nothing).
    */
-  record PushOutcome(String error, PushAck ack, List<Event> events, LongFunction<PushAck> ackAfter) {
+  record PushOutcome(String error, List<Event> events, LongFunction<PushAck> ack) {
     static PushOutcome refused(String error) {
-      return new PushOutcome(error, null, List.of(), null);
+      return new PushOutcome(error, List.of(), null);
     }
 
-    static PushOutcome answered(PushAck ack) {
-      return new PushOutcome(null, ack, List.of(), null);
+    static PushOutcome answered(LongFunction<PushAck> ack) {
+      return new PushOutcome(null, List.of(), ack);
     }
 
-    static PushOutcome recorded(List<Event> events, LongFunction<PushAck> ackAfter) {
-      return new PushOutcome(null, null, events, ackAfter);
+    static PushOutcome recorded(List<Event> events, LongFunction<PushAck> ack) {
+      return new PushOutcome(null, events, ack);
     }
   }
 
@@ -110,7 +110,7 @@ final class BlockRules {
     if (isIdle(cmd)) {
       // Sync: a trainer with no data for this step still takes part in the barrier, contributing
       // nothing. Async: nothing to apply (the block already has the batch's examples).
-      return state.isSync() ? syncPush(state, cmd) : PushOutcome.answered(new Duplicate(state.version()));
+      return state.isSync() ? syncPush(state, cmd) : PushOutcome.answered(Duplicate::new);
     }
     if (cmd.values() == null || cmd.values().length != length) {
       counters.rejectedBadLength++;
@@ -124,10 +124,10 @@ final class BlockRules {
     long v = state.version();
     String trainer = cmd.trainerId();
     SyncBarrier barrier = state.barrier();
-    if (durability.leftBehind(state, cmd)) return PushOutcome.answered(new RolledBack(v));
+    if (durability.leftBehind(state, cmd)) return PushOutcome.answered(RolledBack::new);
     if (cmd.step() <= v || (cmd.step() == v + 1 && barrier.hasContributed(trainer))) {
       counters.duplicates++;
-      return PushOutcome.answered(new Duplicate(v));
+      return PushOutcome.answered(Duplicate::new);
     }
     if (cmd.step() > v + 1) {
       counters.rejectedAhead++;
@@ -165,7 +165,7 @@ final class BlockRules {
     Long last = state.lastSteps.get(trainer);
     if ((last != null && cmd.step() <= last) || unwritten.holdsUpTo(trainer, cmd.step())) {
       counters.duplicates++;
-      return PushOutcome.answered(new Duplicate(v));
+      return PushOutcome.answered(Duplicate::new);
     }
     if (cmd.baseVersion() < 0 || cmd.baseVersion() > v) {
       counters.rejectedAhead++;
@@ -176,7 +176,7 @@ final class BlockRules {
     // Staleness at the version the push is applied to: after the pushes written before it.
     if (maxStaleness >= 0 && v + unwritten.size() - cmd.baseVersion() > maxStaleness) {
       counters.rejectedStale++;
-      return PushOutcome.answered(new Stale(v));
+      return PushOutcome.answered(Stale::new);
     }
     int bad = NumericChecks.firstNonFinite(cmd.values());
     if (bad >= 0) {
@@ -185,7 +185,7 @@ final class BlockRules {
         return PushOutcome.refused(nonFiniteMessage(cmd, bad));
       }
       counters.skippedNonFinite++;
-      return PushOutcome.answered(new Skipped(v));
+      return PushOutcome.answered(Skipped::new);
     }
     return PushOutcome.recorded(List.of(new GradientApplied(trainer, cmd.step(), cmd.weight(), cmd.values(), cmd.mark())),
         Applied::new);

@@ -1,12 +1,8 @@
 package io.shardtrain.actors.ps;
 
-import akka.actor.typed.ActorRef;
-import akka.pattern.StatusReply;
 import io.shardtrain.actors.ps.BlockEvents.GradientApplied;
-import io.shardtrain.actors.ps.BlockProtocol.PushAck;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.LongFunction;
 
 /**
  * Async pushes accepted but not journaled yet, so that every push that arrives while a journal
@@ -18,13 +14,13 @@ import java.util.function.LongFunction;
 final class GroupCommit {
 
   /** A push's event, and the acknowledgement its sender gets once the event is journaled. */
-  record Waiting(GradientApplied event, ActorRef<StatusReply<PushAck>> replyTo, LongFunction<PushAck> ack) {}
+  record Waiting(GradientApplied event, PendingAck ack) {}
 
   private final List<Waiting> waiting = new ArrayList<>();
 
   /** Adds a push; true when it is the first of a new group (the caller then asks for the write). */
-  boolean add(GradientApplied event, ActorRef<StatusReply<PushAck>> replyTo, LongFunction<PushAck> ack) {
-    waiting.add(new Waiting(event, replyTo, ack));
+  boolean add(GradientApplied event, PendingAck ack) {
+    waiting.add(new Waiting(event, ack));
     return waiting.size() == 1;
   }
 

@@ -47,12 +47,12 @@ class BlockRulesTest {
     BlockRules.PushOutcome first = rules.push(s, push("a", 1, new float[] {1f, 2f}), new GroupCommit());
     assertEquals(1, first.events().size());
     assertTrue(first.events().get(0) instanceof GradientReceived);
-    assertEquals(new Accepted(0), first.ackAfter().apply(0));
+    assertEquals(new Accepted(0), first.ack().apply(0));
     s.apply(first.events().get(0));
 
     BlockRules.PushOutcome last = rules.push(s, push("b", 1, new float[] {3f, 4f}), new GroupCommit());
     assertEquals(new StepApplied(1), last.events().get(1));
-    assertEquals(new Applied(1), last.ackAfter().apply(1));
+    assertEquals(new Applied(1), last.ack().apply(1));
   }
 
   @Test
@@ -61,7 +61,7 @@ class BlockRulesTest {
     BlockState s = started();
     s.apply(new GradientReceived("a", 1, 1f, new float[] {1f, 2f}));
     BlockRules.PushOutcome again = rules.push(s, push("a", 1, new float[] {1f, 2f}), new GroupCommit());
-    assertEquals(new Duplicate(0), again.ack());
+    assertEquals(new Duplicate(0), again.ack().apply(0));
     assertEquals(List.of(), again.events());
     assertEquals(1, counters.duplicates);
   }
@@ -87,7 +87,7 @@ class BlockRulesTest {
         rules(PsSettings.NonFinitePolicy.SKIP).push(started(), push("a", 1, nan), new GroupCommit());
     assertNull(skipped.error());
     assertEquals(List.of(new GradientSkipped("a", 1)), skipped.events());
-    assertEquals(new Skipped(0), skipped.ackAfter().apply(0));
+    assertEquals(new Skipped(0), skipped.ack().apply(0));
   }
 
   /**
@@ -102,14 +102,14 @@ class BlockRulesTest {
     BlockState s = new BlockState().apply(new Initialized(spec, new float[] {1f, 1f}));
     GroupCommit unwritten = new GroupCommit();
     float[] g = {1f, 2f};
-    assertTrue(unwritten.add(new GradientApplied("a", 3, 1f, g, null), null, Applied::new));
-    assertEquals(new Duplicate(0), rules.push(s, new PushGradient("a", 2, 0, 1, 1f, g, null), unwritten).ack());
-    assertEquals(new Duplicate(0), rules.push(s, new PushGradient("a", 3, 0, 1, 1f, g, null), unwritten).ack());
+    assertTrue(unwritten.add(new GradientApplied("a", 3, 1f, g, null), new PendingAck(null, Applied::new)));
+    assertEquals(new Duplicate(0), rules.push(s, new PushGradient("a", 2, 0, 1, 1f, g, null), unwritten).ack().apply(0));
+    assertEquals(new Duplicate(0), rules.push(s, new PushGradient("a", 3, 0, 1, 1f, g, null), unwritten).ack().apply(0));
     assertEquals(1, rules.push(s, new PushGradient("a", 4, 0, 1, 1f, g, null), unwritten).events().size());
     // Base version 0, applied at version 1 (after the waiting push): within the bound of 1.
     assertEquals(1, rules.push(s, new PushGradient("b", 1, 0, 1, 1f, g, null), unwritten).events().size());
-    assertTrue(!unwritten.add(new GradientApplied("a", 4, 1f, g, null), null, Applied::new));
+    assertTrue(!unwritten.add(new GradientApplied("a", 4, 1f, g, null), new PendingAck(null, Applied::new)));
     // Applied at version 2: two versions behind its base, over the bound.
-    assertEquals(new Stale(0), rules.push(s, new PushGradient("b", 1, 0, 1, 1f, g, null), unwritten).ack());
+    assertEquals(new Stale(0), rules.push(s, new PushGradient("b", 1, 0, 1, 1f, g, null), unwritten).ack().apply(0));
   }
 }
