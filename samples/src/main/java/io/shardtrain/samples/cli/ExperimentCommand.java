@@ -176,7 +176,9 @@ final class ExperimentCommand implements Callable<Integer> {
     return new ExperimentReport.Run(cell.mode(), cell.trainers(), ps, number(m, "steps").longValue(),
         number(m, "samples").longValue(), number(m, "samples_per_sec").doubleValue(),
         number(m, "wall_seconds").doubleValue(), number(m, "test_accuracy").doubleValue(),
-        number(m, "final_loss").doubleValue(), Math.max(0, o.bytesSent()), o.metrics().evaluations(),
+        // Not the summary's final_loss: that is the last step's loss in a single process but a moving
+        // average on a cluster, and the rows must compare alike.
+        o.metrics().recentLoss(), Math.max(0, o.bytesSent()), o.metrics().evaluations(),
         o.metrics().smoothedLoss());
   }
 

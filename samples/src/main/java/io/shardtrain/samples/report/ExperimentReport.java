@@ -33,7 +33,8 @@ public final class ExperimentReport {
 
   /**
    * One run of the matrix. {@code ps}: parameter-server nodes, 0 for the single process;
-   * {@code steps}: per trainer; {@code bytesSent}: by every node while the trainers ran;
+   * {@code steps}: per trainer; {@code finalLoss}: the mean of the last 50 trainer steps' losses;
+   * {@code bytesSent}: by every node while the trainers ran;
    * {@code evaluations}' seconds count from the start of training; {@code loss}'s steps are trainer
    * steps of all trainers together.
    */
@@ -108,7 +109,8 @@ public final class ExperimentReport {
     sb.append("# ").append(title).append("\n\n");
     sb.append("Every row is one run, one after another on this machine, each as `shardtrain local` runs it with "
         + "the same flags; the single process is the base of the ratio. Bytes sent: by every node while the "
-        + "trainers ran (serialized data-path messages and bulk frames). Time to reach the target: seconds from "
+        + "trainers ran (serialized data-path messages and bulk frames). Final loss: the mean training loss of the last "
+        + MetricsLog.LOSS_WINDOW + " trainer steps. Time to reach the target: seconds from "
         + "the start of training to the first test-set evaluation at or above it.\n\n");
     sb.append("Setup:");
     setup.forEach((k, v) -> sb.append(' ').append(k).append(' ').append(v instanceof int[] a
@@ -235,7 +237,11 @@ public final class ExperimentReport {
       data.addSeries(s);
     }
     NumberAxis y = new NumberAxis("test accuracy");
-    y.setAutoRangeIncludesZero(false);
+    // A fixed top of 1 and a bottom on a 0.05 step below the lowest: equal accuracies would
+    // otherwise make the axis a range of width zero.
+    double lowest = runs.stream().flatMap(r -> r.evaluations().stream()).mapToDouble(MetricsLog.Evaluation::accuracy)
+        .min().orElse(0);
+    y.setRange(Math.max(0, Math.floor(lowest * 20 - 1e-9) / 20 - 0.05), 1.0);
     save(file, "Test accuracy against wall time", new NumberAxis("seconds since training began"), y, data, true);
   }
 

@@ -71,6 +71,19 @@ public final class MetricsLog {
     return points;
   }
 
+  /** The mean loss of the last {@link #LOSS_WINDOW} trainer steps (fewer if there were fewer), NaN with none. */
+  public synchronized double recentLoss() {
+    double sum = 0;
+    int n = 0;
+    for (int i = rows.size() - 1; i >= 0 && n < LOSS_WINDOW; i--) {
+      double loss = rows.get(i).loss();
+      if (Double.isNaN(loss)) continue;
+      sum += loss;
+      n++;
+    }
+    return n == 0 ? Double.NaN : sum / n;
+  }
+
   /** Columns: time_s, trainer, step, trainer_steps_done, examples, loss, test_accuracy (blank when absent). */
   public synchronized void writeCsv(Path file) throws IOException {
     try (Writer w = Files.newBufferedWriter(file)) {

@@ -156,6 +156,8 @@ class ShardTrainCliTest {
     assertFalse(m.find(), "two trainers and a total only:\n" + json);
     assertTrue(field(json, "serialize_calls") > 0, json);
     assertTrue(field(json, "deserialize_calls") > 0, json);
+    // Trainer 2's node holds no block: its gradients (8x64+8 + 10x8+10 floats, fp32) cross the wire each step.
+    assertTrue(field(json, "bytes_sent") >= 3 * 4 * (8 * 64 + 8 + 10 * 8 + 10), json);
     for (String who : new String[] {"trainer-1", "trainer-2", "all trainers", "serialization"}) {
       assertTrue(r.out().contains("profile " + who), r.out());
     }
