@@ -41,13 +41,13 @@ final class ExperimentCommand implements Callable<Integer> {
 
   /** How a run of one mode trains; the single process is no mode of the matrix but its base. */
   @FunctionalInterface
-  interface Trainer {
+  interface ModeRun {
     LocalRun.Outcome train(LocalRun run, Config config, TrainSettings settings, DataSets.TrainTest data, int ps,
         int trainers) throws Exception;
   }
 
   /** The modes --modes takes, by name; a new mode is one entry. */
-  static final Map<String, Trainer> MODES = Map.of(
+  static final Map<String, ModeRun> MODES = Map.of(
       "sync", (run, config, settings, data, ps, trainers) -> run.cluster(config, settings, data, ps, trainers, true),
       "async", (run, config, settings, data, ps, trainers) -> run.cluster(config, settings, data, ps, trainers, true));
   /** Modes that other work will add; named so that asking for one says so instead of "unknown". */
