@@ -60,7 +60,8 @@ final class ExperimentCommand implements Callable<Integer> {
           + "runs once first) (default: ${DEFAULT-VALUE}).")
   String modes;
   @Option(names = "--trainers", defaultValue = "1,2", paramLabel = "N1,N2",
-      description = "Trainer counts to run each mode with (default: ${DEFAULT-VALUE}).")
+      description = "Trainer counts to run each mode with, each on a local cluster of --ps parameter-server nodes "
+          + "(at least 1) (default: ${DEFAULT-VALUE}).")
   String trainers;
   @Option(names = "--out", required = true, paramLabel = "DIR",
       description = "Where report.md, results.json, the charts and each run's metrics CSV go.")
