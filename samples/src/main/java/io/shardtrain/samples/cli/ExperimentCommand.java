@@ -8,6 +8,7 @@ import io.shardtrain.samples.local.DataSets;
 import io.shardtrain.samples.report.Baseline;
 import io.shardtrain.samples.report.ExperimentReport;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -19,6 +20,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -85,6 +87,9 @@ final class ExperimentCommand implements Callable<Integer> {
   /** One cell of the matrix. */
   private record Cell(String mode, int trainers) {}
 
+  /** A mode's effective configuration and the settings read from it, once. */
+  private record ModeSetup(Config config, TrainSettings settings) {}
+
   @Override
   public Integer call() throws Exception {
     // Everything is checked before the first run starts, so a bad flag costs no training.
@@ -107,12 +112,12 @@ final class ExperimentCommand implements Callable<Integer> {
     Baseline old = baseline == null ? null : Baseline.load(baseline);
     Config singleConfig = flags.effectiveConfig(null);
     TrainSettings singleSettings = TrainSettings.fromConfig(singleConfig);
-    Map<String, Config> configs = new LinkedHashMap<>();
+    Map<String, ModeSetup> setups = new LinkedHashMap<>();
     for (String m : modeList) {
       Config c = flags.effectiveConfig(m);
       WirePrecision.gradientsFromConfig(c);
       LocalRun.blockMode(c);
-      configs.put(m, c);
+      setups.put(m, new ModeSetup(c, TrainSettings.fromConfig(c)));
     }
     flags.layout();
     Backends.create(singleSettings.backend(), singleSettings.computeThreads()).backend().close();
@@ -129,15 +134,15 @@ final class ExperimentCommand implements Callable<Integer> {
     var data = DataSets.load(singleSettings.dataset(), singleSettings.dataDir());
     LocalRun run = new LocalRun(flags, err);
     Path runsDir = out.resolve("runs");
-    java.nio.file.Files.createDirectories(runsDir);
+    Files.createDirectories(runsDir);
     List<ExperimentReport.Run> runs = new ArrayList<>();
     for (Cell cell : cells) {
       LocalRun.Outcome o;
       if (cell.mode().equals("single")) {
         o = run.single(singleSettings, data);
       } else {
-        Config c = configs.get(cell.mode());
-        o = MODES.get(cell.mode()).train(run, c, TrainSettings.fromConfig(c), data, flags.ps, cell.trainers());
+        ModeSetup m = setups.get(cell.mode());
+        o = MODES.get(cell.mode()).train(run, m.config(), m.settings(), data, flags.ps, cell.trainers());
       }
       ExperimentReport.Run r = toRun(cell, o);
       runs.add(r);
@@ -158,8 +163,9 @@ final class ExperimentCommand implements Callable<Integer> {
       }
       check = new ExperimentReport.BaselineCheck(old, slowerPct, accuracyTolerance, comparisons);
     }
-    String title = "Experiment: " + singleSettings.dataset() + ", modes " + String.join(", ", modeList)
-        + ", trainers " + trainerList.stream().map(String::valueOf).reduce((a, b) -> a + ", " + b).orElseThrow();
+    String title = "Experiment: " + singleSettings.dataset() + ", modes "
+        + (modeList.isEmpty() ? "single" : String.join(", ", modeList)) + ", trainers "
+        + trainerList.stream().map(String::valueOf).collect(Collectors.joining(", "));
     new ExperimentReport(title, setup(singleSettings), targetAccuracy, runs, check).write(out);
     stdout.println("report: " + out.resolve(ExperimentReport.MARKDOWN) + " (results " + ExperimentReport.JSON
         + ", charts " + ExperimentReport.ACCURACY_CHART + ", " + ExperimentReport.THROUGHPUT_CHART + ", "
