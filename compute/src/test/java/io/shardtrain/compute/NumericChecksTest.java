@@ -34,6 +34,22 @@ class NumericChecksTest {
   }
 
   @Test
+  void longArraysAreSearchedInEveryChunkFromAnyOffset() {
+    float[] bads = {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY};
+    for (float bad : bads) {
+      for (int at : new int[] {3, 1023, 1024, 1025, 2050, 4095, 4999}) {
+        float[] values = new float[5000];
+        for (int i = 0; i < values.length; i++) values[i] = (i % 7) * 1e30f - 3e30f;
+        assertEquals(-1, NumericChecks.firstNonFinite(values, 3, 4997));
+        values[at] = bad;
+        assertEquals(at, NumericChecks.firstNonFinite(values, 3, 4997), "value " + bad + " at " + at);
+        assertEquals(-1, NumericChecks.firstNonFinite(values, at + 1, 4999 - at));
+        if (at > 3) assertEquals(-1, NumericChecks.firstNonFinite(values, 3, at - 3));
+      }
+    }
+  }
+
+  @Test
   void firstNonFiniteReportsTheFirstOfSeveral() {
     float[] values = {1f, 2f, Float.POSITIVE_INFINITY, Float.NaN};
     assertEquals(2, NumericChecks.firstNonFinite(values));

@@ -153,6 +153,9 @@ public final class BlockProtocol {
 
   enum BarrierCheck implements Command { INSTANCE }
 
+  /** Journal the async pushes that arrived while the last write was in flight, as one write. */
+  enum WriteGroup implements Command { INSTANCE }
+
   /** How a block acknowledged a push; {@code version} is the block's version after it. */
   public sealed interface PushAck {
     long version();

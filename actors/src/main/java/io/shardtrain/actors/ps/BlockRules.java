@@ -33,20 +33,20 @@ import java.util.function.LongFunction;
 final class BlockRules {
 
   /**
-   * What a push does: refused ({@code error}), answered at once without a change ({@code ack}), or
-   * recorded as {@code events} and answered with {@code ackAfter} of the version they lead to.
+   * What a push does: refused ({@code error}), or answered with {@code ack} of the block's version
+   * when the answer goes out, after recording {@code events} (none: the push changes nothing).
    */
-  record PushOutcome(String error, PushAck ack, List<Event> events, LongFunction<PushAck> ackAfter) {
+  record PushOutcome(String error, List<Event> events, LongFunction<PushAck> ack) {
     static PushOutcome refused(String error) {
-      return new PushOutcome(error, null, List.of(), null);
+      return new PushOutcome(error, List.of(), null);
     }
 
-    static PushOutcome answered(PushAck ack) {
-      return new PushOutcome(null, ack, List.of(), null);
+    static PushOutcome answered(LongFunction<PushAck> ack) {
+      return new PushOutcome(null, List.of(), ack);
     }
 
-    static PushOutcome recorded(List<Event> events, LongFunction<PushAck> ackAfter) {
-      return new PushOutcome(null, null, events, ackAfter);
+    static PushOutcome recorded(List<Event> events, LongFunction<PushAck> ack) {
+      return new PushOutcome(null, events, ack);
     }
   }
 
@@ -86,8 +86,11 @@ final class BlockRules {
     return null;
   }
 
-  /** What {@code cmd} does to the block. */
-  PushOutcome push(BlockState state, PushGradient cmd) {
+  /**
+   * What {@code cmd} does to the block, whose async pushes in {@code unwritten} are accepted but not
+   * journaled (nor applied) yet.
+   */
+  PushOutcome push(BlockState state, PushGradient cmd, GroupCommit unwritten) {
     counters.pushes++;
     if (!state.isInitialised()) {
       counters.rejectedNotInitialised++;
@@ -107,24 +110,24 @@ final class BlockRules {
     if (isIdle(cmd)) {
       // Sync: a trainer with no data for this step still takes part in the barrier, contributing
       // nothing. Async: nothing to apply (the block already has the batch's examples).
-      return state.isSync() ? syncPush(state, cmd) : PushOutcome.answered(new Duplicate(state.version()));
+      return state.isSync() ? syncPush(state, cmd) : PushOutcome.answered(Duplicate::new);
     }
     if (cmd.values() == null || cmd.values().length != length) {
       counters.rejectedBadLength++;
       return PushOutcome.refused("gradient of length " + (cmd.values() == null ? "null" : cmd.values().length)
           + " from trainer " + cmd.trainerId() + " does not match block " + entityId + " of length " + length);
     }
-    return state.isSync() ? syncPush(state, cmd) : asyncPush(state, cmd);
+    return state.isSync() ? syncPush(state, cmd) : asyncPush(state, cmd, unwritten);
   }
 
   private PushOutcome syncPush(BlockState state, PushGradient cmd) {
     long v = state.version();
     String trainer = cmd.trainerId();
     SyncBarrier barrier = state.barrier();
-    if (durability.leftBehind(state, cmd)) return PushOutcome.answered(new RolledBack(v));
+    if (durability.leftBehind(state, cmd)) return PushOutcome.answered(RolledBack::new);
     if (cmd.step() <= v || (cmd.step() == v + 1 && barrier.hasContributed(trainer))) {
       counters.duplicates++;
-      return PushOutcome.answered(new Duplicate(v));
+      return PushOutcome.answered(Duplicate::new);
     }
     if (cmd.step() > v + 1) {
       counters.rejectedAhead++;
@@ -156,13 +159,13 @@ final class BlockRules {
     return PushOutcome.recorded(completes ? List.of(received, new StepApplied(cmd.step())) : List.of(received), ack);
   }
 
-  private PushOutcome asyncPush(BlockState state, PushGradient cmd) {
+  private PushOutcome asyncPush(BlockState state, PushGradient cmd, GroupCommit unwritten) {
     long v = state.version();
     String trainer = cmd.trainerId();
     Long last = state.lastSteps.get(trainer);
-    if (last != null && cmd.step() <= last) {
+    if ((last != null && cmd.step() <= last) || unwritten.holdsUpTo(trainer, cmd.step())) {
       counters.duplicates++;
-      return PushOutcome.answered(new Duplicate(v));
+      return PushOutcome.answered(Duplicate::new);
     }
     if (cmd.baseVersion() < 0 || cmd.baseVersion() > v) {
       counters.rejectedAhead++;
@@ -170,9 +173,10 @@ final class BlockRules {
           + cmd.baseVersion() + " is not one block " + entityId + " has had (its version is " + v + ")");
     }
     long maxStaleness = state.spec().maxStaleness();
-    if (maxStaleness >= 0 && v - cmd.baseVersion() > maxStaleness) {
+    // Staleness at the version the push is applied to: after the pushes written before it.
+    if (maxStaleness >= 0 && v + unwritten.size() - cmd.baseVersion() > maxStaleness) {
       counters.rejectedStale++;
-      return PushOutcome.answered(new Stale(v));
+      return PushOutcome.answered(Stale::new);
     }
     int bad = NumericChecks.firstNonFinite(cmd.values());
     if (bad >= 0) {
@@ -181,7 +185,7 @@ final class BlockRules {
         return PushOutcome.refused(nonFiniteMessage(cmd, bad));
       }
       counters.skippedNonFinite++;
-      return PushOutcome.answered(new Skipped(v));
+      return PushOutcome.answered(Skipped::new);
     }
     return PushOutcome.recorded(List.of(new GradientApplied(trainer, cmd.step(), cmd.weight(), cmd.values(), cmd.mark())),
         Applied::new);

@@ -1,7 +1,20 @@
 package io.shardtrain.actors.ps;
 
-import io.shardtrain.actors.ps.BlockEvents.*;
-import io.shardtrain.actors.ps.BlockProtocol.*;
+import io.shardtrain.actors.ps.BlockEvents.CheckpointTaken;
+import io.shardtrain.actors.ps.BlockEvents.Contributor;
+import io.shardtrain.actors.ps.BlockEvents.Event;
+import io.shardtrain.actors.ps.BlockEvents.GradientApplied;
+import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
+import io.shardtrain.actors.ps.BlockEvents.GradientSkipped;
+import io.shardtrain.actors.ps.BlockEvents.Initialized;
+import io.shardtrain.actors.ps.BlockEvents.MembershipUpdated;
+import io.shardtrain.actors.ps.BlockEvents.RolledBackTo;
+import io.shardtrain.actors.ps.BlockEvents.StepApplied;
+import io.shardtrain.actors.ps.BlockEvents.StepCommitted;
+import io.shardtrain.actors.ps.BlockProtocol.Checkpoint;
+import io.shardtrain.actors.ps.BlockProtocol.Initialize;
+import io.shardtrain.actors.ps.BlockProtocol.TaskMark;
+import io.shardtrain.actors.ps.BlockProtocol.TaskProgress;
 import io.shardtrain.compute.optim.BlockUpdate;
 import io.shardtrain.compute.optim.OptimizerState;
 import io.shardtrain.compute.optim.WeightedGradient;

@@ -23,8 +23,35 @@ import akka.persistence.typed.javadsl.EventHandler;
 import akka.persistence.typed.javadsl.EventSourcedBehavior;
 import akka.persistence.typed.javadsl.RetentionCriteria;
 import akka.persistence.typed.javadsl.SignalHandler;
-import io.shardtrain.actors.ps.BlockEvents.*;
-import io.shardtrain.actors.ps.BlockProtocol.*;
+import io.shardtrain.actors.ps.BlockEvents.CheckpointTaken;
+import io.shardtrain.actors.ps.BlockEvents.Event;
+import io.shardtrain.actors.ps.BlockEvents.GradientApplied;
+import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
+import io.shardtrain.actors.ps.BlockEvents.GradientSkipped;
+import io.shardtrain.actors.ps.BlockEvents.Initialized;
+import io.shardtrain.actors.ps.BlockEvents.MembershipUpdated;
+import io.shardtrain.actors.ps.BlockEvents.RolledBackTo;
+import io.shardtrain.actors.ps.BlockEvents.StepApplied;
+import io.shardtrain.actors.ps.BlockEvents.StepCommitted;
+import io.shardtrain.actors.ps.BlockProtocol.BarrierCheck;
+import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
+import io.shardtrain.actors.ps.BlockProtocol.Captured;
+import io.shardtrain.actors.ps.BlockProtocol.Checkpoint;
+import io.shardtrain.actors.ps.BlockProtocol.Command;
+import io.shardtrain.actors.ps.BlockProtocol.GetStats;
+import io.shardtrain.actors.ps.BlockProtocol.GetTaskMark;
+import io.shardtrain.actors.ps.BlockProtocol.HandOff;
+import io.shardtrain.actors.ps.BlockProtocol.Initialize;
+import io.shardtrain.actors.ps.BlockProtocol.LetterPush;
+import io.shardtrain.actors.ps.BlockProtocol.Pull;
+import io.shardtrain.actors.ps.BlockProtocol.PullTimedOut;
+import io.shardtrain.actors.ps.BlockProtocol.PushAck;
+import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
+import io.shardtrain.actors.ps.BlockProtocol.ReadCheckpoint;
+import io.shardtrain.actors.ps.BlockProtocol.RollBack;
+import io.shardtrain.actors.ps.BlockProtocol.RolledBack;
+import io.shardtrain.actors.ps.BlockProtocol.UpdateMembership;
+import io.shardtrain.actors.ps.BlockProtocol.WriteGroup;
 import io.shardtrain.actors.ps.BlockState.Held;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -99,7 +126,11 @@ public final class ParameterBlock
   private final BlockRules rules;
   private final PendingPulls pulls = new PendingPulls();
   private final PendingCaptures captures = new PendingCaptures();
-  private final HeldAcks heldAcks = new HeldAcks();
+  /** Sync pushes acknowledged once their step is applied, by step. */
+  private final ByVersion<PendingAck> heldAcks = new ByVersion<>();
+  private final GroupCommit unwritten = new GroupCommit();
+  /** Async: a group write just ended, so pushes wait for the {@link WriteGroup} that follows it. */
+  private boolean grouping;
   private long pendingSinceNanos;
 
   private ParameterBlock(String entityId, PsSettings settings, ActorContext<Command> context,
@@ -167,8 +198,10 @@ public final class ParameterBlock
         .onCommand(Checkpoint.class, this::onCheckpoint)
         .onCommand(ReadCheckpoint.class, this::onReadCheckpoint)
         .onCommand(RollBack.class, this::onRollBack)
-        .onCommand(GetTaskMark.class, (state, cmd) ->
-            Effect().reply(cmd.replyTo(), StatusReply.success(state.taskProgress(cmd.epoch(), cmd.task()))))
+        .onCommand(WriteGroup.class, (state, w) -> onWriteGroup(state))
+        // Pushes accepted before the question count: the master settles a task with the answer.
+        .onCommand(GetTaskMark.class, (state, cmd) -> writeGroup(state).thenRun(s ->
+            cmd.replyTo().tell(StatusReply.success(s.taskProgress(cmd.epoch(), cmd.task())))))
         .build();
   }
 
@@ -192,15 +225,46 @@ public final class ParameterBlock
   }
 
   private Effect<Event, BlockState> onPush(BlockState state, PushGradient cmd) {
-    BlockRules.PushOutcome outcome = rules.push(state, cmd);
+    BlockRules.PushOutcome outcome = rules.push(state, cmd, unwritten);
     if (outcome.error() != null) return error(cmd.replyTo(), outcome.error());
-    if (outcome.events().isEmpty()) {
-      PushAck ack = outcome.ack();
-      return Effect().none().thenRun(s -> acknowledge(s, cmd, v -> ack instanceof Duplicate ? new Duplicate(v) : ack));
+    if (outcome.events().isEmpty()) return Effect().none().thenRun(s -> acknowledge(s, cmd, outcome.ack()));
+    if (!state.isSync()) {
+      unwritten.add((GradientApplied) outcome.events().get(0), new PendingAck(cmd.replyTo(), outcome.ack()));
+      // Idle: write at once. Right after a write: wait for the group that arrived during it.
+      return grouping ? Effect().none() : writeGroup(state);
     }
     return record(state, outcome.events()).thenRun(s -> {
       afterChange(s);
-      acknowledge(s, cmd, outcome.ackAfter());
+      acknowledge(s, cmd, outcome.ack());
+    });
+  }
+
+  /**
+   * Group commit of async pushes: pushes that arrive while a write is in flight are stashed by the
+   * persistence runtime and handed in again right after it, before anything else in the mailbox; so
+   * a {@link WriteGroup} sent to itself when a write ends finds them all in {@link #unwritten} and
+   * journals them in one write. When it finds none the block is idle and the next push is written
+   * at once.
+   */
+  private Effect<Event, BlockState> onWriteGroup(BlockState state) {
+    if (unwritten.isEmpty()) {
+      grouping = false;
+      return Effect().none();
+    }
+    return writeGroup(state);
+  }
+
+  /** Journals and applies the unwritten pushes in one write, then acknowledges them; nothing when none wait. */
+  private EffectBuilder<Event, BlockState> writeGroup(BlockState state) {
+    if (unwritten.isEmpty()) return Effect().none();
+    List<GroupCommit.Waiting> group = unwritten.take();
+    List<Event> events = new ArrayList<>(group.size());
+    for (GroupCommit.Waiting w : group) events.add(w.event());
+    grouping = true;
+    return record(state, events).thenRun(s -> {
+      afterChange(s);
+      for (GroupCommit.Waiting w : group) send(w.ack(), s.version());
+      context.getSelf().tell(WriteGroup.INSTANCE);
     });
   }
 
@@ -210,7 +274,7 @@ public final class ParameterBlock
    */
   private void acknowledge(BlockState s, PushGradient cmd, LongFunction<PushAck> ack) {
     if (durability.acksWithStep() && s.isSync() && cmd.step() > s.version()) {
-      heldAcks.add(cmd.step(), cmd.replyTo(), ack);
+      heldAcks.add(cmd.step(), new PendingAck(cmd.replyTo(), ack));
     } else {
       replies.ack(cmd.replyTo(), ack.apply(s.version()));
     }
@@ -266,7 +330,9 @@ public final class ParameterBlock
     // Everything acknowledged is journaled already. The contributions to the pending step are
     // journaled now (a replay takes each trainer's once), so the block's next home has them and
     // their pushes are acknowledged instead of sent again. The waiting pulls are told to ask again.
-    List<Event> kept = durability.acksWithStep() ? pendingContributions(state) : List.of();
+    List<Event> kept = durability.acksWithStep() ? pendingContributions(state) : new ArrayList<>();
+    List<GroupCommit.Waiting> group = unwritten.take();
+    for (GroupCommit.Waiting w : group) kept.add(w.event());
     Map<Long, Pull> waiting = pulls.takeAll();
     for (Map.Entry<Long, Pull> e : waiting.entrySet()) {
       timers.cancel(pullTimerKey(e.getKey()));
@@ -277,7 +343,8 @@ public final class ParameterBlock
         + " contributions to the pending step journaled", entityId, state.version(), waiting.size(), kept.size());
     if (kept.isEmpty()) return Effect().stop();
     return Effect().persist(kept).thenRun(s -> {
-      for (HeldAcks.Held h : heldAcks.takeAll()) replies.ack(h.replyTo(), h.ack().apply(s.version()));
+      for (PendingAck a : heldAcks.takeAll()) send(a, s.version());
+      for (GroupCommit.Waiting w : group) send(w.ack(), s.version());
     }).thenStop();
   }
 
@@ -375,8 +442,8 @@ public final class ParameterBlock
   private void afterChange(BlockState state) {
     // Captures first: their replies must not wait behind a pull answer that lets trainers move on.
     answerCaptures(state);
-    for (HeldAcks.Held h : heldAcks.takeReached(state.version())) {
-      replies.ack(h.replyTo(), h.ack().apply(state.version()));
+    for (List<PendingAck> reached : heldAcks.takeUpTo(state.version()).values()) {
+      for (PendingAck a : reached) send(a, state.version());
     }
     answerPulls(state);
     boolean waiting = state.isWaiting();
@@ -393,6 +460,10 @@ public final class ParameterBlock
       timers.cancel(pullTimerKey(e.getKey()));
       replies.answer(state, e.getValue());
     }
+  }
+
+  private void send(PendingAck a, long version) {
+    replies.ack(a.replyTo(), a.ack().apply(version));
   }
 
   private static String pullTimerKey(long id) {

@@ -1,20 +1,18 @@
 package io.shardtrain.actors.ps;
 
 import io.shardtrain.actors.ps.BlockProtocol.Checkpoint;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.NavigableMap;
-import java.util.TreeMap;
 
 /**
  * Checkpoint requests waiting for the version they name, by version. Held in memory by the block's
  * actor: a request lost with it is asked again by the master.
  */
 final class PendingCaptures {
-  private final TreeMap<Long, List<Checkpoint>> byStep = new TreeMap<>();
+  private final ByVersion<Checkpoint> byStep = new ByVersion<>();
 
   void add(Checkpoint request) {
-    byStep.computeIfAbsent(request.step(), k -> new ArrayList<>()).add(request);
+    byStep.add(request.step(), request);
   }
 
   boolean isEmpty() {
@@ -23,12 +21,12 @@ final class PendingCaptures {
 
   /** Whether a request waits for {@code step}. */
   boolean waitsAt(long step) {
-    return byStep.containsKey(step);
+    return !byStep.at(step).isEmpty();
   }
 
   /** The oldest held checkpoint to keep when capturing {@code step} for the requests waiting there. */
   long keepFrom(long step) {
-    return keepFrom(step, byStep.getOrDefault(step, List.of()));
+    return keepFrom(step, byStep.at(step));
   }
 
   /** The greatest {@code keepFrom} of {@code requests}, at most {@code step}: the capture itself is always kept. */
@@ -40,17 +38,11 @@ final class PendingCaptures {
 
   /** Removes and returns the requests for versions up to {@code version}, oldest first. */
   NavigableMap<Long, List<Checkpoint>> takeUpTo(long version) {
-    NavigableMap<Long, List<Checkpoint>> head = byStep.headMap(version, true);
-    NavigableMap<Long, List<Checkpoint>> taken = new TreeMap<>(head);
-    head.clear();
-    return taken;
+    return byStep.takeUpTo(version);
   }
 
   /** Removes and returns every waiting request. */
   List<Checkpoint> takeAll() {
-    List<Checkpoint> all = new ArrayList<>();
-    for (List<Checkpoint> waiting : byStep.values()) all.addAll(waiting);
-    byStep.clear();
-    return all;
+    return byStep.takeAll();
   }
 }

@@ -1,5 +1,6 @@
 package io.shardtrain.actors.ps;
 
+import io.shardtrain.actors.ps.BlockEvents.GradientApplied;
 import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
 import io.shardtrain.actors.ps.BlockEvents.GradientSkipped;
 import io.shardtrain.actors.ps.BlockEvents.Initialized;
@@ -10,6 +11,7 @@ import io.shardtrain.actors.ps.BlockProtocol.Applied;
 import io.shardtrain.actors.ps.BlockProtocol.Duplicate;
 import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
 import io.shardtrain.actors.ps.BlockProtocol.Skipped;
+import io.shardtrain.actors.ps.BlockProtocol.Stale;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import java.time.Duration;
 import java.util.List;
@@ -18,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** What a push does to a sync block, decided without an actor system. */
+/** What a push does to a block, decided without an actor system. */
 class BlockRulesTest {
   private final BlockCounters counters = new BlockCounters();
 
@@ -42,15 +44,15 @@ class BlockRulesTest {
   void theLastMissingTrainersPushRecordsItsGradientAndTheStep() {
     BlockRules rules = rules(PsSettings.NonFinitePolicy.REJECT);
     BlockState s = started();
-    BlockRules.PushOutcome first = rules.push(s, push("a", 1, new float[] {1f, 2f}));
+    BlockRules.PushOutcome first = rules.push(s, push("a", 1, new float[] {1f, 2f}), new GroupCommit());
     assertEquals(1, first.events().size());
     assertTrue(first.events().get(0) instanceof GradientReceived);
-    assertEquals(new Accepted(0), first.ackAfter().apply(0));
+    assertEquals(new Accepted(0), first.ack().apply(0));
     s.apply(first.events().get(0));
 
-    BlockRules.PushOutcome last = rules.push(s, push("b", 1, new float[] {3f, 4f}));
+    BlockRules.PushOutcome last = rules.push(s, push("b", 1, new float[] {3f, 4f}), new GroupCommit());
     assertEquals(new StepApplied(1), last.events().get(1));
-    assertEquals(new Applied(1), last.ackAfter().apply(1));
+    assertEquals(new Applied(1), last.ack().apply(1));
   }
 
   @Test
@@ -58,8 +60,8 @@ class BlockRulesTest {
     BlockRules rules = rules(PsSettings.NonFinitePolicy.REJECT);
     BlockState s = started();
     s.apply(new GradientReceived("a", 1, 1f, new float[] {1f, 2f}));
-    BlockRules.PushOutcome again = rules.push(s, push("a", 1, new float[] {1f, 2f}));
-    assertEquals(new Duplicate(0), again.ack());
+    BlockRules.PushOutcome again = rules.push(s, push("a", 1, new float[] {1f, 2f}), new GroupCommit());
+    assertEquals(new Duplicate(0), again.ack().apply(0));
     assertEquals(List.of(), again.events());
     assertEquals(1, counters.duplicates);
   }
@@ -68,8 +70,9 @@ class BlockRulesTest {
   void aPushAheadOfTheNextStepOrOfTheWrongLengthIsRefusedAndCounted() {
     BlockRules rules = rules(PsSettings.NonFinitePolicy.REJECT);
     BlockState s = started();
-    assertTrue(rules.push(s, push("a", 2, new float[] {1f, 2f})).error().contains("is ahead of block w#0"));
-    assertTrue(rules.push(s, push("a", 1, new float[] {1f})).error().contains("does not match block w#0"));
+    GroupCommit none = new GroupCommit();
+    assertTrue(rules.push(s, push("a", 2, new float[] {1f, 2f}), none).error().contains("is ahead of block w#0"));
+    assertTrue(rules.push(s, push("a", 1, new float[] {1f}), none).error().contains("does not match block w#0"));
     assertEquals(2, counters.pushes);
     assertEquals(1, counters.rejectedAhead);
     assertEquals(1, counters.rejectedBadLength);
@@ -78,11 +81,35 @@ class BlockRulesTest {
   @Test
   void aNonFiniteGradientIsRefusedOrRecordedAsSkippedByPolicy() {
     float[] nan = {Float.NaN, 1f};
-    assertTrue(rules(PsSettings.NonFinitePolicy.REJECT).push(started(), push("a", 1, nan)).error()
+    assertTrue(rules(PsSettings.NonFinitePolicy.REJECT).push(started(), push("a", 1, nan), new GroupCommit()).error()
         .contains("non-finite value NaN at index 0"));
-    BlockRules.PushOutcome skipped = rules(PsSettings.NonFinitePolicy.SKIP).push(started(), push("a", 1, nan));
+    BlockRules.PushOutcome skipped =
+        rules(PsSettings.NonFinitePolicy.SKIP).push(started(), push("a", 1, nan), new GroupCommit());
     assertNull(skipped.error());
     assertEquals(List.of(new GradientSkipped("a", 1)), skipped.events());
-    assertEquals(new Skipped(0), skipped.ackAfter().apply(0));
+    assertEquals(new Skipped(0), skipped.ack().apply(0));
+  }
+
+  /**
+   * Async pushes accepted but not written yet count: a resend of one is a duplicate, and the
+   * staleness bound is measured at the version the push will be applied to, after them.
+   */
+  @Test
+  void anAsyncPushSeesThePushesWaitingForTheNextWrite() {
+    BlockRules rules = rules(PsSettings.NonFinitePolicy.REJECT);
+    BlockSpec spec = new BlockSpec("w", 0, 0, 2, OptimizerSpec.defaults(OptimizerSpec.Kind.SGD), "constant", 0.1f,
+        BlockSpec.Mode.ASYNC, 1);
+    BlockState s = new BlockState().apply(new Initialized(spec, new float[] {1f, 1f}));
+    GroupCommit unwritten = new GroupCommit();
+    float[] g = {1f, 2f};
+    assertTrue(unwritten.add(new GradientApplied("a", 3, 1f, g, null), new PendingAck(null, Applied::new)));
+    assertEquals(new Duplicate(0), rules.push(s, new PushGradient("a", 2, 0, 1, 1f, g, null), unwritten).ack().apply(0));
+    assertEquals(new Duplicate(0), rules.push(s, new PushGradient("a", 3, 0, 1, 1f, g, null), unwritten).ack().apply(0));
+    assertEquals(1, rules.push(s, new PushGradient("a", 4, 0, 1, 1f, g, null), unwritten).events().size());
+    // Base version 0, applied at version 1 (after the waiting push): within the bound of 1.
+    assertEquals(1, rules.push(s, new PushGradient("b", 1, 0, 1, 1f, g, null), unwritten).events().size());
+    assertTrue(!unwritten.add(new GradientApplied("a", 4, 1f, g, null), new PendingAck(null, Applied::new)));
+    // Applied at version 2: two versions behind its base, over the bound.
+    assertEquals(new Stale(0), rules.push(s, new PushGradient("b", 1, 0, 1, 1f, g, null), unwritten).ack().apply(0));
   }
 }

@@ -88,6 +88,7 @@ final class LocalCommand implements Callable<Integer> {
   private void writeOutputs(Map<String, Object> summary, MetricsLog metrics, String title) throws java.io.IOException {
     if (report == null) return;
     var out = spec.commandLine().getOut();
+    summary.put("samples_per_sec_second_half", metrics.secondHalfSamplesPerSec());
     Path parent = report.toAbsolutePath().getParent();
     if (parent != null) Files.createDirectories(parent);
     Files.writeString(report, Json.write(summary));

@@ -84,6 +84,31 @@ public final class MetricsLog {
     return n == 0 ? Double.NaN : sum / n;
   }
 
+  /**
+   * Samples per second over the second half of the run's training examples: the rate once the JIT
+   * has compiled the hot paths, which a short run's whole-run rate hides. NaN with fewer than two steps.
+   */
+  public synchronized double secondHalfSamplesPerSec() {
+    List<Row> steps = new ArrayList<>();
+    long total = 0;
+    for (Row r : rows) {
+      if (r.examples() > 0) {
+        steps.add(r);
+        total += r.examples();
+      }
+    }
+    steps.sort(java.util.Comparator.comparingDouble(Row::seconds));
+    long seen = 0;
+    for (int i = 0; i < steps.size() - 1; i++) {
+      seen += steps.get(i).examples();
+      if (2 * seen >= total) {
+        double seconds = steps.get(steps.size() - 1).seconds() - steps.get(i).seconds();
+        return seconds > 0 ? (total - seen) / seconds : Double.NaN;
+      }
+    }
+    return Double.NaN;
+  }
+
   /** Columns: time_s, trainer, step, trainer_steps_done, examples, loss, test_accuracy (blank when absent). */
   public synchronized void writeCsv(Path file) throws IOException {
     try (Writer w = Files.newBufferedWriter(file)) {

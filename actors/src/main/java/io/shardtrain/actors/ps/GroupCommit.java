@@ -1,0 +1,50 @@
+package io.shardtrain.actors.ps;
+
+import io.shardtrain.actors.ps.BlockEvents.GradientApplied;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Async pushes accepted but not journaled yet, so that every push that arrives while a journal
+ * write is in flight goes out in the next write, together: one {@code persistAll} instead of one
+ * write per push. A push waits here neither applied nor acknowledged; the write applies the group
+ * in arrival order (the order a replay applies it in) and then acknowledges each push.
+ * Held in memory by the block's actor.
+ */
+final class GroupCommit {
+
+  /** A push's event, and the acknowledgement its sender gets once the event is journaled. */
+  record Waiting(GradientApplied event, PendingAck ack) {}
+
+  private final List<Waiting> waiting = new ArrayList<>();
+
+  /** Adds a push; true when it is the first of a new group (the caller then asks for the write). */
+  boolean add(GradientApplied event, PendingAck ack) {
+    waiting.add(new Waiting(event, ack));
+    return waiting.size() == 1;
+  }
+
+  boolean isEmpty() {
+    return waiting.isEmpty();
+  }
+
+  /** How many updates wait: the version a new push would be applied at is the block's plus this. */
+  int size() {
+    return waiting.size();
+  }
+
+  /** Whether the push of {@code trainer} at {@code step} or a later step of it waits here. */
+  boolean holdsUpTo(String trainer, long step) {
+    for (Waiting w : waiting) {
+      if (w.event().trainerId().equals(trainer) && w.event().step() >= step) return true;
+    }
+    return false;
+  }
+
+  /** Removes and returns the group, in arrival order. */
+  List<Waiting> take() {
+    List<Waiting> out = List.copyOf(waiting);
+    waiting.clear();
+    return out;
+  }
+}

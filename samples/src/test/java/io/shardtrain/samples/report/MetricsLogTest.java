@@ -1,0 +1,32 @@
+package io.shardtrain.samples.report;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+class MetricsLogTest {
+
+  /** Two trainers, 64 examples a step: slow first half (JIT warm-up), then 0.01 s per step pair. */
+  @Test
+  void secondHalfRateCountsOnlyTheStepsAfterHalfTheExamples() {
+    MetricsLog log = new MetricsLog();
+    double t = 0;
+    for (int step = 1; step <= 10; step++) {
+      t += step <= 5 ? 0.1 : 0.01;
+      log.step(t, "trainer-1", step, 64, 1.0);
+      log.step(t, "trainer-2", step, 64, 1.0);
+      if (step == 5) log.evaluation(t, 10, 0.9);
+    }
+    // Half the 1280 examples are in by step 5 (t = 0.5); the 5 step pairs after it take 0.05 s.
+    assertEquals(640 / 0.05, log.secondHalfSamplesPerSec(), 1e-6);
+  }
+
+  @Test
+  void secondHalfRateIsNaNWithoutTwoSteps() {
+    MetricsLog log = new MetricsLog();
+    assertTrue(Double.isNaN(log.secondHalfSamplesPerSec()));
+    log.step(0.1, "trainer-1", 1, 64, 1.0);
+    assertTrue(Double.isNaN(log.secondHalfSamplesPerSec()));
+  }
+}
