@@ -182,6 +182,7 @@ final class ExperimentCommand implements Callable<Integer> {
     int ps = cell.mode().equals("single") ? 0 : ((Number) m.get("ps")).intValue();
     return new ExperimentReport.Run(cell.mode(), cell.trainers(), ps, number(m, "steps").longValue(),
         number(m, "samples").longValue(), number(m, "samples_per_sec").doubleValue(),
+        o.metrics().secondHalfSamplesPerSec(),
         number(m, "wall_seconds").doubleValue(), number(m, "test_accuracy").doubleValue(),
         // Not the summary's final_loss: that is the last step's loss in a single process but a moving
         // average on a cluster, and the rows must compare alike.

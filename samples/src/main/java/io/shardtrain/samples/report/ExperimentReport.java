@@ -33,13 +33,14 @@ public final class ExperimentReport {
 
   /**
    * One run of the matrix. {@code ps}: parameter-server nodes, 0 for the single process;
-   * {@code steps}: per trainer; {@code finalLoss}: the mean of the last 50 trainer steps' losses;
+   * {@code steps}: per trainer; {@code samplesPerSecSecondHalf}: over the second half of the
+   * samples, after the JIT's warm-up ({@link MetricsLog#secondHalfSamplesPerSec}); {@code finalLoss}: the mean of the last 50 trainer steps' losses;
    * {@code bytesSent}: by every node while the trainers ran;
    * {@code evaluations}' seconds count from the start of training; {@code loss}'s steps are trainer
    * steps of all trainers together.
    */
   public record Run(String mode, int trainers, int ps, long steps, long samples, double samplesPerSec,
-      double wallSeconds, double testAccuracy, double finalLoss, long bytesSent,
+      double samplesPerSecSecondHalf, double wallSeconds, double testAccuracy, double finalLoss, long bytesSent,
       List<MetricsLog.Evaluation> evaluations, List<MetricsLog.LossPoint> loss) {
     public String label() {
       return mode.equals("single") ? "single process" : mode + " x" + trainers;
@@ -178,6 +179,7 @@ public final class ExperimentReport {
       j.put("steps", r.steps());
       j.put("samples", r.samples());
       j.put("samples_per_sec", r.samplesPerSec());
+      j.put("samples_per_sec_second_half", r.samplesPerSecSecondHalf());
       j.put("ratio_to_single", ratio(r));
       double toTarget = r.secondsTo(targetAccuracy);
       j.put("seconds_to_target", Double.isNaN(toTarget) ? null : toTarget);

@@ -104,6 +104,7 @@ class ExperimentCommandTest {
       assertEquals(40, run.getLong("steps"), "--steps is per trainer");
       assertEquals(40L * 16 * run.getInt("trainers"), run.getLong("samples"));
       assertTrue(run.getDouble("samples_per_sec") > 0);
+      assertTrue(run.getDouble("samples_per_sec_second_half") > 0);
       assertTrue(run.getConfigList("evaluations").size() >= 2, "evaluations while training: " + run.root().render());
       assertTrue(run.getList("loss_by_trainer_steps").size() >= 4, "a loss every 10 trainer steps");
       if (run.getInt("trainers") == 2) {

@@ -22,7 +22,7 @@ class ExperimentReportTest {
     List<MetricsLog.Evaluation> evals = new java.util.ArrayList<>();
     for (int i = 0; i < accuracies.length; i++) evals.add(new MetricsLog.Evaluation(1.5 * (i + 1), 10L * (i + 1),
         accuracies[i]));
-    return new ExperimentReport.Run(mode, trainers, ps, 100, 6400L * trainers, samplesPerSec, 9.0,
+    return new ExperimentReport.Run(mode, trainers, ps, 100, 6400L * trainers, samplesPerSec, samplesPerSec, 9.0,
         accuracies[accuracies.length - 1], 0.25, bytesSent, evals, List.of(new MetricsLog.LossPoint(10, 0.5)));
   }
 
