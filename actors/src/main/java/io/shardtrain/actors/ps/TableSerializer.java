@@ -99,6 +99,7 @@ abstract class TableSerializer extends SerializerWithStringManifest {
     long t0 = System.nanoTime();
     byte[] bytes = write(o);
     WireTimings.add(WireTimings.Kind.SERIALIZE, System.nanoTime() - t0);
+    WireTimings.addBytesSent(bytes.length);
     return bytes;
   }
 

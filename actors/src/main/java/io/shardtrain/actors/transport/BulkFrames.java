@@ -83,6 +83,11 @@ public final class BulkFrames {
         .putLong(((long) serializerId << 32) | (message.length & 0xFFFF_FFFFL)).putInt(length);
     buf.putInt(manifest.length).put(manifest).put(message);
     writeFloats(ch, buf, values, offset, length, precision);
+    // The message's own bytes counted when the wire serializer wrote them.
+    if (WireTimings.on()) {
+      WireTimings.addBytesSent(HEADER_BYTES + Integer.BYTES + manifest.length
+          + (long) length * precision.bytesPerValue());
+    }
   }
 
   static int letterMagic(WirePrecision precision) {

@@ -9,8 +9,10 @@ import java.util.concurrent.atomic.LongAdder;
  * serializer's {@code toBinary} and {@code fromBinary} (which a bulk letter's open goes through),
  * and the float copies between arrays and the bulk channel's socket buffers. Process-wide: every
  * node of a local cluster adds to the same counters, from whichever thread did the work, so the
- * figures are not any one trainer's. Counted only while {@link #enable switched on}, so that off,
- * the hot path pays one read of a volatile flag.
+ * figures are not any one trainer's. Also counts the bytes sent: every serialized data-path message
+ * and every bulk frame's header, manifest and floats (Akka's own envelopes and control messages are
+ * not counted). Counted only while {@link #enable switched on}, so that off, the hot path pays one
+ * read of a volatile flag.
  */
 public final class WireTimings {
 
@@ -32,6 +34,7 @@ public final class WireTimings {
   private static volatile boolean on;
   private static final Map<Kind, LongAdder> NANOS = adders();
   private static final Map<Kind, LongAdder> CALLS = adders();
+  private static final LongAdder BYTES_SENT = new LongAdder();
 
   private WireTimings() {}
 
@@ -56,12 +59,23 @@ public final class WireTimings {
     CALLS.get(kind).increment();
   }
 
+  /** Counts {@code bytes} sent: a serialized message, or the rest of a bulk frame around one. */
+  public static void addBytesSent(long bytes) {
+    BYTES_SENT.add(bytes);
+  }
+
+  /** Bytes sent so far, every node of this process together. */
+  public static long bytesSent() {
+    return BYTES_SENT.sum();
+  }
+
   /** Sets every count back to zero. */
   public static void reset() {
     for (Kind k : Kind.values()) {
       NANOS.get(k).reset();
       CALLS.get(k).reset();
     }
+    BYTES_SENT.reset();
   }
 
   /** The counts so far; a snapshot taken while others add may be off by the calls in progress. */

@@ -236,14 +236,17 @@ class WireSerializerTest {
     WireSerializer wire = new WireSerializer(classic(kit));
     JournalSerializer journal = new JournalSerializer(classic(kit));
     PushGradient push = new PushGradient("t", 3, 2, 1, 8f, VALUES, probe.ref().unsafeUpcast());
+    long sentBytes;
     WireTimings.reset();
     try {
       wire.fromBinary(wire.toBinary(push), "PushGradient");
       assertEquals(0, WireTimings.snapshot().get(WireTimings.Kind.SERIALIZE).calls(), "off: nothing counted");
 
       WireTimings.enable(true);
-      wire.fromBinary(wire.toBinary(push), "PushGradient");
-      wire.toBinary(new Applied(4));
+      byte[] pushBytes = wire.toBinary(push);
+      wire.fromBinary(pushBytes, "PushGradient");
+      byte[] appliedBytes = wire.toBinary(new Applied(4));
+      sentBytes = pushBytes.length + appliedBytes.length;
       journal.fromBinary(journal.toBinary(new BlockEvents.StepApplied(12)), journal.manifest(
           new BlockEvents.StepApplied(12)));
     } finally {
@@ -254,5 +257,6 @@ class WireSerializerTest {
     assertEquals(1, t.get(WireTimings.Kind.DESERIALIZE).calls());
     assertTrue(t.get(WireTimings.Kind.SERIALIZE).nanos() > 0, t.toString());
     assertEquals(0, t.get(WireTimings.Kind.COPY_OUT).calls(), "no bulk frame was written");
+    assertEquals(sentBytes, WireTimings.bytesSent(), "the two wire messages' bytes, not the journal event's");
   }
 }

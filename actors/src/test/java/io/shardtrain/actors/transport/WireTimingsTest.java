@@ -57,6 +57,33 @@ class WireTimingsTest {
         t.toString());
   }
 
+  @Test
+  void aLetterFrameCountsItsHeaderManifestAndFloatsInTheBytesSentOnlyWhileTimingsAreOn() throws Exception {
+    float[] values = new float[1000];
+    byte[] manifest = "PushLetter".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    byte[] message = new byte[40];
+    InetAddress loopback = InetAddress.getLoopbackAddress();
+    try (ServerSocketChannel server = ServerSocketChannel.open().bind(new InetSocketAddress(loopback, 0));
+        SocketChannel out = SocketChannel.open(server.getLocalAddress());
+        SocketChannel in = server.accept()) {
+      WireTimings.reset();
+      BulkFrames.writeLetter(out, BulkFrames.newBuffer(), 7, manifest, message, values, 0, values.length,
+          WirePrecision.FP32);
+      assertEquals(0, WireTimings.bytesSent(), "off: nothing counted");
+      WireTimings.enable(true);
+      try {
+        BulkFrames.writeLetter(out, BulkFrames.newBuffer(), 7, manifest, message, values, 0, values.length,
+            WirePrecision.BF16);
+      } finally {
+        WireTimings.enable(false);
+      }
+    }
+    // Header, manifest length and manifest, then 1000 bf16 values; the message counts where it was serialized.
+    assertEquals(16 + 4 + manifest.length + 2000, WireTimings.bytesSent());
+    WireTimings.reset();
+    assertEquals(0, WireTimings.bytesSent());
+  }
+
   /** One plain frame of {@code values} from {@code out} to {@code in}, the floats as read. */
   private static float[] sendAndReceive(SocketChannel out, SocketChannel in, float[] values) throws Exception {
     CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> {

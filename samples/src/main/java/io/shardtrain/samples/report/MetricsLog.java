@@ -38,6 +38,52 @@ public final class MetricsLog {
     rows.add(new Row(seconds, "", -1, stepsDone, 0, Double.NaN, accuracy));
   }
 
+  /** A test-set evaluation: seconds since training began, trainer steps done by then, accuracy. */
+  public record Evaluation(double seconds, long stepsDone, double accuracy) {}
+
+  /** The training loss, the mean of the last {@link #LOSS_WINDOW} steps, after {@code stepsDone} trainer steps. */
+  public record LossPoint(long stepsDone, double loss) {}
+
+  static final int LOSS_WINDOW = 50;
+
+  /** Every evaluation, in the order they ended. */
+  public synchronized List<Evaluation> evaluations() {
+    List<Evaluation> list = new ArrayList<>();
+    for (Row r : rows) {
+      if (!Double.isNaN(r.accuracy())) list.add(new Evaluation(r.seconds(), r.stepsDone(), r.accuracy()));
+    }
+    return list;
+  }
+
+  /** The smoothed training loss after every 10th trainer step. */
+  public synchronized List<LossPoint> smoothedLoss() {
+    List<LossPoint> points = new ArrayList<>();
+    double window = 0;
+    int n = 0;
+    double[] last = new double[LOSS_WINDOW];
+    for (Row r : rows) {
+      if (Double.isNaN(r.loss())) continue;
+      window += r.loss() - last[n % LOSS_WINDOW];
+      last[n % LOSS_WINDOW] = r.loss();
+      n++;
+      if (n % 10 == 0) points.add(new LossPoint(r.stepsDone(), window / Math.min(n, LOSS_WINDOW)));
+    }
+    return points;
+  }
+
+  /** The mean loss of the last {@link #LOSS_WINDOW} trainer steps (fewer if there were fewer), NaN with none. */
+  public synchronized double recentLoss() {
+    double sum = 0;
+    int n = 0;
+    for (int i = rows.size() - 1; i >= 0 && n < LOSS_WINDOW; i--) {
+      double loss = rows.get(i).loss();
+      if (Double.isNaN(loss)) continue;
+      sum += loss;
+      n++;
+    }
+    return n == 0 ? Double.NaN : sum / n;
+  }
+
   /**
    * Samples per second over the second half of the run's training examples: the rate once the JIT
    * has compiled the hot paths, which a short run's whole-run rate hides. NaN with fewer than two steps.
@@ -81,18 +127,8 @@ public final class MetricsLog {
   public synchronized void writePng(Path file, String title) throws IOException {
     XYSeries loss = new XYSeries("training loss (mean of 50 steps)");
     XYSeries acc = new XYSeries("test accuracy");
-    double window = 0;
-    int n = 0;
-    double[] last = new double[50];
-    for (Row r : rows) {
-      if (!Double.isNaN(r.loss())) {
-        window += r.loss() - last[n % 50];
-        last[n % 50] = r.loss();
-        n++;
-        if (n % 10 == 0) loss.add(r.stepsDone(), window / Math.min(n, 50));
-      }
-      if (!Double.isNaN(r.accuracy())) acc.add(r.stepsDone(), r.accuracy());
-    }
+    for (LossPoint p : smoothedLoss()) loss.add(p.stepsDone(), p.loss());
+    for (Evaluation e : evaluations()) acc.add(e.stepsDone(), e.accuracy());
     XYPlot plot = new XYPlot();
     plot.setDomainAxis(new NumberAxis("trainer steps"));
     plot.setDataset(0, new XYSeriesCollection(loss));

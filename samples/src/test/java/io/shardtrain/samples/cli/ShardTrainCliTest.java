@@ -5,13 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Random;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
@@ -31,43 +29,9 @@ class ShardTrainCliTest {
     return new Run(exit, out.toString(), err.toString());
   }
 
-  /**
-   * A small IDX data set in the Fashion-MNIST layout: 8x8 images whose class is the quadrant
-   * holding a bright blob (4 classes), so a model can learn it in a few steps.
-   */
   @BeforeAll
   static void writeTinyDataSet() throws IOException {
-    Path dir = dataDir.resolve("fashion-mnist");
-    Files.createDirectories(dir);
-    Random rnd = new Random(7);
-    writeSplit(dir, "train", 512, rnd);
-    writeSplit(dir, "t10k", 256, rnd);
-  }
-
-  private static void writeSplit(Path dir, String prefix, int n, Random rnd) throws IOException {
-    byte[] images = new byte[n * 64];
-    byte[] labels = new byte[n];
-    for (int i = 0; i < n; i++) {
-      int label = rnd.nextInt(4);
-      labels[i] = (byte) label;
-      int r0 = (label / 2) * 4, c0 = (label % 2) * 4;
-      for (int p = 0; p < 64; p++) images[i * 64 + p] = (byte) rnd.nextInt(60);
-      for (int r = r0; r < r0 + 4; r++) {
-        for (int c = c0; c < c0 + 4; c++) images[i * 64 + r * 8 + c] = (byte) (150 + rnd.nextInt(100));
-      }
-    }
-    try (var out = new DataOutputStream(Files.newOutputStream(dir.resolve(prefix + "-images-idx3-ubyte")))) {
-      out.writeInt(0x00000803);
-      out.writeInt(n);
-      out.writeInt(8);
-      out.writeInt(8);
-      out.write(images);
-    }
-    try (var out = new DataOutputStream(Files.newOutputStream(dir.resolve(prefix + "-labels-idx1-ubyte")))) {
-      out.writeInt(0x00000801);
-      out.writeInt(n);
-      out.write(labels);
-    }
+    TinyDataSet.write(dataDir);
   }
 
   private static double field(String json, String name) {
@@ -192,6 +156,8 @@ class ShardTrainCliTest {
     assertFalse(m.find(), "two trainers and a total only:\n" + json);
     assertTrue(field(json, "serialize_calls") > 0, json);
     assertTrue(field(json, "deserialize_calls") > 0, json);
+    // Trainer 2's node holds no block: its gradients (8x64+8 + 10x8+10 floats, fp32) cross the wire each step.
+    assertTrue(field(json, "bytes_sent") >= 3 * 4 * (8 * 64 + 8 + 10 * 8 + 10), json);
     for (String who : new String[] {"trainer-1", "trainer-2", "all trainers", "serialization"}) {
       assertTrue(r.out().contains("profile " + who), r.out());
     }

@@ -1,0 +1,185 @@
+package io.shardtrain.samples.cli;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.actors.ps.BlockSpec;
+import io.shardtrain.actors.ps.PsSettings;
+import io.shardtrain.actors.transport.WireTimings;
+import io.shardtrain.compute.FileTrees;
+import io.shardtrain.compute.backend.Backends;
+import io.shardtrain.compute.nn.Mlp;
+import io.shardtrain.persistence.journal.Journal;
+import io.shardtrain.persistence.journal.JournalSettings;
+import io.shardtrain.samples.local.DataSets;
+import io.shardtrain.samples.local.DistributedTraining;
+import io.shardtrain.samples.local.LocalCluster;
+import io.shardtrain.samples.local.SingleProcessTraining;
+import io.shardtrain.samples.report.MetricsLog;
+import io.shardtrain.samples.report.ProfileReport;
+import io.shardtrain.samples.report.ProgressBar;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * One training run on this machine as {@code local} runs it: in a single process without actors,
+ * or on a fresh local cluster that is shut down when the run ends. {@code experiment} runs its
+ * matrix through here, one run after another, so each of its runs is the {@code local} run with
+ * the same flags.
+ */
+final class LocalRun {
+
+  /**
+   * What a run produced: {@code summary}, the fields of {@code local}'s JSON report;
+   * {@code bytesSent}, the bytes the nodes sent while the trainers ran, -1 when not counted (a
+   * single process sends none: 0); {@code profile}, null unless the wire was timed.
+   */
+  record Outcome(Map<String, Object> summary, MetricsLog metrics, Mlp model, long version, String title,
+      long bytesSent, ProfileReport profile) {}
+
+  private final TrainingFlags flags;
+  private final PrintWriter err;
+
+  LocalRun(TrainingFlags flags, PrintWriter err) {
+    this.flags = flags;
+    this.err = err;
+  }
+
+  /** The mode of the blocks that {@code config} names. */
+  static BlockSpec.Mode blockMode(Config config) {
+    String name = config.getString("shardtrain.train.mode").toUpperCase(Locale.ROOT);
+    try {
+      return BlockSpec.Mode.valueOf(name);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("--mode must be sync or async, got '" + name.toLowerCase(Locale.ROOT) + "'");
+    }
+  }
+
+  /** Trains one model in this process. */
+  Outcome single(TrainSettings settings, DataSets.TrainTest data) {
+    var choice = Backends.create(settings.backend(), settings.computeThreads());
+    err.println("shardtrain: backend " + choice.backend().name() + " (" + choice.reason() + "), "
+        + settings.computeThreads() + " compute thread(s)");
+    long total = settings.stepsPerTrainer(data.train().size(), 1);
+    ProgressBar progress = flags.noProgress ? ProgressBar.messagesOnly(System.err) : ProgressBar.forTerminal(total);
+    SingleProcessTraining.Result r;
+    MetricsLog metrics = new MetricsLog();
+    try (var backendToClose = choice.backend()) {
+      r = new SingleProcessTraining(settings, choice.backend(), progress, metrics).run(data.train(), data.test());
+    }
+    return new Outcome(report(settings, r), metrics, r.model(), r.steps(), settings.dataset() + " single process",
+        0, null);
+  }
+
+  /**
+   * Trains on a fresh local cluster of {@code ps} parameter-server and {@code trainers} trainer
+   * roles; {@code timeWire}: count serialization time and bytes sent while the trainers run.
+   */
+  Outcome cluster(Config config, TrainSettings settings, DataSets.TrainTest data, int ps, int trainers,
+      boolean timeWire) throws Exception {
+    BlockSpec.Mode blockMode = blockMode(config);
+    String modeName = blockMode.name().toLowerCase(Locale.ROOT);
+    LocalCluster.Layout nodeLayout = flags.layout();
+    // Each local run journals into a fresh H2 file, so runs never see each other's blocks; a
+    // journal given as a URL is the user's to keep.
+    Path journalDir = flags.journalIsUrl() ? null
+        : settings.dataDir().resolve("journal").resolve("local-" + System.currentTimeMillis());
+    Config runConfig = journalDir == null ? config.resolve() : ConfigFactory.parseMap(Map.of("shardtrain.persistence.h2-path",
+        journalDir.resolve("shardtrain").toAbsolutePath().toString())).withFallback(config).resolve();
+    PsSettings psSettings = PsSettings.fromConfig(runConfig);
+    int psNodes = Math.max(1, ps);
+    err.printf("shardtrain: local cluster of %d ps and %d trainer(s) on %d node(s) (%s), %s mode, %s journal%n",
+        psNodes, trainers, nodeLayout == LocalCluster.Layout.COLOCATED ? Math.max(psNodes, trainers) : psNodes + trainers,
+        nodeLayout.name().toLowerCase(Locale.ROOT), modeName, runConfig.getString("shardtrain.persistence.journal"));
+    MetricsLog metrics = new MetricsLog();
+    long stepsPerTrainer = settings.stepsPerTrainer(data.train().size(), trainers);
+    ProgressBar progress = flags.noProgress ? ProgressBar.messagesOnly(System.err)
+        : ProgressBar.forTerminal(stepsPerTrainer * trainers);
+    DistributedTraining.Result r;
+    long journalBytes;
+    try (LocalCluster cluster = LocalCluster.start("shardtrain", psNodes, trainers, runConfig, Duration.ofSeconds(60),
+        nodeLayout)) {
+      r = new DistributedTraining(settings, blockMode, psSettings.blockSize(), psSettings.maxStaleness(), progress,
+          metrics, timeWire).run(cluster, data.train(), data.test());
+      journalBytes = Journal.journalBytes(JournalSettings.fromConfig(runConfig));
+    } finally {
+      if (journalDir != null) FileTrees.delete(journalDir);
+    }
+    // DistributedTraining counted from the trainers' start to their end; nothing counts after it.
+    long bytesSent = timeWire ? WireTimings.bytesSent() : -1;
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("mode", modeName);
+    m.put("dataset", settings.dataset());
+    m.put("trainers", trainers);
+    m.put("ps", psNodes);
+    m.put("blocks", r.job().blocks().size());
+    m.put("epochs", r.job().steps() > 0 ? 0 : r.job().epochs());
+    m.put("steps", r.steps());
+    putSettings(m, settings);
+    m.put("journal", runConfig.getString("shardtrain.persistence.journal"));
+    putResult(m, r.samples(), r.samplesPerSec(), r.trainSeconds(), r.wallSeconds(), r.testAccuracy(), r.finalLoss());
+    m.put("version", r.version());
+    m.put("pushes", r.pushes());
+    m.put("pulls", r.pulls());
+    m.put("stale_pushes", r.stalePushes());
+    m.put("journal_bytes", journalBytes);
+    ProfileReport profile = null;
+    if (timeWire) {
+      m.put("bytes_sent", bytesSent);
+      profile = new ProfileReport(r.profiles(), r.wire());
+      m.put("profile", profile.json());
+    }
+    return new Outcome(m, metrics, r.model(), r.version(),
+        settings.dataset() + " " + modeName + ", " + trainers + " trainers", bytesSent, profile);
+  }
+
+  /** The report fields that say how the job was set up (the same in every mode). */
+  private static void putSettings(Map<String, Object> m, TrainSettings s) {
+    m.put("batch", s.batch());
+    m.put("hidden", s.hidden());
+    m.put("optimizer", s.optimizer());
+    m.put("lr", s.lr());
+    m.put("seed", s.seed());
+    m.put("compute_threads", s.computeThreads());
+    m.put("backend", s.backend());
+  }
+
+  /** The report fields every mode measures. */
+  private static void putResult(Map<String, Object> m, long samples, double samplesPerSec, double trainSeconds,
+      double wallSeconds, double testAccuracy, double finalLoss) {
+    m.put("samples", samples);
+    m.put("samples_per_sec", samplesPerSec);
+    m.put("train_seconds", trainSeconds);
+    m.put("wall_seconds", wallSeconds);
+    m.put("test_accuracy", testAccuracy);
+    m.put("final_loss", finalLoss);
+  }
+
+  private static Map<String, Object> report(TrainSettings s, SingleProcessTraining.Result r) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("mode", "single");
+    m.put("dataset", s.dataset());
+    m.put("trainers", 1);
+    m.put("epochs", r.epochs());
+    m.put("steps", r.steps());
+    putSettings(m, s);
+    putResult(m, r.samples(), r.samplesPerSec(), r.trainSeconds(), r.wallSeconds(), r.testAccuracy(), r.finalLoss());
+    List<Object> evals = new ArrayList<>();
+    for (var e : r.evaluations()) {
+      Map<String, Object> em = new LinkedHashMap<>();
+      em.put("step", e.step());
+      em.put("epoch", e.epoch());
+      em.put("train_loss", e.trainLoss());
+      em.put("test_accuracy", e.testAccuracy());
+      evals.add(em);
+    }
+    m.put("evaluations", evals);
+    return m;
+  }
+}
