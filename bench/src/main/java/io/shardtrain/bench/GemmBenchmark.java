@@ -2,74 +2,157 @@ package io.shardtrain.bench;
 
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.CpuBackend;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
 import java.util.SplittableRandom;
 
 /**
- * Measures single-precision GEMM throughput of the CPU backend: {@code C = A * B} for two random
- * n x n matrices, timed over repeated calls after a JIT warm-up.
+ * Measures single-precision GEMM throughput of the CPU backend, {@code C = op(A) * op(B)} with
+ * random operands, timed over repeated calls after a JIT warm-up: the square n x n product, or the
+ * shapes a training step multiplies ({@link #mlpShapes}).
  */
 public final class GemmBenchmark {
   private GemmBenchmark() {
   }
 
+  /** Measured calls are repeated until one measurement holds about this many flops, so tiny shapes time well. */
+  private static final double FLOPS_PER_MEASUREMENT = 2e7;
+
   /**
-   * One benchmark outcome.
-   *
-   * @param n matrix size (n x n times n x n)
-   * @param threads compute threads the backend used
-   * @param gflops throughput of the median measured iteration, in GFLOP/s ({@code 2 n^3} flops)
-   * @param medianSeconds median wall time of one measured GEMM
-   * @param bestGflops throughput of the fastest measured iteration
+   * A product {@code C[m x n] = op(A) * op(B)} with inner size {@code k}; {@code transA}: A is stored
+   * k x m, {@code transB}: B is stored n x k.
    */
-  public record Result(int n, int threads, double gflops, double medianSeconds, double bestGflops) {
-    @Override
-    public String toString() {
-      return String.format("gemm n=%d threads=%d: median %.1f GFLOP/s (%.3f ms), best %.1f GFLOP/s",
-          n, threads, gflops, medianSeconds * 1e3, bestGflops);
+  public record Shape(String name, int m, int k, int n, boolean transA, boolean transB) {
+    public Shape {
+      if (m < 1 || k < 1 || n < 1) {
+        throw new IllegalArgumentException("gemm shape " + name + " needs sizes of at least 1, got " + m + "x" + k + "x" + n);
+      }
+    }
+
+    public double flops() {
+      return 2.0 * m * k * n;
+    }
+
+    /** {@code MxKxN}, with {@code :tn}, {@code :nt} or {@code :tt} when an operand is transposed. */
+    public String dims() {
+      String t = transA || transB ? ":" + (transA ? "t" : "n") + (transB ? "t" : "n") : "";
+      return m + "x" + k + "x" + n + t;
+    }
+
+    static Shape square(int n) {
+      return new Shape("square", n, n, n, false, false);
+    }
+
+    /**
+     * {@code MxKxN} or {@code MxKxN:OP}, OP one of {@code nn}, {@code tn}, {@code nt}, {@code tt} (which
+     * of A and B is transposed); anything else is refused with the accepted form.
+     */
+    public static Shape parse(String text) {
+      String s = text.trim().toLowerCase(Locale.ROOT);
+      String op = "nn";
+      int colon = s.indexOf(':');
+      if (colon >= 0) {
+        op = s.substring(colon + 1);
+        s = s.substring(0, colon);
+      }
+      String[] parts = s.split("x");
+      if (parts.length != 3 || !List.of("nn", "tn", "nt", "tt").contains(op)) {
+        throw new IllegalArgumentException("gemm shape '" + text + "' must be MxKxN or MxKxN:OP with OP nn, tn, nt or tt"
+            + " (for example 64x784x512 or 784x64x512:tn)");
+      }
+      try {
+        return new Shape(text.trim(), Integer.parseInt(parts[0]), Integer.parseInt(parts[1]), Integer.parseInt(parts[2]),
+            op.charAt(0) == 't', op.charAt(1) == 't');
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("gemm shape '" + text + "': sizes must be whole numbers", e);
+      }
     }
   }
 
   /**
-   * Runs {@code warmupIterations} untimed then {@code measuredIterations} timed n x n GEMMs on a
-   * {@link CpuBackend} with {@code threads} threads.
+   * The products one training step of an MLP with layer sizes {@code dims} (input first) runs on a
+   * batch of {@code batch}, as its dense layers call them: per layer the forward
+   * {@code X[batch x in] W[in x out]}, the weight gradient {@code X^T G} and, above the first layer,
+   * the input gradient {@code G W^T}.
    */
+  public static List<Shape> mlpShapes(int batch, int... dims) {
+    List<Shape> shapes = new ArrayList<>();
+    for (int l = 0; l + 1 < dims.length; l++) {
+      int in = dims[l];
+      int out = dims[l + 1];
+      String layer = "layer " + (l + 1) + " (" + in + "->" + out + ")";
+      shapes.add(new Shape(layer + " forward", batch, in, out, false, false));
+      shapes.add(new Shape(layer + " weight gradient", in, batch, out, true, false));
+      if (l > 0) shapes.add(new Shape(layer + " input gradient", batch, out, in, false, true));
+    }
+    return shapes;
+  }
+
+  /**
+   * One benchmark outcome.
+   *
+   * @param shape the product measured
+   * @param threads compute threads the backend used
+   * @param gflops throughput of the median measured iteration, in GFLOP/s
+   * @param medianSeconds median wall time of one GEMM
+   * @param bestGflops throughput of the fastest measured iteration
+   */
+  public record Result(Shape shape, int threads, double gflops, double medianSeconds, double bestGflops) {
+    @Override
+    public String toString() {
+      return String.format(Locale.ROOT, "gemm %s %s threads=%d: median %.1f GFLOP/s (%.4f ms), best %.1f GFLOP/s",
+          shape.name(), shape.dims(), threads, gflops, medianSeconds * 1e3, bestGflops);
+    }
+  }
+
+  /** The square product of two n x n matrices: {@link #run(Shape, int, int, int)} of that shape. */
   public static Result run(int n, int threads, int warmupIterations, int measuredIterations) {
     if (n < 1) {
       throw new IllegalArgumentException("gemm benchmark size must be at least 1, got " + n);
     }
+    return run(Shape.square(n), threads, warmupIterations, measuredIterations);
+  }
+
+  /**
+   * Runs {@code warmupIterations} untimed then {@code measuredIterations} timed products of
+   * {@code shape} on a {@link CpuBackend} with {@code threads} threads; a measured iteration
+   * repeats the product until it holds about 2e7 flops and counts the mean of its calls.
+   */
+  public static Result run(Shape shape, int threads, int warmupIterations, int measuredIterations) {
     if (warmupIterations < 0 || measuredIterations < 1) {
       throw new IllegalArgumentException("gemm benchmark needs warmup >= 0 and measured >= 1 "
           + "iterations, got warmup=" + warmupIterations + " measured=" + measuredIterations);
     }
     CpuBackend backend = CpuBackend.create(threads);
     SplittableRandom random = new SplittableRandom(42);
-    Tensor a = randomMatrix(n, random);
-    Tensor b = randomMatrix(n, random);
-    Tensor c = Tensor.zeros(n, n);
-    for (int i = 0; i < warmupIterations; i++) {
-      backend.gemm(false, false, 1f, a, b, 0f, c);
+    Tensor a = shape.transA() ? randomMatrix(shape.k(), shape.m(), random) : randomMatrix(shape.m(), shape.k(), random);
+    Tensor b = shape.transB() ? randomMatrix(shape.n(), shape.k(), random) : randomMatrix(shape.k(), shape.n(), random);
+    Tensor c = Tensor.zeros(shape.m(), shape.n());
+    int calls = (int) Math.max(1, Math.ceil(FLOPS_PER_MEASUREMENT / shape.flops()));
+    for (int i = 0; i < warmupIterations * calls; i++) {
+      backend.gemm(shape.transA(), shape.transB(), 1f, a, b, 0f, c);
     }
     double[] seconds = new double[measuredIterations];
     for (int i = 0; i < measuredIterations; i++) {
       long start = System.nanoTime();
-      backend.gemm(false, false, 1f, a, b, 0f, c);
-      seconds[i] = (System.nanoTime() - start) / 1e9;
+      for (int j = 0; j < calls; j++) backend.gemm(shape.transA(), shape.transB(), 1f, a, b, 0f, c);
+      seconds[i] = (System.nanoTime() - start) / 1e9 / calls;
     }
     Arrays.sort(seconds);
     double median = measuredIterations % 2 == 1
         ? seconds[measuredIterations / 2]
         : (seconds[measuredIterations / 2 - 1] + seconds[measuredIterations / 2]) / 2;
-    double flops = 2.0 * n * n * n;
-    return new Result(n, threads, flops / median / 1e9, median, flops / seconds[0] / 1e9);
+    return new Result(shape, threads, shape.flops() / median / 1e9, median, shape.flops() / seconds[0] / 1e9);
   }
 
-  private static Tensor randomMatrix(int n, SplittableRandom random) {
-    float[] data = new float[n * n];
+  private static Tensor randomMatrix(int rows, int cols, SplittableRandom random) {
+    float[] data = new float[rows * cols];
     for (int i = 0; i < data.length; i++) {
       data[i] = (float) (random.nextDouble() * 2 - 1);
     }
-    return Tensor.wrap(data, n, n);
+    return Tensor.wrap(data, rows, cols);
   }
 
   /** Command line: {@code GemmBenchmark [n] [threads] [warmup] [measured]}. */

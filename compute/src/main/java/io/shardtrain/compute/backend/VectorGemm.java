@@ -41,8 +41,12 @@ final class VectorGemm {
   static final int MC = 16 * MR;
   /** Columns of B packed at once (a multiple of NR). */
   static final int NC = 128 * NR;
-  /** Below this many multiply-adds the packing overhead is not worth it. */
-  static final long SMALL_VOLUME = 64L * 64 * 64;
+  /**
+   * Below this many multiply-adds the packing overhead is not worth it. Small, not tiny: the last
+   * layer of an MLP (64x256x10 and its two gradient products, `bench gemm --shapes mlp`) ran at
+   * about 1 GFLOP/s in the scalar loop and at 6-19 GFLOP/s packed, even padded to a full tile.
+   */
+  static final long SMALL_VOLUME = 16L * 16 * 16;
   /** Below this many multiply-adds a product is not split across threads. */
   static final long PARALLEL_VOLUME = 128L * 128 * 128;
 
