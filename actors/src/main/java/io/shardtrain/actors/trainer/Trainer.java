@@ -25,8 +25,8 @@ import java.util.function.Supplier;
  * right behind its push. As the pulled values arrive, the next step's forward runs each layer
  * whose blocks are all in, while later layers' values are still on their way.
  *
- * <p>Sync mode: step t is computed on the parameters of version t-1; right after the pushes the
- * trainer asks every block for version t, and each block answers the moment it has applied the
+ * <p>Sync mode: step t is computed on the parameters of version t-1; right behind each block's push
+ * the trainer asks the block for version t, and the block answers the moment it has applied the
  * step. A trainer without data for a step takes part in the barrier with an empty, zero-weight
  * push. Async mode: pushes are applied as they arrive and the trainer pulls the latest values
  * after every step. Every push names the task and the reader offset after its batch, so the master
