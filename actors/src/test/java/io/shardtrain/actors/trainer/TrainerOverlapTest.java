@@ -105,7 +105,11 @@ class TrainerOverlapTest {
   @Test
   void pushesAndPullsLeaveDuringBackwardAndTheNextStepsFirstLayerRunsWhileTheLastLayersPullIsUnanswered()
       throws Exception {
-    kit = TrainerRejoinTest.newKit("shardtrain.train.steps = 4");
+    // A cluster's shutdown on a loaded machine can outlast the testkit's default 10 s; the job was done before.
+    kit = TrainerRejoinTest.newKit("""
+        shardtrain.train.steps = 4
+        akka.actor.testkit.typed.system-shutdown-default = 30s
+        """);
     ShardTrain st = ShardTrain.start(kit.system());
     Cluster cluster = Cluster.get(kit.system());
     cluster.manager().tell(Join.create(cluster.selfMember().address()));
