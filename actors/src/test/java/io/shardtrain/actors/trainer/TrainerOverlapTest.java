@@ -105,9 +105,11 @@ class TrainerOverlapTest {
   @Test
   void pushesAndPullsLeaveDuringBackwardAndTheNextStepsFirstLayerRunsWhileTheLastLayersPullIsUnanswered()
       throws Exception {
-    // A cluster's shutdown on a loaded machine can outlast the testkit's default 10 s; the job was done before.
+    // The ghost sends no heartbeats: only its stop, not a loaded machine's pauses, may drop it. A
+    // cluster's shutdown on a loaded machine can outlast the testkit's default 10 s.
     kit = TrainerRejoinTest.newKit("""
         shardtrain.train.steps = 4
+        shardtrain.trainer.failure-timeout = 300s
         akka.actor.testkit.typed.system-shutdown-default = 30s
         """);
     ShardTrain st = ShardTrain.start(kit.system());
