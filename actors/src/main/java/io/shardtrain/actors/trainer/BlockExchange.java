@@ -10,13 +10,15 @@ import io.shardtrain.compute.data.BatchReader;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
 
 /**
  * What a trainer sends its blocks and takes in from them, through its {@link BlockClient}: a step's
- * pushes (each block's gradient slice as soon as backward produced it, or nothing), their resends,
- * and pull rounds, whose values it writes into the model. It remembers each block's pulled
+ * pushes (each block's gradient slice as soon as backward produced it, or nothing), each with the
+ * block's pull right behind it, their resends, and pull rounds, whose values it writes into the
+ * model; and the next step's forward, layer by layer as a round's values arrive. It remembers each block's pulled
  * version, the base version of the next gradient pushed to it, and counts pushes and pulls when
  * they start. Gradients leave in the trainer's wire precision, rounded with {@link ErrorFeedback}.
  */
@@ -75,43 +77,80 @@ final class BlockExchange {
   }
 
   /**
-   * Takes the step after {@code previousStep} on the reader's next batch: pushes leave while
-   * backward is still running for the lower layers, then every block is pulled (sync: for the
-   * version this step makes).
+   * Takes the step after {@code previousStep} on the reader's next batch, or on the batch whose
+   * forward already ran ahead (null: none did): the rest of forward, then backward, during which
+   * each block's push leaves as soon as backward produced its gradient (last layer first) and the
+   * block's pull (sync: for the version this step makes) right behind it, so a block can answer it
+   * the moment it applied the step, while the trainer still differentiates the lower layers.
    */
-  StepInFlight train(Session s, TaskLease lease, BatchReader reader, long previousStep) {
-    // A batch ends where a block that already holds examples of this task stops holding them.
-    Batch batch = reader.next(lease.batchLimit(reader.position().offset(), s.job().batch()));
+  StepInFlight train(Session s, TaskLease lease, BatchReader reader, long previousStep, ForwardAhead ahead) {
     long t0 = System.nanoTime();
     long cpu0 = cpuTime();
+    Batch batch;
+    if (ahead != null) {
+      batch = ahead.batch();
+    } else {
+      batch = nextBatch(s, lease, reader);
+      s.model().beginForward(batch);
+    }
     long step = previousStep + 1;
     StepInFlight st = StepInFlight.training(step, batch.size(), lease, batch.positionAfter().offset(),
-        new PullRound(s.model().blocks(), s.sync() ? step : 0));
-    float loss = s.model().forwardBackward(batch, p -> {
+        new PullRound(s.model().blocks(), s.sync() ? step : 0), nextForward(s));
+    float loss = s.model().finishForwardBackward(batch, p -> {
       for (BlockSlice slice : s.model().slicesOf(p)) {
         String block = slice.entityId();
         st.gradient(block, () -> feedback.compensate(block, TrainerModel.gradientOf(p, slice)));
         startPush(s, st, block);
+        sendPull(s, st.pulls(), block);
       }
     });
     st.computed(loss, t0, System.nanoTime(), cpuTime() - cpu0);
-    sendPulls(s, st.pulls());
     return st;
   }
 
-  /** Takes the sync step after {@code previousStep} without data: an empty push to every block, then the pulls. */
+  /** Takes the sync step after {@code previousStep} without data: an empty push to every block, each followed by its pull. */
   StepInFlight withoutData(Session s, long previousStep) {
     long step = previousStep + 1;
-    StepInFlight st = StepInFlight.withoutData(step, new PullRound(s.model().blocks(), step));
+    StepInFlight st = StepInFlight.withoutData(step, new PullRound(s.model().blocks(), step), nextForward(s));
     // Nothing to compute: the step's pushes leave at once.
     long now = System.nanoTime();
     st.computed(Float.NaN, now, now, 0);
     for (String block : s.model().blocks()) {
       st.nothing(block);
       startPush(s, st, block);
+      sendPull(s, st.pulls(), block);
     }
-    sendPulls(s, st.pulls());
     return st;
+  }
+
+  /**
+   * Runs the next step's forward through the layers whose blocks have all arrived in {@code st}'s
+   * round, first reading the next batch of {@code reader}. Only for a trainer whose next step
+   * trains on that reader, and only while the round still waits for some block: the layers its
+   * last block completes run when the next step starts.
+   */
+  void forwardAhead(Session s, StepInFlight st, TaskLease lease, BatchReader reader) {
+    ForwardAhead ahead = st.ahead();
+    List<Integer> layers = ahead.takeRunnable();
+    if (layers.isEmpty()) return;
+    long t0 = System.nanoTime();
+    long cpu0 = cpuTime();
+    if (!ahead.begun()) {
+      Batch batch = nextBatch(s, lease, reader);
+      s.model().beginForward(batch);
+      ahead.begun(batch);
+    }
+    for (int layer : layers) s.model().forwardLayer(layer);
+    ahead.ran(System.nanoTime() - t0, cpuTime() - cpu0, st.awaitsAnyPush());
+  }
+
+  private static Batch nextBatch(Session s, TaskLease lease, BatchReader reader) {
+    // A batch ends where a block that already holds examples of this task stops holding them.
+    return reader.next(lease.batchLimit(reader.position().offset(), s.job().batch()));
+  }
+
+  private static ForwardAhead nextForward(Session s) {
+    return new ForwardAhead(new LayerReadiness(s.model().blocksByLayer()));
   }
 
   /** This thread's CPU time: compute that takes longer than that waited for a core. 0 where the JVM cannot tell. */
@@ -149,10 +188,12 @@ final class BlockExchange {
   }
 
   private void sendPulls(Session s, PullRound round) {
-    for (String block : s.model().blocks()) {
-      counts.pullStarted();
-      client.pull(new BlockClient.PullRequest(block, round.minVersion(), s.generation()));
-    }
+    for (String block : s.model().blocks()) sendPull(s, round, block);
+  }
+
+  private void sendPull(Session s, PullRound round, String block) {
+    counts.pullStarted();
+    client.pull(new BlockClient.PullRequest(block, round.minVersion(), s.generation()));
   }
 
   /**

@@ -8,7 +8,8 @@ import java.util.function.Supplier;
 /**
  * The step a trainer is taking: what it pushes to each block until the block acknowledges it (a
  * retry sends the same values and weight again, under the same (trainer, step) key), and the pull
- * round of the values the next step computes on. A training step carries a batch of
+ * round of the values the next step computes on, with the next step's forward as far as that
+ * round allows ({@link ForwardAhead}). A training step carries a batch of
  * {@code examples} from its lease; a step without data (the trainer only takes part in the sync
  * barrier) pushes nothing to every block.
  */
@@ -24,6 +25,7 @@ final class StepInFlight {
   private final TaskLease lease;
   private final long offsetAfter;
   private final PullRound pulls;
+  private final ForwardAhead ahead;
   private final Map<String, PendingPush> unacked = new LinkedHashMap<>();
   private float loss = Float.NaN;
   private long computeStarted;
@@ -32,23 +34,26 @@ final class StepInFlight {
   private long pushesAcked;
   private boolean stopRequested;
 
-  private StepInFlight(long step, int examples, TaskLease lease, long offsetAfter, PullRound pulls) {
+  private StepInFlight(long step, int examples, TaskLease lease, long offsetAfter, PullRound pulls,
+      ForwardAhead ahead) {
     this.step = step;
     this.examples = examples;
     this.lease = lease;
     this.offsetAfter = offsetAfter;
     this.pulls = pulls;
+    this.ahead = ahead;
   }
 
   /** Step {@code step} on a batch of {@code examples} of {@code lease} that ends at reader offset {@code offsetAfter}. */
-  static StepInFlight training(long step, int examples, TaskLease lease, long offsetAfter, PullRound pulls) {
+  static StepInFlight training(long step, int examples, TaskLease lease, long offsetAfter, PullRound pulls,
+      ForwardAhead ahead) {
     if (examples < 1) throw new IllegalArgumentException("a training step needs examples, not " + examples);
-    return new StepInFlight(step, examples, lease, offsetAfter, pulls);
+    return new StepInFlight(step, examples, lease, offsetAfter, pulls, ahead);
   }
 
   /** Step {@code step} without data: the trainer pushes nothing, so the barrier does not wait for it. */
-  static StepInFlight withoutData(long step, PullRound pulls) {
-    return new StepInFlight(step, 0, null, 0, pulls);
+  static StepInFlight withoutData(long step, PullRound pulls, ForwardAhead ahead) {
+    return new StepInFlight(step, 0, null, 0, pulls, ahead);
   }
 
   /**
@@ -81,6 +86,11 @@ final class StepInFlight {
     return unacked.containsKey(block);
   }
 
+  /** Some push of this step is not acknowledged yet. */
+  boolean awaitsAnyPush() {
+    return !unacked.isEmpty();
+  }
+
   /** The task mark a push carries: the batch's, when the push carries the batch's gradient. */
   BlockProtocol.TaskMark markOf(PendingPush push) {
     return push.weight() > 0f && lease != null ? lease.mark(offsetAfter) : null;
@@ -110,9 +120,10 @@ final class StepInFlight {
     this.pushesAcked = ended;
   }
 
-  /** When this step's parts ended; once it is {@link #done()}. */
+  /** When this step's parts ended, and the next step's forward run meanwhile; once it is {@link #done()}. */
   StepTimes times() {
-    return new StepTimes(computeStarted, computed, computeCpu, pushesAcked, pulls.doneAt());
+    return new StepTimes(computeStarted, computed, computeCpu, pushesAcked, pulls.doneAt(), ahead.inPushWait(),
+        ahead.inPullWait(), ahead.cpuNanos());
   }
 
   long step() {
@@ -129,6 +140,11 @@ final class StepInFlight {
 
   PullRound pulls() {
     return pulls;
+  }
+
+  /** The next step's forward, run while this step's pulls arrive. */
+  ForwardAhead ahead() {
+    return ahead;
   }
 
   float loss() {

@@ -6,14 +6,19 @@ package io.shardtrain.actors.trainer;
  * overlap, so they add up to the wall time.
  *
  * <ul>
- *   <li><b>compute</b>: forward and backward, with the gradient pushes they start; of it,
- *       {@code computeCpuNanos} with the trainer's thread on a core (the rest it waited for one,
- *       which on a machine with more busy threads than cores can be most of it);
- *   <li><b>push wait</b>: from the end of compute until the last block acknowledged its push;
+ *   <li><b>compute</b>: forward and backward, with the gradient pushes and pulls they start, and
+ *       the next step's forward layers that ran while this step waited for its pulls (each as
+ *       soon as its blocks' values were in); of it, {@code computeCpuNanos} with the trainer's
+ *       thread on a core (the rest it waited for one, which on a machine with more busy threads
+ *       than cores can be most of it). Pushes and pulls leave during backward, so part of their
+ *       time is hidden in compute and shows in no wait;
+ *   <li><b>push wait</b>: from the end of compute until the last block acknowledged its push,
+ *       less the next step's forward that ran meanwhile;
  *   <li><b>pull wait</b>: from the last ack until the last block's values were written into the
- *       model (nothing when they came first). Pulls leave at the end of compute, so they are in
- *       flight during the push wait too; counted from the last ack, this is the time the step waited
- *       for pulls alone, which in sync mode is the barrier: the other trainers' pushes, the update
+ *       model (nothing when they came first), less the next step's forward that ran meanwhile.
+ *       Each block's pull leaves right behind its push, so pulls are in flight during backward
+ *       and the push wait too; counted from the last ack, this is the time the step waited for
+ *       pulls alone, which in sync mode is the barrier: the other trainers' pushes, the update
  *       and the values' way back;
  *   <li><b>master wait</b>: from then until the step was complete, a sync trainer waiting for the
  *       master to record its progress report;

@@ -21,10 +21,12 @@ import java.util.function.Supplier;
 /**
  * A trainer: leases data tasks from the master ({@link JobProtocol}), computes gradients on its backend, pushes
  * each block's gradient as soon as backward has produced it (last layer first, so communication
- * overlaps the rest of backward), and pulls the parameters of the next step.
+ * overlaps the rest of backward), and pulls the parameters of the next step, each block's pull
+ * right behind its push. As the pulled values arrive, the next step's forward runs each layer
+ * whose blocks are all in, while later layers' values are still on their way.
  *
- * <p>Sync mode: step t is computed on the parameters of version t-1; right after the pushes the
- * trainer asks every block for version t, and each block answers the moment it has applied the
+ * <p>Sync mode: step t is computed on the parameters of version t-1; right behind each block's push
+ * the trainer asks the block for version t, and the block answers the moment it has applied the
  * step. A trainer without data for a step takes part in the barrier with an empty, zero-weight
  * push. Async mode: pushes are applied as they arrive and the trainer pulls the latest values
  * after every step. Every push names the task and the reader offset after its batch, so the master
@@ -211,11 +213,16 @@ public final class Trainer {
 
   /** After {@code step}: compute the next one on {@code task}, or ask the master for a task (null: none held). */
   private Behavior<Command> nextStep(Session s, long step, Task task, boolean firstTask) {
+    return nextStep(s, step, task, firstTask, null);
+  }
+
+  /** The same, with the next step's forward begun on {@code task}'s next batch ({@code ahead}; null: not begun). */
+  private Behavior<Command> nextStep(Session s, long step, Task task, boolean firstTask, ForwardAhead ahead) {
     // Sync: the step is the job's (the blocks' version); async: this trainer's, kept by the master.
     // Either way a restarted trainer stops at the job's step count, not that many steps later.
     long steps = s.job().steps();
     if (steps > 0 && step >= steps) return leave(s, "reached step " + steps);
-    if (task != null) return compute(s, task, step);
+    if (task != null) return compute(s, task, step, ahead);
     return afterReports(s, () -> {
       master.requestTask(s.generation());
       return leasing(s, step, firstTask);
@@ -234,7 +241,7 @@ public final class Trainer {
   private Behavior<Command> taskAnswered(Session s, long step, boolean firstTask, MasterLink.TaskAnswer answer) {
     if (answer instanceof MasterLink.Leased l) {
       Task task = new Task(l.lease(), l.lease().openReader(setup.train(), s.job().batch(), s.job().seed()));
-      return firstTask ? resume(s, task) : compute(s, task, step);
+      return firstTask ? resume(s, task) : compute(s, task, step, null);
     }
     if (answer instanceof MasterLink.NoTask n) {
       if (n.jobDone()) return leave(s, "job done");
@@ -265,8 +272,8 @@ public final class Trainer {
 
   // ---- stepping ----
 
-  private Behavior<Command> compute(Session s, Task task, long previousStep) {
-    return stepping(s, task, blocks.train(s, task.lease(), task.reader(), previousStep));
+  private Behavior<Command> compute(Session s, Task task, long previousStep, ForwardAhead ahead) {
+    return stepping(s, task, blocks.train(s, task.lease(), task.reader(), previousStep, ahead));
   }
 
   /** A sync step without data, so the barrier does not wait for this trainer. */
@@ -285,8 +292,15 @@ public final class Trainer {
           }
           return Behaviors.same();
         })
-        .onMessage(BlockExchange.PullAnswer.class, m -> blocks.pulled(s, st.pulls(), m) && st.done()
-            ? completed(s, task, st) : Behaviors.same())
+        .onMessage(BlockExchange.PullAnswer.class, m -> {
+          if (!blocks.pulled(s, st.pulls(), m)) return Behaviors.same();
+          if (st.done()) return completed(s, task, st);
+          st.ahead().arrived(m.block());
+          if (!st.pulls().done() && forwardsAhead(s, task, st)) {
+            blocks.forwardAhead(s, st, task.lease(), task.reader());
+          }
+          return Behaviors.same();
+        })
         .onMessageEquals(Stop.INSTANCE, () -> {
           st.requestStop();
           return Behaviors.same();
@@ -337,12 +351,26 @@ public final class Trainer {
         setup.settings().retryDelay());
   }
 
+  /**
+   * Whether the step after {@code st} is sure to train on {@code task}'s next batch, so its forward
+   * may start before {@code st} is done: the same conditions as {@link #completed}'s, with the
+   * batch read ahead counted as not read. A stop or rollback that comes after drops the batch with
+   * the reader.
+   */
+  private boolean forwardsAhead(Session s, Task task, StepInFlight st) {
+    long steps = s.job().steps();
+    return task != null && !st.stopRequested() && (steps <= 0 || st.step() < steps)
+        && (st.ahead().begun() || !task.reader().epochDone());
+  }
+
   private Behavior<Command> completed(Session s, Task task, StepInFlight st) {
     counts.stepCompleted(st.step());
     profile.completed(st.times(), System.nanoTime());
     if (st.examples() > 0) setup.listener().onStep(id, st.step(), st.loss(), st.examples(), st.computeNanos());
     if (st.stopRequested()) return leave(s, "stopped");
-    return nextStep(s, st.step(), task != null && task.reader().epochDone() ? null : task, false);
+    ForwardAhead ahead = st.ahead().begun() ? st.ahead() : null;
+    boolean taskLeft = task != null && (ahead != null || !task.reader().epochDone());
+    return nextStep(s, st.step(), taskLeft ? task : null, false, ahead);
   }
 
   // ---- reporting ----

@@ -20,7 +20,8 @@ import java.util.function.Supplier;
 /**
  * A trainer's copy of the job's model on its backend, cut into the job's blocks: computes a batch's
  * gradients, hands out each block's slice of them and takes in each block's pulled values. Forward
- * and backward run on the model itself on the CPU, on a resident copy on a GPU.
+ * and backward run on the model itself on the CPU, on a resident copy on a GPU. Forward can run
+ * one layer at a time, each once its blocks' values are in ({@link #blocksByLayer}).
  */
 final class TrainerModel implements AutoCloseable {
   private final Backend backend;
@@ -29,6 +30,7 @@ final class TrainerModel implements AutoCloseable {
   private final List<String> blocks;
   private final Map<String, Parameter> paramsByName = new HashMap<>();
   private final Map<String, List<BlockSlice>> slicesByParam = new HashMap<>();
+  private final List<List<String>> blocksByLayer = new ArrayList<>();
   /** The batch's features; reused while batches keep their size. */
   private Tensor x;
 
@@ -39,6 +41,13 @@ final class TrainerModel implements AutoCloseable {
     this.blocks = layout.stream().map(BlockSlice::entityId).toList();
     for (Parameter p : model.parameters()) paramsByName.put(p.name(), p);
     for (BlockSlice s : layout) slicesByParam.computeIfAbsent(s.parameter(), k -> new ArrayList<>()).add(s);
+    for (int layer = 0; layer < model.denseLayers(); layer++) {
+      List<String> ids = new ArrayList<>();
+      for (Parameter p : model.parametersOf(layer)) {
+        for (BlockSlice s : slicesByParam.get(p.name())) ids.add(s.entityId());
+      }
+      blocksByLayer.add(List.copyOf(ids));
+    }
   }
 
   /** The job's model on a new backend; fails when its blocks are not the job's (another model or block size). */
@@ -59,14 +68,35 @@ final class TrainerModel implements AutoCloseable {
     return blocks;
   }
 
+  /** Per dense layer, in forward order, the blocks holding its weights and bias. */
+  List<List<String>> blocksByLayer() {
+    return blocksByLayer;
+  }
+
   /**
    * Forward and backward on {@code batch}; {@code onGradient} gets each parameter as soon as its
    * gradient is there (last layer first). Returns the mean loss.
    */
   float forwardBackward(Batch batch, Consumer<Parameter> onGradient) {
+    beginForward(batch);
+    return finishForwardBackward(batch, onGradient);
+  }
+
+  /** Starts forward on {@code batch}; no layer has run yet. */
+  void beginForward(Batch batch) {
     if (x == null || x.rows() != batch.size()) x = Tensor.zeros(batch.size(), inputDim);
     System.arraycopy(batch.features(), 0, x.data(), 0, batch.size() * inputDim);
-    return gradientStep.forwardBackward(x, batch.labels(), onGradient);
+    gradientStep.beginForward(x);
+  }
+
+  /** Forward through dense layer {@code layer}, which reads only the values of that layer's blocks. */
+  void forwardLayer(int layer) {
+    gradientStep.forwardLayer(layer);
+  }
+
+  /** The layers forward has not run yet, then backward on the batch forward began on; as {@link #forwardBackward}. */
+  float finishForwardBackward(Batch batch, Consumer<Parameter> onGradient) {
+    return gradientStep.finishForwardBackward(batch.labels(), onGradient);
   }
 
   /** The blocks {@code p} is cut into. */

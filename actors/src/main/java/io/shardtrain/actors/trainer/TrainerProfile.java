@@ -3,7 +3,9 @@ package io.shardtrain.actors.trainer;
 /**
  * Adds up a trainer's completed steps into a {@link StepProfile}. Steps follow one another, so the
  * parts of each lie between its compute start and its completion and never overlap another step's;
- * what lies between steps, or in a step given up (a rollback), is left to the wall time.
+ * what lies between steps, or in a step given up (a rollback), is left to the wall time. The next
+ * step's forward, run while a step waited for its pulls, is compute of the step it ran in: taken
+ * out of that step's push or pull wait, so the parts still add up to the wall time.
  */
 final class TrainerProfile {
   private long steps;
@@ -22,14 +24,18 @@ final class TrainerProfile {
     long acked = Math.max(computed, times.pushesAcked());
     long pulled = Math.max(acked, times.pullsDone());
     long end = Math.max(pulled, completed);
+    // The forward ran ahead within the waits it is taken out of; the clamps only guard against clock reads.
+    long aheadInPush = Math.min(Math.max(0, times.aheadInPushWait()), acked - computed);
+    long aheadInPull = Math.min(Math.max(0, times.aheadInPullWait()), pulled - acked);
+    long stepCompute = computed - times.computeStarted() + aheadInPush + aheadInPull;
     if (steps == 0) firstStart = times.computeStarted();
     steps++;
     lastEnd = end;
-    compute += computed - times.computeStarted();
+    compute += stepCompute;
     // Two clocks, read a moment apart: the CPU time is never more than the compute it is part of.
-    computeCpu += Math.min(Math.max(0, times.computeCpuNanos()), computed - times.computeStarted());
-    pushWait += acked - computed;
-    pullWait += pulled - acked;
+    computeCpu += Math.min(Math.max(0, times.computeCpuNanos()) + Math.max(0, times.aheadCpuNanos()), stepCompute);
+    pushWait += acked - computed - aheadInPush;
+    pullWait += pulled - acked - aheadInPull;
     masterWait += end - pulled;
   }
 

@@ -15,10 +15,15 @@ import org.junit.jupiter.api.Test;
 class StepInFlightTest {
   private static final List<String> BLOCKS = List.of("w#0", "w#1", "b#0");
 
+  /** One layer held by all three blocks. */
+  private static ForwardAhead ahead() {
+    return new ForwardAhead(new LayerReadiness(List.of(BLOCKS)));
+  }
+
   @Test
   void aTrainingStepPushesEachBlockItsSliceWithTheBatchMarkAndIsDoneOnceEveryPushIsAckedAndEveryBlockPulled() {
     TaskLease lease = new TaskLease(2, 5, 0, 100, 16, Map.of());
-    StepInFlight st = StepInFlight.training(7, 8, lease, 24, new PullRound(BLOCKS, 7));
+    StepInFlight st = StepInFlight.training(7, 8, lease, 24, new PullRound(BLOCKS, 7), ahead());
     StepInFlight.PendingPush w0 = st.gradient("w#0", () -> new float[] {1f, 2f});
     st.gradient("w#1", () -> new float[] {3f});
     st.gradient("b#0", () -> new float[] {4f});
@@ -48,7 +53,7 @@ class StepInFlightTest {
   void aBlockThatHoldsTheBatchAlreadyGetsNothingWithoutAMarkAndTheSliceIsNotEvenMade() {
     // w#0 holds the task's examples up to offset 24, b#0 only up to 16.
     TaskLease lease = new TaskLease(0, 1, 0, 100, 16, Map.of("w#0", 24L, "b#0", 16L));
-    StepInFlight st = StepInFlight.training(3, 8, lease, 24, new PullRound(BLOCKS, 3));
+    StepInFlight st = StepInFlight.training(3, 8, lease, 24, new PullRound(BLOCKS, 3), ahead());
     StepInFlight.PendingPush skipped = st.gradient("w#0", () -> {
       throw new AssertionError("no slice for a block that holds the batch");
     });
@@ -63,7 +68,7 @@ class StepInFlightTest {
 
   @Test
   void aStepWithoutDataPushesNothingEverywhereAndRefusesGradients() {
-    StepInFlight st = StepInFlight.withoutData(4, new PullRound(BLOCKS, 4));
+    StepInFlight st = StepInFlight.withoutData(4, new PullRound(BLOCKS, 4), ahead());
     StepInFlight.PendingPush p = st.nothing("w#0");
     assertEquals(0, st.examples());
     assertEquals(0f, p.weight());
@@ -74,7 +79,7 @@ class StepInFlightTest {
 
   @Test
   void aStepKnowsWhenItComputedWhenItsLastPushWasAckedAndWhenItsLastPullCameIn() {
-    StepInFlight st = StepInFlight.withoutData(2, new PullRound(BLOCKS, 2));
+    StepInFlight st = StepInFlight.withoutData(2, new PullRound(BLOCKS, 2), ahead());
     for (String b : BLOCKS) st.nothing(b);
     st.computed(Float.NaN, 1_000, 4_000, 2_500);
     assertEquals(3_000, st.computeNanos());
@@ -95,7 +100,7 @@ class StepInFlightTest {
 
   @Test
   void aStopRequestIsKeptForTheEndOfTheStep() {
-    StepInFlight st = StepInFlight.withoutData(1, new PullRound(BLOCKS, 1));
+    StepInFlight st = StepInFlight.withoutData(1, new PullRound(BLOCKS, 1), ahead());
     assertFalse(st.stopRequested());
     st.requestStop();
     assertTrue(st.stopRequested());

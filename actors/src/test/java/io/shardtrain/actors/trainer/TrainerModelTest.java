@@ -64,6 +64,32 @@ class TrainerModelTest {
   }
 
   @Test
+  void eachLayersForwardWaitsForTheBlocksOfItsWeightsAndBias() {
+    try (TrainerModel model = TrainerModel.build("t1", job(BLOCKS), () -> CpuBackend.create(1))) {
+      assertEquals(List.of(BLOCKS.subList(0, 4), BLOCKS.subList(4, 7)), model.blocksByLayer());
+    }
+  }
+
+  @Test
+  void aForwardBegunOnABatchAndRunAheadOneLayerEndsWithTheOneCallStepsLossAndGradients() {
+    Dataset data = Dataset.classification(new float[] {1f, 0f, 0f, 1f, 0f, 1f, 1f, 0f}, 4, new int[] {0, 2}, 3);
+    try (TrainerModel whole = TrainerModel.build("t1", job(BLOCKS), () -> CpuBackend.create(1));
+        TrainerModel layered = TrainerModel.build("t2", job(BLOCKS), () -> CpuBackend.create(1))) {
+      Batch batch = new BatchReader(data, 2, 1, false, new ReaderPosition(0, 0)).next();
+      List<float[]> expected = new ArrayList<>();
+      float expectedLoss = whole.forwardBackward(batch, p -> expected.add(p.grad().data().clone()));
+      layered.beginForward(batch);
+      layered.forwardLayer(0);
+      List<float[]> gradients = new ArrayList<>();
+      float loss = layered.finishForwardBackward(batch, p -> gradients.add(p.grad().data().clone()));
+
+      assertEquals(Float.floatToRawIntBits(expectedLoss), Float.floatToRawIntBits(loss));
+      assertEquals(4, gradients.size());
+      for (int i = 0; i < 4; i++) assertArrayEquals(expected.get(i), gradients.get(i));
+    }
+  }
+
+  @Test
   void aJobWhoseBlocksAreNotTheModelsIsRefused() {
     IllegalStateException e = assertThrows(IllegalStateException.class,
         () -> TrainerModel.build("t1", job(BLOCKS.subList(0, 6)), () -> CpuBackend.create(1)));

@@ -34,6 +34,22 @@ class TrainerProfileTest {
   }
 
   @Test
+  void theNextStepsForwardRunWhileAStepWaitedIsComputeTakenOutOfTheWaitItRanIn() {
+    TrainerProfile profile = new TrainerProfile();
+    // Compute 1..4 ms (1 ms on a core); last ack at 5 ms, last pull at 9 ms. The next step's
+    // forward ran 0.4 ms before the last ack and 2 ms after it, 1.5 ms of that on a core.
+    profile.completed(new StepTimes(MS, 4 * MS, MS, 5 * MS, 9 * MS, 2 * MS / 5, 2 * MS, 3 * MS / 2), 9 * MS);
+
+    StepProfile p = profile.profile();
+    assertEquals(8 * MS, p.wallNanos());
+    assertEquals(5 * MS + 2 * MS / 5, p.computeNanos());
+    assertEquals(2 * MS + MS / 2, p.computeCpuNanos());
+    assertEquals(MS - 2 * MS / 5, p.pushWaitNanos());
+    assertEquals(2 * MS, p.pullWaitNanos());
+    assertEquals(0, p.otherNanos());
+  }
+
+  @Test
   void aStepWithoutDataHasNoComputeAndWaitsFromItsStart() {
     TrainerProfile profile = new TrainerProfile();
     profile.completed(new StepTimes(5 * MS, 5 * MS, 0, 6 * MS, 9 * MS), 9 * MS);

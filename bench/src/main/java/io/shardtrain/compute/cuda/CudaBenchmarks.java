@@ -132,11 +132,11 @@ public final class CudaBenchmarks {
     int cores = Runtime.getRuntime().availableProcessors();
     double cpu1, cpuAll, hostApi, resident;
     try (CpuBackend one = CpuBackend.create(1); CpuBackend all = CpuBackend.create(cores)) {
-      cpu1 = timeSteps(Mlp.create(one, 784, new int[] {512, 256}, 10, Activation.RELU, 3)::forwardBackward, x, y, steps);
-      cpuAll = timeSteps(Mlp.create(all, 784, new int[] {512, 256}, 10, Activation.RELU, 3)::forwardBackward, x, y, steps);
+      cpu1 = timeSteps(Mlp.create(one, 784, new int[] {512, 256}, 10, Activation.RELU, 3), x, y, steps);
+      cpuAll = timeSteps(Mlp.create(all, 784, new int[] {512, 256}, 10, Activation.RELU, 3), x, y, steps);
     }
     Mlp onGpu = Mlp.create(be, 784, new int[] {512, 256}, 10, Activation.RELU, 3);
-    hostApi = timeSteps(onGpu::forwardBackward, x, y, steps);
+    hostApi = timeSteps(onGpu, x, y, steps);
     try (GradientStep step = GradientStep.of(onGpu, batch)) {
       resident = timeSteps(step, x, y, steps);
     }

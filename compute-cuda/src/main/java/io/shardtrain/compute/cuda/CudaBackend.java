@@ -395,10 +395,16 @@ public final class CudaBackend implements Backend, ResidentMlpBackend {
     return new ResidentStep(model, CudaMlpStep.create(this, model, model.activation(), maxBatch, new Sgd()));
   }
 
-  /** {@link #residentStep}: the model's forward and backward through its {@link CudaMlpStep}. */
+  /**
+   * {@link #residentStep}: the model's forward and backward through its {@link CudaMlpStep}. The
+   * fused step runs forward all at once, so {@link #forwardLayer} only keeps count and the whole
+   * forward runs in {@link #finishForwardBackward}, once every layer's parameters are in.
+   */
   static final class ResidentStep implements GradientStep {
     private final Mlp model;
     private final CudaMlpStep step;
+    private Tensor x;
+    private int nextLayer;
 
     ResidentStep(Mlp model, CudaMlpStep step) {
       this.model = model;
@@ -406,8 +412,24 @@ public final class CudaBackend implements Backend, ResidentMlpBackend {
     }
 
     @Override
-    public float forwardBackward(Tensor x, int[] labels, Consumer<Parameter> onGradient) {
-      return step.forwardBackward(model, x, labels, onGradient);
+    public void beginForward(Tensor x) {
+      this.x = x;
+      nextLayer = 0;
+    }
+
+    @Override
+    public void forwardLayer(int layer) {
+      if (x == null) throw new IllegalStateException("forwardLayer(" + layer + ") before beginForward");
+      if (layer != nextLayer) throw new IllegalStateException("forward runs layer " + nextLayer + " next, not " + layer);
+      nextLayer++;
+    }
+
+    @Override
+    public float finishForwardBackward(int[] labels, Consumer<Parameter> onGradient) {
+      if (x == null) throw new IllegalStateException("no forward begun");
+      Tensor batch = x;
+      x = null;
+      return step.forwardBackward(model, batch, labels, onGradient);
     }
 
     @Override

@@ -127,25 +127,32 @@ public final class CudaMlpStep implements AutoCloseable {
   /**
    * {@link Mlp#forwardBackward} on the device for {@code model} (the model this step was created
    * from): uploads the model's current parameter values, since a trainer pulls fresh ones every
-   * step; runs forward and backward; reads the gradients into the model's gradient tensors; and
-   * hands the parameters to {@code onGradient} last layer first, weight then bias. The mean loss.
+   * step; runs forward and backward; and hands the parameters to {@code onGradient} last layer
+   * first, weight then bias, each layer's as soon as its gradients are in the model's gradient
+   * tensors, so a trainer pushes them while the device differentiates the layers below. The mean
+   * loss.
    */
   public float forwardBackward(Mlp model, Tensor x, int[] labels, Consumer<Parameter> onGradient) {
     List<Parameter> ps = model.parameters();
     List<Tensor> values = new ArrayList<>(ps.size());
-    List<Tensor> gradients = new ArrayList<>(ps.size());
-    for (Parameter p : ps) {
-      values.add(p.value());
-      gradients.add(p.grad());
-    }
+    for (Parameter p : ps) values.add(p.value());
     writeParameters(values);
-    float mean = forwardBackward(x, labels);
-    readGradients(gradients);
-    for (int i = ps.size() / 2 - 1; i >= 0; i--) {
-      onGradient.accept(ps.get(2 * i));
-      onGradient.accept(ps.get(2 * i + 1));
+    int batch = queueForward(x, labels);
+    int[] at = new int[ps.size()];
+    for (int p = 1; p < ps.size(); p++) at[p] = at[p - 1] + ps.get(p - 1).size();
+    for (int i = z.length - 1; i >= 0; i--) {
+      queueBackward(i, batch);
+      Parameter w = ps.get(2 * i);
+      Parameter b = ps.get(2 * i + 1);
+      pinnedParams.queueDownload(grads.get(2 * i), w.size(), at[2 * i], stream);
+      pinnedParams.queueDownload(grads.get(2 * i + 1), b.size(), at[2 * i + 1], stream);
+      stream.synchronize();
+      pinnedParams.read(w.grad().data(), w.size(), at[2 * i]);
+      pinnedParams.read(b.grad().data(), b.size(), at[2 * i + 1]);
+      onGradient.accept(w);
+      onGradient.accept(b);
     }
-    return mean;
+    return readLoss();
   }
 
   private float readLoss() {
@@ -157,6 +164,12 @@ public final class CudaMlpStep implements AutoCloseable {
   }
 
   private void queueForwardBackward(Tensor x, int[] y) {
+    int batch = queueForward(x, y);
+    for (int i = z.length - 1; i >= 0; i--) queueBackward(i, batch);
+  }
+
+  /** Queues the batch's upload, forward and the loss; the batch size. */
+  private int queueForward(Tensor x, int[] y) {
     if (closed) throw new IllegalStateException("CudaMlpStep is closed");
     int batch = x.rows();
     if (x.rank() != 2 || x.cols() != widths[0] || batch < 1 || batch > maxBatch) {
@@ -194,18 +207,22 @@ public final class CudaMlpStep implements AutoCloseable {
     rt.launch("st_softmax_xent", (batch + warpsPerBlock - 1) / warpsPerBlock, 1, 256, stream, batch, classes,
         z[layers - 1], labels, null, dz[layers - 1], rowLoss);
     rt.launch("st_sum", 1, 1, 1024, stream, batch, rowLoss, 1f / batch, loss);
-    for (int i = layers - 1; i >= 0; i--) {
-      int in = widths[i], out = widths[i + 1];
-      g.sgemm(true, false, in, out, batch, 1f, a[i].address(), in, dz[i].address(), out, 0f,
-          grads.get(2 * i).address(), out);
-      rt.launch("st_column_sums", (out + 255) / 256, 1, 256, stream, batch, out, dz[i], grads.get(2 * i + 1));
-      if (i > 0) {
-        g.sgemm(false, true, batch, in, out, 1f, dz[i].address(), out, params.get(2 * i).address(), out, 0f,
-            da.address(), in);
-        // relu's backward reads the pre-activation; tanh's and sigmoid's read the output.
-        DeviceBuffer saved = activation == Activation.RELU ? z[i - 1] : a[i];
-        elementwise(backwardKernel(), batch * in, saved, da, dz[i - 1]);
-      }
+    return batch;
+  }
+
+  /** Queues layer {@code i}'s parameter gradients and, below the first layer, the gradient of its input. */
+  private void queueBackward(int i, int batch) {
+    Gemm g = be.gemmImpl();
+    int in = widths[i], out = widths[i + 1];
+    g.sgemm(true, false, in, out, batch, 1f, a[i].address(), in, dz[i].address(), out, 0f,
+        grads.get(2 * i).address(), out);
+    rt.launch("st_column_sums", (out + 255) / 256, 1, 256, stream, batch, out, dz[i], grads.get(2 * i + 1));
+    if (i > 0) {
+      g.sgemm(false, true, batch, in, out, 1f, dz[i].address(), out, params.get(2 * i).address(), out, 0f,
+          da.address(), in);
+      // relu's backward reads the pre-activation; tanh's and sigmoid's read the output.
+      DeviceBuffer saved = activation == Activation.RELU ? z[i - 1] : a[i];
+      elementwise(backwardKernel(), batch * in, saved, da, dz[i - 1]);
     }
   }
 

@@ -10,9 +10,33 @@ import java.util.function.Consumer;
  * returns the mean loss. On the CPU that is the model itself; a backend with a device keeps a
  * resident copy of the model ({@link ResidentMlpBackend}) and moves only the batch, the
  * parameters and the gradients.
+ *
+ * <p>Forward can also go one dense layer at a time ({@link #beginForward}, {@link #forwardLayer},
+ * {@link #finishForwardBackward}), so a trainer can run a layer as soon as its parameters have
+ * arrived while later layers' are still on their way. {@link #forwardBackward} is those three in
+ * one call.
  */
 public interface GradientStep extends AutoCloseable {
-  float forwardBackward(Tensor x, int[] labels, Consumer<Parameter> onGradient);
+
+  /** Starts a step on the batch {@code x}; no layer has run yet. {@code x} must not change until backward ran. */
+  void beginForward(Tensor x);
+
+  /**
+   * Forward through dense layer {@code layer} (0: the first) and the activation after it, reading
+   * only that layer's parameter values: the caller may still be writing later layers'. Layers run
+   * in order, each once per step. A step that cannot run a single layer on its device runs it in
+   * {@link #finishForwardBackward} instead.
+   */
+  void forwardLayer(int layer);
+
+  /** Forward through the layers not run yet, the loss on {@code labels} and backward; as {@link #forwardBackward}. */
+  float finishForwardBackward(int[] labels, Consumer<Parameter> onGradient);
+
+  /** Forward and backward on {@code x}; the mean loss. */
+  default float forwardBackward(Tensor x, int[] labels, Consumer<Parameter> onGradient) {
+    beginForward(x);
+    return finishForwardBackward(labels, onGradient);
+  }
 
   /** Frees what the step holds on its device; the model stays usable. */
   @Override
@@ -24,6 +48,6 @@ public interface GradientStep extends AutoCloseable {
    */
   static GradientStep of(Mlp model, int maxBatch) {
     if (model.backend() instanceof ResidentMlpBackend device) return device.residentStep(model, maxBatch);
-    return model::forwardBackward;
+    return model;
   }
 }

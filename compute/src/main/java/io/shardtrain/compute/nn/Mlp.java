@@ -19,10 +19,13 @@ import java.util.function.Consumer;
  * ({@link Activation#init()}); the output layer, which feeds the softmax, is Glorot-uniform.
  * All weights come from one {@code Random(seed)} in layer order, so a seed fixes the model.
  *
+ * <p>Forward can also run one dense layer at a time ({@link GradientStep}): a trainer runs a
+ * layer as soon as its pulled parameters are in while later layers' are still arriving.
+ *
  * <p>Not thread-safe. Returned tensors (logits, gradients) are buffers the model reuses: they
  * hold until the next call.
  */
-public final class Mlp {
+public final class Mlp implements GradientStep {
   private final Backend backend;
   private final Activation activation;
   private final List<Dense> dense;
@@ -30,6 +33,10 @@ public final class Mlp {
   private final List<Layer> layers;
   private final List<Parameter> parameters;
   private final SoftmaxCrossEntropyLoss loss;
+  /** The output of the last dense layer (and its activation) forward ran in this step; null: no step begun. */
+  private Tensor forwarded;
+  /** The dense layer forward runs next in this step. */
+  private int nextLayer;
 
   private Mlp(Backend backend, Activation activation, List<Dense> dense, List<Layer> activations) {
     this.backend = backend;
@@ -86,9 +93,34 @@ public final class Mlp {
    * again in this call once it was handed out, so the callback may update the value in place.
    * Returns the mean loss.
    */
+  @Override
   public float forwardBackward(Tensor x, int[] labels, Consumer<Parameter> onGradient) {
+    beginForward(x);
+    return finishForwardBackward(labels, onGradient);
+  }
+
+  @Override
+  public void beginForward(Tensor x) {
+    forwarded = Objects.requireNonNull(x, "x");
+    nextLayer = 0;
+  }
+
+  @Override
+  public void forwardLayer(int layer) {
+    if (forwarded == null) throw new IllegalStateException("forwardLayer(" + layer + ") before beginForward");
+    if (layer != nextLayer) {
+      throw new IllegalStateException("forward runs layer " + nextLayer + " next, not " + layer + " (of "
+          + dense.size() + ")");
+    }
+    forwarded = dense.get(layer).forward(forwarded);
+    if (layer < activations.size()) forwarded = activations.get(layer).forward(forwarded);
+    nextLayer++;
+  }
+
+  @Override
+  public float finishForwardBackward(int[] labels, Consumer<Parameter> onGradient) {
     Objects.requireNonNull(onGradient, "onGradient");
-    float mean = loss.forward(logits(x), labels);
+    float mean = loss.forward(finishForward(), labels);
     Tensor g = loss.backward();
     for (int i = dense.size() - 1; i >= 0; i--) {
       Dense d = dense.get(i);
@@ -104,6 +136,25 @@ public final class Mlp {
     return mean;
   }
 
+  /** Forward through the layers not run yet; the logits. Ends the step's forward: the next needs a new begin. */
+  private Tensor finishForward() {
+    if (forwarded == null) throw new IllegalStateException("no forward begun");
+    while (nextLayer < dense.size()) forwardLayer(nextLayer);
+    Tensor logits = forwarded;
+    forwarded = null;
+    return logits;
+  }
+
+  /** The number of dense layers, which {@link #forwardLayer} counts. */
+  public int denseLayers() {
+    return dense.size();
+  }
+
+  /** Dense layer {@code layer}'s parameters, weight then bias: what its forward reads. */
+  public List<Parameter> parametersOf(int layer) {
+    return dense.get(layer).parameters();
+  }
+
   /** The backend the model computes on. */
   public Backend backend() {
     return backend;
@@ -116,9 +167,8 @@ public final class Mlp {
 
   /** The output scores {@code [batch, outputDim]} before the softmax. */
   public Tensor logits(Tensor x) {
-    Tensor h = x;
-    for (Layer layer : layers) h = layer.forward(h);
-    return h;
+    beginForward(x);
+    return finishForward();
   }
 
   /** Class with the highest score for each row of {@code x} (the first on ties). */

@@ -73,7 +73,10 @@ public final class ProfileReport {
   /** The report's {@code profile} object. */
   public Map<String, Object> json() {
     Map<String, Object> m = new LinkedHashMap<>();
-    m.put("pull_wait_from", "the last push acknowledged (pulls are in flight during the push wait too)");
+    m.put("compute_includes", "the next step's forward layers that ran while a step waited for its pulls, taken out"
+        + " of the push or pull wait they ran in");
+    m.put("pull_wait_from", "the last push acknowledged (each pull leaves right behind its block's push, so pulls"
+        + " are in flight during backward and the push wait too)");
     List<Object> list = new ArrayList<>();
     trainers.forEach((id, p) -> {
       Map<String, Object> t = new LinkedHashMap<>();
