@@ -207,6 +207,9 @@ class ParameterBlockBulkTest {
     String caller = Thread.currentThread().getName();
     // t1's push first, so t0's letter completes the step and is answered at once.
     var t1 = z.b().<PushAck>askWithStatus(r -> new BlockProtocol.PushGradient("t1", 1, 0, 1, 32f, g, r), TIMEOUT);
+    // Sent after t1's push on the same route, so answered after the block took that push in: t0's
+    // letter, which takes another route, cannot overtake it.
+    assertEquals(1, await(z.b().<BlockStats>ask(BlockProtocol.GetStats::new, TIMEOUT)).pushes());
     // Akka's own ask stage would run this on the common pool: on two cores, a new thread per reply.
     String completedOn = await(z.bulk().<PushAck>askWithStatus(head.node().socketAddress(),
             r -> new BlockLetters.PushLetter(head.block(), z.self(),
