@@ -6,17 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.actor.testkit.typed.javadsl.TestProbe;
 import akka.actor.typed.javadsl.AskPattern;
-import akka.cluster.MemberStatus;
-import akka.cluster.typed.Cluster;
-import akka.cluster.typed.Join;
 import akka.pattern.StatusReply;
 import io.shardtrain.actors.ShardTrain;
-import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.ps.BlockLayout;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
-import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.Backend;
@@ -113,17 +108,7 @@ class TrainerOverlapTest {
         akka.actor.testkit.typed.system-shutdown-default = 30s
         """);
     ShardTrain st = ShardTrain.start(kit.system());
-    Cluster cluster = Cluster.get(kit.system());
-    cluster.manager().tell(Join.create(cluster.selfMember().address()));
-    long deadline = System.nanoTime() + TIMEOUT.toNanos();
-    while (cluster.selfMember().status() != MemberStatus.up()) {
-      if (System.nanoTime() > deadline) throw new IllegalStateException("cluster did not form");
-      Thread.sleep(50);
-    }
-    TrainSettings settings = TrainSettings.fromConfig(kit.system().settings().config());
-    ShardTrain.Plan plan = ShardTrain.plan(settings, "overlap", TrainerRejoinTest.DIM, TrainerRejoinTest.N, 2,
-        BlockSpec.Mode.SYNC, 2, 32, -1);
-    st.submit(plan).toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    ShardTrain.Plan plan = TrainerRejoinTest.startJob(kit, st, "overlap");
     // dense1.weight (80 floats) is 3 blocks, every other parameter one.
     Map<String, BlockSlice> slices = new HashMap<>();
     for (BlockSlice s : BlockLayout.of(plan.model(), 32)) slices.put(s.entityId(), s);

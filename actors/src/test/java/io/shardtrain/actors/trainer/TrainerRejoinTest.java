@@ -60,8 +60,11 @@ class TrainerRejoinTest {
     if (kit != null) kit.shutdownTestKit();
   }
 
-  /** Joins the node to itself, starts ShardTrain on it and submits a 24-step sync job over {@link #data()}. */
-  ShardTrain.Plan startJob(ShardTrain st, String jobId) throws Exception {
+  /**
+   * Joins {@code kit}'s node to itself and submits on {@code st} a sync job of 2 trainers over
+   * {@link #data()} (the steps as {@code kit}'s configuration says) in blocks of 32 floats.
+   */
+  static ShardTrain.Plan startJob(ActorTestKit kit, ShardTrain st, String jobId) throws Exception {
     Cluster cluster = Cluster.get(kit.system());
     cluster.manager().tell(Join.create(cluster.selfMember().address()));
     long deadline = System.nanoTime() + TIMEOUT.toNanos();
@@ -123,7 +126,7 @@ class TrainerRejoinTest {
   void aTrainerThatComesBackResumesItsTaskAndEndsAtTheJobsLastStepWithEveryExampleAppliedOnce() throws Exception {
     kit = newKit();
     ShardTrain st = ShardTrain.start(kit.system());
-    ShardTrain.Plan plan = startJob(st, "rejoin");
+    ShardTrain.Plan plan = startJob(kit, st, "rejoin");
     long deadline = System.nanoTime() + TIMEOUT.toNanos();
     Dataset train = data();
 
@@ -173,7 +176,7 @@ class TrainerRejoinTest {
   void aTaskWhoseTrainerDiedAfterPushingToSomeBlocksIsTakenOverWithoutApplyingAnyExampleTwice() throws Exception {
     kit = newKit();
     ShardTrain st = ShardTrain.start(kit.system());
-    ShardTrain.Plan plan = startJob(st, "takeover");
+    ShardTrain.Plan plan = startJob(kit, st, "takeover");
     Dataset train = data();
     // "ghost" is a trainer that pushes step 1 of its task to the first block only, then dies.
     akka.actor.testkit.typed.javadsl.TestProbe<Object> ghost = kit.createTestProbe();

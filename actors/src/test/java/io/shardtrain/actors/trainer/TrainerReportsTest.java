@@ -4,14 +4,9 @@ import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
 import akka.actor.typed.javadsl.Behaviors;
-import akka.cluster.MemberStatus;
-import akka.cluster.typed.Cluster;
-import akka.cluster.typed.Join;
 import io.shardtrain.actors.ShardTrain;
-import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.ps.BlockProtocol;
-import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.data.Dataset;
 import java.time.Duration;
@@ -66,17 +61,7 @@ class TrainerReportsTest {
     // Longer than the test: a trainer that waited for a report's answer would not get past step 1.
     kit = TrainerRejoinTest.newKit("shardtrain.trainer.ask-timeout = 120s");
     ShardTrain st = ShardTrain.start(kit.system());
-    Cluster cluster = Cluster.get(kit.system());
-    cluster.manager().tell(Join.create(cluster.selfMember().address()));
-    long deadline = System.nanoTime() + TIMEOUT.toNanos();
-    while (cluster.selfMember().status() != MemberStatus.up()) {
-      if (System.nanoTime() > deadline) throw new IllegalStateException("cluster did not form");
-      Thread.sleep(50);
-    }
-    TrainSettings settings = TrainSettings.fromConfig(kit.system().settings().config());
-    ShardTrain.Plan plan = ShardTrain.plan(settings, "reports", TrainerRejoinTest.DIM, TrainerRejoinTest.N, 2,
-        BlockSpec.Mode.SYNC, 2, 32, -1);
-    st.submit(plan).toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    ShardTrain.Plan plan = TrainerRejoinTest.startJob(kit, st, "reports");
     AtomicInteger reports = new AtomicInteger();
     ActorRef<JobProtocol.Command> master = kit.spawn(holdingReports(st.master(), reports));
     Dataset train = TrainerRejoinTest.data();
@@ -86,6 +71,7 @@ class TrainerReportsTest {
     st.startTrainer(setup(st, "t2", master, train, l2));
 
     // Not one report has reached the master, and the barrier went on for six steps.
+    long deadline = System.nanoTime() + TIMEOUT.toNanos();
     while (l1.lastStep < 6 || l2.lastStep < 6) {
       if (System.nanoTime() > deadline) {
         throw new AssertionError("the trainers wait for the master: steps " + l1.lastStep + ", " + l2.lastStep);

@@ -1,7 +1,6 @@
 package io.shardtrain.samples.report;
 
 import java.awt.BasicStroke;
-import java.awt.Color;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,8 +9,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.jfree.chart.ChartUtils;
-import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
@@ -277,11 +274,6 @@ public final class ExperimentReport {
     XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, shapes);
     for (int i = 0; i < data.getSeriesCount(); i++) renderer.setSeriesStroke(i, new BasicStroke(1.5f));
     XYPlot plot = new XYPlot(data, x, y, renderer);
-    plot.setBackgroundPaint(Color.WHITE);
-    plot.setDomainGridlinePaint(Color.LIGHT_GRAY);
-    plot.setRangeGridlinePaint(Color.LIGHT_GRAY);
-    JFreeChart chart = new JFreeChart(title, JFreeChart.DEFAULT_TITLE_FONT, plot, true);
-    chart.setBackgroundPaint(Color.WHITE);
-    ChartUtils.saveChartAsPNG(file.toFile(), chart, 900, 500);
+    Charts.savePng(file, title, plot);
   }
 }

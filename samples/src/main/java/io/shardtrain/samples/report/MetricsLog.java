@@ -9,8 +9,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import org.jfree.chart.ChartUtils;
-import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
@@ -145,11 +143,6 @@ public final class MetricsLog {
     XYLineAndShapeRenderer accRenderer = new XYLineAndShapeRenderer(true, true);
     accRenderer.setSeriesPaint(0, new Color(0xd62728));
     plot.setRenderer(1, accRenderer);
-    plot.setBackgroundPaint(Color.WHITE);
-    plot.setDomainGridlinePaint(Color.LIGHT_GRAY);
-    plot.setRangeGridlinePaint(Color.LIGHT_GRAY);
-    JFreeChart chart = new JFreeChart(title, JFreeChart.DEFAULT_TITLE_FONT, plot, true);
-    chart.setBackgroundPaint(Color.WHITE);
-    ChartUtils.saveChartAsPNG(file.toFile(), chart, 900, 500);
+    Charts.savePng(file, title, plot);
   }
 }
