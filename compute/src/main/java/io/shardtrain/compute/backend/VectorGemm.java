@@ -21,7 +21,7 @@ import jdk.incubator.vector.VectorSpecies;
  * both operands contiguously and never sees a transpose. The micro-kernel keeps an MR x NR tile of
  * C in {@code 2 * MR} vector accumulators and does one broadcast and two FMAs per row and k step.
  * Edge tiles are computed into a zero-padded scratch tile and merged into C element by element.
- * Shapes under {@link #SMALL_VOLUME} multiply-adds skip packing.
+ * Shapes under {@link #SMALL_VOLUME} multiply-adds skip packing ({@link ScalarGemm}).
  *
  * <p>With {@code threads > 1}, large products are split along the larger of m and n into
  * contiguous slices, one per thread: the caller computes the first slice and a pool of
@@ -79,12 +79,12 @@ final class VectorGemm {
       return;
     }
     if (k == 0 || alpha == 0f) {
-      scaleC(m, n, beta, c, 0, ldc);
+      ScalarGemm.scaleC(m, n, beta, c, 0, ldc);
       return;
     }
     long volume = (long) m * n * k;
     if (volume < SMALL_VOLUME) {
-      small(transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
+      ScalarGemm.small(transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
     } else if (threads == 1 || volume < PARALLEL_VOLUME) {
       blocked(transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
     } else {
@@ -427,45 +427,6 @@ final class VectorGemm {
   }
 
   /** Unpacked path for tiny products, where packing would cost more than the math. */
-  private static void small(boolean transA, boolean transB, int m, int n, int k, float alpha,
-      float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
-      float[] c, int cOff, int ldc) {
-    scaleC(m, n, beta, c, cOff, ldc);
-    for (int i = 0; i < m; i++) {
-      int ci = cOff + i * ldc;
-      if (!transB) {
-        for (int p = 0; p < k; p++) {
-          float av = alpha * (transA ? a[aOff + p * lda + i] : a[aOff + i * lda + p]);
-          int bi = bOff + p * ldb;
-          for (int j = 0; j < n; j++) {
-            c[ci + j] += av * b[bi + j];
-          }
-        }
-      } else {
-        for (int j = 0; j < n; j++) {
-          int bj = bOff + j * ldb;
-          float s = 0f;
-          for (int p = 0; p < k; p++) {
-            s += (transA ? a[aOff + p * lda + i] : a[aOff + i * lda + p]) * b[bj + p];
-          }
-          c[ci + j] += alpha * s;
-        }
-      }
-    }
-  }
-
-  private static void scaleC(int m, int n, float beta, float[] c, int cOff, int ldc) {
-    if (beta == 1f) {
-      return;
-    }
-    for (int i = 0; i < m; i++) {
-      int ci = cOff + i * ldc;
-      for (int j = 0; j < n; j++) {
-        c[ci + j] = beta == 0f ? 0f : beta * c[ci + j];
-      }
-    }
-  }
-
   private static int ceilDiv(int x, int y) {
     return (x + y - 1) / y;
   }
