@@ -49,6 +49,9 @@ public final class SparseProtocol {
   /** Begin a snapshot (the shard journaled snapshot-every events since its last). */
   enum TakeSnapshot implements Command { INSTANCE }
 
+  /** Recovery found a snapshot without its rows: fail, so the restart recovers from the snapshot before it. */
+  enum Recover implements Command { INSTANCE }
+
   /** Journal the rows of the snapshot just begun. */
   enum WriteChunks implements Command { INSTANCE }
 

@@ -109,11 +109,14 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
   public static Behavior<Command> create(String entityId, SparseSettings settings) {
     if (entityId == null || entityId.isBlank()) throw new IllegalArgumentException("shard entity id must not be blank");
     if (settings == null) throw new IllegalArgumentException("sparse settings must not be null");
-    // Survives restarts: a recovery that found a snapshot without its chunks sets it, the next one reads it.
+    // Survives restarts: a recovery that found a snapshot without its chunks sets it and fails; the
+    // restart below builds a new behavior, whose recovery reads it (the persistence runtime's own
+    // restart after a journal failure would recover the same way again).
     AtomicLong fallbackBelow = new AtomicLong(Long.MAX_VALUE);
     return Behaviors.supervise(Behaviors.<Command>setup(ctx -> Behaviors.<Command>withTimers(timers ->
             new SparseShard(entityId, settings, ctx, timers, fallbackBelow))))
-        .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(10), 0.2));
+        .onFailure(IllegalStateException.class,
+            SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(10), 0.2));
   }
 
   private final String entityId;
@@ -134,10 +137,13 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
   private long eventsReplayed;
   private long sinceSnapshot;
   private boolean chunking;
+  /** Recovery found a snapshot without its rows: this behavior must not answer anything. */
+  private boolean broken;
 
   private SparseShard(String entityId, SparseSettings settings, ActorContext<Command> context,
       TimerScheduler<Command> timers, AtomicLong fallbackBelow) {
-    super(PersistenceId.of(ENTITY_KEY.name(), entityId));
+    super(PersistenceId.of(ENTITY_KEY.name(), entityId),
+        SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(10), 0.2));
     this.entityId = entityId;
     this.settings = settings;
     this.context = context;
@@ -183,10 +189,11 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
     return newSignalHandlerBuilder()
         .onSignal(RecoveryCompleted.class, (state, signal) -> {
           if (state.restoring() >= 0) {
-            // The snapshot's chunks never made it to the journal: recover again from the one before.
+            // The snapshot's chunks never made it to the journal: the next command fails the actor, and
+            // the restart recovers from the snapshot before it.
             fallbackBelow.set(state.sequenceNr);
-            throw new IllegalStateException("shard " + entityId + ": snapshot " + state.restoring() + " at sequence number "
-                + state.sequenceNr + " has no rows in the journal; recovering from the snapshot before it");
+            broken = true;
+            context.getSelf().tell(SparseProtocol.Recover.INSTANCE);
           }
           eventsReplayed = eventsHandled;
         })
@@ -205,6 +212,12 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
   public CommandHandler<Command, Event, ShardState> commandHandler() {
     return newCommandHandlerBuilder()
         .forAnyState()
+        .onCommand(cmd -> broken, (state, cmd) -> {
+          // Thrown from a command, not from recovery, so the persistence runtime does not restart it
+          // with the same recovery; the supervisor of create() builds a new behavior instead.
+          throw new IllegalStateException("shard " + entityId + ": snapshot " + state.restoring() + " at sequence number "
+              + state.sequenceNr + " has no rows in the journal; recovering from the snapshot before it");
+        })
         .onCommand(WriteChunks.class, (state, w) -> onWriteChunks(state))
         .onCommand(GetStats.class, (state, cmd) -> Effect().reply(cmd.replyTo(), stats(state)))
         .onCommand(cmd -> chunking, (state, cmd) -> Effect().stash())
@@ -325,6 +338,8 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
     return Effect().persist(rules.snapshotChunks(state, state.generation)).thenRun(s -> {
       chunking = false;
       sinceSnapshot = 0;
+      // This snapshot is whole: a later recovery may start from it.
+      fallbackBelow.set(Long.MAX_VALUE);
       snapshots++;
     }).thenUnstashAll();
   }
