@@ -24,7 +24,8 @@ public final class SparseProtocol {
    * A trainer's gradient for rows {@code ids} at {@code step}, computed on rows of version
    * {@code baseVersion}: row {@code ids[k]}'s gradient is {@code grads[k * dim, (k + 1) * dim)};
    * {@code weight} is the examples behind it. Sync: every trainer of the membership pushes to every
-   * shard each step, with no rows ({@code weight} 0) when its batch has none of the shard's.
+   * shard each step: without rows but with its batch's weight when the batch has none of the
+   * shard's ids (the step's mean divides by all its examples), with weight 0 when it had no data.
    * The shard journals the arrays as they are: a sender in the same JVM must not change them.
    */
   public record PushRows(String trainerId, long step, long baseVersion, float weight, long[] ids, float[] grads,

@@ -1,0 +1,88 @@
+package io.shardtrain.actors.sparse;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Where a batch's row ids go: each shard's ids, once each in the order first seen
+ * ({@link #ids(int)}), and for every position of the batch the shard and the place in that
+ * shard's list that answer it. It gathers the shards' rows into batch order and cuts a batch's
+ * row gradients into each shard's (an id's gradients at several positions summed). Plain; no actor.
+ */
+public final class BatchRouting {
+  private final int dim;
+  private final long[][] shardIds;
+  private final int[] shardOf;
+  private final int[] place;
+
+  private BatchRouting(int dim, long[][] shardIds, int[] shardOf, int[] place) {
+    this.dim = dim;
+    this.shardIds = shardIds;
+    this.shardOf = shardOf;
+    this.place = place;
+  }
+
+  /** The routing of {@code ids} over {@code spec}'s shards; ids outside the table are refused. */
+  public static BatchRouting of(TableSpec spec, long[] ids) {
+    int shards = spec.shards();
+    int[] shardOf = new int[ids.length];
+    int[] place = new int[ids.length];
+    int[] counts = new int[shards];
+    Map<Long, Integer> seen = new HashMap<>();
+    long[][] lists = new long[shards][];
+    for (int s = 0; s < shards; s++) lists[s] = new long[4];
+    for (int k = 0; k < ids.length; k++) {
+      long id = ids[k];
+      if (id < 0 || id >= spec.rows()) {
+        throw new IllegalArgumentException("row id " + id + " at position " + k + " is outside table " + spec.name()
+            + " [0, " + spec.rows() + ")");
+      }
+      int s = spec.shardOf(id);
+      shardOf[k] = s;
+      Integer at = seen.get(id);
+      if (at == null) {
+        if (counts[s] == lists[s].length) lists[s] = Arrays.copyOf(lists[s], counts[s] * 2);
+        at = counts[s]++;
+        lists[s][at] = id;
+        seen.put(id, at);
+      }
+      place[k] = at;
+    }
+    for (int s = 0; s < shards; s++) lists[s] = Arrays.copyOf(lists[s], counts[s]);
+    return new BatchRouting(spec.dim(), lists, shardOf, place);
+  }
+
+  public int shards() {
+    return shardIds.length;
+  }
+
+  /** Shard {@code shard}'s ids of the batch, each once. */
+  public long[] ids(int shard) {
+    return shardIds[shard];
+  }
+
+  /** The batch's rows in batch order from each shard's {@code rows[shard]} (in the order of {@link #ids(int)}). */
+  public float[] gather(float[][] rows) {
+    float[] out = new float[shardOf.length * dim];
+    for (int k = 0; k < shardOf.length; k++) {
+      System.arraycopy(rows[shardOf[k]], place[k] * dim, out, k * dim, dim);
+    }
+    return out;
+  }
+
+  /** Shard {@code shard}'s gradient rows from the batch's {@code grads} (row per position), repeated ids summed. */
+  public float[] scatter(float[] grads, int shard) {
+    if (grads.length != shardOf.length * dim) {
+      throw new IllegalArgumentException(shardOf.length + " positions of dim " + dim + " need " + shardOf.length * dim
+          + " gradient floats, not " + grads.length);
+    }
+    float[] out = new float[shardIds[shard].length * dim];
+    for (int k = 0; k < shardOf.length; k++) {
+      if (shardOf[k] != shard) continue;
+      int to = place[k] * dim;
+      for (int j = 0; j < dim; j++) out[to + j] += grads[k * dim + j];
+    }
+    return out;
+  }
+}

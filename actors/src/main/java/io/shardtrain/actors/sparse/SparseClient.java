@@ -1,0 +1,130 @@
+package io.shardtrain.actors.sparse;
+
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.RecipientRef;
+import akka.actor.typed.Scheduler;
+import akka.actor.typed.javadsl.AskPattern;
+import io.shardtrain.actors.sparse.SparseProtocol.Command;
+import io.shardtrain.actors.sparse.SparseProtocol.PullReply;
+import io.shardtrain.actors.sparse.SparseProtocol.PushReply;
+import io.shardtrain.actors.sparse.SparseProtocol.Refused;
+import io.shardtrain.actors.sparse.SparseProtocol.Rows;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.IntFunction;
+
+/**
+ * How a trainer pulls and pushes a batch's rows of one sparse table: the batch's ids are routed
+ * to their shards ({@link BatchRouting}), each shard asked for its ids once, and the answers
+ * gathered back into batch order; a batch's gradient rows are summed per id and cut per shard.
+ * In sync mode every shard gets the trainer's push each step (without rows when the batch has
+ * none of its ids, but with the batch's weight, which the shard's mean divides by). The futures
+ * complete on the asking threads; an actor pipes them to itself. A shard's {@link Refused} fails
+ * the future with {@link ShardRefused}; a timeout with Akka's.
+ */
+public final class SparseClient {
+
+  /** A shard refused a request; nothing of it was applied on that shard. */
+  public static final class ShardRefused extends RuntimeException {
+    private final transient Refused refused;
+
+    ShardRefused(String shard, Refused refused) {
+      super("shard " + shard + " refused: " + refused.problem() + ": " + refused.message());
+      this.refused = refused;
+    }
+
+    public Refused refused() {
+      return refused;
+    }
+  }
+
+  /** The rows of a batch, one per position ({@code dim} floats each), and the lowest version of the shards that answered. */
+  public record Pulled(float[] rows, long version) {}
+
+  private final TableSpec spec;
+  private final String trainerId;
+  private final Duration timeout;
+  private final Scheduler scheduler;
+  private final IntFunction<RecipientRef<Command>> shards;
+
+  /** A client of table {@code spec} for trainer {@code trainerId}, through Cluster Sharding. */
+  public SparseClient(ActorSystem<?> system, TableSpec spec, String trainerId, Duration timeout) {
+    this(spec, trainerId, timeout, system.scheduler(), s -> SparseShard.entityRef(system, spec.entityId(s)));
+  }
+
+  /** A client whose shard {@code s} is {@code shards.apply(s)}. */
+  public SparseClient(TableSpec spec, String trainerId, Duration timeout, Scheduler scheduler,
+      IntFunction<RecipientRef<Command>> shards) {
+    this.spec = spec;
+    this.trainerId = trainerId;
+    this.timeout = timeout;
+    this.scheduler = scheduler;
+    this.shards = shards;
+  }
+
+  /** The rows of {@code ids} (repeats included, in batch order) once every shard asked is at {@code minVersion}. */
+  public CompletionStage<Pulled> pull(long[] ids, long minVersion) {
+    BatchRouting routing = BatchRouting.of(spec, ids);
+    List<CompletableFuture<Rows>> asked = new ArrayList<>();
+    for (int s = 0; s < routing.shards(); s++) {
+      long[] mine = routing.ids(s);
+      if (mine.length == 0) {
+        asked.add(CompletableFuture.completedFuture(new Rows(spec.name(), s, Long.MAX_VALUE, mine, new float[0])));
+        continue;
+      }
+      int shard = s;
+      asked.add(AskPattern.<Command, PullReply>ask(shards.apply(s), r -> new SparseProtocol.PullRows(mine, minVersion, r),
+          timeout, scheduler).toCompletableFuture().thenApply(reply -> rows(shard, reply)));
+    }
+    return CompletableFuture.allOf(asked.toArray(new CompletableFuture[0])).thenApply(done -> {
+      float[][] rows = new float[asked.size()][];
+      long version = Long.MAX_VALUE;
+      for (int s = 0; s < rows.length; s++) {
+        Rows r = asked.get(s).join();
+        rows[s] = r.values();
+        version = Math.min(version, r.version());
+      }
+      return new Pulled(routing.gather(rows), version);
+    });
+  }
+
+  private Rows rows(int shard, PullReply reply) {
+    if (reply instanceof Refused r) throw new ShardRefused(spec.entityId(shard), r);
+    return (Rows) reply;
+  }
+
+  /**
+   * Pushes the gradient rows {@code grads} of the batch {@code ids} ({@code dim} floats per position)
+   * for {@code step}, from {@code weight} examples computed on version {@code baseVersion}; the
+   * shards' answers, by shard (null for a shard an async push had nothing for). The same request
+   * again is a duplicate the shards acknowledge without applying.
+   */
+  public CompletionStage<List<PushReply>> push(long step, long baseVersion, float weight, long[] ids, float[] grads) {
+    BatchRouting routing = BatchRouting.of(spec, ids);
+    boolean sync = spec.mode() == TableSpec.Mode.SYNC;
+    List<CompletableFuture<PushReply>> asked = new ArrayList<>();
+    for (int s = 0; s < routing.shards(); s++) {
+      long[] mine = routing.ids(s);
+      if (mine.length == 0 && !sync) {
+        asked.add(CompletableFuture.completedFuture(null));
+        continue;
+      }
+      float[] g = routing.scatter(grads, s);
+      int shard = s;
+      asked.add(AskPattern.<Command, PushReply>ask(shards.apply(s),
+          r -> new SparseProtocol.PushRows(trainerId, step, baseVersion, weight, mine, g, r), timeout, scheduler)
+          .toCompletableFuture().thenApply(reply -> {
+            if (reply instanceof Refused r) throw new ShardRefused(spec.entityId(shard), r);
+            return reply;
+          }));
+    }
+    return CompletableFuture.allOf(asked.toArray(new CompletableFuture[0])).thenApply(done -> {
+      List<PushReply> replies = new ArrayList<>(asked.size());
+      for (CompletableFuture<PushReply> f : asked) replies.add(f.join());
+      return replies;
+    });
+  }
+}
