@@ -18,6 +18,7 @@ import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.actors.ps.PsSettings;
+import io.shardtrain.actors.sparse.SparseShard;
 import io.shardtrain.actors.trainer.Trainer;
 import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
@@ -63,12 +64,14 @@ public final class ShardTrain {
   }
 
   /**
-   * Starts this node's part: the parameter-block shard region (hosting blocks on nodes with role
-   * {@code ps}, a proxy elsewhere) and the master singleton (on a node with role {@code master}).
+   * Starts this node's part: the shard regions of parameter blocks and of sparse table shards
+   * (hosting them on nodes with role {@code ps}, a proxy elsewhere) and the master singleton (on a
+   * node with role {@code master}).
    */
   public static ShardTrain start(ActorSystem<?> system) {
     AkkaVersionGuard.require();
     ParameterBlock.init(system);
+    SparseShard.init(system);
     return new ShardTrain(system, Master.initSingleton(system));
   }
 
