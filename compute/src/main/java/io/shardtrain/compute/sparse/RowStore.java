@@ -18,8 +18,8 @@ import java.util.Arrays;
  */
 public final class RowStore {
   /** Rows per page; a power of two. */
-  public static final int PAGE_ROWS = 4096;
-  private static final int PAGE_SHIFT = 12;
+  public static final int PAGE_ROWS = 1024;
+  private static final int PAGE_SHIFT = 10;
   private static final int MIN_INDEX = 16;
 
   private final int width;

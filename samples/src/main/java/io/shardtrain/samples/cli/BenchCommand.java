@@ -16,7 +16,7 @@ import picocli.CommandLine.Option;
 /** {@code shardtrain bench ...}: the project's benchmark commands. */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Benchmarks.",
     subcommands = {BenchCommand.Gemm.class, BenchCommand.Transport.class, BenchCommand.PsBandwidth.class,
-        BenchCommand.Recovery.class})
+        BenchCommand.Recovery.class, BenchCommand.SparseMemory.class})
 final class BenchCommand implements Runnable {
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -232,6 +232,42 @@ final class BenchCommand implements Runnable {
       } finally {
         if (tmp != null) FileTrees.delete(tmp);
       }
+    }
+  }
+
+  @Command(name = "sparse-memory", mixinStandardHelpOptions = true,
+      description = "Memory and speed of one sparse table shard's rows: bytes per row from the store's arrays, "
+          + "next to the raw floats, and rows created, updated and read per second.")
+  static final class SparseMemory implements Callable<Integer> {
+    @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+    @Option(names = "--rows", defaultValue = "1000000", description = "Rows (default: ${DEFAULT-VALUE}).")
+    int rows;
+    @Option(names = "--dim", defaultValue = "16", description = "Floats per row (default: ${DEFAULT-VALUE}).")
+    int dim;
+    @Option(names = "--optimizer", defaultValue = "adagrad", description = "sgd, adagrad or ftrl (default: ${DEFAULT-VALUE}).")
+    String optimizer;
+    @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
+    Path report;
+
+    @Override
+    public Integer call() throws Exception {
+      var r = io.shardtrain.bench.SparseMemoryBenchmark.run(rows, dim,
+          io.shardtrain.compute.sparse.RowOptimizer.kind(optimizer));
+      spec.commandLine().getOut().println(r.summary());
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("benchmark", "sparse-memory");
+      m.put("rows", r.rows());
+      m.put("dim", r.dim());
+      m.put("optimizer", r.optimizer());
+      m.put("bytes", r.bytes());
+      m.put("bytes_per_row", r.bytesPerRow());
+      m.put("to_raw_values", r.toRawValues());
+      m.put("to_raw_values_and_slots", r.toRawWithSlots());
+      m.put("heap_bytes", r.heapBytes());
+      m.put("create_rows_per_sec", r.rows() / r.createSeconds());
+      m.put("update_rows_per_sec", r.rows() / r.updateSeconds());
+      m.put("read_rows_per_sec", r.rows() / r.readSeconds());
+      return writeReport(spec, report, m);
     }
   }
 }
