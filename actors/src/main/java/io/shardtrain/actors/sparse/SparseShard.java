@@ -135,6 +135,7 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
   private long snapshots;
   private long eventsHandled;
   private long eventsReplayed;
+  private long replayStart;
   private long sinceSnapshot;
   private boolean chunking;
   /** Recovery found a snapshot without its rows: this behavior must not answer anything. */
@@ -154,6 +155,8 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
 
   @Override
   public ShardState emptyState() {
+    // Asked for when a recovery starts.
+    replayStart = eventsHandled;
     return new ShardState();
   }
 
@@ -188,6 +191,13 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
   public SignalHandler<ShardState> signalHandler() {
     return newSignalHandlerBuilder()
         .onSignal(RecoveryCompleted.class, (state, signal) -> {
+          // After a journal failure the persistence runtime restarts this same object: what it held
+          // in memory belonged to the failed run (held pushes and waiting pulls ask again).
+          chunking = false;
+          sinceSnapshot = 0;
+          held.clear();
+          for (Long id : pulls.keySet()) timers.cancel("pull-" + id);
+          pulls.clear();
           if (state.restoring() >= 0) {
             // The snapshot's chunks never made it to the journal: the next command fails the actor, and
             // the restart recovers from the snapshot before it.
@@ -195,7 +205,7 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
             broken = true;
             context.getSelf().tell(SparseProtocol.Recover.INSTANCE);
           }
-          eventsReplayed = eventsHandled;
+          eventsReplayed = eventsHandled - replayStart;
         })
         .build();
   }
@@ -308,8 +318,6 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
       // The new membership's event first: the step it completes is applied under it.
       List<ActorRef<PushReply>> acks = new ArrayList<>(held);
       held.clear();
-      state.epoch = cmd.epoch();
-      state.members = members;
       events.addAll(rules.commit(state));
       effect = persist(events).thenRun(s -> {
         for (ActorRef<PushReply> a : acks) a.tell(new Accepted(s.version));
