@@ -16,7 +16,7 @@ import picocli.CommandLine.Option;
 /** {@code shardtrain bench ...}: the project's benchmark commands. */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Benchmarks.",
     subcommands = {BenchCommand.Gemm.class, BenchCommand.Transport.class, BenchCommand.PsBandwidth.class,
-        BenchCommand.Recovery.class, BenchCommand.SparseMemory.class})
+        BenchCommand.Recovery.class, BenchCommand.SparseMemory.class, BenchCommand.SparseRecovery.class})
 final class BenchCommand implements Runnable {
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -268,6 +268,56 @@ final class BenchCommand implements Runnable {
       m.put("update_rows_per_sec", r.rows() / r.updateSeconds());
       m.put("read_rows_per_sec", r.rows() / r.readSeconds());
       return writeReport(spec, report, m);
+    }
+  }
+
+  @Command(name = "sparse-recovery", mixinStandardHelpOptions = true,
+      description = "Time for a sparse table shard to recover on a new node from its chunked snapshot (header in "
+          + "the snapshot store, rows in journal events) and the pushes after it.")
+  static final class SparseRecovery implements Callable<Integer> {
+    @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+    @Option(names = "--rows", defaultValue = "1000000", description = "Rows (default: ${DEFAULT-VALUE}).")
+    int rows;
+    @Option(names = "--dim", defaultValue = "16", description = "Floats per row (default: ${DEFAULT-VALUE}).")
+    int dim;
+    @Option(names = "--batch", defaultValue = "20000", description = "Rows per push (default: ${DEFAULT-VALUE}).")
+    int batch;
+    @Option(names = "--extra", defaultValue = "10",
+        description = "Pushes after the snapshot, replayed on recovery (default: ${DEFAULT-VALUE}).")
+    int extra;
+    @Option(names = "--max-event-bytes", defaultValue = "4194304",
+        description = "The most bytes of one event (default: ${DEFAULT-VALUE}).")
+    int maxEventBytes;
+    @Option(names = "--journal", paramLabel = "URL",
+        description = "jdbc:postgresql://... or jdbc:h2:PATH (default: an H2 file in a temporary directory).")
+    String journal;
+    @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
+    Path report;
+
+    @Override
+    public Integer call() throws Exception {
+      Path tmp = null;
+      String url = journal;
+      if (url == null) {
+        tmp = Files.createTempDirectory("shardtrain-sparse-recovery");
+        url = "jdbc:h2:" + tmp.resolve("journal");
+      }
+      try {
+        var r = io.shardtrain.bench.SparseRecoveryBenchmark.run(rows, dim, batch, extra, maxEventBytes,
+            io.shardtrain.persistence.journal.JournalConfig.forUrl(url));
+        spec.commandLine().getOut().println(r.summary());
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("benchmark", "sparse-recovery");
+        m.put("rows", r.rowsRecovered());
+        m.put("dim", r.dim());
+        m.put("events_replayed", r.eventsReplayed());
+        m.put("recovery_seconds", r.recoverySeconds());
+        m.put("fill_seconds", r.fillSeconds());
+        m.put("journal", r.journal());
+        return writeReport(spec, report, m);
+      } finally {
+        if (tmp != null) FileTrees.delete(tmp);
+      }
     }
   }
 }
