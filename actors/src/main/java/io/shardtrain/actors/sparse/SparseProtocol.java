@@ -45,16 +45,16 @@ public final class SparseProtocol {
   /** Cluster Sharding moves this shard: waiting pushes and pulls are told to ask again, and it stops. */
   public enum HandOff implements Command, NoSerializationVerificationNeeded { INSTANCE }
 
-  record PullTimedOut(long pullId) implements Command {}
+  record PullTimedOut(long pullId) implements Command, NoSerializationVerificationNeeded {}
 
   /** Begin a snapshot (the shard journaled snapshot-every events since its last). */
-  enum TakeSnapshot implements Command { INSTANCE }
+  enum TakeSnapshot implements Command, NoSerializationVerificationNeeded { INSTANCE }
 
   /** Recovery found a snapshot without its rows: fail, so the restart recovers from the snapshot before it. */
-  enum Recover implements Command { INSTANCE }
+  enum Recover implements Command, NoSerializationVerificationNeeded { INSTANCE }
 
   /** Journal the rows of the snapshot just begun. */
-  enum WriteChunks implements Command { INSTANCE }
+  enum WriteChunks implements Command, NoSerializationVerificationNeeded { INSTANCE }
 
   /** The answer to {@link InitShard}. */
   public sealed interface InitReply {}
