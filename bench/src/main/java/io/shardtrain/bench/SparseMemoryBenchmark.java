@@ -12,21 +12,24 @@ import java.util.SplittableRandom;
  * are), then every row is updated once more and read once. Memory is the store's arrays, counted
  * from their lengths ({@link io.shardtrain.compute.sparse.RowStore#bytesAllocated}), next to the
  * raw floats of the values and of values plus optimizer slots; and, as a check of that count, the
- * heap the JVM reports in use after a GC, before and after.
+ * heap the JVM reports in use after a GC, before and after. Also the median of 5 expiry scans (what
+ * a shard with an expiry does at each version: every row's last step looked at).
  */
 public final class SparseMemoryBenchmark {
   private SparseMemoryBenchmark() {}
 
   /** One measurement. */
   public record Result(int rows, int dim, String optimizer, long bytes, double bytesPerRow, double toRawValues,
-      double toRawWithSlots, long heapBytes, double createSeconds, double updateSeconds, double readSeconds) {
+      double toRawWithSlots, long heapBytes, double createSeconds, double updateSeconds, double readSeconds,
+      double expiryScanSeconds) {
 
     public String summary() {
       return String.format(Locale.ROOT,
           "%d rows of %d floats (%s): %.1f bytes per row, %.3fx the raw values, %.3fx values and slots"
-              + " (heap in use grew by %.1f bytes per row); create %.0f rows/s, update %.0f rows/s, read %.0f rows/s",
+              + " (heap in use grew by %.1f bytes per row); create %.0f rows/s, update %.0f rows/s, read %.0f rows/s;"
+              + " an expiry scan of all rows %.1f ms",
           rows, dim, optimizer, bytesPerRow, toRawValues, toRawWithSlots, (double) heapBytes / rows,
-          rows / createSeconds, rows / updateSeconds, rows / readSeconds);
+          rows / createSeconds, rows / updateSeconds, rows / readSeconds, expiryScanSeconds * 1e3);
     }
   }
 
@@ -39,7 +42,9 @@ public final class SparseMemoryBenchmark {
       case FTRL -> RowOptimizer.ftrl(0.05f, 0.001f, 0.001f, 1f);
     };
     long heapBefore = usedHeap();
-    SparseTable table = new SparseTable(dim, new RowInit(RowInit.Kind.UNIFORM, 0.01f, 42), optimizer, 1, 1, 1, 0);
+    // An expiry no row reaches, so the scan a shard runs at each version looks at every row and evicts none.
+    SparseTable table = new SparseTable(dim, new RowInit(RowInit.Kind.UNIFORM, 0.01f, 42), optimizer, 1, 1, 1,
+        1_000_000);
     float[] grad = new float[dim];
     for (int j = 0; j < dim; j++) grad[j] = 0.001f * (j + 1);
     long[] ids = new long[rows];
@@ -58,6 +63,13 @@ public final class SparseMemoryBenchmark {
     }
     long t3 = System.nanoTime();
     if (Float.isNaN(sink)) throw new IllegalStateException("a row read NaN");
+    double[] scans = new double[5];
+    for (int i = 0; i < scans.length; i++) {
+      long s0 = System.nanoTime();
+      if (table.expiredAt(3).length != 0) throw new IllegalStateException("a row expired");
+      scans[i] = (System.nanoTime() - s0) / 1e9;
+    }
+    java.util.Arrays.sort(scans);
     int stored = table.store().size();
     long heap = usedHeap() - heapBefore - 8L * rows;
     long bytes = table.store().bytesAllocated();
@@ -66,7 +78,8 @@ public final class SparseMemoryBenchmark {
     // Keeps the table reachable until the heap was measured.
     if (table.store().size() != stored) throw new IllegalStateException();
     return new Result(stored, dim, optimizer.kind().name().toLowerCase(Locale.ROOT), bytes, perRow, perRow / raw,
-        perRow / (raw * (1 + optimizer.slotCount())), heap, (t1 - t0) / 1e9, (t2 - t1) / 1e9, (t3 - t2) / 1e9);
+        perRow / (raw * (1 + optimizer.slotCount())), heap, (t1 - t0) / 1e9, (t2 - t1) / 1e9, (t3 - t2) / 1e9,
+        scans[scans.length / 2]);
   }
 
   private static long usedHeap() {

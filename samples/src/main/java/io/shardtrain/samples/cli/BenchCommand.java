@@ -267,6 +267,7 @@ final class BenchCommand implements Runnable {
       m.put("create_rows_per_sec", r.rows() / r.createSeconds());
       m.put("update_rows_per_sec", r.rows() / r.updateSeconds());
       m.put("read_rows_per_sec", r.rows() / r.readSeconds());
+      m.put("expiry_scan_seconds", r.expiryScanSeconds());
       return writeReport(spec, report, m);
     }
   }
