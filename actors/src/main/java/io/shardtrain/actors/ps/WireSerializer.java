@@ -17,6 +17,7 @@ import io.shardtrain.actors.ps.BlockProtocol.Duplicate;
 import io.shardtrain.actors.ps.BlockProtocol.GetStats;
 import io.shardtrain.actors.ps.BlockProtocol.GetTaskMark;
 import io.shardtrain.actors.ps.BlockProtocol.Initialize;
+import io.shardtrain.actors.ps.BlockProtocol.Publish;
 import io.shardtrain.actors.ps.BlockProtocol.Pull;
 import io.shardtrain.actors.ps.BlockProtocol.PushAck;
 import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
@@ -65,6 +66,13 @@ public final class WireSerializer extends TableSerializer {
       out.putStrings(m.trainers());
       putRef(out, m.replyTo());
     }, in -> new UpdateMembership(in.getLong(), in.getStrings(), getRef(in)));
+    entry("Publish", Publish.class, (out, m) -> {
+      out.putString(m.trainerId());
+      out.putLong(m.step());
+      out.putLong(m.examples());
+      out.putFloats(m.values());
+      putRef(out, m.replyTo());
+    }, in -> new Publish(in.getString(), in.getLong(), in.getLong(), in.getFloats(), getRef(in)));
     entry("GetStats", GetStats.class, (out, m) -> putRef(out, m.replyTo()), in -> new GetStats(getRef(in)));
     entry("Checkpoint", Checkpoint.class, (out, m) -> {
       out.putLong(m.step());

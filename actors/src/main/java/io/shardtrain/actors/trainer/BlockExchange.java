@@ -95,7 +95,7 @@ final class BlockExchange {
     }
     long step = previousStep + 1;
     StepInFlight st = StepInFlight.training(step, batch.size(), lease, batch.positionAfter().offset(),
-        new PullRound(s.model().blocks(), s.sync() ? step : 0), nextForward(s));
+        new PullRound(s.model().blocks(), s.lockstep() ? step : 0), nextForward(s));
     float loss = s.model().finishForwardBackward(batch, p -> {
       for (BlockSlice slice : s.model().slicesOf(p)) {
         String block = slice.entityId();
