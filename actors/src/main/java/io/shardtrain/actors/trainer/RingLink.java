@@ -22,7 +22,8 @@ import java.util.function.Consumer;
  * key per job) and introduce themselves ({@link Hello}) with their node's bulk address; the ring
  * itself is the master's member list, sorted, so every member orders it the same way. A chunk to
  * a member on this node is told (no copy, no serialization); to another node it goes as a bulk
- * letter whose floats are the frame's payload, or, with the bulk channel off, over Artery.
+ * letter whose floats are the frame's payload (all of them, so they arrive in the order sent), or,
+ * with the bulk channel off, over Artery.
  * Chunks of a step this trainer has not begun yet wait here.
  */
 final class RingLink {
@@ -135,8 +136,8 @@ final class RingLink {
   /** Sends {@code c} to the next member; its values are never changed afterwards, so they go uncopied. */
   void send(RingChunk c) {
     float[] v = c.values();
-    if (bulk != null && next.bulk() != null && !next.bulk().equals(selfBulk) && v.length > 0
-        && bulk.settings().carries(v.length)) {
+    // Every chunk to another node goes by letter, however small: one channel keeps them in order.
+    if (bulk != null && next.bulk() != null && !next.bulk().equals(selfBulk) && v.length <= bulk.settings().maxFloats()) {
       ChunkLetter letter = new ChunkLetter(next.trainer(), c.step(), c.bucket(), c.phase(), c.examples(), c.leaving());
       bulk.sendLetter(next.bulk().socketAddress(), letter, v, 0, v.length).whenComplete((done, failure) -> {
         if (failure != null) {
