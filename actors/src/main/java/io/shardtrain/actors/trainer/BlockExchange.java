@@ -154,7 +154,7 @@ final class BlockExchange {
   }
 
   /** This thread's CPU time: compute that takes longer than that waited for a core. 0 where the JVM cannot tell. */
-  private static long cpuTime() {
+  static long cpuTime() {
     return Math.max(0, THREADS.getCurrentThreadCpuTime());
   }
 

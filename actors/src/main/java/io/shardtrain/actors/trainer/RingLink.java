@@ -5,7 +5,6 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.receptionist.Receptionist;
 import akka.actor.typed.receptionist.ServiceKey;
 import io.shardtrain.actors.allreduce.RingChunk;
-import io.shardtrain.actors.job.CborSerializable;
 import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
 import java.util.ArrayList;
@@ -30,11 +29,11 @@ final class RingLink {
 
   /** Another member of the job's ring: its trainer id, actor and node's bulk address (null: channel off). */
   record Hello(String trainerId, ActorRef<Trainer.Command> trainer, BulkAddress bulk)
-      implements Trainer.Ring, CborSerializable {}
+      implements Trainer.Ring {}
 
   /** A chunk from the previous member of the ring ({@link RingChunk}). */
   record ChunkArrived(long step, int bucket, int phase, int examples, boolean leaving, float[] values)
-      implements Trainer.Ring, CborSerializable {
+      implements Trainer.Ring {
     static ChunkArrived of(RingChunk c) {
       return new ChunkArrived(c.step(), c.bucket(), c.phase(), c.examples(), c.leaving(), c.values());
     }
@@ -46,7 +45,7 @@ final class RingLink {
 
   /** A chunk as a bulk letter: its floats travel as the frame's payload. */
   record ChunkLetter(ActorRef<Trainer.Command> recipient, long step, int bucket, int phase, int examples,
-      boolean leaving) implements BulkTransport.Letter, CborSerializable {
+      boolean leaving) implements BulkTransport.Letter {
     @Override
     public Object open(float[] values) {
       return new ChunkArrived(step, bucket, phase, examples, leaving, values);

@@ -94,6 +94,7 @@ final class RingStepping {
     }
     long step = previousStep + 1;
     long t0 = System.nanoTime();
+    long cpu0 = BlockExchange.cpuTime();
     List<Parameter> params = s.model().parameters();
     Batch batch = withData ? task.reader().next(task.lease().batchLimit(task.reader().position().offset(),
         s.job().batch())) : null;
@@ -108,9 +109,10 @@ final class RingStepping {
       for (int i = 0; i < params.size(); i++) reduction.start(i, params.get(i).grad().data());
     }
     long computed = System.nanoTime();
+    long cpu = BlockExchange.cpuTime() - cpu0;
     link.drain(step, reduction::received);
     RingStep st = new RingStep(reduction, examples, batch == null ? 0 : batch.positionAfter().offset(), loss, t0,
-        computed);
+        computed, cpu);
     return reducing(s, task, st);
   }
 
@@ -122,9 +124,12 @@ final class RingStepping {
     final float loss;
     final long computeStarted;
     final long computed;
+    final long computeCpu;
     boolean stopRequested;
 
-    RingStep(StepReduction reduction, int examples, long offsetAfter, float loss, long computeStarted, long computed) {
+    RingStep(StepReduction reduction, int examples, long offsetAfter, float loss, long computeStarted, long computed,
+        long computeCpu) {
+      this.computeCpu = computeCpu;
       this.reduction = reduction;
       this.examples = examples;
       this.offsetAfter = offsetAfter;
@@ -157,7 +162,7 @@ final class RingStepping {
     replica.apply(r.totalExamples());
     lastStep = r.step();
     counts.stepCompleted(r.step());
-    profile.completed(new StepTimes(st.computeStarted, st.computed, 0, reducedAt, System.nanoTime()), System.nanoTime());
+    profile.completed(new StepTimes(st.computeStarted, st.computed, st.computeCpu, reducedAt, System.nanoTime()), System.nanoTime());
     if (st.examples > 0) {
       setup.listener().onStep(setup.trainerId(), r.step(), st.loss, st.examples, st.computed - st.computeStarted);
       reports.completed(task.lease().epoch(), task.lease().task(), r.step(), st.offsetAfter);
