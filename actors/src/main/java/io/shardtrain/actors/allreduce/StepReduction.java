@@ -100,19 +100,14 @@ public final class StepReduction {
     if (p < n - 1) {
       int chunk = Math.floorMod(position - 1 - p, n);
       int[] range = chunk(b, chunk);
-      float[] sum = weighted(b.gradient, range, c.values());
       int ex = c.examples() + examples;
       boolean lv = c.leaving() || leaving;
       if (p < n - 2) {
-        next.accept(new RingChunk(step, b.index, p + 1, ex, lv, sum));
+        next.accept(new RingChunk(step, b.index, p + 1, ex, lv, weighted(b.gradient, range, c.values())));
         return;
       }
       // The whole sum of this member's own chunk: its mean goes round the ring.
-      float[] mean = new float[range[1] - range[0]];
-      if (ex > 0 && sum.length > 0) {
-        float total = ex;
-        for (int j = 0; j < mean.length; j++) mean[j] = sum[j] / total;
-      }
+      float[] mean = mean(b.gradient, range, c.values(), ex);
       System.arraycopy(mean, 0, b.gradient, range[0], mean.length);
       next.accept(new RingChunk(step, b.index, n - 1, ex, lv, mean));
       chunkIn(b, ex, lv);
@@ -157,6 +152,31 @@ public final class StepReduction {
       for (int j = 0; j < len; j++) out[j] = w * gradient[off + j];
     }
     return out;
+  }
+
+  /**
+   * {@code (sum + examples * gradient) / total} over {@code range}, in one pass, in a new array;
+   * zeros when the step has no examples.
+   */
+  private float[] mean(float[] gradient, int[] range, float[] sum, int total) {
+    int len = range[1] - range[0];
+    float[] mean = new float[len];
+    if (total == 0) return mean;
+    boolean has = sum.length > 0;
+    if (has && sum.length != len) {
+      throw new IllegalArgumentException("a chunk of " + sum.length + " floats where " + len + " belong");
+    }
+    float w = examples;
+    float t = total;
+    int off = range[0];
+    if (examples == 0) {
+      for (int j = 0; j < len; j++) mean[j] = sum[j] / t;
+    } else if (has) {
+      for (int j = 0; j < len; j++) mean[j] = (sum[j] + w * gradient[off + j]) / t;
+    } else {
+      for (int j = 0; j < len; j++) mean[j] = w * gradient[off + j] / t;
+    }
+    return mean;
   }
 
   /** Chunk {@code c} of a bucket as [from, to): the bucket cut into {@code n} nearly equal parts. */
