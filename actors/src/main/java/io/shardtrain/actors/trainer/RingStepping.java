@@ -201,7 +201,9 @@ final class RingStepping {
         .onMessage(RingLink.Listed.class, m -> {
           link.listed(m);
           return ifFormed.get();
-        }));
+        })
+        // Before its first ring step: nothing of the ring to hand over.
+        .onMessageEquals(Trainer.Stop.INSTANCE, () -> trainer.ringStepDone(s, task, previousStep, "stopped")));
   }
 
   private void askMembers() {
