@@ -129,13 +129,13 @@ final class RingStepping {
 
     RingStep(StepReduction reduction, int examples, long offsetAfter, float loss, long computeStarted, long computed,
         long computeCpu) {
-      this.computeCpu = computeCpu;
       this.reduction = reduction;
       this.examples = examples;
       this.offsetAfter = offsetAfter;
       this.loss = loss;
       this.computeStarted = computeStarted;
       this.computed = computed;
+      this.computeCpu = computeCpu;
     }
   }
 
@@ -162,14 +162,18 @@ final class RingStepping {
     replica.apply(r.totalExamples());
     lastStep = r.step();
     counts.stepCompleted(r.step());
-    profile.completed(new StepTimes(st.computeStarted, st.computed, st.computeCpu, reducedAt, System.nanoTime()), System.nanoTime());
+    long applied = System.nanoTime();
+    // In the profile the ring's wait is the push wait, the optimizer step the pull wait.
+    profile.completed(new StepTimes(st.computeStarted, st.computed, st.computeCpu, reducedAt, applied), applied);
     if (st.examples > 0) {
       setup.listener().onStep(setup.trainerId(), r.step(), st.loss, st.examples, st.computed - st.computeStarted);
       reports.completed(task.lease().epoch(), task.lease().task(), r.step(), st.offsetAfter);
     }
     if (r.step() % setup.settings().publishEvery() == 0) publish(s, r.step());
     trainer.sendReport(s);
-    if (r.leaving()) return trainer.ringStepDone(s, task, r.step(), st.stopRequested ? "stopped" : "the ring's last step");
+    if (r.leaving()) {
+      return trainer.ringStepDone(s, task, r.step(), st.stopRequested ? "stopped" : "the ring's last step");
+    }
     // The other members learn in the next step that this one leaves, and leave with it.
     if (st.stopRequested) return step(s, task, r.step(), false, true);
     return trainer.ringStepDone(s, task, r.step(), null);
