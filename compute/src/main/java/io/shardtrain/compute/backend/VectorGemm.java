@@ -57,7 +57,7 @@ final class VectorGemm {
   private final ExecutorService pool;
   /**
    * The last calling thread's workspace: on a thread with many thread-locals (an actor
-   * dispatcher's) the ThreadLocal lookup was a few percent of a training step.
+   * dispatcher's) a ThreadLocal lookup costs a few percent of a training step.
    */
   private Cached cached;
 
