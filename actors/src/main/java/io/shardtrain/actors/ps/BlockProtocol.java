@@ -78,7 +78,12 @@ public final class BlockProtocol {
    * answered with its version and changes nothing. Answers the block's version.
    */
   public record Publish(String trainerId, long step, long examples, float[] values,
-      ActorRef<StatusReply<Long>> replyTo) implements Command {}
+      ActorRef<StatusReply<Long>> replyTo) implements Command {
+    /** This publication with {@code floats} as its values (what a {@link BlockLetters.PublishLetter} opens to). */
+    public Publish withValues(float[] floats) {
+      return new Publish(trainerId, step, examples, floats, replyTo);
+    }
+  }
 
   /**
    * The examples behind a push: data task {@code task} of epoch {@code epoch} up to reader offset

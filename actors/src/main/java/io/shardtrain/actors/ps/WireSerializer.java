@@ -4,6 +4,7 @@ import akka.actor.ExtendedActorSystem;
 import akka.actor.typed.ActorRef;
 import akka.pattern.StatusReply;
 import io.shardtrain.actors.ps.BlockLetters.AckLetter;
+import io.shardtrain.actors.ps.BlockLetters.PublishLetter;
 import io.shardtrain.actors.ps.BlockLetters.PullLetter;
 import io.shardtrain.actors.ps.BlockLetters.PushLetter;
 import io.shardtrain.actors.ps.BlockLetters.ValuesLetter;
@@ -144,6 +145,14 @@ public final class WireSerializer extends TableSerializer {
       ActorRef<BlockProtocol.Command> block = getRef(in);
       return new PullLetter(block, new Pull(in.getLong(), getAddress(in), getRef(in)));
     });
+    entry("PublishLetter", PublishLetter.class, (out, m) -> {
+      putRef(out, m.block());
+      Publish p = m.publish();
+      out.putString(p.trainerId());
+      out.putLong(p.step());
+      out.putLong(p.examples());
+      putRef(out, p.replyTo());
+    }, in -> new PublishLetter(getRef(in), new Publish(in.getString(), in.getLong(), in.getLong(), null, getRef(in))));
     entry("AckLetter", AckLetter.class, (out, m) -> {
       putRef(out, m.replyTo());
       // The ack follows as it does on its own, under its own manifest.

@@ -12,6 +12,7 @@ import java.lang.management.ThreadMXBean;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletionStage;
 import org.slf4j.Logger;
 
 /**
@@ -168,6 +169,11 @@ final class BlockExchange {
     StepInFlight.PendingPush p = st.pending(block);
     client.push(new BlockClient.PushRequest(block, st.step(), pulledVersion.get(block), s.membershipEpoch(),
         p.weight(), p.values(), s.generation(), st.markOf(p), precision));
+  }
+
+  /** Publishes a replica's values of {@code block} after {@code step} (all-reduce mode); completes with the block's version. */
+  CompletionStage<Long> publish(String block, long step, long examples, float[] values) {
+    return client.publish(block, step, examples, values);
   }
 
   /** The job went back to a checkpoint: rounding residuals of the abandoned steps are dropped. */

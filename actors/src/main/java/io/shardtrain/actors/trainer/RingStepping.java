@@ -7,9 +7,7 @@ import io.shardtrain.actors.allreduce.Replica;
 import io.shardtrain.actors.allreduce.StepReduction;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
-import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
-import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.compute.data.Batch;
 import io.shardtrain.compute.nn.Parameter;
 import io.shardtrain.compute.optim.LearningRateSchedule;
@@ -41,6 +39,7 @@ final class RingStepping {
   private final ActorContext<Trainer.Command> context;
   private final Trainer.Setup setup;
   private final RingLink link;
+  private final BlockExchange blocks;
   private final TrainerCounts counts;
   private final TrainerProfile profile;
   private final ProgressReports reports;
@@ -52,9 +51,10 @@ final class RingStepping {
   private long publishedStep = -1;
   private boolean left;
 
-  RingStepping(Trainer trainer, ActorContext<Trainer.Command> context, Trainer.Setup setup, TrainerCounts counts,
-      TrainerProfile profile, ProgressReports reports) {
+  RingStepping(Trainer trainer, ActorContext<Trainer.Command> context, Trainer.Setup setup, BlockExchange blocks,
+      TrainerCounts counts, TrainerProfile profile, ProgressReports reports) {
     this.trainer = trainer;
+    this.blocks = blocks;
     this.counts = counts;
     this.profile = profile;
     this.reports = reports;
@@ -219,16 +219,14 @@ final class RingStepping {
 
   /** Sends this member's share of the blocks, as the replica holds them after {@code step}. */
   private void publish(Session s, long step) {
-    List<String> blocks = s.job().blocks();
+    List<String> order = s.job().blocks();
     for (Parameter p : s.model().parameters()) {
       for (BlockSlice slice : s.model().slicesOf(p)) {
         String block = slice.entityId();
-        if (blocks.indexOf(block) % link.size() != link.position()) continue;
+        if (order.indexOf(block) % link.size() != link.position()) continue;
         float[] values = TrainerModel.valuesOf(p, slice);
         publishesOut++;
-        context.pipeToSelf(ParameterBlock.entityRef(context.getSystem(), block).<Long>askWithStatus(
-                replyTo -> new BlockProtocol.Publish(setup.trainerId(), step, replica.examplesApplied(), values, replyTo),
-                setup.settings().askTimeout()),
+        context.pipeToSelf(blocks.publish(block, step, replica.examplesApplied(), values),
             (version, failure) -> new Published(block, step, failure));
       }
     }

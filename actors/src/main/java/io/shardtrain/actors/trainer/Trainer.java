@@ -120,7 +120,7 @@ public final class Trainer {
     this.id = setup.trainerId();
     this.master = new MasterLink(context, id, setup.master(), setup.settings());
     this.blocks = new BlockExchange(context, id, setup.settings(), counts);
-    this.ring = new RingStepping(this, context, setup, counts, profile, reports);
+    this.ring = new RingStepping(this, context, setup, blocks, counts, profile, reports);
   }
 
   // ---- registering ----
