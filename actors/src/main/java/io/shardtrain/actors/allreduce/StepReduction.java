@@ -6,7 +6,8 @@ import java.util.function.Consumer;
 
 /**
  * One member's part in averaging one step's gradients over a ring of {@code n} members, bucket by
- * bucket: reduce-scatter, then all-gather, each bucket cut into {@code n} chunks.
+ * bucket (a bucket is a range of a gradient array): reduce-scatter, then all-gather, each bucket
+ * cut into {@code n} chunks.
  *
  * <p>In reduce-scatter phase {@code p} (0 to n-2) member {@code r} sends chunk {@code (r - p) mod n}
  * to the next member: its own weighted gradient at phase 0, later the running sum it received for
@@ -66,8 +67,17 @@ public final class StepReduction {
    * {@link #done()}.
    */
   public void start(int bucket, float[] gradient) {
+    start(bucket, gradient, 0, gradient.length);
+  }
+
+  /** {@link #start(int, float[])} on the bucket {@code gradient[offset, offset + length)}. */
+  public void start(int bucket, float[] gradient, int offset, int length) {
     if (buckets[bucket] != null) throw new IllegalStateException("bucket " + bucket + " of step " + step + " started twice");
-    Bucket b = new Bucket(bucket, gradient);
+    if (offset < 0 || length < 0 || offset > gradient.length - length) {
+      throw new IllegalArgumentException("bucket [" + offset + ", " + offset + " + " + length + ") of an array of "
+          + gradient.length);
+    }
+    Bucket b = new Bucket(bucket, gradient, offset, length);
     buckets[bucket] = b;
     if (n == 1) {
       // Alone: the mean of one batch's mean gradient is that gradient, with no rounding.
@@ -181,8 +191,8 @@ public final class StepReduction {
 
   /** Chunk {@code c} of a bucket as [from, to): the bucket cut into {@code n} nearly equal parts. */
   private int[] chunk(Bucket b, int c) {
-    long len = b.gradient.length;
-    return new int[] {(int) (c * len / n), (int) ((c + 1) * len / n)};
+    long len = b.length;
+    return new int[] {b.offset + (int) (c * len / n), b.offset + (int) ((c + 1) * len / n)};
   }
 
   public boolean bucketDone(int bucket) {
@@ -209,12 +219,16 @@ public final class StepReduction {
   private static final class Bucket {
     final int index;
     final float[] gradient;
+    final int offset;
+    final int length;
     int chunksIn;
     boolean done;
 
-    Bucket(int index, float[] gradient) {
+    Bucket(int index, float[] gradient, int offset, int length) {
       this.index = index;
       this.gradient = gradient;
+      this.offset = offset;
+      this.length = length;
     }
   }
 }

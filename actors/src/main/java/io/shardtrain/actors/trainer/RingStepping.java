@@ -13,6 +13,7 @@ import io.shardtrain.compute.nn.Parameter;
 import io.shardtrain.compute.optim.LearningRateSchedule;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -99,14 +100,21 @@ final class RingStepping {
     Batch batch = withData ? task.reader().next(task.lease().batchLimit(task.reader().position().offset(),
         s.job().batch())) : null;
     int examples = batch == null ? 0 : batch.size();
-    StepReduction reduction = new StepReduction(link.size(), link.position(), step, params.size(), examples,
+    List<String> order = s.model().blocks();
+    StepReduction reduction = new StepReduction(link.size(), link.position(), step, order.size(), examples,
         leaving, link::send);
+    // A bucket per block: messages stay within the channel's frame whatever a parameter's size.
+    Consumer<Parameter> buckets = p -> {
+      for (BlockSlice slice : s.model().slicesOf(p)) {
+        reduction.start(order.indexOf(slice.entityId()), p.grad().data(), slice.offset(), slice.length());
+      }
+    };
     float loss = Float.NaN;
     if (batch != null) {
       s.model().beginForward(batch);
-      loss = s.model().finishForwardBackward(batch, p -> reduction.start(s.model().indexOf(p), p.grad().data()));
+      loss = s.model().finishForwardBackward(batch, buckets);
     } else {
-      for (int i = 0; i < params.size(); i++) reduction.start(i, params.get(i).grad().data());
+      for (Parameter p : params) buckets.accept(p);
     }
     long computed = System.nanoTime();
     long cpu = BlockExchange.cpuTime() - cpu0;

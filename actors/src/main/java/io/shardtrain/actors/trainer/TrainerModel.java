@@ -114,11 +114,6 @@ final class TrainerModel implements AutoCloseable {
     return values;
   }
 
-  /** {@code p}'s place in {@link #parameters()}. */
-  int indexOf(Parameter p) {
-    return parameters.indexOf(p);
-  }
-
   /** The blocks {@code p} is cut into. */
   List<BlockSlice> slicesOf(Parameter p) {
     return slicesByParam.get(p.name());

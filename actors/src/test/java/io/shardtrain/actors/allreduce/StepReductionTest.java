@@ -155,6 +155,33 @@ class StepReductionTest {
   }
 
   @Test
+  void bucketsThatAreSlicesOfOneArrayEachGetTheirOwnMeanAndLeaveTheRestAlone() {
+    float[] a = {1f, 2f, 3f, 4f, 5f, 6f, 7f};
+    float[] b = {-1f, -2f, -3f, -4f, -5f, -6f, -7f};
+    List<RingChunk> toB = new ArrayList<>();
+    List<RingChunk> toA = new ArrayList<>();
+    StepReduction ra = new StepReduction(2, 0, 1, 2, 1, false, toB::add);
+    StepReduction rb = new StepReduction(2, 1, 1, 2, 3, false, toA::add);
+    // Bucket 0 is [1, 4) of each array, bucket 1 is [4, 6); index 0 and 6 belong to no bucket.
+    ra.start(1, a, 4, 2);
+    ra.start(0, a, 1, 3);
+    rb.start(0, b, 1, 3);
+    rb.start(1, b, 4, 2);
+    while (!toA.isEmpty() || !toB.isEmpty()) {
+      List<RingChunk> forA = new ArrayList<>(toA);
+      List<RingChunk> forB = new ArrayList<>(toB);
+      toA.clear();
+      toB.clear();
+      forA.forEach(ra::received);
+      forB.forEach(rb::received);
+    }
+    assertTrue(ra.done() && rb.done());
+    // (1 * x + 3 * -x) / 4 = -x / 2 inside the buckets.
+    assertArrayEquals(new float[] {1f, -1f, -1.5f, -2f, -2.5f, -3f, 7f}, a);
+    assertArrayEquals(new float[] {-1f, -1f, -1.5f, -2f, -2.5f, -3f, -7f}, b);
+  }
+
+  @Test
   void aMemberAloneKeepsItsGradientUnrounded() {
     float[] g = {0.1f, -3.3f, 7e-8f};
     float[] copy = g.clone();
