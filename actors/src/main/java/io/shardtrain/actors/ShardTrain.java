@@ -98,8 +98,8 @@ public final class ShardTrain {
     if (s.initFrom() != null) initFrom(s.initFrom(), model);
     List<String> blocks = BlockLayout.of(model, blockSize).stream().map(BlockSlice::entityId).toList();
     long stepsPerTrainer = s.stepsPerTrainer(trainExamples, trainers);
-    // Sync blocks update once per step; async blocks once per push of every trainer.
-    long updates = mode == BlockSpec.Mode.SYNC ? stepsPerTrainer : stepsPerTrainer * trainers;
+    // Sync and all-reduce: one update per step; async: one per push of every trainer.
+    long updates = mode.lockstep() ? stepsPerTrainer : stepsPerTrainer * trainers;
     List<Integer> hidden = new ArrayList<>();
     for (int h : s.hidden()) hidden.add(h);
     JobSpec job = new JobSpec(jobId, s.dataset(), trainExamples, inputDim, classes, hidden, s.activation(),

@@ -18,7 +18,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The parameter server's acceptance runs: MNIST, two trainers and two parameter-server nodes (four
  * ActorSystems joined through Akka Cluster on loopback), three epochs of the default job. Sync
- * must reach 97.5% test accuracy, with fp32 and with bf16 gradients on the wire, async 97%. The journal is in memory here: accuracy does not
+ * must reach 97.5% test accuracy, with fp32 and with bf16 gradients on the wire, async 97%,
+ * all-reduce (the two trainers in a ring, the blocks keeping what they publish) 97.5%. The journal is in memory here: accuracy does not
  * depend on it, and BlockRecoveryTest covers the H2 journal.
  */
 class MnistClusterTest {
@@ -70,5 +71,16 @@ class MnistClusterTest {
     assertTrue(r.testAccuracy() >= 0.97, "test accuracy " + r.testAccuracy());
     // Every push of both trainers was applied once: 2 x 3 x 469 updates per block.
     for (BlockProtocol.BlockStats b : r.blockStats()) assertEquals(2L * 3 * 469, b.updates(), b.entityId());
+  }
+
+  @Test
+  void allReduceWithTwoTrainersReaches975PercentInThreeEpochs() throws Exception {
+    DistributedTraining.Result r = train(BlockSpec.Mode.ALLREDUCE);
+    System.out.printf("allreduce: %.0f samples/s, test accuracy %.4f, version %d%n", r.samplesPerSec(),
+        r.testAccuracy(), r.version());
+    assertTrue(r.testAccuracy() >= 0.975, "test accuracy " + r.testAccuracy());
+    // The ring's steps are the job's, as in sync mode; the blocks hold the last one.
+    assertTrue(r.version() >= 3 * 469, "version " + r.version());
+    for (BlockProtocol.BlockStats b : r.blockStats()) assertEquals(r.version(), b.version(), b.entityId());
   }
 }

@@ -61,7 +61,7 @@ public record JobSpec(
    * trainers are left.
    */
   public long examplesPerUpdate() {
-    return (long) batch * (mode == BlockSpec.Mode.SYNC ? trainers : 1);
+    return (long) batch * (mode.lockstep() ? trainers : 1);
   }
 
   public int[] hiddenArray() {

@@ -171,14 +171,14 @@ public final class MasterState implements CborSerializable {
   }
 
   /**
-   * Epoch-bounded: every task of the last epoch finished. Step-bounded, sync: a trainer reported the
+   * Epoch-bounded: every task of the last epoch finished. Step-bounded, sync or all-reduce: a trainer reported the
    * last step (steps are the job's, so a trainer that died and came back late does not owe any).
    * Step-bounded, async: as many trainers as the job expects reached their last step.
    */
   public boolean done() {
     if (job == null) return false;
     if (job.boundedByEpochs()) return firstOpenEpoch >= job.epochs();
-    if (job.mode() == BlockSpec.Mode.SYNC) return lastStep.values().stream().anyMatch(s -> s >= job.steps());
+    if (job.mode().lockstep()) return lastStep.values().stream().anyMatch(s -> s >= job.steps());
     return lastStep.values().stream().filter(s -> s >= job.steps()).count() >= job.trainers();
   }
 

@@ -5,10 +5,12 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.cluster.sharding.typed.javadsl.ClusterSharding;
 import akka.cluster.sharding.typed.javadsl.EntityRef;
 import akka.pattern.StatusReply;
+import io.shardtrain.actors.ps.BlockLetters.PublishLetter;
 import io.shardtrain.actors.ps.BlockLetters.PullLetter;
 import io.shardtrain.actors.ps.BlockLetters.PushLetter;
 import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
 import io.shardtrain.actors.ps.BlockProtocol.Command;
+import io.shardtrain.actors.ps.BlockProtocol.Publish;
 import io.shardtrain.actors.ps.BlockProtocol.Pull;
 import io.shardtrain.actors.ps.BlockProtocol.PushAck;
 import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
@@ -22,6 +24,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 
@@ -152,6 +155,21 @@ public final class BlockClient<M> {
   private PushGradient gradient(PushRequest p, float[] values, ActorRef<StatusReply<PushAck>> replyTo) {
     return new PushGradient(clientId, p.step(), p.baseVersion(), p.membershipEpoch(), p.weight(), values,
         p.generation(), p.mark(), replyTo, p.precision());
+  }
+
+  /**
+   * Publishes a replica's {@code values} of {@code block} after {@code step} (all-reduce mode), by
+   * letter where the block's route is known, else through sharding; the stage completes with the
+   * block's version.
+   */
+  public CompletionStage<Long> publish(String block, long step, long examples, float[] values) {
+    LetterRoutes.Route route = routes.get(block);
+    if (route != null && bulk.settings().carries(values.length)) {
+      return bulk.askWithStatus(route.node().socketAddress(),
+          replyTo -> new PublishLetter(route.block(), new Publish(clientId, step, examples, null, replyTo)),
+          values, 0, values.length, askTimeout);
+    }
+    return viaSharding(block, replyTo -> new Publish(clientId, step, examples, values, replyTo), askTimeout);
   }
 
   /** Asks for {@code p}'s values; they come back as {@link Pulled}. */

@@ -5,6 +5,7 @@ import akka.pattern.StatusReply;
 import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
 import io.shardtrain.actors.ps.BlockProtocol.Command;
 import io.shardtrain.actors.ps.BlockProtocol.LetterPush;
+import io.shardtrain.actors.ps.BlockProtocol.Publish;
 import io.shardtrain.actors.ps.BlockProtocol.Pull;
 import io.shardtrain.actors.ps.BlockProtocol.PushAck;
 import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
@@ -81,6 +82,32 @@ public final class BlockLetters {
     @Override
     public void bounce(String reason) {
       pull.replyTo().tell(StatusReply.error("pull letter for version " + pull.minVersion() + " not delivered: "
+          + reason));
+    }
+  }
+
+  /**
+   * A replica's publication (all-reduce mode) sent straight to the block's actor over the bulk
+   * channel, its values as the frame's floats; the block answers {@code publish}'s reply address.
+   */
+  public record PublishLetter(ActorRef<Command> block, Publish publish) implements BulkTransport.Letter {
+    public PublishLetter {
+      if (block == null || publish == null) throw new IllegalArgumentException("a publish letter needs the block and the publish");
+    }
+
+    @Override
+    public ActorRef<?> recipient() {
+      return block;
+    }
+
+    @Override
+    public Object open(float[] values) {
+      return publish.withValues(values);
+    }
+
+    @Override
+    public void bounce(String reason) {
+      publish.replyTo().tell(StatusReply.error("publish letter for step " + publish.step() + " not delivered: "
           + reason));
     }
   }

@@ -72,6 +72,20 @@ public final class BlockProtocol {
   }
 
   /**
+   * All-reduce mode: a replica's values of this block after step {@code step}, which had
+   * {@code examples} examples applied in all; the block keeps them as its version {@code step}, for
+   * pulls (evaluation, save, a trainer that joins) and recovery. A step the block has already is
+   * answered with its version and changes nothing. Answers the block's version.
+   */
+  public record Publish(String trainerId, long step, long examples, float[] values,
+      ActorRef<StatusReply<Long>> replyTo) implements Command {
+    /** This publication with {@code floats} as its values (what a {@link BlockLetters.PublishLetter} opens to). */
+    public Publish withValues(float[] floats) {
+      return new Publish(trainerId, step, examples, floats, replyTo);
+    }
+  }
+
+  /**
    * The examples behind a push: data task {@code task} of epoch {@code epoch} up to reader offset
    * {@code offset} (a trainer reads a task in order, so the push's batch ends there and every
    * example before it went out in its earlier pushes).

@@ -10,6 +10,7 @@ import io.shardtrain.actors.ps.BlockProtocol.Applied;
 import io.shardtrain.actors.ps.BlockProtocol.Checkpoint;
 import io.shardtrain.actors.ps.BlockProtocol.Duplicate;
 import io.shardtrain.actors.ps.BlockProtocol.Initialize;
+import io.shardtrain.actors.ps.BlockProtocol.Publish;
 import io.shardtrain.actors.ps.BlockProtocol.Pull;
 import io.shardtrain.actors.ps.BlockProtocol.PushAck;
 import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
@@ -96,6 +97,11 @@ final class BlockRules {
       counters.rejectedNotInitialised++;
       return PushOutcome.refused("block " + entityId + " is not initialised; push of trainer " + cmd.trainerId()
           + " for step " + cmd.step() + " refused");
+    }
+    if (state.spec().mode() == BlockSpec.Mode.ALLREDUCE) {
+      counters.rejectedMalformed++;
+      return PushOutcome.refused("block " + entityId + " is in all-reduce mode and takes no gradients; push of"
+          + " trainer " + cmd.trainerId() + " for step " + cmd.step() + " refused");
     }
     if (cmd.trainerId() == null || cmd.trainerId().isBlank()) {
       counters.rejectedMalformed++;
@@ -206,6 +212,28 @@ final class BlockRules {
     if (state.isInitialised()) return null;
     counters.rejectedNotInitialised++;
     return "block " + entityId + " is not initialised; pull for version " + cmd.minVersion() + " refused";
+  }
+
+  /**
+   * Why a replica's {@code cmd} cannot be kept, or null: the block must be an initialised all-reduce
+   * block, and the values as long as it and finite.
+   */
+  String publishRefusal(BlockState state, Publish cmd) {
+    String what = "publish of step " + cmd.step() + " by " + cmd.trainerId() + " to block " + entityId;
+    if (!state.isInitialised()) return what + ": the block is not initialised";
+    if (state.spec().mode() != BlockSpec.Mode.ALLREDUCE) {
+      return what + ": the block is in " + state.spec().mode() + " mode; only all-reduce blocks keep published values";
+    }
+    if (cmd.values() == null || cmd.values().length != state.spec().length()) {
+      return what + ": " + (cmd.values() == null ? "no" : String.valueOf(cmd.values().length))
+          + " values, the block holds " + state.spec().length();
+    }
+    if (cmd.step() < 1 || cmd.examples() < 0) {
+      return what + ": step must be >= 1 and examples >= 0, not " + cmd.step() + " and " + cmd.examples();
+    }
+    int bad = NumericChecks.firstNonFinite(cmd.values());
+    if (bad >= 0) return what + ": non-finite value " + cmd.values()[bad] + " at index " + bad;
+    return null;
   }
 
   /** Why {@code cmd} is no membership, or null. */

@@ -2,6 +2,7 @@ package io.shardtrain.actors.ps;
 
 import io.shardtrain.compute.optim.LearningRateSchedule;
 import io.shardtrain.compute.optim.OptimizerSpec;
+import java.util.Locale;
 
 /**
  * What a parameter block is and how it learns: its slice of the parameter, its optimizer, its
@@ -31,7 +32,26 @@ public record BlockSpec(
     /** Every step waits for all trainers of the membership, then applies their weighted mean once. */
     SYNC,
     /** Every push is applied as it arrives. */
-    ASYNC
+    ASYNC,
+    /**
+     * Trainers average their gradients among themselves (ring all-reduce) and each applies the step
+     * to its own replica; the block takes no gradients, it keeps the values replicas publish.
+     */
+    ALLREDUCE;
+
+    /** The mode named {@code name} (any case); an error naming the modes otherwise. */
+    public static Mode parse(String name) {
+      try {
+        return valueOf(name.trim().toUpperCase(Locale.ROOT));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("mode must be sync, async or allreduce, got '" + name + "'");
+      }
+    }
+
+    /** Whether steps are the job's, every trainer taking each one together (sync and all-reduce). */
+    public boolean lockstep() {
+      return this != ASYNC;
+    }
   }
 
   public BlockSpec {

@@ -8,6 +8,7 @@ import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
 import io.shardtrain.actors.ps.BlockEvents.GradientSkipped;
 import io.shardtrain.actors.ps.BlockEvents.Initialized;
 import io.shardtrain.actors.ps.BlockEvents.MembershipUpdated;
+import io.shardtrain.actors.ps.BlockEvents.ReplicaPublished;
 import io.shardtrain.actors.ps.BlockEvents.RolledBackTo;
 import io.shardtrain.actors.ps.BlockEvents.StepApplied;
 import io.shardtrain.actors.ps.BlockEvents.StepCommitted;
@@ -298,6 +299,7 @@ public final class BlockState {
     if (e instanceof MembershipUpdated m) return onMembershipUpdated(m);
     if (e instanceof CheckpointTaken t) return onCheckpointTaken(t);
     if (e instanceof RolledBackTo r) return onRolledBackTo(r);
+    if (e instanceof ReplicaPublished p) return onReplicaPublished(p);
     throw new IllegalArgumentException("unknown event " + e);
   }
 
@@ -393,6 +395,14 @@ public final class BlockState {
     checkpoints.tailMap(e.step(), false).clear();
     restoreCheckpoint(e.step(), h, true);
     generation = e.generation();
+    return this;
+  }
+
+  private BlockState onReplicaPublished(ReplicaPublished e) {
+    // Copy-on-write, as everywhere: the event's array is never changed.
+    values = e.values();
+    version = e.step();
+    examplesApplied = e.examples();
     return this;
   }
 

@@ -7,6 +7,7 @@ import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
 import io.shardtrain.actors.ps.BlockEvents.GradientSkipped;
 import io.shardtrain.actors.ps.BlockEvents.Initialized;
 import io.shardtrain.actors.ps.BlockEvents.MembershipUpdated;
+import io.shardtrain.actors.ps.BlockEvents.ReplicaPublished;
 import io.shardtrain.actors.ps.BlockEvents.RolledBackTo;
 import io.shardtrain.actors.ps.BlockEvents.StepApplied;
 import io.shardtrain.actors.ps.BlockEvents.StepCommitted;
@@ -114,6 +115,11 @@ public final class JournalSerializer extends TableSerializer {
       out.putLong(m.step());
       out.putLong(m.generation());
     }, in -> new RolledBackTo(in.getLong(), in.getLong()));
+    entry("ReplicaPublished", ReplicaPublished.class, (out, m) -> {
+      out.putLong(m.step());
+      out.putLong(m.examples());
+      out.putFloats(m.values());
+    }, in -> new ReplicaPublished(in.getLong(), in.getLong(), in.getFloats()));
     entry("State", BlockState.class, JournalSerializer::writeState, in -> readState(in, in.format()));
   }
 

@@ -30,6 +30,7 @@ import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
 import io.shardtrain.actors.ps.BlockEvents.GradientSkipped;
 import io.shardtrain.actors.ps.BlockEvents.Initialized;
 import io.shardtrain.actors.ps.BlockEvents.MembershipUpdated;
+import io.shardtrain.actors.ps.BlockEvents.ReplicaPublished;
 import io.shardtrain.actors.ps.BlockEvents.RolledBackTo;
 import io.shardtrain.actors.ps.BlockEvents.StepApplied;
 import io.shardtrain.actors.ps.BlockEvents.StepCommitted;
@@ -43,6 +44,7 @@ import io.shardtrain.actors.ps.BlockProtocol.GetTaskMark;
 import io.shardtrain.actors.ps.BlockProtocol.HandOff;
 import io.shardtrain.actors.ps.BlockProtocol.Initialize;
 import io.shardtrain.actors.ps.BlockProtocol.LetterPush;
+import io.shardtrain.actors.ps.BlockProtocol.Publish;
 import io.shardtrain.actors.ps.BlockProtocol.Pull;
 import io.shardtrain.actors.ps.BlockProtocol.PullTimedOut;
 import io.shardtrain.actors.ps.BlockProtocol.PushAck;
@@ -189,6 +191,7 @@ public final class ParameterBlock
         .onCommand(PushGradient.class, this::onPush)
         .onCommand(LetterPush.class, (state, m) -> onPush(state, replies.opened(m)))
         .onCommand(Pull.class, this::onPull)
+        .onCommand(Publish.class, this::onPublish)
         .onCommand(UpdateMembership.class, this::onUpdateMembership)
         .onCommand(GetStats.class, (state, cmd) ->
             Effect().reply(cmd.replyTo(), counters.stats(entityId, state, pulls.size())))
@@ -278,6 +281,16 @@ public final class ParameterBlock
     } else {
       replies.ack(cmd.replyTo(), ack.apply(s.version()));
     }
+  }
+
+  private Effect<Event, BlockState> onPublish(BlockState state, Publish cmd) {
+    String refused = rules.publishRefusal(state, cmd);
+    if (refused != null) return error(cmd.replyTo(), refused);
+    if (cmd.step() <= state.version()) return Effect().reply(cmd.replyTo(), StatusReply.success(state.version()));
+    return record(state, List.of(new ReplicaPublished(cmd.step(), cmd.examples(), cmd.values()))).thenRun(s -> {
+      afterChange(s);
+      cmd.replyTo().tell(StatusReply.success(s.version()));
+    });
   }
 
   // ---------------------------------------------------------------------------------------------

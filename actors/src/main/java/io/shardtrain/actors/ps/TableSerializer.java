@@ -30,15 +30,15 @@ import java.util.Map;
  * manifest. A serializer of data-path messages counts its time in {@link WireTimings} while that
  * is on.
  */
-abstract class TableSerializer extends SerializerWithStringManifest {
+public abstract class TableSerializer extends SerializerWithStringManifest {
 
   /** Writes a message's fields (the format byte is already written). */
-  interface Writer<T> {
+  public interface Writer<T> {
     void write(Out out, T message);
   }
 
   /** Reads a message's fields; {@link In#format()} says which layout they were written in. */
-  interface Reader<T> {
+  public interface Reader<T> {
     T read(In in);
   }
 
@@ -58,12 +58,12 @@ abstract class TableSerializer extends SerializerWithStringManifest {
   private volatile ActorRefResolver resolver;
 
   /** Writes {@code format}; reads {@code oldestFormat} to {@code format}. */
-  TableSerializer(ExtendedActorSystem system, int oldestFormat, int format) {
+  protected TableSerializer(ExtendedActorSystem system, int oldestFormat, int format) {
     this(system, oldestFormat, format, false);
   }
 
   /** As above; {@code wire}: its time counts in {@link WireTimings}. */
-  TableSerializer(ExtendedActorSystem system, int oldestFormat, int format, boolean wire) {
+  protected TableSerializer(ExtendedActorSystem system, int oldestFormat, int format, boolean wire) {
     this.system = system;
     this.oldestFormat = oldestFormat;
     this.format = format;
@@ -71,7 +71,7 @@ abstract class TableSerializer extends SerializerWithStringManifest {
   }
 
   /** Registers {@code type} under {@code manifest}; each class and each manifest once. */
-  final <T> void entry(String manifest, Class<T> type, Writer<T> writer, Reader<T> reader) {
+  protected final <T> void entry(String manifest, Class<T> type, Writer<T> writer, Reader<T> reader) {
     Entry<T> e = new Entry<>(manifest, type, writer, reader);
     if (byClass.putIfAbsent(type, e) != null || byManifest.putIfAbsent(manifest, e) != null) {
       throw new IllegalStateException(name() + " registers " + type.getName() + " or '" + manifest + "' twice");
@@ -156,20 +156,20 @@ abstract class TableSerializer extends SerializerWithStringManifest {
 
   // --- values both serializers write
 
-  final void putRef(Out out, ActorRef<?> ref) {
+  protected final void putRef(Out out, ActorRef<?> ref) {
     out.putString(resolver().toSerializationFormat(ref));
   }
 
-  final <T> ActorRef<T> getRef(In in) {
+  protected final <T> ActorRef<T> getRef(In in) {
     return resolver().resolveActorRef(in.getString());
   }
 
-  final void putOptionalRef(Out out, ActorRef<?> ref) {
+  protected final void putOptionalRef(Out out, ActorRef<?> ref) {
     out.putByte(ref == null ? (byte) 0 : 1);
     if (ref != null) putRef(out, ref);
   }
 
-  final <T> ActorRef<T> getOptionalRef(In in) {
+  protected final <T> ActorRef<T> getOptionalRef(In in) {
     return in.getBoolean() ? getRef(in) : null;
   }
 
@@ -238,10 +238,10 @@ abstract class TableSerializer extends SerializerWithStringManifest {
 
   // --- little-endian primitives
 
-  static final class Out {
+  public static final class Out {
     private ByteBuffer buf;
 
-    Out(int capacity) {
+    public Out(int capacity) {
       buf = ByteBuffer.allocate(capacity).order(ByteOrder.LITTLE_ENDIAN);
     }
 
@@ -256,93 +256,93 @@ abstract class TableSerializer extends SerializerWithStringManifest {
       buf = bigger;
     }
 
-    void putByte(byte b) {
+    public void putByte(byte b) {
       ensure(1);
       buf.put(b);
     }
 
-    void putInt(int v) {
+    public void putInt(int v) {
       ensure(4);
       buf.putInt(v);
     }
 
-    void putLong(long v) {
+    public void putLong(long v) {
       ensure(8);
       buf.putLong(v);
     }
 
-    void putFloat(float v) {
+    public void putFloat(float v) {
       ensure(4);
       buf.putFloat(v);
     }
 
-    void putString(String s) {
+    public void putString(String s) {
       byte[] b = s.getBytes(StandardCharsets.UTF_8);
       ensure(4L + b.length);
       buf.putInt(b.length);
       buf.put(b);
     }
 
-    void putStrings(List<String> list) {
+    public void putStrings(List<String> list) {
       putInt(list.size());
       for (String s : list) putString(s);
     }
 
-    void putFloats(float[] a) {
+    public void putFloats(float[] a) {
       putFloats(a, WirePrecision.FP32);
     }
 
     /** A count, then the values encoded in {@code precision}. */
-    void putFloats(float[] a, WirePrecision precision) {
+    public void putFloats(float[] a, WirePrecision precision) {
       ensure(4L + (long) precision.bytesPerValue() * a.length);
       buf.putInt(a.length);
       precision.put(buf, a, 0, a.length);
     }
 
-    byte[] toArray() {
+    public byte[] toArray() {
       return Arrays.copyOf(buf.array(), buf.position());
     }
   }
 
-  static final class In {
+  public static final class In {
     final ByteBuffer buf;
     private final int format;
 
     /** Reads the format byte at once. */
-    In(byte[] bytes) {
+    public In(byte[] bytes) {
       buf = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
       format = buf.get();
     }
 
     /** The payload's format version. */
-    int format() {
+    public int format() {
       return format;
     }
 
-    byte getByte() {
+    public byte getByte() {
       return buf.get();
     }
 
-    boolean getBoolean() {
+    public boolean getBoolean() {
       byte b = buf.get();
       if (b != 0 && b != 1) throw new IllegalArgumentException("boolean byte " + b + " at " + (buf.position() - 1));
       return b == 1;
     }
 
-    int getInt() {
+    public int getInt() {
       return buf.getInt();
     }
 
-    long getLong() {
+    public long getLong() {
       return buf.getLong();
     }
 
-    float getFloat() {
+    public float getFloat() {
       return buf.getFloat();
     }
 
     /** A count of items of at least {@code minBytes} each, checked against what is left. */
-    int getCount(int minBytes) {
+    public int getCount(int minBytes) {
       int n = buf.getInt();
       if (n < 0 || (long) n * minBytes > buf.remaining()) {
         throw new IllegalArgumentException("count " + n + " at " + (buf.position() - 4) + " exceeds the "
@@ -351,26 +351,26 @@ abstract class TableSerializer extends SerializerWithStringManifest {
       return n;
     }
 
-    String getString() {
+    public String getString() {
       int n = getCount(1);
       byte[] b = new byte[n];
       buf.get(b);
       return new String(b, StandardCharsets.UTF_8);
     }
 
-    List<String> getStrings() {
+    public List<String> getStrings() {
       int n = getCount(4);
       List<String> out = new ArrayList<>(n);
       for (int i = 0; i < n; i++) out.add(getString());
       return out;
     }
 
-    float[] getFloats() {
+    public float[] getFloats() {
       return getFloats(WirePrecision.FP32);
     }
 
     /** Values written by {@link Out#putFloats(float[], WirePrecision)} in {@code precision}, as fp32. */
-    float[] getFloats(WirePrecision precision) {
+    public float[] getFloats(WirePrecision precision) {
       int n = getCount(precision.bytesPerValue());
       float[] a = new float[n];
       precision.get(buf, a, 0, n);

@@ -4,6 +4,7 @@ import akka.actor.ExtendedActorSystem;
 import akka.actor.typed.ActorRef;
 import akka.pattern.StatusReply;
 import io.shardtrain.actors.ps.BlockLetters.AckLetter;
+import io.shardtrain.actors.ps.BlockLetters.PublishLetter;
 import io.shardtrain.actors.ps.BlockLetters.PullLetter;
 import io.shardtrain.actors.ps.BlockLetters.PushLetter;
 import io.shardtrain.actors.ps.BlockLetters.ValuesLetter;
@@ -17,6 +18,7 @@ import io.shardtrain.actors.ps.BlockProtocol.Duplicate;
 import io.shardtrain.actors.ps.BlockProtocol.GetStats;
 import io.shardtrain.actors.ps.BlockProtocol.GetTaskMark;
 import io.shardtrain.actors.ps.BlockProtocol.Initialize;
+import io.shardtrain.actors.ps.BlockProtocol.Publish;
 import io.shardtrain.actors.ps.BlockProtocol.Pull;
 import io.shardtrain.actors.ps.BlockProtocol.PushAck;
 import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
@@ -65,6 +67,13 @@ public final class WireSerializer extends TableSerializer {
       out.putStrings(m.trainers());
       putRef(out, m.replyTo());
     }, in -> new UpdateMembership(in.getLong(), in.getStrings(), getRef(in)));
+    entry("Publish", Publish.class, (out, m) -> {
+      out.putString(m.trainerId());
+      out.putLong(m.step());
+      out.putLong(m.examples());
+      out.putFloats(m.values());
+      putRef(out, m.replyTo());
+    }, in -> new Publish(in.getString(), in.getLong(), in.getLong(), in.getFloats(), getRef(in)));
     entry("GetStats", GetStats.class, (out, m) -> putRef(out, m.replyTo()), in -> new GetStats(getRef(in)));
     entry("Checkpoint", Checkpoint.class, (out, m) -> {
       out.putLong(m.step());
@@ -136,6 +145,14 @@ public final class WireSerializer extends TableSerializer {
       ActorRef<BlockProtocol.Command> block = getRef(in);
       return new PullLetter(block, new Pull(in.getLong(), getAddress(in), getRef(in)));
     });
+    entry("PublishLetter", PublishLetter.class, (out, m) -> {
+      putRef(out, m.block());
+      Publish p = m.publish();
+      out.putString(p.trainerId());
+      out.putLong(p.step());
+      out.putLong(p.examples());
+      putRef(out, p.replyTo());
+    }, in -> new PublishLetter(getRef(in), new Publish(in.getString(), in.getLong(), in.getLong(), null, getRef(in))));
     entry("AckLetter", AckLetter.class, (out, m) -> {
       putRef(out, m.replyTo());
       // The ack follows as it does on its own, under its own manifest.

@@ -12,6 +12,7 @@ import java.lang.management.ThreadMXBean;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletionStage;
 import org.slf4j.Logger;
 
 /**
@@ -95,7 +96,7 @@ final class BlockExchange {
     }
     long step = previousStep + 1;
     StepInFlight st = StepInFlight.training(step, batch.size(), lease, batch.positionAfter().offset(),
-        new PullRound(s.model().blocks(), s.sync() ? step : 0), nextForward(s));
+        new PullRound(s.model().blocks(), s.lockstep() ? step : 0), nextForward(s));
     float loss = s.model().finishForwardBackward(batch, p -> {
       for (BlockSlice slice : s.model().slicesOf(p)) {
         String block = slice.entityId();
@@ -154,7 +155,7 @@ final class BlockExchange {
   }
 
   /** This thread's CPU time: compute that takes longer than that waited for a core. 0 where the JVM cannot tell. */
-  private static long cpuTime() {
+  static long cpuTime() {
     return Math.max(0, THREADS.getCurrentThreadCpuTime());
   }
 
@@ -168,6 +169,11 @@ final class BlockExchange {
     StepInFlight.PendingPush p = st.pending(block);
     client.push(new BlockClient.PushRequest(block, st.step(), pulledVersion.get(block), s.membershipEpoch(),
         p.weight(), p.values(), s.generation(), st.markOf(p), precision));
+  }
+
+  /** Publishes a replica's values of {@code block} after {@code step} (all-reduce mode); completes with the block's version. */
+  CompletionStage<Long> publish(String block, long step, long examples, float[] values) {
+    return client.publish(block, step, examples, values);
   }
 
   /** The job went back to a checkpoint: rounding residuals of the abandoned steps are dropped. */

@@ -10,8 +10,13 @@ import io.shardtrain.actors.ps.BlockSpec;
  * answers to requests of an abandoned timeline are told apart.
  */
 record Session(JobSpec job, TrainerModel model, long membershipEpoch, long lastStep, long generation) {
-  boolean sync() {
-    return job.mode() == BlockSpec.Mode.SYNC;
+  /** Whether steps are the job's (sync and all-reduce), rather than each trainer's own (async). */
+  boolean lockstep() {
+    return job.mode().lockstep();
+  }
+
+  boolean allReduce() {
+    return job.mode() == BlockSpec.Mode.ALLREDUCE;
   }
 
   Session withGeneration(long newer) {

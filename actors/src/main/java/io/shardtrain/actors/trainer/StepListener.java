@@ -1,5 +1,7 @@
 package io.shardtrain.actors.trainer;
 
+import java.util.Map;
+
 /** Receives a trainer's progress in its own process (for progress bars, metrics files, tests). */
 public interface StepListener {
   /** A step whose gradients every block acknowledged. */
@@ -16,6 +18,12 @@ public interface StepListener {
    * {@link #onFinished}.
    */
   default void onProfile(String trainerId, StepProfile profile) {}
+
+  /**
+   * All-reduce mode: the trainer's replica as it leaves the ring, after step {@code step}: each
+   * parameter's values by name. The arrays are the trainer's: copy what you keep past the call.
+   */
+  default void onReplica(String trainerId, long step, Map<String, float[]> values) {}
 
   /** The trainer stopped: the job is done, its step budget is spent, or it was told to stop. */
   void onFinished(String trainerId, long steps, long pushes, long pulls, long stalePushes);

@@ -19,53 +19,47 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * A trainer: leases data tasks from the master ({@link JobProtocol}), computes gradients on its backend, pushes
- * each block's gradient as soon as backward has produced it (last layer first, so communication
- * overlaps the rest of backward), and pulls the parameters of the next step, each block's pull
- * right behind its push. As the pulled values arrive, the next step's forward runs each layer
- * whose blocks are all in, while later layers' values are still on their way.
+ * A trainer: leases data tasks from the master ({@link JobProtocol}), computes gradients on its
+ * backend, pushes each block's gradient as soon as backward produced it (last layer first, so
+ * communication overlaps the rest of backward) with the block's pull right behind it, and runs the
+ * next step's forward layer by layer as the pulled values arrive.
  *
- * <p>Sync mode: step t is computed on the parameters of version t-1; right behind each block's push
- * the trainer asks the block for version t, and the block answers the moment it has applied the
- * step. A trainer without data for a step takes part in the barrier with an empty, zero-weight
- * push. Async mode: pushes are applied as they arrive and the trainer pulls the latest values
- * after every step. Every push names the task and the reader offset after its batch, so the master
- * can settle a task whose trainer died after pushing steps it could not report ({@link TaskLease}).
+ * <p>Sync mode: step t is computed on the parameters of version t-1; the block answers the pull
+ * for version t the moment it applied the step. A trainer without data for a step takes part in
+ * the barrier with an empty, zero-weight push. Async mode: pushes are applied as they arrive and
+ * the trainer pulls the latest values after every step. All-reduce mode: the trainers average
+ * their gradients among themselves and each applies the step to its own replica
+ * ({@link RingStepping}). Every push names the task and the reader offset after its batch, so the
+ * master can settle a task whose trainer died after pushing steps it could not report.
  *
- * <p>After all blocks acknowledged a step the trainer reports its reader offset, so a restarted
- * trainer, or another one taking over the task, resumes there. Reports never hold a step up: one is
- * in flight at a time, and the steps completed meanwhile go together in the next
- * ({@link ProgressReports}). A trainer that dies with steps unreported loses nothing: the master
- * settles its task with the blocks, which know from the pushes' task marks how far each holds it,
- * however many steps that is past the last report. The trainer waits for the master's answers only
- * before it asks for another task (the master would lease the unfinished one again) and before it
- * leaves (so the job's counts are complete once it is gone).
- * A (re)started trainer registers, pulls the latest parameters, and pulls again once the master
- * leases it a task (every block knows it then); blocks one version apart mean some closed a step
- * without it, so it takes part in that step with no data. It sends the master a heartbeat every
- * third of {@code failure-timeout}, so waiting at a barrier is not taken for death. Pushes and
- * pulls that fail are retried with the same (trainer, step) key, which blocks treat as idempotent.
- * Compute runs inside the actor, so trainers belong on a dispatcher of their own.
+ * <p>After every block acknowledged a step the trainer reports its reader offset, so whoever takes
+ * the task over resumes there. Reports never hold a step up: one is in flight at a time, and the
+ * steps completed meanwhile go together in the next ({@link ProgressReports}); the trainer waits
+ * for the master's answers only before it asks for another task and before it leaves. A
+ * (re)started trainer registers, pulls the latest parameters, and pulls again once the master
+ * leases it a task; blocks one version apart mean some closed a step without it, so it takes part
+ * in that step with no data. It sends the master a heartbeat every third of
+ * {@code failure-timeout}, so waiting at a barrier is not taken for death. Failed pushes and pulls
+ * are retried under the same (trainer, step) key, which blocks treat as idempotent. Compute runs
+ * inside the actor, so trainers belong on a dispatcher of their own.
  *
- * <p>Checkpoint durability: when the master rolls the job back to a checkpoint ({@link RollBack}),
- * the trainer drops its step in flight, takes the new generation (which its pushes and progress
- * reports carry from then on), pulls the checkpoint's parameters and leases its task again at the
- * checkpoint's reader offset. A block that refuses a push as {@code RolledBack} is waited out: the
- * master's rollback notice follows. How pushes and pulls reach the blocks is the
- * {@link BlockClient}'s business; what is said to the master, the {@link MasterLink}'s.
+ * <p>Checkpoint durability: on the master's rollback ({@link RollBack}) the trainer drops its step
+ * in flight, takes the new generation (which its pushes and reports carry from then on), pulls the
+ * checkpoint's parameters and leases its task again at the checkpoint's reader offset. How pushes
+ * and pulls reach the blocks is the {@link BlockClient}'s business; what is said to the master,
+ * the {@link MasterLink}'s.
  *
- * <p>Phases, each a behaviour: <i>registering</i> (with the master) &rarr; <i>pulling</i> every
- * block's latest values &rarr; <i>leasing</i> a task &rarr; (the first answer after a registration
- * or rollback: <i>pulling</i> again) &rarr; <i>stepping</i> (compute, push, pull) &rarr; the next
- * step, or, once the task is read, <i>reporting</i> (until the master answered every report)
- * &rarr; <i>leasing</i>. A rollback goes back to <i>pulling</i> from any phase; a master that
- * forgot the trainer sends it back to <i>registering</i>; a stop ends it between steps, else once
- * the step or pull round in flight is done, in both cases after the master answered the reports
- * still out (or one got no answer in time).
+ * <p>Phases, each a behaviour: <i>registering</i> &rarr; <i>pulling</i> every block's latest
+ * values &rarr; <i>leasing</i> a task &rarr; (the first answer after a registration or rollback:
+ * <i>pulling</i> again) &rarr; <i>stepping</i> (compute, push, pull) &rarr; the next step, or,
+ * once the task is read, <i>reporting</i> &rarr; <i>leasing</i>. A rollback goes back to
+ * <i>pulling</i> from any phase; a master that forgot the trainer sends it back to
+ * <i>registering</i>; a stop ends it between steps, after the master answered the reports still
+ * out (or one got no answer in time).
  */
 public final class Trainer {
 
-  public sealed interface Command permits Stop, Notice, Internal {}
+  public sealed interface Command permits Stop, Notice, Internal, Ring {}
 
   /** Stop after the current step and leave the job. */
   public enum Stop implements Command { INSTANCE }
@@ -82,7 +76,11 @@ public final class Trainer {
 
   /** The trainer's own messages: answers to what its pieces asked, and its timers. */
   sealed interface Internal extends Command permits MasterLink.Registered, MasterLink.TaskAnswered,
-      MasterLink.Reported, BlockExchange.PushAnswer, BlockExchange.PullAnswer, Retry, SendHeartbeat, RetryPush {}
+      MasterLink.Reported, BlockExchange.PushAnswer, BlockExchange.PullAnswer, Retry, SendHeartbeat, RetryPush,
+      RingLink.Listed, RingStepping.Members, RingStepping.Published {}
+
+  /** What the other members of an all-reduce ring send ({@link RingLink}). */
+  sealed interface Ring extends Command permits RingLink.Hello, RingLink.ChunkArrived {}
 
   private enum Retry implements Internal { REGISTER, NEXT_STEP }
 
@@ -96,7 +94,7 @@ public final class Trainer {
       Supplier<Backend> backend, TrainerSettings settings, StepListener listener) {}
 
   /** A leased task and the reader over its examples. */
-  private record Task(TaskLease lease, BatchReader reader) {}
+  record Task(TaskLease lease, BatchReader reader) {}
 
   private static final BooleanSupplier NO_STOP = () -> false;
 
@@ -109,6 +107,7 @@ public final class Trainer {
   private final ProgressReports reports = new ProgressReports();
   private final TrainerCounts counts = new TrainerCounts();
   private final TrainerProfile profile = new TrainerProfile();
+  private final RingStepping ring;
 
   public static Behavior<Command> create(Setup setup) {
     return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new Trainer(ctx, timers, setup).register()));
@@ -121,6 +120,7 @@ public final class Trainer {
     this.id = setup.trainerId();
     this.master = new MasterLink(context, id, setup.master(), setup.settings());
     this.blocks = new BlockExchange(context, id, setup.settings(), counts);
+    this.ring = new RingStepping(this, context, setup, blocks, counts, profile, reports);
   }
 
   // ---- registering ----
@@ -175,7 +175,7 @@ public final class Trainer {
   /** After a registration or a rollback: pull the latest parameters, then ask for a task. */
   private Behavior<Command> rejoin(Session s) {
     return pulling(s, blocks.pullAll(s, 0), round -> round.stopRequested() ? leave(s, "stopped")
-        : nextStep(s, s.sync() ? round.oldest() : s.lastStep(), null, true));
+        : nextStep(s, s.lockstep() ? round.oldest() : s.lastStep(), null, true));
   }
 
   /**
@@ -187,14 +187,14 @@ public final class Trainer {
    */
   private Behavior<Command> resume(Session s, Task task) {
     return pulling(s, blocks.pullAll(s, 0), round -> {
-      long step = s.sync() ? round.oldest() : s.lastStep();
+      long step = s.lockstep() ? round.oldest() : s.lastStep();
       if (task != null) {
         TaskLease l = task.lease();
         context.getLog().info("trainer {} resumes task {}/{} at offset {} after step {} (parameters pulled at version {})",
             id, l.epoch(), l.task(), l.offset(), step, round.oldest());
         setup.listener().onResumed(id, l.epoch(), l.task(), l.offset(), step, round.oldest());
       }
-      if (s.sync() && round.newest() > round.oldest()) return idle(s, task, step, round.stopRequested());
+      if (s.lockstep() && round.newest() > round.oldest()) return idle(s, task, step, round.stopRequested());
       return round.stopRequested() ? leave(s, "stopped") : nextStep(s, step, task, false);
     });
   }
@@ -244,9 +244,9 @@ public final class Trainer {
       return firstTask ? resume(s, task) : compute(s, task, step, null);
     }
     if (answer instanceof MasterLink.NoTask n) {
-      if (n.jobDone()) return leave(s, "job done");
+      if (n.jobDone()) return s.allReduce() ? ring.step(s, null, step, false, true) : leave(s, "job done");
       if (firstTask) return resume(s, null);
-      if (s.sync()) return idle(s, null, step, false);
+      if (s.lockstep()) return idle(s, null, step, false);
       return askForTaskLater();
     }
     if (answer instanceof MasterLink.Forgotten) {
@@ -273,11 +273,13 @@ public final class Trainer {
   // ---- stepping ----
 
   private Behavior<Command> compute(Session s, Task task, long previousStep, ForwardAhead ahead) {
+    if (s.allReduce()) return ring.step(s, task, previousStep, true, false);
     return stepping(s, task, blocks.train(s, task.lease(), task.reader(), previousStep, ahead));
   }
 
   /** A sync step without data, so the barrier does not wait for this trainer. */
   private Behavior<Command> idle(Session s, Task task, long previousStep, boolean stopRequested) {
+    if (s.allReduce()) return ring.step(s, task, previousStep, false, stopRequested);
     StepInFlight st = blocks.withoutData(s, previousStep);
     if (stopRequested) st.requestStop();
     return stepping(s, task, st);
@@ -373,10 +375,16 @@ public final class Trainer {
     return nextStep(s, st.step(), taskLeft ? task : null, false, ahead);
   }
 
+  /** After an all-reduce step ({@link RingStepping}): leave ({@code why} non-null) or take the next. */
+  Behavior<Command> ringStepDone(Session s, Task task, long step, String why) {
+    if (why != null) return leave(s, why);
+    return nextStep(s, step, task != null && !task.reader().epochDone() ? task : null, false);
+  }
+
   // ---- reporting ----
 
   /** Sends the steps not reported yet, unless a report is in flight: its answer sends them. */
-  private void sendReport(Session s) {
+  void sendReport(Session s) {
     ProgressReports.Report r = reports.next();
     if (r != null) master.reportProgress(r, s.generation());
   }
@@ -419,6 +427,7 @@ public final class Trainer {
    * the master then settles the task with the blocks, which hold every step this trainer pushed.
    */
   private Behavior<Command> leave(Session s, String why) {
+    if (s.allReduce() && !ring.left()) return ring.leave(s, () -> leave(s, why));
     if (reports.allAnswered()) return finish(s.model(), why);
     sendReport(s);
     return phase(s, () -> true, Behaviors.receive(Command.class)
@@ -430,7 +439,7 @@ public final class Trainer {
   // ---- in every phase once the job is known ----
 
   /** The phase's own handlers, then heartbeats, report answers and rollbacks, which any phase takes. */
-  private Behavior<Command> phase(Session s, BooleanSupplier stopRequested, BehaviorBuilder<Command> own) {
+  Behavior<Command> phase(Session s, BooleanSupplier stopRequested, BehaviorBuilder<Command> own) {
     return own
         .onMessageEquals(SendHeartbeat.INSTANCE, () -> {
           master.heartbeat();
@@ -440,6 +449,10 @@ public final class Trainer {
           reportAnswered(s, m);
           return Behaviors.same();
         })
+        .onMessage(RingLink.ChunkArrived.class, ring::early)
+        .onMessage(RingLink.Hello.class, ring::hello)
+        .onMessage(RingLink.Listed.class, ring::listed)
+        .onMessage(RingStepping.Published.class, ring::published)
         .onMessage(Notice.class, n -> n.rollBack().generation() > s.generation()
             ? rollBack(s, n.rollBack(), stopRequested.getAsBoolean()) : Behaviors.same())
         // Late answers of an earlier phase or an abandoned step, and timers that outlived theirs.

@@ -12,6 +12,7 @@ import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -28,6 +29,7 @@ final class TrainerModel implements AutoCloseable {
   private final GradientStep gradientStep;
   private final int inputDim;
   private final List<String> blocks;
+  private final List<Parameter> parameters;
   private final Map<String, Parameter> paramsByName = new HashMap<>();
   private final Map<String, List<BlockSlice>> slicesByParam = new HashMap<>();
   private final List<List<String>> blocksByLayer = new ArrayList<>();
@@ -39,7 +41,8 @@ final class TrainerModel implements AutoCloseable {
     this.gradientStep = gradientStep;
     this.inputDim = inputDim;
     this.blocks = layout.stream().map(BlockSlice::entityId).toList();
-    for (Parameter p : model.parameters()) paramsByName.put(p.name(), p);
+    this.parameters = List.copyOf(model.parameters());
+    for (Parameter p : parameters) paramsByName.put(p.name(), p);
     for (BlockSlice s : layout) slicesByParam.computeIfAbsent(s.parameter(), k -> new ArrayList<>()).add(s);
     for (int layer = 0; layer < model.denseLayers(); layer++) {
       List<String> ids = new ArrayList<>();
@@ -99,6 +102,18 @@ final class TrainerModel implements AutoCloseable {
     return gradientStep.finishForwardBackward(batch.labels(), onGradient);
   }
 
+  /** The model's parameters, in the model's order. */
+  List<Parameter> parameters() {
+    return parameters;
+  }
+
+  /** Each parameter's values (the model's own arrays) by name, in the model's order. */
+  Map<String, float[]> valuesByName() {
+    Map<String, float[]> values = new LinkedHashMap<>();
+    for (Parameter p : parameters) values.put(p.name(), p.value().data());
+    return values;
+  }
+
   /** The blocks {@code p} is cut into. */
   List<BlockSlice> slicesOf(Parameter p) {
     return slicesByParam.get(p.name());
@@ -106,8 +121,17 @@ final class TrainerModel implements AutoCloseable {
 
   /** A copy of {@code slice}'s part of {@code p}'s gradient. */
   static float[] gradientOf(Parameter p, BlockSlice slice) {
+    return copy(p.grad().data(), slice);
+  }
+
+  /** A copy of {@code slice}'s part of {@code p}'s values. */
+  static float[] valuesOf(Parameter p, BlockSlice slice) {
+    return copy(p.value().data(), slice);
+  }
+
+  private static float[] copy(float[] data, BlockSlice slice) {
     float[] values = new float[slice.length()];
-    System.arraycopy(p.grad().data(), slice.offset(), values, 0, slice.length());
+    System.arraycopy(data, slice.offset(), values, 0, slice.length());
     return values;
   }
 

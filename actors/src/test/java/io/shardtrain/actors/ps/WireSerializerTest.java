@@ -74,6 +74,12 @@ class WireSerializerTest {
     assertEquals(members, roundTrip(members));
     GetStats stats = new GetStats(probe.ref().unsafeUpcast());
     assertEquals(stats, roundTrip(stats));
+
+    BlockProtocol.Publish publish = roundTrip(new BlockProtocol.Publish("t-1", 300, 19_200, VALUES,
+        probe.ref().unsafeUpcast()));
+    assertEquals(List.of("t-1", 300L, 19_200L), List.of(publish.trainerId(), publish.step(), publish.examples()));
+    assertBitsEqual(VALUES, publish.values(), "Publish values");
+    assertEquals(probe.ref(), publish.replyTo());
   }
 
   @Test
@@ -133,6 +139,14 @@ class WireSerializerTest {
       BlockLetters.AckLetter letter = new BlockLetters.AckLetter(probe.ref().unsafeUpcast(), ack);
       assertEquals(letter, roundTrip(letter));
     }
+
+    BlockLetters.PublishLetter publish = roundTrip(new BlockLetters.PublishLetter(block.ref(),
+        new BlockProtocol.Publish("t-3", 200, 12_800, null, probe.ref().unsafeUpcast())));
+    assertEquals(block.ref(), publish.block());
+    BlockProtocol.Publish kept = (BlockProtocol.Publish) publish.open(VALUES);
+    assertEquals(List.of("t-3", 200L, 12_800L), List.of(kept.trainerId(), kept.step(), kept.examples()));
+    assertBitsEqual(VALUES, kept.values(), "a publish letter opens to its frame's floats");
+    assertEquals(probe.ref(), kept.replyTo());
 
     BlockLetters.ValuesLetter values = roundTrip(new BlockLetters.ValuesLetter(probe.ref().unsafeUpcast(),
         new BlockValues("layer.w", 1, 262_144, 8, null, address, block.ref())));

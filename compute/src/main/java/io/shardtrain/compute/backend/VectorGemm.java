@@ -55,6 +55,14 @@ final class VectorGemm {
 
   private final int threads;
   private final ExecutorService pool;
+  /**
+   * The last calling thread's workspace: on a thread with many thread-locals (an actor
+   * dispatcher's) a ThreadLocal lookup costs a few percent of a training step.
+   */
+  private Cached cached;
+
+  /** A thread's workspace; immutable, so a thread that reads another's sees it whole and passes it by. */
+  private record Cached(Thread thread, Workspace workspace) {}
 
   VectorGemm(int threads) {
     if (threads < 1) {
@@ -86,7 +94,7 @@ final class VectorGemm {
     if (volume < SMALL_VOLUME) {
       ScalarGemm.small(transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
     } else if (threads == 1 || volume < PARALLEL_VOLUME) {
-      blocked(transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
+      blocked(workspace(), transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
     } else {
       parallel(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     }
@@ -106,12 +114,12 @@ final class VectorGemm {
     for (int part = 1; part < parts; part++) {
       int start = part * chunk;
       int len = Math.min(chunk, dim - start);
-      pending.add(pool.submit(() -> slice(splitRows, start, len, transA, transB, m, n, k, alpha,
+      pending.add(pool.submit(() -> slice(WORKSPACE.get(), splitRows, start, len, transA, transB, m, n, k, alpha,
           a, lda, b, ldb, beta, c, ldc)));
     }
     RuntimeException failure = null;
     try {
-      slice(splitRows, 0, Math.min(chunk, dim), transA, transB, m, n, k, alpha, a, lda, b, ldb,
+      slice(workspace(), splitRows, 0, Math.min(chunk, dim), transA, transB, m, n, k, alpha, a, lda, b, ldb,
           beta, c, ldc);
     } catch (RuntimeException e) {
       failure = e;
@@ -142,22 +150,30 @@ final class VectorGemm {
     }
   }
 
-  private static void slice(boolean splitRows, int start, int len, boolean transA, boolean transB,
+  private static void slice(Workspace ws, boolean splitRows, int start, int len, boolean transA, boolean transB,
       int m, int n, int k, float alpha, float[] a, int lda, float[] b, int ldb, float beta,
       float[] c, int ldc) {
     if (splitRows) {
       int aOff = transA ? start : start * lda;
-      blocked(transA, transB, len, n, k, alpha, a, aOff, lda, b, 0, ldb, beta, c, start * ldc, ldc);
+      blocked(ws, transA, transB, len, n, k, alpha, a, aOff, lda, b, 0, ldb, beta, c, start * ldc, ldc);
     } else {
       int bOff = transB ? start * ldb : start;
-      blocked(transA, transB, m, len, k, alpha, a, 0, lda, b, bOff, ldb, beta, c, start, ldc);
+      blocked(ws, transA, transB, m, len, k, alpha, a, 0, lda, b, bOff, ldb, beta, c, start, ldc);
     }
   }
 
-  private static void blocked(boolean transA, boolean transB, int m, int n, int k, float alpha,
+  private Workspace workspace() {
+    Cached c = cached;
+    Thread t = Thread.currentThread();
+    if (c != null && c.thread() == t) return c.workspace();
+    Workspace w = WORKSPACE.get();
+    cached = new Cached(t, w);
+    return w;
+  }
+
+  private static void blocked(Workspace ws, boolean transA, boolean transB, int m, int n, int k, float alpha,
       float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
       float[] c, int cOff, int ldc) {
-    Workspace ws = WORKSPACE.get();
     float[] ap = ws.ap;
     for (int jc = 0; jc < n; jc += NC) {
       int nc = Math.min(NC, n - jc);

@@ -51,9 +51,8 @@ final class ExperimentCommand implements Callable<Integer> {
   /** The modes --modes takes, by name; a new mode is one entry. */
   static final Map<String, ModeRun> MODES = Map.of(
       "sync", (run, config, settings, data, ps, trainers) -> run.cluster(config, settings, data, ps, trainers, true),
-      "async", (run, config, settings, data, ps, trainers) -> run.cluster(config, settings, data, ps, trainers, true));
-  /** Modes that other work will add; named so that asking for one says so instead of "unknown". */
-  static final Set<String> NOT_YET_AVAILABLE = Set.of("allreduce");
+      "async", (run, config, settings, data, ps, trainers) -> run.cluster(config, settings, data, ps, trainers, true),
+      "allreduce", (run, config, settings, data, ps, trainers) -> run.cluster(config, settings, data, ps, trainers, true));
 
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
   @Mixin TrainingFlags flags;
@@ -220,10 +219,6 @@ final class ExperimentCommand implements Callable<Integer> {
     for (String raw : list.split(",", -1)) {
       String m = raw.trim().toLowerCase(Locale.ROOT);
       if (m.isEmpty()) throw new IllegalArgumentException("--modes has an empty entry in '" + list + "'");
-      if (NOT_YET_AVAILABLE.contains(m)) {
-        throw new IllegalArgumentException("--modes: mode '" + m + "' is not available yet (available: single, "
-            + String.join(", ", MODES.keySet().stream().sorted().toList()) + ")");
-      }
       if (!m.equals("single") && !MODES.containsKey(m)) {
         throw new IllegalArgumentException("--modes: unknown mode '" + m + "' (available: single, "
             + String.join(", ", MODES.keySet().stream().sorted().toList()) + ")");

@@ -53,11 +53,10 @@ final class LocalRun {
 
   /** The mode of the blocks that {@code config} names. */
   static BlockSpec.Mode blockMode(Config config) {
-    String name = config.getString("shardtrain.train.mode").toUpperCase(Locale.ROOT);
     try {
-      return BlockSpec.Mode.valueOf(name);
+      return BlockSpec.Mode.parse(config.getString("shardtrain.train.mode"));
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("--mode must be sync or async, got '" + name.toLowerCase(Locale.ROOT) + "'");
+      throw new IllegalArgumentException("--" + e.getMessage());
     }
   }
 

@@ -79,7 +79,7 @@ final class TrainingFlags {
 
   /**
    * The HOCON defaults, the {@code --config} file and these flags layered, validated;
-   * {@code mode}: sync or async, or null for the configured one.
+   * {@code mode}: sync, async or allreduce, or null for the configured one.
    */
   Config effectiveConfig(String mode) {
     Map<String, Object> flags = new HashMap<>();

@@ -21,13 +21,11 @@ public final class JobSubmitter {
   public static JobSpec submit(ShardTrain api, Config config, Duration patience) throws Exception {
     TrainSettings s = TrainSettings.fromConfig(config);
     PsSettings ps = PsSettings.fromConfig(config);
-    String modeName = config.getString("shardtrain.train.mode").toUpperCase(Locale.ROOT);
     BlockSpec.Mode mode;
     try {
-      mode = BlockSpec.Mode.valueOf(modeName);
+      mode = BlockSpec.Mode.parse(config.getString("shardtrain.train.mode"));
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("shardtrain.train.mode must be sync or async, got '"
-          + modeName.toLowerCase(Locale.ROOT) + "'");
+      throw new IllegalArgumentException("shardtrain.train." + e.getMessage());
     }
     int trainers = config.getInt("shardtrain.train.trainers");
     String jobId = config.getString("shardtrain.train.job-id");

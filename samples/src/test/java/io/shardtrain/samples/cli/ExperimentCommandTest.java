@@ -170,19 +170,9 @@ class ExperimentCommandTest {
   }
 
   @Test
-  void allreduceIsRefusedAsNotAvailableYetBeforeAnyRunStarts() {
-    Path out = dataDir.resolve("allreduce");
-    Run r = experiment(out, "--modes", "sync,allreduce");
-    assertEquals(2, r.exit());
-    assertTrue(r.err().contains("mode 'allreduce' is not available yet (available: single, async, sync)"), r.err());
-    assertFalse(Files.exists(out), "nothing ran, nothing was written");
-    assertFalse(r.err().contains("local cluster"), r.err());
-  }
-
-  @Test
   void badMatrixInputIsAOneLineErrorNamingIt() throws IOException {
     String[][] cases = {
-        {"--modes", "sync,ring", "unknown mode 'ring' (available: single, async, sync)"},
+        {"--modes", "sync,ring", "unknown mode 'ring' (available: single, allreduce, async, sync)"},
         {"--modes", "", "--modes has an empty entry in ''"},
         {"--trainers", "1,0", "--trainers: each count must be at least 1, got 0"},
         {"--trainers", "1,,2", "--trainers has an empty entry in '1,,2'"},

@@ -1,0 +1,114 @@
+package io.shardtrain.actors.ps;
+
+import static io.shardtrain.actors.ps.BlockTestSupport.GA;
+import static io.shardtrain.actors.ps.BlockTestSupport.INIT;
+import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
+import static io.shardtrain.actors.ps.BlockTestSupport.block;
+import static io.shardtrain.actors.ps.BlockTestSupport.init;
+import static io.shardtrain.actors.ps.BlockTestSupport.push;
+import static io.shardtrain.actors.ps.BlockTestSupport.settings;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.testkit.typed.javadsl.TestProbe;
+import akka.pattern.StatusReply;
+import akka.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
+import io.shardtrain.actors.ps.BlockEvents.Event;
+import io.shardtrain.actors.ps.BlockEvents.ReplicaPublished;
+import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
+import io.shardtrain.actors.ps.BlockProtocol.Command;
+import io.shardtrain.actors.ps.BlockProtocol.Publish;
+import io.shardtrain.actors.ps.BlockProtocol.Pull;
+import io.shardtrain.compute.optim.OptimizerSpec;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** An all-reduce block keeps the values replicas publish, and nothing else. */
+class ParameterBlockPublishTest {
+  private static ActorTestKit kit;
+
+  @BeforeAll
+  static void start() {
+    kit = ActorTestKit.create("ParameterBlockPublishTest", BlockTestSupport.CONFIG);
+  }
+
+  @AfterAll
+  static void stop() {
+    kit.shutdownTestKit();
+  }
+
+  private static BlockSpec spec(BlockSpec.Mode mode) {
+    return new BlockSpec(BlockTestSupport.freshParameter(), 0, 0, INIT.length,
+        OptimizerSpec.defaults(OptimizerSpec.Kind.SGD), "constant", 0.1f, mode, -1);
+  }
+
+  private static StatusReply<Long> publish(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk, long step,
+      long examples, float[] values) {
+    return tk.<StatusReply<Long>>runCommand(r -> new Publish("t1", step, examples, values, r)).reply();
+  }
+
+  @Test
+  void publishedValuesAreTheBlocksNextVersionAnswerWaitingPullsAndSurviveARestart() {
+    BlockSpec spec = spec(BlockSpec.Mode.ALLREDUCE);
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = block(kit, spec, settings());
+    init(tk, spec, INIT);
+    TestProbe<StatusReply<BlockValues>> waiting = kit.createTestProbe();
+    tk.runCommand(new Pull(100, waiting.ref()));
+    float[] at100 = {1f, 2f, 3f, 4f, 5f};
+    EventSourcedBehaviorTestKit.CommandResultWithReply<Command, Event, BlockState, StatusReply<Long>> r =
+        tk.runCommand(c -> new Publish("t1", 100, 6400, at100, c));
+    assertEquals(100L, r.reply().getValue());
+    ReplicaPublished event = r.eventOfType(ReplicaPublished.class);
+    assertEquals(100, event.step());
+    assertEquals(6400, event.examples());
+    BlockValues v = waiting.receiveMessage().getValue();
+    assertEquals(100, v.version());
+    assertBitsEqual(at100, v.values(), "pulled");
+
+    // The other member's publication of the same step, and an older one, change nothing.
+    for (long step : new long[] {100, 50}) {
+      EventSourcedBehaviorTestKit.CommandResultWithReply<Command, Event, BlockState, StatusReply<Long>> again =
+          tk.runCommand(c -> new Publish("t2", step, 6400, new float[] {9f, 9f, 9f, 9f, 9f}, c));
+      assertEquals(100L, again.reply().getValue());
+      assertTrue(again.events().isEmpty(), "events: " + again.events());
+    }
+    assertBitsEqual(at100, tk.getState().values(), "kept");
+
+    tk.restart();
+    BlockState recovered = tk.getState();
+    assertEquals(100, recovered.version());
+    assertEquals(6400, recovered.examplesApplied());
+    assertBitsEqual(at100, recovered.values(), "recovered");
+  }
+
+  @Test
+  void aPublicationThatDoesNotFitIsRefusedWithItsReasonAndChangesNothing() {
+    BlockSpec spec = spec(BlockSpec.Mode.ALLREDUCE);
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = block(kit, spec, settings());
+    assertTrue(publish(tk, 1, 8, INIT).getError().getMessage().contains("the block is not initialised"));
+    init(tk, spec, INIT);
+    assertTrue(publish(tk, 1, 8, new float[3]).getError().getMessage().contains("3 values, the block holds 5"));
+    assertTrue(publish(tk, 1, 8, new float[] {0f, Float.NaN, 0f, 0f, 0f}).getError().getMessage()
+        .contains("non-finite value NaN at index 1"));
+    assertTrue(publish(tk, 0, 8, INIT).getError().getMessage().contains("step must be >= 1"));
+    assertEquals(0, tk.getState().version());
+    assertBitsEqual(INIT, tk.getState().values(), "values");
+  }
+
+  @Test
+  void anAllReduceBlockRefusesGradientsAndAParameterServerBlockRefusesPublications() {
+    BlockSpec ring = spec(BlockSpec.Mode.ALLREDUCE);
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = block(kit, ring, settings());
+    init(tk, ring, INIT);
+    assertTrue(push(tk, "t1", 1, 0, 1f, GA).getError().getMessage().contains("all-reduce mode and takes no gradients"));
+
+    BlockSpec sync = spec(BlockSpec.Mode.SYNC);
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> ps = block(kit, sync, settings());
+    init(ps, sync, INIT);
+    assertTrue(publish(ps, 1, 8, GA).getError().getMessage()
+        .contains("the block is in SYNC mode; only all-reduce blocks keep published values"));
+    assertEquals(0, ps.getState().version());
+  }
+}
