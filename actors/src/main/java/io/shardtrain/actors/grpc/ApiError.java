@@ -98,6 +98,17 @@ public sealed interface ApiError {
     }
   }
 
+  /** The cluster cannot do it yet (too few ps nodes joined); asking again later may succeed. */
+  record NotReady(String why) implements ApiError {
+    public Status.Code code() {
+      return Status.Code.UNAVAILABLE;
+    }
+
+    public String message() {
+      return why;
+    }
+  }
+
   /** The cluster did not answer within the timeout. */
   record NoAnswer(String from, Duration after) implements ApiError {
     public Status.Code code() {

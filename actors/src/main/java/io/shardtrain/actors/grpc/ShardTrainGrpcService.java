@@ -89,7 +89,13 @@ final class ShardTrainGrpcService implements ShardTrainApi {
       String id = plan.job().jobId();
       return status().thenCompose(s -> {
         if (s.submitted() && !s.jobId().equals(id)) throw ApiError.fail(new ApiError.OtherJobRunning(s.jobId(), id));
-        return answer(api.submit(plan), "the cluster (placing job " + id + ")", timeout);
+        // The one refusal of ShardTrain.submit: too few ps nodes joined yet, which passes.
+        return api.submit(plan).handle((done, failure) -> {
+          if (failure == null) return done;
+          Throwable cause = failure instanceof java.util.concurrent.CompletionException c ? c.getCause() : failure;
+          if (cause instanceof IllegalStateException e) throw ApiError.fail(new ApiError.NotReady(e.getMessage()));
+          throw ApiError.fail(ApiError.of(failure, "the cluster (placing job " + id + ")", timeout));
+        });
       }).thenApply(done -> SubmitJobReply.newBuilder().setJob(messages.job(plan.job())).build());
     });
   }
