@@ -1,46 +1,40 @@
 package io.shardtrain.samples.cli;
 
-import akka.actor.typed.ActorSystem;
-import akka.actor.typed.javadsl.Behaviors;
-import akka.grpc.GrpcClientSettings;
-import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
+import com.google.protobuf.Message;
+import io.grpc.CallOptions;
+import io.grpc.ClientCall;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.ProtoUtils;
 import io.shardtrain.grpc.ClusterStatus;
-import io.shardtrain.grpc.ShardTrainApiClient;
+import io.shardtrain.grpc.ShardTrainApi;
 import io.shardtrain.grpc.StatusRequest;
 import java.time.Duration;
-import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * A command-line client's connection to a node's gRPC API: a local ActorSystem (no cluster, no
- * remoting) and the generated client. {@link #probe} is the first call, with a short deadline, so
- * an address where nothing answers fails fast and names that address.
+ * A command-line client's connection to a node's gRPC API: a plain grpc-java channel and the
+ * messages generated from {@code shardtrain.proto}. No ActorSystem: starting one costs a cold JVM
+ * about two seconds, longer than the call. {@link #probe} is the first call, with a short
+ * deadline, so an address where nothing answers fails fast and names that address.
  */
 final class ApiConnection implements AutoCloseable {
   /** How long the first call may take before the address counts as not answering. */
   static final Duration PROBE = Duration.ofSeconds(4);
 
   private final String target;
-  private final ActorSystem<Void> system;
-  private final ShardTrainApiClient client;
+  private final ManagedChannel channel;
 
   private ApiConnection(String host, int port) {
     this.target = host + ":" + port;
-    Config config = ConfigFactory.parseString("""
-        akka.actor.provider = local
-        akka.loglevel = WARNING
-        akka.stdout-loglevel = OFF
-        akka.log-dead-letters = off
-        akka.coordinated-shutdown.run-by-jvm-shutdown-hook = off
-        """).withFallback(ConfigFactory.load());
-    this.system = ActorSystem.create(Behaviors.empty(), "shardtrain-cli", config);
-    this.client = ShardTrainApiClient.create(GrpcClientSettings.connectToServiceAt(host, port, system).withTls(false),
-        system);
+    this.channel = ManagedChannelBuilder.forAddress(host, port).usePlaintext().build();
   }
 
   /** Connects to {@code hostPort} (HOST:PORT); nothing is sent yet. */
@@ -60,14 +54,6 @@ final class ApiConnection implements AutoCloseable {
     return new ApiConnection(hostPort.substring(0, colon), port);
   }
 
-  ShardTrainApiClient client() {
-    return client;
-  }
-
-  ActorSystem<Void> system() {
-    return system;
-  }
-
   String target() {
     return target;
   }
@@ -75,59 +61,95 @@ final class ApiConnection implements AutoCloseable {
   /** The cluster's status within {@link #PROBE}, or an error naming the address tried. */
   ClusterStatus probe(boolean includeBlocks) {
     try {
-      return client.getStatus(StatusRequest.newBuilder().setIncludeBlocks(includeBlocks).build()).toCompletableFuture()
-          .get(PROBE.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      throw new IllegalStateException("no ShardTrain gRPC API answered at " + target + " within " + PROBE.toSeconds()
-          + " s (is a node running with shardtrain.grpc.port set?)");
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof StatusRuntimeException s && s.getStatus().getCode() == Status.Code.UNAVAILABLE) {
-        Throwable why = s.getCause() != null ? s.getCause() : s;
-        throw new IllegalStateException("no ShardTrain gRPC API answered at " + target + ": " + why.getMessage()
-            + " (is a node running with shardtrain.grpc.port set?)");
+      return call("GetStatus", StatusRequest.newBuilder().setIncludeBlocks(includeBlocks).build(),
+          ClusterStatus.getDefaultInstance(), PROBE);
+    } catch (StatusRuntimeException e) {
+      Status s = e.getStatus();
+      if (s.getCode() == Status.Code.DEADLINE_EXCEEDED) {
+        throw new IllegalStateException("no ShardTrain gRPC API answered at " + target + " within "
+            + PROBE.toSeconds() + " s (is a node running with shardtrain.grpc.port set?)");
       }
-      throw failure(e.getCause(), "ShardTrain gRPC API at " + target);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while asking " + target);
+      if (s.getCode() == Status.Code.UNAVAILABLE && s.getCause() != null) {
+        throw new IllegalStateException("no ShardTrain gRPC API answered at " + target + ": "
+            + s.getCause().getMessage() + " (is a node running with shardtrain.grpc.port set?)");
+      }
+      throw failure(e, "ShardTrain gRPC API at " + target);
     }
   }
 
-  /** The result of {@code call} within {@code timeout}, or an error naming the address and what went wrong. */
-  <T> T await(CompletionStage<T> call, Duration timeout, String what) {
+  /**
+   * The reply of unary call {@code method} of {@code ShardTrainApi} to {@code request}, within
+   * {@code deadline}, or the error it ended with; {@code what} names the call in that error.
+   */
+  <R extends Message> R await(String method, Message request, R replyType, Duration deadline, String what) {
     try {
-      return call.toCompletableFuture().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      throw new IllegalStateException(what + " at " + target + ": no answer within " + timeout.toSeconds() + " s");
-    } catch (ExecutionException e) {
-      throw failure(e.getCause(), what + " at " + target);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while asking " + target);
+      return call(method, request, replyType, deadline);
+    } catch (StatusRuntimeException e) {
+      throw failure(e, what + " at " + target);
     }
   }
 
-  private static IllegalStateException failure(Throwable cause, String what) {
-    if (cause instanceof StatusRuntimeException s) {
-      String description = s.getStatus().getDescription();
-      return new IllegalStateException(what + ": " + s.getStatus().getCode()
-          + (description == null ? "" : " " + description));
+  /** As {@link #await}, failing with the call's own {@link StatusRuntimeException}. */
+  <R extends Message> R call(String method, Message request, R replyType, Duration deadline) {
+    MethodDescriptor<Message, R> descriptor = MethodDescriptor.<Message, R>newBuilder()
+        .setType(MethodDescriptor.MethodType.UNARY)
+        .setFullMethodName(MethodDescriptor.generateFullMethodName(ShardTrainApi.name, method))
+        .setRequestMarshaller(ProtoUtils.marshaller(request.getDefaultInstanceForType()))
+        .setResponseMarshaller(ProtoUtils.marshaller(replyType))
+        .build();
+    ClientCall<Message, R> call = channel.newCall(descriptor,
+        CallOptions.DEFAULT.withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS));
+    CompletableFuture<R> reply = new CompletableFuture<>();
+    call.start(new ClientCall.Listener<>() {
+      private R message;
+
+      @Override
+      public void onMessage(R m) {
+        message = m;
+      }
+
+      @Override
+      public void onClose(Status status, Metadata trailers) {
+        if (status.isOk() && message != null) {
+          reply.complete(message);
+        } else {
+          reply.completeExceptionally(status.isOk()
+              ? Status.INTERNAL.withDescription("no reply message").asRuntimeException() : status.asRuntimeException());
+        }
+      }
+    }, new Metadata());
+    call.request(1);
+    call.sendMessage(request);
+    call.halfClose();
+    try {
+      // The call's deadline ends it; the margin only guards against a channel that never reports.
+      return reply.get(deadline.toMillis() + 5000, TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof StatusRuntimeException s) throw s;
+      throw Status.INTERNAL.withCause(e.getCause()).withDescription(String.valueOf(e.getCause())).asRuntimeException();
+    } catch (TimeoutException e) {
+      call.cancel("no answer", null);
+      throw Status.DEADLINE_EXCEEDED.withDescription("no answer within " + deadline.toSeconds() + " s")
+          .asRuntimeException();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      call.cancel("interrupted", e);
+      throw Status.CANCELLED.withDescription("interrupted").asRuntimeException();
     }
-    return new IllegalStateException(what + ": " + cause);
+  }
+
+  private static IllegalStateException failure(StatusRuntimeException e, String what) {
+    String description = e.getStatus().getDescription();
+    return new IllegalStateException(what + ": " + e.getStatus().getCode() + (description == null ? "" : " " + description));
   }
 
   @Override
   public void close() {
+    channel.shutdownNow();
     try {
-      client.close().toCompletableFuture().get(2, TimeUnit.SECONDS);
-    } catch (Exception e) {
-      // Closing is best effort: the process is about to exit.
-    }
-    system.terminate();
-    try {
-      system.getWhenTerminated().toCompletableFuture().get(5, TimeUnit.SECONDS);
-    } catch (Exception e) {
-      // As above.
+      channel.awaitTermination(2, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 }

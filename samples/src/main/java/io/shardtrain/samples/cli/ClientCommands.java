@@ -30,9 +30,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -57,7 +54,8 @@ final class ClientCommands {
 
     @Override
     public Integer call() throws Exception {
-      Config local = ShardTrainConfig.load(config);
+      // Loading every reference.conf on the classpath takes a cold JVM a second or more: only when needed.
+      Config local = grpc == null || config != null || needsConfig() ? ShardTrainConfig.load(config) : null;
       prepare(local);
       try (ApiConnection api = ApiConnection.open(target(local))) {
         PrintWriter out = spec.commandLine().getOut();
@@ -78,7 +76,15 @@ final class ClientCommands {
       return s.host() + ":" + s.port();
     }
 
-    /** Checks the command's own input before anything is sent; {@code local} is this side's configuration. */
+    /** Whether {@link #prepare} reads this side's configuration even when {@code --grpc} names the address. */
+    boolean needsConfig() {
+      return false;
+    }
+
+    /**
+     * Checks the command's own input before anything is sent; {@code local} is this side's
+     * configuration (null when the command does not need it and {@code --grpc} was given).
+     */
     void prepare(Config local) throws Exception {}
 
     abstract int run(ApiConnection api, PrintWriter out) throws Exception;
@@ -100,6 +106,11 @@ final class ClientCommands {
 
     private String jobText;
     private DatasetShape shape;
+
+    @Override
+    boolean needsConfig() {
+      return true;
+    }
 
     @Override
     void prepare(Config local) throws Exception {
@@ -124,8 +135,8 @@ final class ClientCommands {
       out.flush();
       if (!await) return 0;
       JobWatch.Result r = JobWatch.untilDone(() -> {
-        ClusterStatus s = api.client().getStatus(StatusRequest.getDefaultInstance()).toCompletableFuture()
-            .get(10, TimeUnit.SECONDS);
+        ClusterStatus s = api.call("GetStatus", StatusRequest.getDefaultInstance(), ClusterStatus.getDefaultInstance(),
+            Duration.ofSeconds(10));
         return new JobWatch.Progress(s.getJob().getJobId(), s.getSubmitted(), s.getDone(), s.getExamplesReported());
       }, Duration.ofMillis(250), out);
       out.println(r.summary());
@@ -149,16 +160,14 @@ final class ClientCommands {
     private SubmitJobReply submitWhileUnavailable(ApiConnection api, SubmitJobRequest request) throws Exception {
       long deadline = System.nanoTime() + timeout().toNanos();
       while (true) {
+        Duration left = Duration.ofNanos(Math.max(1_000_000_000L, deadline - System.nanoTime()));
         try {
-          return api.client().submitJob(request).toCompletableFuture()
-              .get(Math.max(1, (deadline - System.nanoTime()) / 1_000_000), TimeUnit.MILLISECONDS);
-        } catch (ExecutionException | CompletionException e) {
-          boolean notReady = e.getCause() instanceof StatusRuntimeException s
-              && s.getStatus().getCode() == Status.Code.UNAVAILABLE;
-          if (!notReady || System.nanoTime() > deadline) return api.await(api.client().submitJob(request), timeout(), "submit");
+          return api.call("SubmitJob", request, SubmitJobReply.getDefaultInstance(), left);
+        } catch (StatusRuntimeException e) {
+          if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() + 1_000_000_000L > deadline) {
+            return api.await("SubmitJob", request, SubmitJobReply.getDefaultInstance(), left, "submit");
+          }
           Thread.sleep(1000);
-        } catch (java.util.concurrent.TimeoutException e) {
-          throw new IllegalStateException("submit at " + api.target() + ": no answer within " + timeoutSeconds + " s");
         }
       }
     }
@@ -228,7 +237,8 @@ final class ClientCommands {
       if (!api.probe(false).getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
       CheckpointRequest.Builder request = CheckpointRequest.newBuilder();
       if (dir != null) request.setDir(dir.toAbsolutePath().toString());
-      CheckpointReply c = api.await(api.client().checkpoint(request.build()), timeout().plusSeconds(300), "checkpoint");
+      CheckpointReply c = api.await("Checkpoint", request.build(), CheckpointReply.getDefaultInstance(),
+          timeout().plusSeconds(300), "checkpoint");
       w.printf("checkpoint of job %s at step %d written to %s%n", c.getJobId(), c.getStep(), c.getDir());
       return 0;
     }
@@ -249,7 +259,8 @@ final class ClientCommands {
       if (!api.probe(false).getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
       SaveModelRequest.Builder request = SaveModelRequest.newBuilder().setDir(out.toAbsolutePath().toString());
       if (npy != null) request.setNpyDir(npy.toAbsolutePath().toString());
-      SaveModelReply r = api.await(api.client().saveModel(request.build()), timeout(), "save-model");
+      SaveModelReply r = api.await("SaveModel", request.build(), SaveModelReply.getDefaultInstance(), timeout(),
+          "save-model");
       w.printf("model of job %s at version %d saved to %s on %s%n", r.getJobId(), r.getVersion(), r.getDir(), api.target());
       if (npy != null) w.printf("npy files in %s%n", npy.toAbsolutePath());
       return 0;

@@ -76,6 +76,18 @@ class GrpcClientCommandsTest {
   }
 
   @Test
+  void statusWhereAPortAcceptsButNeverAnswersFailsWithinFiveSeconds() throws IOException {
+    // The kernel completes the TCP handshake into the backlog; nothing ever speaks HTTP/2.
+    try (ServerSocket silent = new ServerSocket(0)) {
+      String target = "127.0.0.1:" + silent.getLocalPort();
+      Run r = run("status", "--grpc", target);
+      assertEquals(2, r.exit(), r.out() + r.err());
+      assertTrue(r.err().contains("no ShardTrain gRPC API answered at " + target + " within 4 s"), r.err());
+      assertTrue(r.millis() < 5000, "took " + r.millis() + " ms");
+    }
+  }
+
+  @Test
   void aJobFileThatDoesNotParseFailsBeforeAnyConnection() throws IOException {
     Path job = dir.resolve("broken.conf");
     Files.writeString(job, "shardtrain.train { batch = 8\n");
