@@ -22,10 +22,13 @@ import io.shardtrain.grpc.BlockState;
 import io.shardtrain.grpc.BlockValues;
 import io.shardtrain.grpc.ClusterStatus;
 import io.shardtrain.grpc.DatasetShape;
+import io.shardtrain.grpc.HeartbeatReply;
+import io.shardtrain.grpc.HeartbeatRequest;
 import io.shardtrain.grpc.Job;
 import io.shardtrain.grpc.Lease;
 import io.shardtrain.grpc.LeaseTaskReply;
 import io.shardtrain.grpc.LeaseTaskRequest;
+import io.shardtrain.grpc.LeaveJobRequest;
 import io.shardtrain.grpc.PullRequest;
 import io.shardtrain.grpc.PushReply;
 import io.shardtrain.grpc.PushRequest;
@@ -53,7 +56,8 @@ import org.junit.jupiter.api.Test;
 /**
  * A real single-node cluster (blocks, master) serving the gRPC API on a free port, driven through
  * the generated client: a job submitted, two trainers registered and leased, one sync step pushed
- * and pulled back, the barrier inspected half-way, and the errors' status codes.
+ * and pulled back, the barrier inspected half-way, progress reported, one trainer leaving, and the
+ * errors' status codes.
  */
 class GrpcApiTest {
   static final String JOB = """
@@ -240,6 +244,11 @@ class GrpcApiTest {
     ClusterStatus progressed = get(client.getStatus(StatusRequest.newBuilder().build()));
     assertEquals(8, progressed.getExamplesReported());
     assertEquals(0, progressed.getBlocksCount(), "blocks only on request");
+
+    HeartbeatReply beat = get(client.heartbeat(HeartbeatRequest.newBuilder().setTrainerId("t1").build()));
+    assertEquals(0, beat.getRollbacksCount(), "no rollback happened");
+    get(client.leaveJob(LeaveJobRequest.newBuilder().setTrainerId("t2").build()));
+    assertEquals(List.of("t1"), get(client.getStatus(StatusRequest.getDefaultInstance())).getTrainersList());
   }
 
   @Test
