@@ -2,6 +2,7 @@ package io.shardtrain.samples.cli;
 
 import com.google.protobuf.Message;
 import io.grpc.CallOptions;
+import io.grpc.ConnectivityState;
 import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
@@ -15,6 +16,7 @@ import io.shardtrain.grpc.ShardTrainApi;
 import io.shardtrain.grpc.StatusRequest;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -22,8 +24,9 @@ import java.util.concurrent.TimeoutException;
 /**
  * A command-line client's connection to a node's gRPC API: a plain grpc-java channel and the
  * messages generated from {@code shardtrain.proto}. No ActorSystem: starting one costs a cold JVM
- * about two seconds, longer than the call. {@link #probe} is the first call, with a short
- * deadline, so an address where nothing answers fails fast and names that address.
+ * about two seconds, longer than the call. {@link #connect} comes first, with a short deadline,
+ * so an address where nothing answers fails fast and names that address; a node that answers
+ * slowly (a master that is moving) gets the command's own timeout.
  */
 final class ApiConnection implements AutoCloseable {
   /** How long the first call may take before the address counts as not answering. */
@@ -58,23 +61,47 @@ final class ApiConnection implements AutoCloseable {
     return target;
   }
 
-  /** The cluster's status within {@link #PROBE}, or an error naming the address tried. */
-  ClusterStatus probe(boolean includeBlocks) {
-    try {
-      return call("GetStatus", StatusRequest.newBuilder().setIncludeBlocks(includeBlocks).build(),
-          ClusterStatus.getDefaultInstance(), PROBE);
-    } catch (StatusRuntimeException e) {
-      Status s = e.getStatus();
-      if (s.getCode() == Status.Code.DEADLINE_EXCEEDED) {
+  /**
+   * Connects within {@link #PROBE} (the server's HTTP/2 settings arrived), or fails naming the
+   * address tried: nothing listening, or nothing that speaks gRPC in time.
+   */
+  void connect() {
+    long deadline = System.nanoTime() + PROBE.toNanos();
+    ConnectivityState state = channel.getState(true);
+    while (state != ConnectivityState.READY) {
+      if (state == ConnectivityState.TRANSIENT_FAILURE || state == ConnectivityState.SHUTDOWN) {
+        // The call fails at once with the connection's error, which says why.
+        try {
+          call("GetStatus", StatusRequest.getDefaultInstance(), ClusterStatus.getDefaultInstance(), Duration.ofSeconds(1));
+        } catch (StatusRuntimeException e) {
+          Throwable why = e.getStatus().getCause();
+          throw new IllegalStateException("no ShardTrain gRPC API answered at " + target + ": "
+              + (why != null ? why.getMessage() : e.getStatus()) + " (is a node running with shardtrain.grpc.port set?)");
+        }
+        return;
+      }
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
         throw new IllegalStateException("no ShardTrain gRPC API answered at " + target + " within "
             + PROBE.toSeconds() + " s (is a node running with shardtrain.grpc.port set?)");
       }
-      if (s.getCode() == Status.Code.UNAVAILABLE && s.getCause() != null) {
-        throw new IllegalStateException("no ShardTrain gRPC API answered at " + target + ": "
-            + s.getCause().getMessage() + " (is a node running with shardtrain.grpc.port set?)");
+      CountDownLatch changed = new CountDownLatch(1);
+      channel.notifyWhenStateChanged(state, changed::countDown);
+      try {
+        changed.await(left, TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while connecting to " + target);
       }
-      throw failure(e, "ShardTrain gRPC API at " + target);
+      state = channel.getState(false);
     }
+  }
+
+  /** {@link #connect}, then the cluster's status within {@code timeout}. */
+  ClusterStatus probe(boolean includeBlocks, Duration timeout) {
+    connect();
+    return await("GetStatus", StatusRequest.newBuilder().setIncludeBlocks(includeBlocks).build(),
+        ClusterStatus.getDefaultInstance(), timeout, "status");
   }
 
   /**

@@ -35,8 +35,8 @@ import picocli.CommandLine.Option;
 
 /**
  * Commands that talk to a running cluster through a node's gRPC API (docs/OPERATIONS.md): they do
- * not join the cluster. Each checks its own input first, then asks the node's status with a short
- * deadline, so an address where nothing answers fails within seconds and names that address.
+ * not join the cluster. Each checks its own input first, then connects with a short deadline, so
+ * an address where nothing answers fails within seconds and names that address.
  */
 final class ClientCommands {
   private ClientCommands() {}
@@ -127,7 +127,7 @@ final class ClientCommands {
 
     @Override
     int run(ApiConnection api, PrintWriter out) throws Exception {
-      api.probe(false);
+      api.connect();
       SubmitJobRequest request = SubmitJobRequest.newBuilder().setJobConfig(jobText).setShape(shape).build();
       Job submitted = submitWhileUnavailable(api, request).getJob();
       out.printf("job %s submitted: %s mode, %d trainers, %d parameter blocks%n", submitted.getJobId(),
@@ -179,7 +179,7 @@ final class ClientCommands {
   static final class StatusCommand extends Client {
     @Override
     int run(ApiConnection api, PrintWriter out) {
-      ClusterStatus s = api.probe(true);
+      ClusterStatus s = api.probe(true, timeout());
       print(s, out);
       return 0;
     }
@@ -234,7 +234,7 @@ final class ClientCommands {
 
     @Override
     int run(ApiConnection api, PrintWriter w) {
-      if (!api.probe(false).getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
+      if (!api.probe(false, timeout()).getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
       CheckpointRequest.Builder request = CheckpointRequest.newBuilder();
       if (dir != null) request.setDir(dir.toAbsolutePath().toString());
       CheckpointReply c = api.await("Checkpoint", request.build(), CheckpointReply.getDefaultInstance(),
@@ -256,7 +256,7 @@ final class ClientCommands {
 
     @Override
     int run(ApiConnection api, PrintWriter w) {
-      if (!api.probe(false).getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
+      if (!api.probe(false, timeout()).getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
       SaveModelRequest.Builder request = SaveModelRequest.newBuilder().setDir(out.toAbsolutePath().toString());
       if (npy != null) request.setNpyDir(npy.toAbsolutePath().toString());
       SaveModelReply r = api.await("SaveModel", request.build(), SaveModelReply.getDefaultInstance(), timeout(),

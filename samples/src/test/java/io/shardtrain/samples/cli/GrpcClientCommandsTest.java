@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.shardtrain.samples.cluster.ClusterNode;
+import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.samples.cluster.NodeConfig;
+import io.shardtrain.samples.cluster.TrainerNode;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -15,6 +17,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -22,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code submit}, {@code status}, {@code save-model} and {@code checkpoint} through a node's gRPC
- * API: against a running node (one JVM-local node with roles ps and master), against an address
+ * API: against a running node (one node in this JVM with roles ps, master and trainer), against an address
  * where nothing listens, and with a job file that does not parse.
  */
 class GrpcClientCommandsTest {
@@ -49,7 +53,7 @@ class GrpcClientCommandsTest {
   @BeforeAll
   static void startNode() throws Exception {
     TinyDataSet.write(dir);
-    var config = NodeConfig.build(List.of("ps", "master"), "127.0.0.1", freePort(), List.of(), "memory", null,
+    var config = NodeConfig.build(List.of("ps", "master", "trainer"), "127.0.0.1", freePort(), List.of(), "memory", null,
         Map.of("shardtrain.grpc.port", 0, "shardtrain.data-dir", dir.toString(),
             "shardtrain.transport.bulk.enabled", false));
     node = ClusterNode.start(config);
@@ -100,10 +104,10 @@ class GrpcClientCommandsTest {
   }
 
   @Test
-  void submitStatusAndSaveModelTalkToTheNodeWithoutJoiningIt() throws IOException {
+  void submitStatusSaveModelAndCheckpointTalkToTheNodeWithoutJoiningIt() throws Exception {
     Path job = dir.resolve("job.conf");
     Files.writeString(job, "shardtrain.data-dir = \"" + dir + "\"\n"
-        + "shardtrain.train { job-id = cli-job, dataset = fashion-mnist, hidden = [8], steps = 10, trainers = 1 }\n");
+        + "shardtrain.train { job-id = cli-job, dataset = fashion-mnist, hidden = [8], steps = 400, trainers = 1 }\n");
     Run submit = run("submit", "--grpc", grpc, "--job", job.toString());
     assertEquals(0, submit.exit(), submit.err());
     // 64 inputs -> 8 hidden -> 4 classes: four parameters, each one block.
@@ -125,5 +129,21 @@ class GrpcClientCommandsTest {
     assertEquals(0, save.exit(), save.err());
     assertTrue(save.out().contains("model of job cli-job at version 0 saved to " + model), save.out());
     assertTrue(Files.isRegularFile(model.resolve("manifest.json")), "manifest written");
+
+    // A trainer in the node's JVM trains; a checkpoint through the API catches the job running.
+    var trained = TrainerNode.start(node.api(), "t1", TrainSettings.fromConfig(node.system().settings().config()),
+        System.out);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (node.api().status().toCompletableFuture().get(10, TimeUnit.SECONDS).examplesReported() == 0) {
+      assertTrue(System.nanoTime() < deadline, "no progress reported");
+      Thread.sleep(100);
+    }
+    Path checkpoint = dir.resolve("ckpt");
+    Run c = run("checkpoint", "--grpc", grpc, "--dir", checkpoint.toString());
+    assertEquals(0, c.exit(), c.err());
+    assertTrue(c.out().matches("(?s)checkpoint of job cli-job at step \\d+ written to " + Pattern.quote(checkpoint.toString())
+        + "\\R"), c.out());
+    assertTrue(Files.isRegularFile(checkpoint.resolve("manifest.json")), "checkpoint written");
+    assertEquals(400L, trained.get(120, TimeUnit.SECONDS), "the trainer ran its steps");
   }
 }
