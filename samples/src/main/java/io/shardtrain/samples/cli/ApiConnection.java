@@ -29,8 +29,8 @@ import java.util.concurrent.TimeoutException;
  * slowly (a master that is moving) gets the command's own timeout.
  */
 final class ApiConnection implements AutoCloseable {
-  /** How long the first call may take before the address counts as not answering. */
-  static final Duration PROBE = Duration.ofSeconds(4);
+  /** How long the channel may take to start its first connection attempt (class loading, not the network). */
+  static final Duration SETUP = Duration.ofSeconds(30);
 
   private final String target;
   private final ManagedChannel channel;
@@ -62,12 +62,14 @@ final class ApiConnection implements AutoCloseable {
   }
 
   /**
-   * Connects within {@link #PROBE} (the server's HTTP/2 settings arrived), or fails naming the
-   * address tried: nothing listening, or nothing that speaks gRPC in time.
+   * Connects within {@code within} of the first connection attempt (the server's HTTP/2 settings
+   * arrived), or fails naming the address tried: nothing listening, or nothing that speaks gRPC in
+   * time. The time to set the channel up (a cold JVM loads gRPC's classes) is not counted.
    */
-  void connect() {
-    long deadline = System.nanoTime() + PROBE.toNanos();
+  void connect(Duration within) {
     ConnectivityState state = channel.getState(true);
+    if (state == ConnectivityState.IDLE) state = awaitChange(state, System.nanoTime() + SETUP.toNanos());
+    long deadline = System.nanoTime() + within.toNanos();
     while (state != ConnectivityState.READY) {
       if (state == ConnectivityState.TRANSIENT_FAILURE || state == ConnectivityState.SHUTDOWN) {
         // The call fails at once with the connection's error, which says why.
@@ -80,26 +82,30 @@ final class ApiConnection implements AutoCloseable {
         }
         return;
       }
-      long left = deadline - System.nanoTime();
-      if (left <= 0) {
+      if (System.nanoTime() >= deadline) {
         throw new IllegalStateException("no ShardTrain gRPC API answered at " + target + " within "
-            + PROBE.toSeconds() + " s (is a node running with shardtrain.grpc.port set?)");
+            + within.toSeconds() + " s (is a node running with shardtrain.grpc.port set?)");
       }
-      CountDownLatch changed = new CountDownLatch(1);
-      channel.notifyWhenStateChanged(state, changed::countDown);
-      try {
-        changed.await(left, TimeUnit.NANOSECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while connecting to " + target);
-      }
-      state = channel.getState(false);
+      state = awaitChange(state, deadline);
     }
   }
 
+  /** The channel's state once it left {@code from}, or at {@code deadline} (nanoTime). */
+  private ConnectivityState awaitChange(ConnectivityState from, long deadline) {
+    CountDownLatch changed = new CountDownLatch(1);
+    channel.notifyWhenStateChanged(from, changed::countDown);
+    try {
+      changed.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while connecting to " + target);
+    }
+    return channel.getState(false);
+  }
+
   /** {@link #connect}, then the cluster's status within {@code timeout}. */
-  ClusterStatus probe(boolean includeBlocks, Duration timeout) {
-    connect();
+  ClusterStatus probe(boolean includeBlocks, Duration within, Duration timeout) {
+    connect(within);
     return await("GetStatus", StatusRequest.newBuilder().setIncludeBlocks(includeBlocks).build(),
         ClusterStatus.getDefaultInstance(), timeout, "status");
   }

@@ -51,6 +51,9 @@ final class ClientCommands {
     @Option(names = "--timeout", defaultValue = "60",
         description = "Seconds the command's main call may take (default: ${DEFAULT-VALUE}).")
     int timeoutSeconds;
+    @Option(names = "--connect-timeout", defaultValue = "4",
+        description = "Seconds to connect before the address counts as not answering (default: ${DEFAULT-VALUE}).")
+    int connectSeconds;
 
     @Override
     public Integer call() throws Exception {
@@ -92,6 +95,10 @@ final class ClientCommands {
     Duration timeout() {
       return Duration.ofSeconds(timeoutSeconds);
     }
+
+    Duration connect() {
+      return Duration.ofSeconds(connectSeconds);
+    }
   }
 
   @Command(name = "submit", mixinStandardHelpOptions = true,
@@ -127,7 +134,7 @@ final class ClientCommands {
 
     @Override
     int run(ApiConnection api, PrintWriter out) throws Exception {
-      api.connect();
+      api.connect(connect());
       SubmitJobRequest request = SubmitJobRequest.newBuilder().setJobConfig(jobText).setShape(shape).build();
       Job submitted = submitWhileUnavailable(api, request).getJob();
       out.printf("job %s submitted: %s mode, %d trainers, %d parameter blocks%n", submitted.getJobId(),
@@ -179,7 +186,7 @@ final class ClientCommands {
   static final class StatusCommand extends Client {
     @Override
     int run(ApiConnection api, PrintWriter out) {
-      ClusterStatus s = api.probe(true, timeout());
+      ClusterStatus s = api.probe(true, connect(), timeout());
       print(s, out);
       return 0;
     }
@@ -234,7 +241,7 @@ final class ClientCommands {
 
     @Override
     int run(ApiConnection api, PrintWriter w) {
-      if (!api.probe(false, timeout()).getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
+      if (!api.probe(false, connect(), timeout()).getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
       CheckpointRequest.Builder request = CheckpointRequest.newBuilder();
       if (dir != null) request.setDir(dir.toAbsolutePath().toString());
       CheckpointReply c = api.await("Checkpoint", request.build(), CheckpointReply.getDefaultInstance(),
@@ -256,7 +263,7 @@ final class ClientCommands {
 
     @Override
     int run(ApiConnection api, PrintWriter w) {
-      if (!api.probe(false, timeout()).getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
+      if (!api.probe(false, connect(), timeout()).getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
       SaveModelRequest.Builder request = SaveModelRequest.newBuilder().setDir(out.toAbsolutePath().toString());
       if (npy != null) request.setNpyDir(npy.toAbsolutePath().toString());
       SaveModelReply r = api.await("SaveModel", request.build(), SaveModelReply.getDefaultInstance(), timeout(),
