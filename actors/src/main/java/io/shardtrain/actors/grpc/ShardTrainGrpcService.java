@@ -63,7 +63,9 @@ final class ShardTrainGrpcService implements ShardTrainApi {
   private final ActorSystem<?> system;
   private final ActorRef<JobProtocol.Command> master;
   private final Duration timeout;
-  private final Duration pullTimeout;
+  /** How long ShardTrain's own calls (pull, pullInto, submit) wait: what their failures say. */
+  private final Duration apiTimeout;
+  private final Duration checkpointWait;
   private final JobMessages messages = new JobMessages();
   private final GrpcTrainers trainers;
   private final Executor blocking;
@@ -75,7 +77,9 @@ final class ShardTrainGrpcService implements ShardTrainApi {
     this.system = api.system();
     this.master = api.master();
     this.timeout = settings.askTimeout();
-    this.pullTimeout = settings.pullTimeout();
+    var config = system.settings().config();
+    this.apiTimeout = config.getDuration("shardtrain.trainer.ask-timeout");
+    this.checkpointWait = config.getDuration("shardtrain.checkpoint.timeout").plus(apiTimeout);
     this.trainers = new GrpcTrainers(system);
     this.blocking = system.dispatchers().lookup(DispatcherSelector.blocking());
   }
@@ -94,7 +98,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
           if (failure == null) return done;
           Throwable cause = failure instanceof java.util.concurrent.CompletionException c ? c.getCause() : failure;
           if (cause instanceof IllegalStateException e) throw ApiError.fail(new ApiError.NotReady(e.getMessage()));
-          throw ApiError.fail(ApiError.of(failure, "the cluster (placing job " + id + ")", timeout));
+          throw ApiError.fail(ApiError.of(failure, "the cluster (placing job " + id + ")", apiTimeout));
         });
       }).thenApply(done -> SubmitJobReply.newBuilder().setJob(messages.job(plan.job())).build());
     });
@@ -204,12 +208,12 @@ final class ShardTrainGrpcService implements ShardTrainApi {
     return Source.completionStage(ids)
         .flatMapConcat(list -> Source.from(list)
             .mapAsyncUnordered(Math.max(1, Math.min(list.size(), 64)),
-                id -> answer(api.pull(id, minVersion), "block " + id, pullTimeout).thenApply(ShardTrainGrpcService::values)));
+                id -> answer(api.pull(id, minVersion), "block " + id, apiTimeout).thenApply(ShardTrainGrpcService::values)));
   }
 
   private static BlockValues values(BlockProtocol.BlockValues v) {
     BlockValues.Builder b = BlockValues.newBuilder()
-        .setBlockId(io.shardtrain.actors.ps.BlockSlice.entityId(v.parameter(), v.index())).setParameter(v.parameter())
+        .setBlockId(BlockSlice.entityId(v.parameter(), v.index())).setParameter(v.parameter())
         .setIndex(v.index()).setOffset(v.offset()).setVersion(v.version());
     for (float f : v.values()) b.addValues(f);
     return b.build();
@@ -245,7 +249,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
       if (in.getDir().isBlank()) throw ApiError.fail(new ApiError.BadRequest("save-model needs a directory"));
       return job("").thenCompose(job -> {
         var model = job.newModel(CpuBackend.create(1));
-        return answer(api.pullInto(model, job, in.getMinVersion()), "the job's blocks", pullTimeout)
+        return answer(api.pullInto(model, job, in.getMinVersion()), "the job's blocks", apiTimeout)
             .thenApplyAsync(version -> {
               try {
                 var snapshot = ShardTrain.snapshot(model, job, version);
@@ -263,7 +267,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
 
   @Override
   public CompletionStage<CheckpointReply> checkpoint(CheckpointRequest in) {
-    return call(() -> job("").thenCompose(job -> answer(api.checkpoint(in.getDir()), "the master", timeout))
+    return call(() -> job("").thenCompose(job -> answer(api.checkpoint(in.getDir()), "the master", checkpointWait))
         .thenApply(c -> CheckpointReply.newBuilder().setJobId(c.jobId()).setStep(c.step()).setDir(c.dir()).build()));
   }
 

@@ -69,11 +69,11 @@ class ApiErrorTest {
   @Test
   void settingsRefuseAPortOutOfRangeAndServeOnlyFromZeroUp() {
     var config = ConfigFactory.load();
-    assertEquals(new GrpcSettings("127.0.0.1", -1, Duration.ofSeconds(10), Duration.ofSeconds(60)),
+    assertEquals(new GrpcSettings("127.0.0.1", -1, Duration.ofSeconds(10)),
         GrpcSettings.fromConfig(config));
     assertEquals(false, GrpcSettings.fromConfig(config).serves());
-    assertEquals(true, new GrpcSettings("127.0.0.1", 0, WAIT, WAIT).serves());
-    assertThrows(IllegalArgumentException.class, () -> new GrpcSettings("127.0.0.1", 70000, WAIT, WAIT));
-    assertThrows(IllegalArgumentException.class, () -> new GrpcSettings(" ", 1, WAIT, WAIT));
+    assertEquals(true, new GrpcSettings("127.0.0.1", 0, WAIT).serves());
+    assertThrows(IllegalArgumentException.class, () -> new GrpcSettings("127.0.0.1", 70000, WAIT));
+    assertThrows(IllegalArgumentException.class, () -> new GrpcSettings(" ", 1, WAIT));
   }
 }
