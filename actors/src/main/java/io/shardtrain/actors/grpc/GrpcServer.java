@@ -35,6 +35,10 @@ public final class GrpcServer {
     return Http.get(system).newServerAt(settings.host(), settings.port()).withSettings(http2).bind(handler)
         .thenApply(binding -> {
           system.log().info("gRPC API at {}:{}", settings.host(), binding.localAddress().getPort());
+          if (!binding.localAddress().getAddress().isLoopbackAddress()) {
+            system.log().warn("the gRPC API listens on {}, not loopback, without TLS or authentication: whoever reaches"
+                + " it can submit jobs and push gradients", binding.localAddress());
+          }
           return binding;
         });
   }
