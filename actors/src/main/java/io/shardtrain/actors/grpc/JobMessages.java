@@ -25,6 +25,7 @@ import io.shardtrain.grpc.NotRegistered;
 import io.shardtrain.grpc.PushReply;
 import io.shardtrain.grpc.RegisterTrainerReply;
 import io.shardtrain.grpc.WaitForTrainers;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -35,6 +36,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * registrations, leases and push acknowledgements. Plain code, no actor.
  */
 final class JobMessages {
+  /** The mode named {@code name} (any case), or an error listing the modes there are. */
+  static BlockSpec.Mode mode(String name) {
+    for (BlockSpec.Mode m : BlockSpec.Mode.values()) {
+      if (m.name().equalsIgnoreCase(name.trim())) return m;
+    }
+    throw new IllegalArgumentException("shardtrain.train.mode must be one of " + Arrays.stream(BlockSpec.Mode.values())
+        .map(m -> m.name().toLowerCase(Locale.ROOT)).toList() + ", got '" + name + "'");
+  }
+
   /** Each job's blocks by id, computed once from its model's shapes. */
   private final Map<String, Map<String, BlockSlice>> layouts = new ConcurrentHashMap<>();
 
@@ -58,15 +68,11 @@ final class JobMessages {
       ShardTrainConfig.validate(config);
       TrainSettings s = TrainSettings.fromConfig(config);
       PsSettings ps = PsSettings.fromConfig(config);
-      String modeName = config.getString("shardtrain.train.mode").trim().toUpperCase(Locale.ROOT);
-      if (!modeName.equals("SYNC") && !modeName.equals("ASYNC")) {
-        throw new IllegalArgumentException("shardtrain.train.mode must be sync or async, got '"
-            + modeName.toLowerCase(Locale.ROOT) + "'");
-      }
+      BlockSpec.Mode mode = mode(config.getString("shardtrain.train.mode"));
       String jobId = config.getString("shardtrain.train.job-id").trim();
       if (jobId.isEmpty()) jobId = "job-" + System.currentTimeMillis();
       return ShardTrain.plan(s, jobId, shape.getInputDim(), shape.getTrainExamples(), shape.getClasses(),
-          BlockSpec.Mode.valueOf(modeName), config.getInt("shardtrain.train.trainers"), ps.blockSize(),
+          mode, config.getInt("shardtrain.train.trainers"), ps.blockSize(),
           ps.maxStaleness());
     } catch (ConfigException e) {
       throw ApiError.fail(new ApiError.BadRequest("job description: " + e.getMessage()));

@@ -2,6 +2,7 @@ package io.shardtrain.actors.grpc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import akka.pattern.StatusReply;
 import com.typesafe.config.ConfigFactory;
@@ -54,7 +55,10 @@ class ApiErrorTest {
     assertEquals(Status.Code.INVALID_ARGUMENT, syntax.error().code());
     ApiError.Failure mode = assertThrows(ApiError.Failure.class,
         () -> JobMessages.plan("shardtrain.train.mode = fast", shape, node));
-    assertEquals("job description: shardtrain.train.mode must be sync or async, got 'fast'", mode.getMessage());
+    assertTrue(mode.getMessage().startsWith("job description: shardtrain.train.mode must be one of [sync, async"),
+        mode.getMessage());
+    assertTrue(mode.getMessage().endsWith("got 'fast'"), mode.getMessage());
+    assertEquals(io.shardtrain.actors.ps.BlockSpec.Mode.ASYNC, JobMessages.mode(" Async"));
     ApiError.Failure noShape = assertThrows(ApiError.Failure.class,
         () -> JobMessages.plan("", DatasetShape.getDefaultInstance(), node));
     assertEquals(Status.Code.INVALID_ARGUMENT, noShape.error().code());
