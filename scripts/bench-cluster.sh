@@ -30,13 +30,16 @@ echo "== three JVMs: ps+master, ps+trainer, trainer"
 reset_journal
 pids=()
 trap 'kill ${pids[@]+"${pids[@]}"} 2>/dev/null || true' EXIT
-bin/shardtrain node --roles ps,master --port 25521 --seeds 127.0.0.1:25521 --journal "$J" --config $C >"$OUT/n1.log" 2>&1 &
+bin/shardtrain node --roles ps,master --port 25521 --seeds 127.0.0.1:25521 --journal "$J" --config $C \
+  --grpc-port 25530 >"$OUT/n1.log" 2>&1 &
 pids+=($!)
 bin/shardtrain node --roles ps,trainer --port 25522 --seeds 127.0.0.1:25521 --journal "$J" --config $C >"$OUT/n2.log" 2>&1 &
 pids+=($!)
 bin/shardtrain node --roles trainer --port 25523 --seeds 127.0.0.1:25521 --journal "$J" --config $C >"$OUT/n3.log" 2>&1 &
 pids+=($!)
-bin/shardtrain submit --contact 127.0.0.1:25521 --job "$OUT/job.conf" --timeout 180 --wait \
+# The tools fail fast when nothing answers: wait (up to 3 min) for the first node's gRPC API.
+for _ in $(seq 180); do bin/shardtrain status --grpc 127.0.0.1:25530 >/dev/null 2>&1 && break; sleep 1; done
+bin/shardtrain submit --grpc 127.0.0.1:25530 --job "$OUT/job.conf" --timeout 180 --wait \
   --report "$OUT/cluster.json" | tail -2
 kill "${pids[@]}"
 wait "${pids[@]}" 2>/dev/null || true

@@ -51,6 +51,7 @@ final class NodeCluster implements AutoCloseable {
   /** Ports handed to nodes so far: none is handed out twice. */
   private final java.util.Set<Integer> ports = new java.util.HashSet<>();
   private String seed;
+  private String grpc;
   private ClusterNode.Started client;
 
   NodeCluster(Path logs, String nodeConfLines, String jobConf) throws Exception {
@@ -68,16 +69,24 @@ final class NodeCluster implements AutoCloseable {
     if (seed == null) seed = "127.0.0.1:" + port;
     List<String> args = new ArrayList<>(List.of("node", "--roles", roles, "--port", "" + port, "--seeds", seed,
         "--journal", URL, "--config", nodeConf.toString()));
-    if (nodes.isEmpty()) args.addAll(List.of("--job", job.toString()));
+    if (nodes.isEmpty()) {
+      grpc = "127.0.0.1:" + newPort();
+      args.addAll(List.of("--job", job.toString(), "--grpc-port", grpc.substring(grpc.indexOf(':') + 1)));
+    }
     args.addAll(List.of(extra));
     NodeProcess n = NodeProcess.start(name, logs, env, args.toArray(String[]::new));
     nodes.add(n);
     return n;
   }
 
-  /** The seed node's HOST:PORT, for a command-line client's {@code --contact}. */
+  /** The seed node's HOST:PORT. */
   String seed() {
     return seed;
+  }
+
+  /** The seed node's gRPC API, HOST:PORT, for a command-line client's {@code --grpc}. */
+  String grpc() {
+    return grpc;
   }
 
   /** The nodes' configuration file, for a command-line client's {@code --config}. */

@@ -57,7 +57,7 @@ class NodeFailoverTest {
   /**
    * The job without any failure (exact durability), run once per test JVM and shared by the tests
    * that compare against it: sync results depend neither on placement nor on durability. At its
-   * end {@code shardtrain checkpoint} (the command line, joining as a client) checkpoints it.
+   * end {@code shardtrain checkpoint} (the command line, through the seed node's gRPC API) checkpoints it.
    */
   static synchronized Clean cleanRun() throws Exception {
     if (clean == null) {
@@ -66,7 +66,7 @@ class NodeFailoverTest {
       Mlp model = runJob("clean", PS_VICTIM, "", STEPS, (cluster, progress) -> { }, cluster -> {
         StringWriter err = new StringWriter();
         int exit = ShardTrainCli.execute(new PrintWriter(out, true), new PrintWriter(err, true),
-            "checkpoint", "--contact", cluster.seed(), "--config", cluster.nodeConf().toString(),
+            "checkpoint", "--grpc", cluster.grpc(), "--config", cluster.nodeConf().toString(),
             "--dir", checkpoint.toString());
         assertEquals(0, exit, out + "\n" + err);
       }).model();

@@ -45,9 +45,8 @@ import java.util.function.Supplier;
  *
  * <p>Checkpoint durability: on the master's rollback ({@link RollBack}) the trainer drops its step
  * in flight, takes the new generation (which its pushes and reports carry from then on), pulls the
- * checkpoint's parameters and leases its task again at the checkpoint's reader offset. How pushes
- * and pulls reach the blocks is the {@link BlockClient}'s business; what is said to the master,
- * the {@link MasterLink}'s.
+ * checkpoint's parameters and leases its task again at the checkpoint's reader offset. The
+ * {@link BlockClient} reaches the blocks, the {@link MasterLink} the master.
  *
  * <p>Phases, each a behaviour: <i>registering</i> &rarr; <i>pulling</i> every block's latest
  * values &rarr; <i>leasing</i> a task &rarr; (the first answer after a registration or rollback:
@@ -110,7 +109,8 @@ public final class Trainer {
   private final RingStepping ring;
 
   public static Behavior<Command> create(Setup setup) {
-    return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new Trainer(ctx, timers, setup).register()));
+    return Behaviors.intercept(() -> new ReportFailure(setup),
+        Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new Trainer(ctx, timers, setup).register())));
   }
 
   private Trainer(ActorContext<Command> context, TimerScheduler<Command> timers, Setup setup) {

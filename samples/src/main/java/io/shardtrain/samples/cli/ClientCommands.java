@@ -1,68 +1,104 @@
 package io.shardtrain.samples.cli;
 
-import akka.actor.Address;
-import akka.cluster.Member;
-import akka.cluster.typed.Cluster;
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.shardtrain.actors.config.ShardTrainConfig;
 import io.shardtrain.actors.config.TrainSettings;
-import io.shardtrain.actors.job.JobProtocol;
-import io.shardtrain.actors.job.JobSpec;
-import io.shardtrain.samples.cluster.ClusterNode;
-import io.shardtrain.samples.cluster.JobSubmitter;
+import io.shardtrain.actors.grpc.GrpcSettings;
+import io.shardtrain.grpc.BlockState;
+import io.shardtrain.grpc.CheckpointReply;
+import io.shardtrain.grpc.CheckpointRequest;
+import io.shardtrain.grpc.ClusterStatus;
+import io.shardtrain.grpc.DatasetShape;
+import io.shardtrain.grpc.Job;
+import io.shardtrain.grpc.Member;
+import io.shardtrain.grpc.Placement;
+import io.shardtrain.grpc.SaveModelReply;
+import io.shardtrain.grpc.SaveModelRequest;
+import io.shardtrain.grpc.StatusRequest;
+import io.shardtrain.grpc.SubmitJobReply;
+import io.shardtrain.grpc.SubmitJobRequest;
 import io.shardtrain.samples.cluster.JobWatch;
-import io.shardtrain.samples.cluster.NodeConfig;
+import io.shardtrain.samples.local.DataSets;
 import io.shardtrain.samples.report.Json;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * Commands that talk to a running cluster: each joins it for a moment as a {@code client} member
- * (no blocks, no trainer, no journal), does its one thing, and leaves.
+ * Commands that talk to a running cluster through a node's gRPC API (docs/OPERATIONS.md): they do
+ * not join the cluster. Each checks its own input first, then connects with a short deadline, so
+ * an address where nothing answers fails within seconds and names that address.
  */
 final class ClientCommands {
   private ClientCommands() {}
 
   abstract static class Client implements Callable<Integer> {
     @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
-    @Option(names = "--contact", required = true, description = "A seed node of the cluster, HOST:PORT.")
-    String contact;
-    @Option(names = "--host", defaultValue = "127.0.0.1", description = "Address this client binds.")
-    String host;
-    @Option(names = "--config", paramLabel = "FILE", description = "HOCON file layered under the flags.")
+    @Option(names = "--grpc", paramLabel = "HOST:PORT",
+        description = "A node's gRPC API (default: shardtrain.grpc.host and port of --config or the environment).")
+    String grpc;
+    @Option(names = "--config", paramLabel = "FILE", description = "HOCON file layered over the defaults.")
     Path config;
-    @Option(names = "--timeout", defaultValue = "60", description = "Seconds to wait for the cluster (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--timeout", defaultValue = "60",
+        description = "Seconds the command's main call may take (default: ${DEFAULT-VALUE}).")
     int timeoutSeconds;
+    @Option(names = "--connect-timeout", defaultValue = "4",
+        description = "Seconds to connect before the address counts as not answering (default: ${DEFAULT-VALUE}).")
+    int connectSeconds;
 
     @Override
     public Integer call() throws Exception {
-      Config c = NodeConfig.build(List.of("client"), host, 0, List.of(contact), "memory", config, Map.of());
-      ClusterNode.Started node = ClusterNode.start(c);
-      try {
-        ClusterNode.awaitUp(node.system(), Duration.ofSeconds(timeoutSeconds));
+      // Loading every reference.conf on the classpath takes a cold JVM a second or more: only when needed.
+      Config local = grpc == null || config != null || needsConfig() ? ShardTrainConfig.load(config) : null;
+      prepare(local);
+      try (ApiConnection api = ApiConnection.open(target(local))) {
         PrintWriter out = spec.commandLine().getOut();
-        int code = run(node, out);
+        int code = run(api, out);
         out.flush();
         return code;
-      } finally {
-        node.system().terminate();
-        node.system().getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
       }
     }
 
-    abstract int run(ClusterNode.Started node, PrintWriter out) throws Exception;
+    /** Where to connect: {@code --grpc}, else the configured gRPC address. */
+    String target(Config local) {
+      if (grpc != null) return grpc;
+      GrpcSettings s = GrpcSettings.fromConfig(local);
+      if (!s.serves() || s.port() == 0) {
+        throw new IllegalArgumentException("no gRPC address: pass --grpc HOST:PORT, or set shardtrain.grpc.port in "
+            + "--config or SHARDTRAIN_GRPC_PORT");
+      }
+      return s.host() + ":" + s.port();
+    }
+
+    /** Whether {@link #prepare} reads this side's configuration even when {@code --grpc} names the address. */
+    boolean needsConfig() {
+      return false;
+    }
+
+    /**
+     * Checks the command's own input before anything is sent; {@code local} is this side's
+     * configuration (null when the command does not need it and {@code --grpc} was given).
+     */
+    void prepare(Config local) throws Exception {}
+
+    abstract int run(ApiConnection api, PrintWriter out) throws Exception;
+
+    Duration timeout() {
+      return Duration.ofSeconds(timeoutSeconds);
+    }
+
+    Duration connect() {
+      return Duration.ofSeconds(connectSeconds);
+    }
   }
 
   @Command(name = "submit", mixinStandardHelpOptions = true,
@@ -75,24 +111,48 @@ final class ClientCommands {
     @Option(names = "--report", paramLabel = "FILE", description = "With --wait: write a JSON report here.")
     Path report;
 
+    private String jobText;
+    private DatasetShape shape;
+
     @Override
-    int run(ClusterNode.Started node, PrintWriter out) throws Exception {
-      Config jobConfig = ShardTrainConfig.parseFile(job).withFallback(node.system().settings().config()).resolve();
+    boolean needsConfig() {
+      return true;
+    }
+
+    @Override
+    void prepare(Config local) throws Exception {
+      // Parsed and checked here, so a bad job file fails before any connection.
+      Config jobConfig = ShardTrainConfig.parseFile(job).withFallback(local).resolve();
       ShardTrainConfig.validate(jobConfig);
-      TrainSettings.fromConfig(jobConfig);
-      JobSpec submitted = JobSubmitter.submit(node.api(), jobConfig, Duration.ofSeconds(timeoutSeconds));
-      out.printf("job %s submitted: %s mode, %d trainers, %d parameter blocks%n", submitted.jobId(),
-          submitted.mode().name().toLowerCase(), submitted.trainers(), submitted.blocks().size());
+      TrainSettings s = TrainSettings.fromConfig(jobConfig);
+      // The shape the job's model is planned from; the trainers read the same data set.
+      var data = DataSets.load(s.dataset(), s.dataDir()).train();
+      shape = DatasetShape.newBuilder().setInputDim(data.dim()).setTrainExamples(data.size())
+          .setClasses(data.numClasses()).build();
+      jobText = Files.readString(job);
+    }
+
+    @Override
+    int run(ApiConnection api, PrintWriter out) throws Exception {
+      api.connect(connect());
+      SubmitJobRequest request = SubmitJobRequest.newBuilder().setJobConfig(jobText).setShape(shape).build();
+      Job submitted = submitWhileUnavailable(api, request).getJob();
+      out.printf("job %s submitted: %s mode, %d trainers, %d parameter blocks%n", submitted.getJobId(),
+          submitted.getMode(), submitted.getTrainers(), submitted.getBlocksCount());
       out.flush();
       if (!await) return 0;
-      JobWatch.Result r = JobWatch.untilDone(node.api(), Duration.ofMillis(250), out);
+      JobWatch.Result r = JobWatch.untilDone(() -> {
+        ClusterStatus s = api.call("GetStatus", StatusRequest.getDefaultInstance(), ClusterStatus.getDefaultInstance(),
+            Duration.ofSeconds(10));
+        return new JobWatch.Progress(s.getJob().getJobId(), s.getSubmitted(), s.getDone(), s.getExamplesReported());
+      }, Duration.ofMillis(250), out);
       out.println(r.summary());
       if (report != null) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("job_id", r.jobId());
-        m.put("mode", submitted.mode().name().toLowerCase());
-        m.put("trainers", submitted.trainers());
-        m.put("blocks", submitted.blocks().size());
+        m.put("mode", submitted.getMode());
+        m.put("trainers", submitted.getTrainers());
+        m.put("blocks", submitted.getBlocksCount());
         m.put("examples", r.examples());
         m.put("samples_per_sec", r.samplesPerSec());
         m.put("training_seconds", r.trainingSeconds());
@@ -102,46 +162,72 @@ final class ClientCommands {
       }
       return 0;
     }
+
+    /** Submits, again while the cluster says it is not ready yet (UNAVAILABLE), until the timeout. */
+    private SubmitJobReply submitWhileUnavailable(ApiConnection api, SubmitJobRequest request) throws Exception {
+      long deadline = System.nanoTime() + timeout().toNanos();
+      while (true) {
+        Duration left = Duration.ofNanos(Math.max(1_000_000_000L, deadline - System.nanoTime()));
+        try {
+          return api.call("SubmitJob", request, SubmitJobReply.getDefaultInstance(), left);
+        } catch (StatusRuntimeException e) {
+          if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() + 1_000_000_000L > deadline) {
+            return api.await("SubmitJob", request, SubmitJobReply.getDefaultInstance(), left, "submit");
+          }
+          Thread.sleep(1000);
+        }
+      }
+    }
   }
 
   @Command(name = "status", mixinStandardHelpOptions = true,
-      description = "Show members and roles, which node holds which parameter blocks, and the job's progress.")
-  static final class Status extends Client {
+      description = "Show members and roles, which node holds which parameter blocks, the job's progress, and which"
+          + " trainers each waiting block's sync barrier waits for.")
+  static final class StatusCommand extends Client {
     @Override
-    int run(ClusterNode.Started node, PrintWriter out) throws Exception {
-      Duration t = Duration.ofSeconds(10);
+    int run(ApiConnection api, PrintWriter out) {
+      ClusterStatus s = api.probe(true, connect(), timeout());
+      print(s, out);
+      return 0;
+    }
+
+    static void print(ClusterStatus s, PrintWriter out) {
       out.println("members:");
-      List<Address> ps = new ArrayList<>();
-      for (Member m : Cluster.get(node.system()).state().getMembers()) {
-        if (m.getRoles().contains("client")) continue;
-        out.printf("  %s  %s  %s%n", m.address(), m.status(), new TreeSet<>(m.getRoles()));
-        if (m.hasRole("ps")) ps.add(m.address());
+      for (Member m : s.getMembersList()) {
+        if (m.getRolesList().contains("client")) continue;
+        out.printf("  %s  %s  %s%n", m.getAddress(), m.getStatus(), m.getRolesList());
       }
       out.println("parameter blocks:");
-      for (Address a : ps) {
-        try {
-          var blocks = ClusterNode.blocksOf(node.system(), a, t);
-          out.printf("  %s  %d blocks: %s%n", a, blocks.size(), String.join(" ", blocks));
-        } catch (Exception e) {
-          out.printf("  %s  no answer (%s)%n", a, e.getClass().getSimpleName());
+      for (Placement p : s.getPlacementList()) {
+        if (p.getAnswered()) {
+          out.printf("  %s  %d blocks: %s%n", p.getNode(), p.getBlockIdsCount(), String.join(" ", p.getBlockIdsList()));
+        } else {
+          out.printf("  %s  no answer%n", p.getNode());
         }
       }
-      JobProtocol.JobStatus s = node.api().status().toCompletableFuture().get(t.toSeconds(), TimeUnit.SECONDS);
-      if (!s.submitted()) {
+      if (!s.getSubmitted()) {
         out.println("job: none submitted");
-      } else {
-        out.printf("job %s: %s, %s mode, epochs done %d of %s, %d examples reported%n", s.jobId(),
-            s.done() ? "done" : "running", s.job().mode().name().toLowerCase(), s.epochsDone(),
-            s.job().boundedByEpochs() ? String.valueOf(s.job().epochs()) : "unbounded (" + s.job().steps() + " steps)",
-            s.examplesReported());
-        out.printf("  trainers (membership epoch %d): %s%n", s.membershipEpoch(), s.members());
-        if (s.checkpointStep() >= 0) {
-          out.printf("  last checkpoint: step %d in %s%n", s.checkpointStep(), s.checkpointDir());
-        }
-        if (s.generation() > 0) out.printf("  rolled back to a checkpoint %d time(s)%n", s.generation());
-        for (String lease : s.leases()) out.printf("  lease %s%n", lease);
+        return;
       }
-      return 0;
+      Job j = s.getJob();
+      out.printf("job %s: %s, %s mode, epochs done %d of %s, %d examples reported%n", j.getJobId(),
+          s.getDone() ? "done" : "running", j.getMode(), s.getEpochsDone(),
+          j.getSteps() <= 0 ? String.valueOf(j.getEpochs()) : "unbounded (" + j.getSteps() + " steps)",
+          s.getExamplesReported());
+      out.printf("  trainers (membership epoch %d): %s%n", s.getMembershipEpoch(), s.getTrainersList());
+      if (s.getCheckpointStep() >= 0) {
+        out.printf("  last checkpoint: step %d in %s%n", s.getCheckpointStep(), s.getCheckpointDir());
+      }
+      if (s.getGeneration() > 0) out.printf("  rolled back to a checkpoint %d time(s)%n", s.getGeneration());
+      for (String lease : s.getLeasesList()) out.printf("  lease %s%n", lease);
+      List<BlockState> waiting = s.getBlocksList().stream().filter(b -> b.getWaitingForCount() > 0).toList();
+      List<BlockState> silent = s.getBlocksList().stream().filter(b -> !b.getAnswered()).toList();
+      if (!waiting.isEmpty()) out.println("  sync barriers waiting:");
+      for (BlockState b : waiting) {
+        out.printf("    %s  version %d, step %d waits for %s%n", b.getBlockId(), b.getVersion(), b.getPendingStep(),
+            b.getWaitingForList());
+      }
+      for (BlockState b : silent) out.printf("    %s  no answer%n", b.getBlockId());
     }
   }
 
@@ -154,38 +240,36 @@ final class ClientCommands {
     Path dir;
 
     @Override
-    int run(ClusterNode.Started node, PrintWriter w) throws Exception {
-      JobProtocol.JobStatus s = node.api().status().toCompletableFuture().get(10, TimeUnit.SECONDS);
-      if (!s.submitted()) throw new IllegalStateException("no job has been submitted to this cluster");
-      JobProtocol.CheckpointWritten c = node.api().checkpoint(dir == null ? null : dir.toAbsolutePath().toString())
-          .toCompletableFuture().get(timeoutSeconds + 300L, TimeUnit.SECONDS);
-      w.printf("checkpoint of job %s at step %d written to %s%n", c.jobId(), c.step(), c.dir());
+    int run(ApiConnection api, PrintWriter w) {
+      if (!api.probe(false, connect(), timeout()).getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
+      CheckpointRequest.Builder request = CheckpointRequest.newBuilder();
+      if (dir != null) request.setDir(dir.toAbsolutePath().toString());
+      CheckpointReply c = api.await("Checkpoint", request.build(), CheckpointReply.getDefaultInstance(),
+          timeout().plusSeconds(300), "checkpoint");
+      w.printf("checkpoint of job %s at step %d written to %s%n", c.getJobId(), c.getStep(), c.getDir());
       return 0;
     }
   }
 
   @Command(name = "save-model", mixinStandardHelpOptions = true,
-      description = "Pull every parameter block of the running job and save the model (docs/MODEL-FORMAT.md).")
+      description = "Pull every parameter block of the running job and save the model (docs/MODEL-FORMAT.md) on the"
+          + " node that serves the gRPC API.")
   static final class SaveModel extends Client {
-    @Option(names = "--out", required = true, paramLabel = "DIR", description = "Model directory to write.")
+    @Option(names = "--out", required = true, paramLabel = "DIR",
+        description = "Model directory to write, on the serving node (a relative path is made absolute here).")
     Path out;
-    @Option(names = "--npy", paramLabel = "DIR", description = "Also write NumPy .npy files here.")
+    @Option(names = "--npy", paramLabel = "DIR", description = "Also write NumPy .npy files here (on the serving node).")
     Path npy;
 
     @Override
-    int run(ClusterNode.Started node, PrintWriter w) throws Exception {
-      JobProtocol.JobStatus s = node.api().status().toCompletableFuture().get(10, TimeUnit.SECONDS);
-      if (!s.submitted()) throw new IllegalStateException("no job has been submitted to this cluster");
-      JobSpec job = s.job();
-      var model = job.newModel(io.shardtrain.compute.backend.CpuBackend.create(1));
-      long version = node.api().pullInto(model, job, 0).toCompletableFuture().get(60, TimeUnit.SECONDS);
-      var snapshot = io.shardtrain.actors.ShardTrain.snapshot(model, job, version);
-      io.shardtrain.persistence.model.ModelFiles.save(out, snapshot);
-      w.printf("model of job %s at version %d saved to %s%n", job.jobId(), version, out);
-      if (npy != null) {
-        io.shardtrain.persistence.model.ModelFiles.exportNpy(snapshot, npy);
-        w.printf("npy files in %s%n", npy);
-      }
+    int run(ApiConnection api, PrintWriter w) {
+      if (!api.probe(false, connect(), timeout()).getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
+      SaveModelRequest.Builder request = SaveModelRequest.newBuilder().setDir(out.toAbsolutePath().toString());
+      if (npy != null) request.setNpyDir(npy.toAbsolutePath().toString());
+      SaveModelReply r = api.await("SaveModel", request.build(), SaveModelReply.getDefaultInstance(), timeout(),
+          "save-model");
+      w.printf("model of job %s at version %d saved to %s on %s%n", r.getJobId(), r.getVersion(), r.getDir(), api.target());
+      if (npy != null) w.printf("npy files in %s%n", npy.toAbsolutePath());
       return 0;
     }
   }

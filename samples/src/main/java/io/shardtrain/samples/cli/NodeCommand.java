@@ -45,6 +45,9 @@ final class NodeCommand implements Callable<Integer> {
   Path dataDir;
   @Option(names = "--compute-threads", description = "GEMM threads of this node's trainer.")
   Integer computeThreads;
+  @Option(names = "--grpc-port", description = "Serve the gRPC API on this port (shardtrain.grpc.port; 0: a free one)."
+      + " It binds shardtrain.grpc.host, loopback by default.")
+  Integer grpcPort;
   @Option(names = "--exit-when-done", description = "Stop this node when its trainer has finished.")
   boolean exitWhenDone;
 
@@ -56,6 +59,7 @@ final class NodeCommand implements Callable<Integer> {
     Map<String, Object> flags = new HashMap<>();
     if (dataDir != null) flags.put("shardtrain.data-dir", dataDir.toAbsolutePath().toString());
     if (computeThreads != null) flags.put("shardtrain.compute.threads", computeThreads);
+    if (grpcPort != null) flags.put("shardtrain.grpc.port", grpcPort);
     Config nodeConfig = NodeConfig.build(roleList, host, port, seedList, journal, config, flags);
     Config jobConfig = null;
     if (job != null) {
@@ -68,6 +72,10 @@ final class NodeCommand implements Callable<Integer> {
     ClusterNode.Started node = ClusterNode.start(nodeConfig);
     out.printf("node akka://%s@%s:%d up with roles %s, seeds %s%n", NodeConfig.SYSTEM_NAME, host, port, roleList,
         nodeConfig.getStringList("akka.cluster.seed-nodes"));
+    if (node.grpcPort() >= 0) {
+      out.printf("gRPC API at %s:%d%n", node.system().settings().config().getString("shardtrain.grpc.host"),
+          node.grpcPort());
+    }
     out.flush();
     if (jobConfig != null) {
       ClusterNode.awaitUp(node.system(), Duration.ofMinutes(2));

@@ -12,7 +12,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     versionProvider = ShardTrainCli.Version.class,
     description = "Distributed deep-learning training on Akka: parameter shards, trainers, a master.",
-    subcommands = {LocalCommand.class, ExperimentCommand.class, NodeCommand.class, ClientCommands.Submit.class, ClientCommands.Status.class,
+    subcommands = {LocalCommand.class, ExperimentCommand.class, NodeCommand.class, ClientCommands.Submit.class, ClientCommands.StatusCommand.class,
         ClientCommands.CheckpointNow.class, ClientCommands.SaveModel.class,
         BenchCommand.class, CommandLine.HelpCommand.class})
 public final class ShardTrainCli implements Runnable {

@@ -10,6 +10,8 @@ import akka.cluster.typed.Cluster;
 import akka.pattern.Patterns;
 import com.typesafe.config.Config;
 import io.shardtrain.actors.ShardTrain;
+import io.shardtrain.actors.grpc.GrpcServer;
+import io.shardtrain.actors.grpc.GrpcSettings;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.persistence.journal.Journal;
 import java.time.Duration;
@@ -18,11 +20,15 @@ import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 
-/** Starts one node of a ShardTrain cluster: its ActorSystem, the journal, and ShardTrain's roles. */
+/**
+ * Starts one node of a ShardTrain cluster: its ActorSystem, the journal, ShardTrain's roles, and
+ * the gRPC API when {@code shardtrain.grpc.port} is set.
+ */
 public final class ClusterNode {
   private ClusterNode() {}
 
-  public record Started(ActorSystem<Void> system, ShardTrain api) {}
+  /** {@code grpcPort}: the port the node's gRPC API is bound to, -1 if it serves none. */
+  public record Started(ActorSystem<Void> system, ShardTrain api, int grpcPort) {}
 
   public static Started start(Config config) {
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), NodeConfig.SYSTEM_NAME, config);
@@ -30,7 +36,19 @@ public final class ClusterNode {
       List<String> roles = config.getStringList("akka.cluster.roles");
       // Blocks and the master persist; a trainer- or client-only node never touches the journal.
       if (roles.contains("ps") || roles.contains("master")) Journal.start(system);
-      return new Started(system, ShardTrain.start(system));
+      ShardTrain api = ShardTrain.start(system);
+      int grpcPort = -1;
+      var binding = GrpcServer.startIfConfigured(api);
+      if (binding.isPresent()) {
+        GrpcSettings g = GrpcSettings.create(system);
+        try {
+          grpcPort = binding.get().toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress().getPort();
+        } catch (Exception e) {
+          throw new IllegalStateException("cannot serve the gRPC API at " + g.host() + ":" + g.port() + ": "
+              + (e.getCause() == null ? e : e.getCause()).getMessage(), e);
+        }
+      }
+      return new Started(system, api, grpcPort);
     } catch (RuntimeException e) {
       system.terminate();
       throw e;

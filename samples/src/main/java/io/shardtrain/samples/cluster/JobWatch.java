@@ -25,21 +25,39 @@ public final class JobWatch {
     }
   }
 
+  /** What a poll of the job's status says. */
+  public record Progress(String jobId, boolean submitted, boolean done, long examplesReported) {}
+
+  /** One poll of the job's status; fails when the status is unavailable for now. */
+  public interface StatusPoll {
+    Progress poll() throws Exception;
+  }
+
   /**
    * Polls every {@code every} until the job is done, printing a line when the reported examples
    * grew by a tenth of the last line's count or more; status failures (a master that is moving) are
    * retried.
    */
   public static Result untilDone(ShardTrain api, Duration every, PrintWriter out) throws InterruptedException {
+    return untilDone(() -> {
+      JobProtocol.JobStatus s = api.status().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      return new Progress(s.jobId(), s.submitted(), s.done(), s.examplesReported());
+    }, every, out);
+  }
+
+  /** {@link #untilDone(ShardTrain, Duration, PrintWriter)} with the status from {@code status}. */
+  public static Result untilDone(StatusPoll status, Duration every, PrintWriter out) throws InterruptedException {
     long start = System.nanoTime();
     long firstNanos = -1;
     long firstExamples = 0;
     long printed = 0;
     while (true) {
-      JobProtocol.JobStatus s;
+      Progress s;
       try {
-        s = api.status().toCompletableFuture().get(10, TimeUnit.SECONDS);
-      } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        s = status.poll();
+      } catch (InterruptedException e) {
+        throw e;
+      } catch (Exception e) {
         out.println("status unavailable (" + e.getClass().getSimpleName() + "), retrying");
         out.flush();
         Thread.sleep(every.toMillis());

@@ -1,0 +1,45 @@
+package io.shardtrain.actors.grpc;
+
+import akka.actor.typed.ActorSystem;
+import akka.grpc.Trailers;
+import akka.http.javadsl.Http;
+import akka.http.javadsl.ServerBinding;
+import akka.http.javadsl.settings.ServerSettings;
+import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.ShardTrain;
+import io.shardtrain.grpc.ShardTrainApiHandlerFactory;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Serves the gRPC API ({@code src/main/protobuf/shardtrain.proto}) on a node where ShardTrain runs,
+ * over akka-http's HTTP/2 (plaintext, prior knowledge), at {@code shardtrain.grpc.host:port}.
+ */
+public final class GrpcServer {
+  private GrpcServer() {}
+
+  /** Serves the API when {@code shardtrain.grpc.port} is set (>= 0); else nothing. */
+  public static Optional<CompletionStage<ServerBinding>> startIfConfigured(ShardTrain api) {
+    GrpcSettings settings = GrpcSettings.create(api.system());
+    return settings.serves() ? Optional.of(start(api, settings)) : Optional.empty();
+  }
+
+  /** Binds the API at {@code settings}' host and port (0: a free one; the binding says which). */
+  public static CompletionStage<ServerBinding> start(ShardTrain api, GrpcSettings settings) {
+    ActorSystem<?> system = api.system();
+    var handler = ShardTrainApiHandlerFactory.create(new ShardTrainGrpcService(api, settings),
+        sys -> failure -> new Trailers(ApiError.statusOf(failure)), system);
+    // gRPC needs HTTP/2; turned on for this listener only.
+    ServerSettings http2 = ServerSettings.create(ConfigFactory.parseString("akka.http.server.enable-http2 = on")
+        .withFallback(system.settings().config()));
+    return Http.get(system).newServerAt(settings.host(), settings.port()).withSettings(http2).bind(handler)
+        .thenApply(binding -> {
+          system.log().info("gRPC API at {}:{}", settings.host(), binding.localAddress().getPort());
+          if (!binding.localAddress().getAddress().isLoopbackAddress()) {
+            system.log().warn("the gRPC API listens on {}, not loopback, without TLS or authentication: whoever reaches"
+                + " it can submit jobs and push gradients", binding.localAddress());
+          }
+          return binding;
+        });
+  }
+}

@@ -1,0 +1,65 @@
+package io.shardtrain.actors.grpc;
+
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.Behavior;
+import akka.actor.typed.javadsl.Adapter;
+import akka.actor.typed.javadsl.Behaviors;
+import io.shardtrain.actors.job.TrainerNotice;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The trainers registered through this node's gRPC API. The master talks to a trainer through the
+ * actor it registered with and watches it; a gRPC trainer has none, so this node keeps one per
+ * trainer that only queues the master's notices until the trainer's next heartbeat collects them.
+ * Leaving stops it, which the master's watch also sees.
+ */
+final class GrpcTrainers {
+  private record Registered(ActorRef<TrainerNotice> ref, Queue<TrainerNotice> notices) {}
+
+  private final ActorSystem<?> system;
+  private final Map<String, Registered> trainers = new ConcurrentHashMap<>();
+  private final AtomicLong spawned = new AtomicLong();
+
+  GrpcTrainers(ActorSystem<?> system) {
+    this.system = system;
+  }
+
+  /** The actor that stands for {@code trainerId}: the same one for every registration of that id. */
+  ActorRef<TrainerNotice> refFor(String trainerId) {
+    return trainers.computeIfAbsent(trainerId, id -> {
+      Queue<TrainerNotice> notices = new ConcurrentLinkedQueue<>();
+      String name = "grpc-trainer-" + URLEncoder.encode(id, StandardCharsets.UTF_8) + "-" + spawned.incrementAndGet();
+      return new Registered(system.systemActorOf(queueing(notices), name, akka.actor.typed.Props.empty()), notices);
+    }).ref();
+  }
+
+  /** The notices the master sent {@code trainerId} since the last call, oldest first. */
+  List<TrainerNotice> drain(String trainerId) {
+    Registered r = trainers.get(trainerId);
+    List<TrainerNotice> out = new ArrayList<>();
+    if (r == null) return out;
+    for (TrainerNotice n; (n = r.notices().poll()) != null; ) out.add(n);
+    return out;
+  }
+
+  void stop(String trainerId) {
+    Registered r = trainers.remove(trainerId);
+    if (r != null) system.classicSystem().stop(Adapter.toClassic(r.ref()));
+  }
+
+  private static Behavior<TrainerNotice> queueing(Queue<TrainerNotice> notices) {
+    return Behaviors.receiveMessage(n -> {
+      notices.add(n);
+      return Behaviors.same();
+    });
+  }
+}

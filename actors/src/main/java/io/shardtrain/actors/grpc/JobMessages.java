@@ -1,0 +1,144 @@
+package io.shardtrain.actors.grpc;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
+import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.ShardTrain;
+import io.shardtrain.actors.config.ShardTrainConfig;
+import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.actors.job.JobProtocol;
+import io.shardtrain.actors.job.JobSpec;
+import io.shardtrain.actors.ps.BlockLayout;
+import io.shardtrain.actors.ps.BlockProtocol;
+import io.shardtrain.actors.ps.BlockSlice;
+import io.shardtrain.actors.ps.BlockSpec;
+import io.shardtrain.actors.ps.PsSettings;
+import io.shardtrain.compute.backend.CpuBackend;
+import io.shardtrain.grpc.Block;
+import io.shardtrain.grpc.BlockState;
+import io.shardtrain.grpc.DatasetShape;
+import io.shardtrain.grpc.Job;
+import io.shardtrain.grpc.Lease;
+import io.shardtrain.grpc.LeaseTaskReply;
+import io.shardtrain.grpc.NoTask;
+import io.shardtrain.grpc.NotRegistered;
+import io.shardtrain.grpc.PushReply;
+import io.shardtrain.grpc.RegisterTrainerReply;
+import io.shardtrain.grpc.WaitForTrainers;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Between the job's records and the API's messages: plans a submitted job, and converts jobs,
+ * registrations, leases and push acknowledgements. Plain code, no actor.
+ */
+final class JobMessages {
+  /** The mode named {@code name} (any case), or an error listing the modes there are. */
+  static BlockSpec.Mode mode(String name) {
+    for (BlockSpec.Mode m : BlockSpec.Mode.values()) {
+      if (m.name().equalsIgnoreCase(name.trim())) return m;
+    }
+    throw new IllegalArgumentException("shardtrain.train.mode must be one of " + Arrays.stream(BlockSpec.Mode.values())
+        .map(m -> m.name().toLowerCase(Locale.ROOT)).toList() + ", got '" + name + "'");
+  }
+
+  /** Each job's blocks by id, computed once from its model's shapes. */
+  private final Map<String, Map<String, BlockSlice>> layouts = new ConcurrentHashMap<>();
+
+  /**
+   * The plan of a job from its HOCON text (shardtrain.train.*, shardtrain.ps.block-size and
+   * max-staleness) layered over {@code node}, the serving node's configuration, and the data set's shape.
+   */
+  static ShardTrain.Plan plan(String jobConfig, DatasetShape shape, Config node) {
+    Config parsed;
+    try {
+      parsed = ConfigFactory.parseString(jobConfig == null ? "" : jobConfig);
+    } catch (ConfigException e) {
+      throw ApiError.fail(new ApiError.BadRequest("job description does not parse: " + e.getMessage()));
+    }
+    if (shape == null || shape.getInputDim() < 1 || shape.getTrainExamples() < 1 || shape.getClasses() < 2) {
+      throw ApiError.fail(new ApiError.BadRequest("a job needs the data set's shape: input_dim >= 1, "
+          + "train_examples >= 1 and classes >= 2"));
+    }
+    try {
+      Config config = parsed.withFallback(node).resolve();
+      ShardTrainConfig.validate(config);
+      TrainSettings s = TrainSettings.fromConfig(config);
+      PsSettings ps = PsSettings.fromConfig(config);
+      BlockSpec.Mode mode = mode(config.getString("shardtrain.train.mode"));
+      String jobId = config.getString("shardtrain.train.job-id").trim();
+      if (jobId.isEmpty()) jobId = "job-" + System.currentTimeMillis();
+      return ShardTrain.plan(s, jobId, shape.getInputDim(), shape.getTrainExamples(), shape.getClasses(),
+          mode, config.getInt("shardtrain.train.trainers"), ps.blockSize(),
+          ps.maxStaleness());
+    } catch (ConfigException e) {
+      throw ApiError.fail(new ApiError.BadRequest("job description: " + e.getMessage()));
+    } catch (IllegalArgumentException e) {
+      throw ApiError.fail(new ApiError.BadRequest("job description: " + e.getMessage()));
+    }
+  }
+
+  /** The blocks of {@code job} by id, in the model's order. */
+  Map<String, BlockSlice> layout(JobSpec job) {
+    return layouts.computeIfAbsent(job.jobId(), id -> {
+      Map<String, BlockSlice> byId = new LinkedHashMap<>();
+      for (BlockSlice b : BlockLayout.of(job.newModel(CpuBackend.create(1)), job.blockSize())) byId.put(b.entityId(), b);
+      return byId;
+    });
+  }
+
+  Job job(JobSpec j) {
+    Job.Builder b = Job.newBuilder()
+        .setJobId(j.jobId()).setDataset(j.dataset()).setTrainExamples(j.trainExamples()).setInputDim(j.inputDim())
+        .setClasses(j.classes()).addAllHidden(j.hidden()).setActivation(j.activation()).setSeed(j.seed())
+        .setMode(j.mode().name().toLowerCase(Locale.ROOT)).setTrainers(j.trainers()).setBatch(j.batch())
+        .setEpochs(j.epochs()).setSteps(j.steps()).setOptimizer(j.optimizer()).setLr(j.lr())
+        .setLrSchedule(j.lrSchedule()).setWeightDecay(j.weightDecay()).setMaxStaleness(j.maxStaleness())
+        .setBlockSize(j.blockSize());
+    for (BlockSlice s : layout(j).values()) {
+      b.addBlocks(Block.newBuilder().setBlockId(s.entityId()).setParameter(s.parameter()).setIndex(s.index())
+          .setOffset(s.offset()).setLength(s.length()));
+    }
+    return b.build();
+  }
+
+  RegisterTrainerReply registration(JobProtocol.Registration r) {
+    return RegisterTrainerReply.newBuilder().setJob(job(r.job())).setMembershipEpoch(r.membershipEpoch())
+        .addAllMembers(r.members()).setLastStep(r.lastStep()).setGeneration(r.generation()).build();
+  }
+
+  static LeaseTaskReply lease(JobProtocol.TaskReply reply) {
+    LeaseTaskReply.Builder b = LeaseTaskReply.newBuilder();
+    if (reply instanceof JobProtocol.Lease l) {
+      b.setLease(Lease.newBuilder().setEpoch(l.epoch()).setTask(l.task()).setFrom(l.from()).setTo(l.to())
+          .setOffset(l.offset()).putAllSkip(l.skip()));
+    } else if (reply instanceof JobProtocol.WaitForTrainers w) {
+      b.setWait(WaitForTrainers.newBuilder().setRegistered(w.registered()).setExpected(w.expected()));
+    } else if (reply instanceof JobProtocol.NoTask n) {
+      b.setNoTask(NoTask.newBuilder().setJobDone(n.jobDone()));
+    } else {
+      b.setNotRegistered(NotRegistered.getDefaultInstance());
+    }
+    return b.build();
+  }
+
+  static PushReply pushAck(BlockProtocol.PushAck ack) {
+    PushReply.Outcome outcome;
+    if (ack instanceof BlockProtocol.Applied) outcome = PushReply.Outcome.APPLIED;
+    else if (ack instanceof BlockProtocol.Accepted) outcome = PushReply.Outcome.ACCEPTED;
+    else if (ack instanceof BlockProtocol.Duplicate) outcome = PushReply.Outcome.DUPLICATE;
+    else if (ack instanceof BlockProtocol.Stale) outcome = PushReply.Outcome.STALE;
+    else if (ack instanceof BlockProtocol.Skipped) outcome = PushReply.Outcome.SKIPPED;
+    else outcome = PushReply.Outcome.ROLLED_BACK;
+    return PushReply.newBuilder().setOutcome(outcome).setVersion(ack.version()).build();
+  }
+
+  static BlockState blockState(BlockProtocol.BlockStats s) {
+    return BlockState.newBuilder().setBlockId(s.entityId()).setAnswered(true).setVersion(s.version())
+        .setUpdates(s.updates()).setPendingStep(s.pendingStep()).addAllWaitingFor(s.waitingFor())
+        .setMembershipEpoch(s.membershipEpoch()).setPendingPulls(s.pendingPulls()).build();
+  }
+}

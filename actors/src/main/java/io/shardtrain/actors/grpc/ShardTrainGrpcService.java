@@ -1,0 +1,320 @@
+package io.shardtrain.actors.grpc;
+
+import akka.NotUsed;
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.DispatcherSelector;
+import akka.actor.typed.javadsl.AskPattern;
+import akka.pattern.StatusReply;
+import akka.stream.javadsl.Source;
+import io.shardtrain.actors.ShardTrain;
+import io.shardtrain.actors.job.JobProtocol;
+import io.shardtrain.actors.job.JobSpec;
+import io.shardtrain.actors.job.TrainerNotice;
+import io.shardtrain.actors.ps.BlockProtocol;
+import io.shardtrain.actors.ps.BlockSlice;
+import io.shardtrain.actors.ps.ParameterBlock;
+import io.shardtrain.compute.backend.CpuBackend;
+import io.shardtrain.grpc.BlockValues;
+import io.shardtrain.grpc.CheckpointReply;
+import io.shardtrain.grpc.CheckpointRequest;
+import io.shardtrain.grpc.HeartbeatReply;
+import io.shardtrain.grpc.HeartbeatRequest;
+import io.shardtrain.grpc.LeaseTaskReply;
+import io.shardtrain.grpc.LeaseTaskRequest;
+import io.shardtrain.grpc.LeaveJobReply;
+import io.shardtrain.grpc.LeaveJobRequest;
+import io.shardtrain.grpc.PullRequest;
+import io.shardtrain.grpc.PushReply;
+import io.shardtrain.grpc.PushRequest;
+import io.shardtrain.grpc.RegisterTrainerReply;
+import io.shardtrain.grpc.RegisterTrainerRequest;
+import io.shardtrain.grpc.ReportProgressReply;
+import io.shardtrain.grpc.ReportProgressRequest;
+import io.shardtrain.grpc.RolledBack;
+import io.shardtrain.grpc.SaveModelReply;
+import io.shardtrain.grpc.SaveModelRequest;
+import io.shardtrain.grpc.ShardTrainApi;
+import io.shardtrain.grpc.ClusterStatus;
+import io.shardtrain.grpc.StatusRequest;
+import io.shardtrain.grpc.SubmitJobReply;
+import io.shardtrain.grpc.SubmitJobRequest;
+import io.shardtrain.persistence.model.ModelFiles;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * The gRPC API's calls, each turned into the master's or the blocks' protocol and back; checks a
+ * request against the job (block ids, gradient lengths) before anything is sent, so those errors
+ * have their own types ({@link ApiError}). Errors leave as failed stages; {@link GrpcServer} maps
+ * them to status codes.
+ */
+final class ShardTrainGrpcService implements ShardTrainApi {
+  private final ShardTrain api;
+  private final ActorSystem<?> system;
+  private final ActorRef<JobProtocol.Command> master;
+  private final Duration timeout;
+  /** How long ShardTrain's own calls (pull, pullInto, submit) wait: what their failures say. */
+  private final Duration apiTimeout;
+  private final Duration checkpointWait;
+  private final JobMessages messages = new JobMessages();
+  private final GrpcTrainers trainers;
+  private final Executor blocking;
+  /** The cluster's job once seen: one journal holds one job, so it does not change under a running node. */
+  private volatile JobSpec knownJob;
+
+  ShardTrainGrpcService(ShardTrain api, GrpcSettings settings) {
+    this.api = api;
+    this.system = api.system();
+    this.master = api.master();
+    this.timeout = settings.askTimeout();
+    var config = system.settings().config();
+    this.apiTimeout = config.getDuration("shardtrain.trainer.ask-timeout");
+    this.checkpointWait = config.getDuration("shardtrain.checkpoint.timeout").plus(apiTimeout);
+    this.trainers = new GrpcTrainers(system);
+    this.blocking = system.dispatchers().lookup(DispatcherSelector.blocking());
+  }
+
+  // ---- jobs ----
+
+  @Override
+  public CompletionStage<SubmitJobReply> submitJob(SubmitJobRequest in) {
+    return call(() -> {
+      ShardTrain.Plan plan = JobMessages.plan(in.getJobConfig(), in.getShape(), system.settings().config());
+      String id = plan.job().jobId();
+      return status().thenCompose(s -> {
+        if (s.submitted() && !s.jobId().equals(id)) throw ApiError.fail(new ApiError.OtherJobRunning(s.jobId(), id));
+        // The one refusal of ShardTrain.submit: too few ps nodes joined yet, which passes.
+        return api.submit(plan).handle((done, failure) -> {
+          if (failure == null) return done;
+          Throwable cause = failure instanceof java.util.concurrent.CompletionException c ? c.getCause() : failure;
+          if (cause instanceof IllegalStateException e) throw ApiError.fail(new ApiError.NotReady(e.getMessage()));
+          throw ApiError.fail(ApiError.of(failure, "the cluster (placing job " + id + ")", apiTimeout));
+        });
+      }).thenApply(done -> SubmitJobReply.newBuilder().setJob(messages.job(plan.job())).build());
+    });
+  }
+
+  @Override
+  public CompletionStage<ClusterStatus> getStatus(StatusRequest in) {
+    return call(() -> status().thenCompose(s -> {
+      ClusterStatus.Builder b = ClusterStatus.newBuilder().addAllMembers(ClusterView.members(system))
+          .setSubmitted(s.submitted()).setDone(s.done()).setEpochsDone(s.epochsDone())
+          .setMembershipEpoch(s.membershipEpoch()).addAllTrainers(s.members()).setExamplesReported(s.examplesReported())
+          .addAllLeases(s.leases()).setCheckpointStep(s.checkpointStep()).setGeneration(s.generation());
+      if (s.checkpointDir() != null) b.setCheckpointDir(s.checkpointDir());
+      if (s.submitted()) b.setJob(messages.job(s.job()));
+      CompletionStage<List<io.shardtrain.grpc.BlockState>> blocks = in.getIncludeBlocks() && s.submitted()
+          ? blockStates(s.job()) : CompletableFuture.completedFuture(List.of());
+      return ClusterView.placement(system, timeout)
+          .thenCombine(blocks, (placement, states) -> b.addAllPlacement(placement).addAllBlocks(states).build());
+    }));
+  }
+
+  private CompletionStage<List<io.shardtrain.grpc.BlockState>> blockStates(JobSpec job) {
+    List<CompletableFuture<io.shardtrain.grpc.BlockState>> asks = new ArrayList<>();
+    for (String id : job.blocks()) {
+      asks.add(ParameterBlock.entityRef(system, id).<BlockProtocol.BlockStats>ask(BlockProtocol.GetStats::new, timeout)
+          .handle((stats, failure) -> failure == null ? JobMessages.blockState(stats)
+              : io.shardtrain.grpc.BlockState.newBuilder().setBlockId(id).setAnswered(false).build())
+          .toCompletableFuture());
+    }
+    return CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new))
+        .thenApply(x -> asks.stream().map(CompletableFuture::join).toList());
+  }
+
+  // ---- trainers ----
+
+  @Override
+  public CompletionStage<RegisterTrainerReply> registerTrainer(RegisterTrainerRequest in) {
+    return call(() -> {
+      String id = trainerId(in.getTrainerId());
+      ActorRef<TrainerNotice> ref = trainers.refFor(id);
+      return askMaster((ActorRef<StatusReply<JobProtocol.Registration>> replyTo) -> new JobProtocol.RegisterTrainer(id, ref,
+          replyTo)).thenApply(messages::registration);
+    });
+  }
+
+  @Override
+  public CompletionStage<HeartbeatReply> heartbeat(HeartbeatRequest in) {
+    return call(() -> {
+      String id = trainerId(in.getTrainerId());
+      master.tell(new JobProtocol.Heartbeat(id));
+      HeartbeatReply.Builder b = HeartbeatReply.newBuilder();
+      for (TrainerNotice n : trainers.drain(id)) {
+        if (n instanceof TrainerNotice.RollBack r) {
+          b.addRollbacks(RolledBack.newBuilder().setStep(r.step()).setGeneration(r.generation()));
+        }
+      }
+      return CompletableFuture.completedFuture(b.build());
+    });
+  }
+
+  @Override
+  public CompletionStage<LeaseTaskReply> leaseTask(LeaseTaskRequest in) {
+    return call(() -> {
+      String id = trainerId(in.getTrainerId());
+      return askMaster((ActorRef<StatusReply<JobProtocol.TaskReply>> replyTo) -> new JobProtocol.RequestTask(id, replyTo))
+          .thenApply(JobMessages::lease);
+    });
+  }
+
+  @Override
+  public CompletionStage<ReportProgressReply> reportProgress(ReportProgressRequest in) {
+    return call(() -> {
+      String id = trainerId(in.getTrainerId());
+      if (in.getStepsCount() == 0) throw ApiError.fail(new ApiError.BadRequest("a progress report needs a step"));
+      List<JobProtocol.StepOffset> steps = new ArrayList<>();
+      for (var s : in.getStepsList()) steps.add(new JobProtocol.StepOffset(s.getStep(), s.getOffset()));
+      return askMaster((ActorRef<StatusReply<akka.Done>> replyTo) -> new JobProtocol.ReportProgress(id, in.getEpoch(),
+          in.getTask(), steps, in.getGeneration(), replyTo)).thenApply(d -> ReportProgressReply.getDefaultInstance());
+    });
+  }
+
+  @Override
+  public CompletionStage<LeaveJobReply> leaveJob(LeaveJobRequest in) {
+    return call(() -> {
+      String id = trainerId(in.getTrainerId());
+      return askMaster((ActorRef<StatusReply<akka.Done>> replyTo) -> new JobProtocol.LeaveJob(id, replyTo))
+          .thenApply(d -> {
+            trainers.stop(id);
+            return LeaveJobReply.getDefaultInstance();
+          });
+    });
+  }
+
+  // ---- parameters ----
+
+  @Override
+  public Source<BlockValues, NotUsed> pullParameters(PullRequest in) {
+    CompletionStage<List<String>> ids = call(() -> job(in.getJobId()).thenApply(job -> {
+      Map<String, BlockSlice> layout = messages.layout(job);
+      if (in.getBlockIdsCount() == 0) return List.copyOf(layout.keySet());
+      for (String id : in.getBlockIdsList()) {
+        if (!layout.containsKey(id)) throw ApiError.fail(new ApiError.UnknownBlock(job.jobId(), id));
+      }
+      return List.copyOf(in.getBlockIdsList());
+    }));
+    long minVersion = in.getMinVersion();
+    return Source.completionStage(ids)
+        .flatMapConcat(list -> Source.from(list)
+            .mapAsyncUnordered(Math.max(1, Math.min(list.size(), 64)),
+                id -> answer(api.pull(id, minVersion), "block " + id, apiTimeout).thenApply(ShardTrainGrpcService::values)));
+  }
+
+  private static BlockValues values(BlockProtocol.BlockValues v) {
+    BlockValues.Builder b = BlockValues.newBuilder()
+        .setBlockId(BlockSlice.entityId(v.parameter(), v.index())).setParameter(v.parameter())
+        .setIndex(v.index()).setOffset(v.offset()).setVersion(v.version());
+    for (float f : v.values()) b.addValues(f);
+    return b.build();
+  }
+
+  @Override
+  public CompletionStage<PushReply> pushGradient(PushRequest in) {
+    return call(() -> {
+      String trainer = trainerId(in.getTrainerId());
+      if (in.getStep() < 1) throw ApiError.fail(new ApiError.BadRequest("step must be >= 1, not " + in.getStep()));
+      return job(in.getJobId()).thenCompose(job -> {
+        BlockSlice slice = messages.layout(job).get(in.getBlockId());
+        if (slice == null) throw ApiError.fail(new ApiError.UnknownBlock(job.jobId(), in.getBlockId()));
+        if (in.getValuesCount() != slice.length()) {
+          throw ApiError.fail(new ApiError.WrongShape(in.getBlockId(), in.getValuesCount(), slice.length()));
+        }
+        float[] values = new float[in.getValuesCount()];
+        for (int i = 0; i < values.length; i++) values[i] = in.getValues(i);
+        BlockProtocol.TaskMark mark = in.hasMark()
+            ? new BlockProtocol.TaskMark(in.getMark().getEpoch(), in.getMark().getTask(), in.getMark().getOffset()) : null;
+        return answer(ParameterBlock.entityRef(system, in.getBlockId()).<BlockProtocol.PushAck>askWithStatus(
+            replyTo -> new BlockProtocol.PushGradient(trainer, in.getStep(), in.getBaseVersion(), in.getMembershipEpoch(),
+                in.getWeight(), values, in.getGeneration(), mark, replyTo), timeout), "block " + in.getBlockId(), timeout);
+      }).thenApply(JobMessages::pushAck);
+    });
+  }
+
+  // ---- models and checkpoints ----
+
+  @Override
+  public CompletionStage<SaveModelReply> saveModel(SaveModelRequest in) {
+    return call(() -> {
+      if (in.getDir().isBlank()) throw ApiError.fail(new ApiError.BadRequest("save-model needs a directory"));
+      return job("").thenCompose(job -> {
+        var model = job.newModel(CpuBackend.create(1));
+        return answer(api.pullInto(model, job, in.getMinVersion()), "the job's blocks", apiTimeout)
+            .thenApplyAsync(version -> {
+              try {
+                var snapshot = ShardTrain.snapshot(model, job, version);
+                ModelFiles.save(Path.of(in.getDir()), snapshot);
+                if (!in.getNpyDir().isBlank()) ModelFiles.exportNpy(snapshot, Path.of(in.getNpyDir()));
+              } catch (IOException | RuntimeException e) {
+                throw ApiError.fail(new ApiError.Internal("cannot write the model to " + in.getDir() + ": " + e.getMessage()));
+              }
+              return SaveModelReply.newBuilder().setJobId(job.jobId()).setVersion(version)
+                  .setDir(Path.of(in.getDir()).toAbsolutePath().toString()).build();
+            }, blocking);
+      });
+    });
+  }
+
+  @Override
+  public CompletionStage<CheckpointReply> checkpoint(CheckpointRequest in) {
+    return call(() -> job("").thenCompose(job -> answer(api.checkpoint(in.getDir()), "the master", checkpointWait))
+        .thenApply(c -> CheckpointReply.newBuilder().setJobId(c.jobId()).setStep(c.step()).setDir(c.dir()).build()));
+  }
+
+  // ---- helpers ----
+
+  /**
+   * The running job: the one named {@code jobId}, or whichever runs when it is blank (calls that
+   * act on the cluster's job); the API's typed errors when there is none or it is another.
+   */
+  private CompletionStage<JobSpec> job(String jobId) {
+    JobSpec known = knownJob;
+    if (known != null && (jobId.isEmpty() || known.jobId().equals(jobId))) return CompletableFuture.completedFuture(known);
+    return status().thenApply(s -> {
+      if (!s.submitted()) throw ApiError.fail(new ApiError.NoJob());
+      knownJob = s.job();
+      if (!jobId.isEmpty() && !s.jobId().equals(jobId)) throw ApiError.fail(new ApiError.UnknownJob(jobId, s.jobId()));
+      return s.job();
+    });
+  }
+
+  private CompletionStage<JobProtocol.JobStatus> status() {
+    return answer(AskPattern.ask(master, JobProtocol.GetStatus::new, timeout, system.scheduler()), "the master", timeout);
+  }
+
+  private <T> CompletionStage<T> askMaster(Function<ActorRef<StatusReply<T>>, JobProtocol.Command> message) {
+    return answer(AskPattern.askWithStatus(master, message::apply, timeout, system.scheduler()), "the master", timeout);
+  }
+
+  /** {@code stage}, its failure turned into the API's error as an answer of {@code from}. */
+  private static <T> CompletionStage<T> answer(CompletionStage<T> stage, String from, Duration waited) {
+    return stage.handle((v, failure) -> {
+      if (failure != null) throw ApiError.fail(ApiError.of(failure, from, waited));
+      return v;
+    });
+  }
+
+  /** Runs {@code body}; a check that throws fails the returned stage instead of the caller. */
+  private static <T> CompletionStage<T> call(Supplier<CompletionStage<T>> body) {
+    try {
+      return body.get();
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  private static String trainerId(String id) {
+    if (id == null || id.isBlank()) throw ApiError.fail(new ApiError.BadRequest("trainer_id must not be blank"));
+    return id;
+  }
+}

@@ -1,0 +1,149 @@
+package io.shardtrain.samples.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.shardtrain.samples.cluster.ClusterNode;
+import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.samples.cluster.NodeConfig;
+import io.shardtrain.samples.cluster.TrainerNode;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code submit}, {@code status}, {@code save-model} and {@code checkpoint} through a node's gRPC
+ * API: against a running node (one node in this JVM with roles ps, master and trainer), against an address
+ * where nothing listens, and with a job file that does not parse.
+ */
+class GrpcClientCommandsTest {
+  @TempDir static Path dir;
+  static ClusterNode.Started node;
+  static String grpc;
+
+  record Run(int exit, String out, String err, long millis) {}
+
+  static Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    long start = System.nanoTime();
+    int exit = ShardTrainCli.execute(new PrintWriter(out, true), new PrintWriter(err, true), args);
+    return new Run(exit, out.toString(), err.toString(), (System.nanoTime() - start) / 1_000_000);
+  }
+
+  static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  @BeforeAll
+  static void startNode() throws Exception {
+    TinyDataSet.write(dir);
+    var config = NodeConfig.build(List.of("ps", "master", "trainer"), "127.0.0.1", freePort(), List.of(), "memory", null,
+        Map.of("shardtrain.grpc.port", 0, "shardtrain.data-dir", dir.toString(),
+            "shardtrain.transport.bulk.enabled", false));
+    node = ClusterNode.start(config);
+    ClusterNode.awaitUp(node.system(), Duration.ofSeconds(30));
+    grpc = "127.0.0.1:" + node.grpcPort();
+  }
+
+  @AfterAll
+  static void stopNode() throws Exception {
+    if (node != null) {
+      node.system().terminate();
+      node.system().getWhenTerminated().toCompletableFuture().get();
+    }
+  }
+
+  @Test
+  void statusWhereNothingListensFailsWithinFiveSecondsNamingTheAddress() throws IOException {
+    String target = "127.0.0.1:" + freePort();
+    Run r = run("status", "--grpc", target);
+    assertEquals(2, r.exit(), r.out() + r.err());
+    assertTrue(r.err().contains(target), r.err());
+    assertTrue(r.millis() < 5000, "took " + r.millis() + " ms");
+    System.out.println("nothing listening: failed in " + r.millis() + " ms: " + r.err().strip());
+  }
+
+  @Test
+  void statusWhereAPortAcceptsButNeverAnswersFailsWithinFiveSeconds() throws IOException {
+    // The kernel completes the TCP handshake into the backlog; nothing ever speaks HTTP/2.
+    try (ServerSocket silent = new ServerSocket(0)) {
+      String target = "127.0.0.1:" + silent.getLocalPort();
+      Run r = run("status", "--grpc", target);
+      assertEquals(2, r.exit(), r.out() + r.err());
+      assertTrue(r.err().contains("no ShardTrain gRPC API answered at " + target + " within 4 s"), r.err());
+      assertTrue(r.millis() < 5000, "took " + r.millis() + " ms");
+    }
+  }
+
+  @Test
+  void aJobFileThatDoesNotParseFailsBeforeAnyConnection() throws IOException {
+    Path job = dir.resolve("broken.conf");
+    Files.writeString(job, "shardtrain.train { batch = 8\n");
+    // Nothing listens there: had the command connected first, the error would name the address.
+    String target = "127.0.0.1:" + freePort();
+    Run r = run("submit", "--grpc", target, "--job", job.toString());
+    assertEquals(2, r.exit(), r.out() + r.err());
+    assertTrue(r.err().contains("broken.conf"), r.err());
+    assertFalse(r.err().contains(target), r.err());
+  }
+
+  @Test
+  void submitStatusSaveModelAndCheckpointTalkToTheNodeWithoutJoiningIt() throws Exception {
+    Path job = dir.resolve("job.conf");
+    Files.writeString(job, "shardtrain.data-dir = \"" + dir + "\"\n"
+        + "shardtrain.train { job-id = cli-job, dataset = fashion-mnist, hidden = [8], steps = 400, trainers = 1 }\n");
+    Run submit = run("submit", "--grpc", grpc, "--job", job.toString());
+    assertEquals(0, submit.exit(), submit.err());
+    // 64 inputs -> 8 hidden -> 4 classes: four parameters, each one block.
+    assertTrue(submit.out().contains("job cli-job submitted: sync mode, 1 trainers, 4 parameter blocks"), submit.out());
+
+    Run status = run("status", "--grpc", grpc);
+    assertEquals(0, status.exit(), status.err());
+    assertTrue(status.out().contains("job cli-job: running, sync mode"), status.out());
+    assertTrue(status.out().contains("4 blocks:"), status.out());
+    // Only the node itself is a member: the command did not join.
+    assertEquals(1, status.out().lines().filter(l -> l.contains("akka://shardtrain@")).filter(l -> l.contains("Up"))
+        .count(), status.out());
+    // A client that joins the cluster takes 10-15 s; through gRPC it is a few hundred ms here.
+    assertTrue(status.millis() < 2000, "status took " + status.millis() + " ms");
+    System.out.println("status answered in " + status.millis() + " ms");
+
+    Path model = dir.resolve("saved");
+    Run save = run("save-model", "--grpc", grpc, "--out", model.toString());
+    assertEquals(0, save.exit(), save.err());
+    assertTrue(save.out().contains("model of job cli-job at version 0 saved to " + model), save.out());
+    assertTrue(Files.isRegularFile(model.resolve("manifest.json")), "manifest written");
+
+    // A trainer in the node's JVM trains; a checkpoint through the API catches the job running.
+    var trained = TrainerNode.start(node.api(), "t1", TrainSettings.fromConfig(node.system().settings().config()),
+        System.out);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (node.api().status().toCompletableFuture().get(10, TimeUnit.SECONDS).examplesReported() == 0) {
+      assertTrue(System.nanoTime() < deadline, "no progress reported");
+      Thread.sleep(100);
+    }
+    Path checkpoint = dir.resolve("ckpt");
+    Run c = run("checkpoint", "--grpc", grpc, "--dir", checkpoint.toString());
+    assertEquals(0, c.exit(), c.err());
+    assertTrue(c.out().matches("(?s)checkpoint of job cli-job at step \\d+ written to " + Pattern.quote(checkpoint.toString())
+        + "\\R"), c.out());
+    assertTrue(Files.isRegularFile(checkpoint.resolve("manifest.json")), "checkpoint written");
+    assertEquals(400L, trained.get(120, TimeUnit.SECONDS), "the trainer ran its steps");
+  }
+}
