@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletionException;
 
 /**
  * A ShardTrain cluster inside this JVM: one ActorSystem per node, joined through Akka Cluster on
@@ -82,6 +83,7 @@ public final class LocalCluster implements AutoCloseable {
         int i = indexOf(c.psNodes, s);
         c.trainerShardTrain.add(i >= 0 ? c.psShardTrain.get(i) : ShardTrain.start(s));
       }
+      c.awaitRegions(ps, timeout);
       return c;
     } catch (RuntimeException e) {
       c.close();
@@ -134,6 +136,31 @@ public final class LocalCluster implements AutoCloseable {
       }
     }
     throw new IllegalStateException("the local cluster of " + expected + " nodes did not form within " + timeout);
+  }
+
+  /**
+   * Waits until sharding's coordinator knows every ps node's region: blocks are placed when the
+   * job is submitted, and a region that registers later would get its share by rebalancing, which
+   * moves blocks, and with the in-memory journal (one per node) loses them.
+   */
+  private void awaitRegions(int ps, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    int known = 0;
+    while (System.nanoTime() < deadline) {
+      try {
+        known = coordinator().psNodes().toCompletableFuture().join();
+      } catch (CompletionException e) {
+        // The coordinator is still starting; ask again.
+      }
+      if (known >= ps) return;
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while waiting for the ps nodes' shard regions", e);
+      }
+    }
+    throw new IllegalStateException("sharding knew " + known + " of " + ps + " ps nodes' regions after " + timeout);
   }
 
   /** The API on the first ps node, which also runs the master. */
