@@ -1,0 +1,91 @@
+package io.shardtrain.samples.report;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
+import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigParseOptions;
+import com.typesafe.config.ConfigSyntax;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The figures of an earlier {@code bench suite}'s {@code suite.json}, by name, and the comparison
+ * of a new run's figures with them: a figure regressed when it moved the worse way (down for a
+ * figure where higher is better, up for the others) by more than the tolerance, in percent of the
+ * baseline's value.
+ */
+public final class SuiteBaseline {
+  /**
+   * One figure against the baseline: {@code baseline} NaN when the baseline has no value for it;
+   * {@code changePct} the change in percent of the baseline's value, NaN when there is nothing to
+   * divide by; {@code worsePct} how far it moved the worse way (negative: it got better).
+   */
+  public record Change(SuiteFigure figure, boolean inBaseline, double baseline, double changePct, double worsePct,
+      boolean regressed) {}
+
+  /** A whole run against the baseline; {@code missing}: the baseline's figures this run did not measure. */
+  public record Check(Path file, double tolerancePct, List<Change> changes, List<String> missing) {
+    public List<Change> regressions() {
+      return changes.stream().filter(Change::regressed).toList();
+    }
+  }
+
+  private final Path file;
+  private final Map<String, Double> values;
+
+  private SuiteBaseline(Path file, Map<String, Double> values) {
+    this.file = file;
+    this.values = values;
+  }
+
+  /** Reads {@code file}; fails naming the file and what is wrong with it. */
+  public static SuiteBaseline load(Path file) throws NoSuchFileException {
+    if (!Files.isRegularFile(file)) throw new NoSuchFileException(file + " (the --baseline suite.json)");
+    Map<String, Double> values = new LinkedHashMap<>();
+    try {
+      Config c = ConfigFactory.parseFile(file.toFile(), ConfigParseOptions.defaults().setSyntax(ConfigSyntax.JSON));
+      for (Config f : c.getConfigList("figures")) {
+        String name = f.getString("name");
+        // A figure the earlier run could not measure was written as null.
+        double value = f.getIsNull("value") ? Double.NaN : f.getDouble("value");
+        if (values.put(name, value) != null) throw new IllegalArgumentException("baseline " + file
+            + " names the figure '" + name + "' twice");
+      }
+    } catch (ConfigException e) {
+      throw new IllegalArgumentException("baseline " + file + " is not a bench suite's suite.json: "
+          + e.getMessage().lines().findFirst().orElse(""));
+    }
+    if (values.isEmpty()) throw new IllegalArgumentException("baseline " + file + " has no figures");
+    return new SuiteBaseline(file, values);
+  }
+
+  public Path file() {
+    return file;
+  }
+
+  /** Compares each figure with the baseline's figure of the same name; {@code tolerancePct} at least 0. */
+  public Check compare(List<SuiteFigure> figures, double tolerancePct) {
+    List<Change> changes = new ArrayList<>();
+    List<String> measured = new ArrayList<>();
+    for (SuiteFigure f : figures) {
+      measured.add(f.name());
+      changes.add(compare(f, tolerancePct));
+    }
+    List<String> missing = values.keySet().stream().filter(n -> !measured.contains(n)).toList();
+    return new Check(file, tolerancePct, List.copyOf(changes), missing);
+  }
+
+  private Change compare(SuiteFigure f, double tolerancePct) {
+    Double old = values.get(f.name());
+    if (old == null) return new Change(f, false, Double.NaN, Double.NaN, Double.NaN, false);
+    boolean comparable = Double.isFinite(old) && old != 0 && Double.isFinite(f.value());
+    double change = comparable ? 100 * (f.value() - old) / Math.abs(old) : Double.NaN;
+    double worse = f.higherIsBetter() ? -change : change;
+    return new Change(f, true, old, change, worse, comparable && worse > tolerancePct);
+  }
+}
