@@ -37,16 +37,19 @@ public final class SuiteBaseline {
 
   private final Path file;
   private final Map<String, Double> values;
+  private final Map<String, String> units;
 
-  private SuiteBaseline(Path file, Map<String, Double> values) {
+  private SuiteBaseline(Path file, Map<String, Double> values, Map<String, String> units) {
     this.file = file;
     this.values = values;
+    this.units = units;
   }
 
   /** Reads {@code file}; fails naming the file and what is wrong with it. */
   public static SuiteBaseline load(Path file) throws NoSuchFileException {
     if (!Files.isRegularFile(file)) throw new NoSuchFileException(file + " (the --baseline suite.json)");
     Map<String, Double> values = new LinkedHashMap<>();
+    Map<String, String> units = new LinkedHashMap<>();
     try {
       Config c = ConfigFactory.parseFile(file.toFile(), ConfigParseOptions.defaults().setSyntax(ConfigSyntax.JSON));
       for (Config f : c.getConfigList("figures")) {
@@ -55,17 +58,28 @@ public final class SuiteBaseline {
         double value = f.getIsNull("value") ? Double.NaN : f.getDouble("value");
         if (values.put(name, value) != null) throw new IllegalArgumentException("baseline " + file
             + " names the figure '" + name + "' twice");
+        units.put(name, f.hasPath("unit") ? f.getString("unit") : "");
       }
     } catch (ConfigException e) {
       throw new IllegalArgumentException("baseline " + file + " is not a bench suite's suite.json: "
           + e.getMessage().lines().findFirst().orElse(""));
     }
     if (values.isEmpty()) throw new IllegalArgumentException("baseline " + file + " has no figures");
-    return new SuiteBaseline(file, values);
+    return new SuiteBaseline(file, values, units);
   }
 
   public Path file() {
     return file;
+  }
+
+  /** Every figure's value by name, in the file's order; NaN where the file has none. */
+  public Map<String, Double> values() {
+    return java.util.Collections.unmodifiableMap(values);
+  }
+
+  /** A figure's unit, empty when the file names none. */
+  public String unit(String name) {
+    return units.getOrDefault(name, "");
   }
 
   /** Compares each figure with the baseline's figure of the same name; {@code tolerancePct} at least 0. */

@@ -132,7 +132,7 @@ public final class SuiteReport {
   }
 
   /** Three significant digits or more, never exponents: table cells read as plain numbers. */
-  static String number(double v) {
+  public static String number(double v) {
     if (Double.isNaN(v)) return "n/a";
     double a = Math.abs(v);
     String format = a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : a >= 0.01 ? "%.4f" : "%.6f";

@@ -250,4 +250,23 @@ class BenchSuiteCommandTest {
     assertEquals(2, r.exit());
     assertTrue(r.err().contains("--tolerance must be a percentage of at least 0, got -3.0"), r.err());
   }
+
+  @Test
+  void spreadPrintsEachFiguresSpreadOverTheRunsAndTheWidest() throws IOException {
+    Path a = baseline("spread-a", SQUARE, 80, STEP, 10);
+    Path b = baseline("spread-b", SQUARE, 100, STEP, 10.5);
+    Path c = baseline("spread-c", SQUARE, 120, STEP, 10);
+    StringWriter o = new StringWriter();
+    StringWriter e = new StringWriter();
+    int exit = ShardTrainCli.execute(new PrintWriter(o, true), new PrintWriter(e, true), "bench", "spread",
+        a.toString(), b.toString(), c.toString());
+    assertEquals(0, exit, e.toString());
+    assertTrue(o.toString().contains("| " + SQUARE + " | GFLOP/s | 3 | 80.0 | 100 | 120 | 40.0% |"), o.toString());
+    assertTrue(o.toString().contains("| " + STEP + " | GFLOP/s | 3 | 10.0 | 10.0 | 10.5 | 5.0% |"), o.toString());
+    assertTrue(o.toString().contains("widest spread: " + SQUARE + ", 40.0% over 3 runs"), o.toString());
+    o.getBuffer().setLength(0);
+    e.getBuffer().setLength(0);
+    assertEquals(2, ShardTrainCli.execute(new PrintWriter(o, true), new PrintWriter(e, true), "bench", "spread",
+        a.toString()), "one run has no spread");
+  }
 }
