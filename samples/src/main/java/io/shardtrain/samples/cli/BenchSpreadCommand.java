@@ -33,6 +33,10 @@ final class BenchSpreadCommand implements Callable<Integer> {
         .max((a, b) -> Double.compare(a.spreadPct(), b.spreadPct()))
         .ifPresent(r -> out.printf(Locale.ROOT, "%nwidest spread: %s, %.1f%% over %d runs%n", r.name(),
             r.spreadPct(), r.runs()));
+    spread.rows().stream().filter(r -> !Double.isNaN(r.worstChangePct()))
+        .max((a, b) -> Double.compare(a.worstChangePct(), b.worstChangePct()))
+        .ifPresent(r -> out.printf(Locale.ROOT, "worst change between two runs: %s, %.1f%% worse: a --tolerance "
+            + "above that marks none of these runs against another%n", r.name(), r.worstChangePct()));
     return 0;
   }
 }

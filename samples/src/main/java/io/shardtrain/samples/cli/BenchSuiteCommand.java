@@ -42,7 +42,10 @@ import picocli.CommandLine.Option;
         + "products; MNIST training: the single process, then sync, async and allreduce with --trainers; "
         + "ps-bandwidth; recovery) and write DIR/suite.md and DIR/suite.json.",
         "With --baseline, mark each figure worse than the baseline's by more than --tolerance percent and exit "
-            + "with status 3 when any is."})
+            + "with status 3 when any is.",
+        "Training takes the flags of 'local'; where none is given the suite fixes: --dataset mnist --hidden 512,256 "
+            + "--optimizer sgd --lr 0.05 --batch 64 --compute-threads 1 --journal memory --seed 42 --steps 3000 "
+            + "--ps 2."})
 final class BenchSuiteCommand implements Callable<Integer> {
   /** Exit status when a figure regressed against the baseline (2 is a usage error, 1 an internal one). */
   static final int REGRESSION_EXIT = ExperimentCommand.REGRESSION_EXIT;

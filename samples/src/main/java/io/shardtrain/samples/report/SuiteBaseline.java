@@ -38,11 +38,14 @@ public final class SuiteBaseline {
   private final Path file;
   private final Map<String, Double> values;
   private final Map<String, String> units;
+  private final Map<String, Boolean> higherIsBetter;
 
-  private SuiteBaseline(Path file, Map<String, Double> values, Map<String, String> units) {
+  private SuiteBaseline(Path file, Map<String, Double> values, Map<String, String> units,
+      Map<String, Boolean> higherIsBetter) {
     this.file = file;
     this.values = values;
     this.units = units;
+    this.higherIsBetter = higherIsBetter;
   }
 
   /** Reads {@code file}; fails naming the file and what is wrong with it. */
@@ -50,6 +53,7 @@ public final class SuiteBaseline {
     if (!Files.isRegularFile(file)) throw new NoSuchFileException(file + " (the --baseline suite.json)");
     Map<String, Double> values = new LinkedHashMap<>();
     Map<String, String> units = new LinkedHashMap<>();
+    Map<String, Boolean> higherIsBetter = new LinkedHashMap<>();
     try {
       Config c = ConfigFactory.parseFile(file.toFile(), ConfigParseOptions.defaults().setSyntax(ConfigSyntax.JSON));
       for (Config f : c.getConfigList("figures")) {
@@ -59,13 +63,14 @@ public final class SuiteBaseline {
         if (values.put(name, value) != null) throw new IllegalArgumentException("baseline " + file
             + " names the figure '" + name + "' twice");
         units.put(name, f.hasPath("unit") ? f.getString("unit") : "");
+        higherIsBetter.put(name, !f.hasPath("higher_is_better") || f.getBoolean("higher_is_better"));
       }
     } catch (ConfigException e) {
       throw new IllegalArgumentException("baseline " + file + " is not a bench suite's suite.json: "
           + e.getMessage().lines().findFirst().orElse(""));
     }
     if (values.isEmpty()) throw new IllegalArgumentException("baseline " + file + " has no figures");
-    return new SuiteBaseline(file, values, units);
+    return new SuiteBaseline(file, values, units, higherIsBetter);
   }
 
   public Path file() {
@@ -75,6 +80,11 @@ public final class SuiteBaseline {
   /** Every figure's value by name, in the file's order; NaN where the file has none. */
   public Map<String, Double> values() {
     return java.util.Collections.unmodifiableMap(values);
+  }
+
+  /** Whether the file says higher is better for a figure (so when it says nothing). */
+  public boolean higherIsBetter(String name) {
+    return higherIsBetter.getOrDefault(name, true);
   }
 
   /** A figure's unit, empty when the file names none. */

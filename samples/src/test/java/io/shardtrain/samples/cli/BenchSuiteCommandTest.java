@@ -261,9 +261,10 @@ class BenchSuiteCommandTest {
     int exit = ShardTrainCli.execute(new PrintWriter(o, true), new PrintWriter(e, true), "bench", "spread",
         a.toString(), b.toString(), c.toString());
     assertEquals(0, exit, e.toString());
-    assertTrue(o.toString().contains("| " + SQUARE + " | GFLOP/s | 3 | 80.0 | 100 | 120 | 40.0% |"), o.toString());
-    assertTrue(o.toString().contains("| " + STEP + " | GFLOP/s | 3 | 10.0 | 10.0 | 10.5 | 5.0% |"), o.toString());
+    assertTrue(o.toString().contains("| " + SQUARE + " | GFLOP/s | 3 | 80.0 | 100 | 120 | 40.0% | -33.3% |"), o.toString());
+    assertTrue(o.toString().contains("| " + STEP + " | GFLOP/s | 3 | 10.0 | 10.0 | 10.5 | 5.0% | -4.8% |"), o.toString());
     assertTrue(o.toString().contains("widest spread: " + SQUARE + ", 40.0% over 3 runs"), o.toString());
+    assertTrue(o.toString().contains("worst change between two runs: " + SQUARE + ", 33.3% worse"), o.toString());
     o.getBuffer().setLength(0);
     e.getBuffer().setLength(0);
     assertEquals(2, ShardTrainCli.execute(new PrintWriter(o, true), new PrintWriter(e, true), "bench", "spread",
