@@ -17,7 +17,7 @@ import java.util.Map;
  * The figures of an earlier {@code bench suite}'s {@code suite.json}, by name, and the comparison
  * of a new run's figures with them: a figure regressed when it moved the worse way (down for a
  * figure where higher is better, up for the others) by more than the tolerance, in percent of the
- * baseline's value.
+ * baseline's value: the timed figures' tolerance, or the seeded figures' one.
  */
 public final class SuiteBaseline {
   /**
@@ -29,7 +29,8 @@ public final class SuiteBaseline {
       boolean regressed) {}
 
   /** A whole run against the baseline; {@code missing}: the baseline's figures this run did not measure. */
-  public record Check(Path file, double tolerancePct, List<Change> changes, List<String> missing) {
+  public record Check(Path file, double tolerancePct, double seededTolerancePct, List<Change> changes,
+      List<String> missing) {
     public List<Change> regressions() {
       return changes.stream().filter(Change::regressed).toList();
     }
@@ -92,16 +93,19 @@ public final class SuiteBaseline {
     return units.getOrDefault(name, "");
   }
 
-  /** Compares each figure with the baseline's figure of the same name; {@code tolerancePct} at least 0. */
-  public Check compare(List<SuiteFigure> figures, double tolerancePct) {
+  /**
+   * Compares each figure with the baseline's figure of the same name: a timed figure against
+   * {@code tolerancePct}, a seeded one against {@code seededTolerancePct}, both at least 0.
+   */
+  public Check compare(List<SuiteFigure> figures, double tolerancePct, double seededTolerancePct) {
     List<Change> changes = new ArrayList<>();
     List<String> measured = new ArrayList<>();
     for (SuiteFigure f : figures) {
       measured.add(f.name());
-      changes.add(compare(f, tolerancePct));
+      changes.add(compare(f, f.seeded() ? seededTolerancePct : tolerancePct));
     }
     List<String> missing = values.keySet().stream().filter(n -> !measured.contains(n)).toList();
-    return new Check(file, tolerancePct, List.copyOf(changes), missing);
+    return new Check(file, tolerancePct, seededTolerancePct, List.copyOf(changes), missing);
   }
 
   private Change compare(SuiteFigure f, double tolerancePct) {

@@ -72,8 +72,9 @@ public final class SuiteReport {
     if (check != null) {
       List<SuiteBaseline.Change> worse = check.regressions();
       sb.append(String.format(Locale.ROOT, "%nBaseline: `%s`. %s marks a figure that moved the worse way by more "
-          + "than the tolerance, %.1f%% of the baseline's value; new: the baseline has no such figure. ",
-          check.file(), WORSE, check.tolerancePct()));
+          + "than the tolerance, in percent of the baseline's value: %.1f%% for timed figures, %.1f%% for seeded ones "
+          + "(test accuracy, bytes sent: the seeds fix them); new: the baseline has no such figure. ",
+          check.file(), WORSE, check.tolerancePct(), check.seededTolerancePct()));
       sb.append(worse.isEmpty() ? "No figure regressed.\n"
           : "**" + worse.size() + (worse.size() == 1 ? " figure" : " figures") + " regressed**: "
               + String.join(", ", worse.stream().map(c -> c.figure().name()).toList()) + ".\n");
@@ -98,6 +99,7 @@ public final class SuiteReport {
       j.put("value", f.value());
       j.put("unit", f.unit());
       j.put("higher_is_better", f.higherIsBetter());
+      j.put("seeded", f.seeded());
       if (check != null) {
         SuiteBaseline.Change c = check.changes().get(i);
         Map<String, Object> b = new LinkedHashMap<>();
@@ -116,6 +118,7 @@ public final class SuiteReport {
       Map<String, Object> b = new LinkedHashMap<>();
       b.put("file", check.file().toString());
       b.put("tolerance_pct", check.tolerancePct());
+      b.put("seeded_tolerance_pct", check.seededTolerancePct());
       b.put("regressions", check.regressions().size());
       b.put("regressed", check.regressions().stream().map(c -> c.figure().name()).toList());
       b.put("missing", check.missing());
