@@ -150,6 +150,10 @@ final class BenchSuiteCommand implements Callable<Integer> {
         ? DataSets.load(singleSettings.dataset(), singleSettings.dataDir()) : null;
 
     Map<String, Object> parameters = parameters(run, singleSettings, tolerancePct, seededTolerancePct);
+    if (old != null && !old.parameterDifferences(parameters).isEmpty()) {
+      spec.commandLine().getErr().println("shardtrain: the baseline ran with other parameters: "
+          + String.join(", ", old.parameterDifferences(parameters)));
+    }
     List<SuiteFigure> figures = new ArrayList<>();
     PrintWriter stdout = spec.commandLine().getOut();
     if (run.contains("gemm")) figures.addAll(gemm(singleSettings, stdout));
@@ -162,10 +166,10 @@ final class BenchSuiteCommand implements Callable<Integer> {
     stdout.println("report: " + out.resolve(SuiteReport.MARKDOWN) + " (figures " + SuiteReport.JSON + ")");
     if (check == null) return 0;
     List<SuiteBaseline.Change> worse = check.regressions();
+    String which = worse.stream().map(c -> String.format(Locale.ROOT, "%s (%+.1f%%)", c.figure().name(),
+        c.changePct())).collect(Collectors.joining(", "));
     stdout.printf(Locale.ROOT, "baseline %s: %d of %d figure(s) regressed by more than %.1f%% (seeded: %.1f%%)%s%n",
-        old.file(), worse.size(), figures.size(), tolerancePct, seededTolerancePct, worse.isEmpty() ? "" : ": " + worse.stream()
-            .map(c -> String.format(Locale.ROOT, "%s (%+.1f%%)", c.figure().name(), c.changePct()))
-            .collect(Collectors.joining(", ")));
+        old.file(), worse.size(), figures.size(), tolerancePct, seededTolerancePct, which.isEmpty() ? "" : ": " + which);
     return worse.isEmpty() ? 0 : REGRESSION_EXIT;
   }
 

@@ -40,13 +40,15 @@ public final class SuiteBaseline {
   private final Map<String, Double> values;
   private final Map<String, String> units;
   private final Map<String, Boolean> higherIsBetter;
+  private final Map<String, String> parameters;
 
   private SuiteBaseline(Path file, Map<String, Double> values, Map<String, String> units,
-      Map<String, Boolean> higherIsBetter) {
+      Map<String, Boolean> higherIsBetter, Map<String, String> parameters) {
     this.file = file;
     this.values = values;
     this.units = units;
     this.higherIsBetter = higherIsBetter;
+    this.parameters = parameters;
   }
 
   /** Reads {@code file}; fails naming the file and what is wrong with it. */
@@ -55,6 +57,7 @@ public final class SuiteBaseline {
     Map<String, Double> values = new LinkedHashMap<>();
     Map<String, String> units = new LinkedHashMap<>();
     Map<String, Boolean> higherIsBetter = new LinkedHashMap<>();
+    Map<String, String> parameters = new LinkedHashMap<>();
     try {
       Config c = ConfigFactory.parseFile(file.toFile(), ConfigParseOptions.defaults().setSyntax(ConfigSyntax.JSON));
       for (Config f : c.getConfigList("figures")) {
@@ -66,12 +69,15 @@ public final class SuiteBaseline {
         units.put(name, f.hasPath("unit") ? f.getString("unit") : "");
         higherIsBetter.put(name, !f.hasPath("higher_is_better") || f.getBoolean("higher_is_better"));
       }
+      if (c.hasPath("parameters")) {
+        c.getObject("parameters").forEach((k, v) -> parameters.put(k, String.valueOf(v.unwrapped())));
+      }
     } catch (ConfigException e) {
       throw new IllegalArgumentException("baseline " + file + " is not a bench suite's suite.json: "
           + e.getMessage().lines().findFirst().orElse(""));
     }
     if (values.isEmpty()) throw new IllegalArgumentException("baseline " + file + " has no figures");
-    return new SuiteBaseline(file, values, units, higherIsBetter);
+    return new SuiteBaseline(file, values, units, higherIsBetter, parameters);
   }
 
   public Path file() {
@@ -81,6 +87,22 @@ public final class SuiteBaseline {
   /** Every figure's value by name, in the file's order; NaN where the file has none. */
   public Map<String, Double> values() {
     return java.util.Collections.unmodifiableMap(values);
+  }
+
+  /**
+   * The parameters this run set otherwise than the baseline's run, as {@code name value (baseline
+   * value)}: figures of other sizes or step counts compare badly. The tolerances are no figure's
+   * setting, so they are left out.
+   */
+  public List<String> parameterDifferences(Map<String, Object> now) {
+    List<String> differences = new ArrayList<>();
+    now.forEach((k, v) -> {
+      String old = parameters.get(k);
+      if (old != null && !k.endsWith("tolerance_pct") && !old.equals(String.valueOf(v))) {
+        differences.add(k + " " + v + " (baseline " + old + ")");
+      }
+    });
+    return differences;
   }
 
   /** Whether the file says higher is better for a figure (so when it says nothing). */

@@ -210,6 +210,18 @@ class BenchSuiteCommandTest {
     assertFalse(byName.get(STEP).getBoolean("baseline.found"));
     assertTrue(byName.get(SQUARE).getDouble("baseline.change_pct") > 0);
     assertEquals(List.of("gemm square n=4096"), json(out.resolve(SuiteReport.JSON)).getStringList("baseline.missing"));
+    assertFalse(r.err().contains("other parameters"), "the hand-made baseline names no parameters: " + r.err());
+  }
+
+  @Test
+  void aBaselineRunWithOtherParametersIsNamedBeforeTheComparison() throws IOException {
+    Path old = dir.resolve("other-parameters.json");
+    Files.writeString(old, "{\"parameters\": {\"parts\": \"gemm\", \"gemm_n\": 1024, \"gemm_iterations\": 3}, "
+        + "\"figures\": [{\"name\": \"gemm square n=1024\", \"value\": 0.001}]}");
+    Run r = suite(dir.resolve("other"), "--parts", "gemm", "--baseline", old.toString());
+    assertEquals(0, r.exit(), r.out() + r.err());
+    assertTrue(r.err().contains("shardtrain: the baseline ran with other parameters: gemm_n 32 (baseline 1024)\n"),
+        r.err());
   }
 
   @Test
