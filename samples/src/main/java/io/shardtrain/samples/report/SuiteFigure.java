@@ -3,8 +3,8 @@ package io.shardtrain.samples.report;
 /**
  * One figure of {@code bench suite}: {@code name} is its key in a baseline, so it stays the same
  * from run to run; {@code higherIsBetter} says which way is a regression; {@code seeded}: the seeds
- * fix the value (a test accuracy, the bytes a run sends), not the machine's speed, so it is held
- * to a tolerance of its own, far below the timed figures' noise.
+ * set the value (a test accuracy, the bytes a run sends) up to a little timing, not the machine's
+ * speed, so it is held to a tolerance of its own, far below the timed figures' noise.
  */
 public record SuiteFigure(String name, double value, String unit, boolean higherIsBetter, boolean seeded) {
   public SuiteFigure {

@@ -73,7 +73,7 @@ public final class SuiteReport {
       List<SuiteBaseline.Change> worse = check.regressions();
       sb.append(String.format(Locale.ROOT, "%nBaseline: `%s`. %s marks a figure that moved the worse way by more "
           + "than the tolerance, in percent of the baseline's value: %.1f%% for timed figures, %.1f%% for seeded ones "
-          + "(test accuracy, bytes sent: the seeds fix them); new: the baseline has no such figure. ",
+          + "(test accuracy, bytes sent: the seeds set them, not the machine's speed); new: the baseline has no such figure. ",
           check.file(), WORSE, check.tolerancePct(), check.seededTolerancePct()));
       sb.append(worse.isEmpty() ? "No figure regressed.\n"
           : "**" + worse.size() + (worse.size() == 1 ? " figure" : " figures") + " regressed**: "

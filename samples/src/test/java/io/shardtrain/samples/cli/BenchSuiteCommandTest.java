@@ -113,7 +113,7 @@ class BenchSuiteCommandTest {
       assertEquals(expected[i][1], f.getString("unit"), expected[i][0]);
       assertEquals(Boolean.parseBoolean(expected[i][2]), f.getBoolean("higher_is_better"), expected[i][0]);
       assertEquals(expected[i][0].endsWith("accuracy") || expected[i][0].endsWith("bytes sent per sample"),
-          f.getBoolean("seeded"), "the seeds fix accuracy and bytes, not rates: " + expected[i][0]);
+          f.getBoolean("seeded"), "the seeds set accuracy and bytes, not rates: " + expected[i][0]);
       double v = f.getDouble("value");
       assertTrue(v > 0 && Double.isFinite(v), expected[i][0] + " = " + v);
       Matcher row = Pattern.compile("\\| " + Pattern.quote(expected[i][0]) + " \\| ([0-9.]+) \\| "
@@ -173,7 +173,8 @@ class BenchSuiteCommandTest {
     Run r = suite(out, "--parts", "gemm", "--baseline", baseline("fast", SQUARE, 1e9, STEP, 0.001).toString(),
         "--tolerance", "20");
     assertEquals(BenchSuiteCommand.REGRESSION_EXIT, r.exit(), r.out() + r.err());
-    assertTrue(r.out().contains("1 of 2 figure(s) regressed by more than 20.0% (seeded: 1.0%): " + SQUARE + " (-100.0%)"), r.out());
+    assertTrue(r.out().contains("1 of 2 figure(s) regressed by more than 20.0% (seeded: "
+        + BenchSuiteCommand.DEFAULT_SEEDED_TOLERANCE_PCT + "%): " + SQUARE + " (-100.0%)"), r.out());
     String md = Files.readString(out.resolve(SuiteReport.MARKDOWN));
     Matcher square = Pattern.compile("\\| " + Pattern.quote(SQUARE) + " \\| [0-9.]+ \\| [^|]+ \\| 1000000000 \\| "
         + "-100\\.0% \\| \\*\\*WORSE\\*\\* \\|").matcher(md);
