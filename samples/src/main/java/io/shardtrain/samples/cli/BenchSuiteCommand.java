@@ -3,19 +3,13 @@ package io.shardtrain.samples.cli;
 import com.typesafe.config.Config;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.transport.WirePrecision;
-import io.shardtrain.bench.GemmBenchmark;
-import io.shardtrain.bench.PsBandwidthBenchmark;
-import io.shardtrain.bench.RecoveryBenchmark;
-import io.shardtrain.compute.FileTrees;
 import io.shardtrain.compute.backend.Backends;
-import io.shardtrain.persistence.journal.JournalConfig;
 import io.shardtrain.samples.local.DataSets;
 import io.shardtrain.samples.report.MachineFacts;
 import io.shardtrain.samples.report.SuiteBaseline;
 import io.shardtrain.samples.report.SuiteFigure;
 import io.shardtrain.samples.report.SuiteReport;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -102,9 +96,6 @@ final class BenchSuiteCommand implements Callable<Integer> {
       description = "recovery: snapshot interval in updates (default: ${DEFAULT-VALUE}).")
   int recoverySnapshotEvery;
 
-  /** Blocks of ps-bandwidth and recovery, as their own commands cut them by default. */
-  private static final int BLOCK_FLOATS = 262144;
-
   @Override
   public Integer call() throws Exception {
     // Everything is checked before the first part starts, so a bad flag or baseline costs no run.
@@ -156,10 +147,14 @@ final class BenchSuiteCommand implements Callable<Integer> {
     }
     List<SuiteFigure> figures = new ArrayList<>();
     PrintWriter stdout = spec.commandLine().getOut();
-    if (run.contains("gemm")) figures.addAll(gemm(singleSettings, stdout));
-    if (run.contains("training")) figures.addAll(training(singleSettings, modeConfigs, data, stdout));
-    if (run.contains("ps-bandwidth")) figures.addAll(psBandwidth(stdout));
-    if (run.contains("recovery")) figures.addAll(recovery(stdout));
+    SuiteParts suite = new SuiteParts(stdout);
+    if (run.contains("gemm")) figures.addAll(suite.gemm(singleSettings, gemmN, gemmWarmup, gemmIterations));
+    if (run.contains("training")) {
+      LocalRun local = new LocalRun(flags, spec.commandLine().getErr());
+      figures.addAll(suite.training(local, singleSettings, modeConfigs, data, flags.ps, trainers));
+    }
+    if (run.contains("ps-bandwidth")) figures.addAll(suite.psBandwidth(psFloats, psRounds, psWarmup));
+    if (run.contains("recovery")) figures.addAll(suite.recovery(recoveryFloats, recoverySnapshotEvery));
 
     SuiteBaseline.Check check = old == null ? null : old.compare(figures, tolerancePct, seededTolerancePct);
     new SuiteReport(MachineFacts.now(), parameters, figures, check).write(out);
@@ -185,86 +180,6 @@ final class BenchSuiteCommand implements Callable<Integer> {
     if (flags.seed == null) flags.seed = 42L;
     if (flags.steps == null && flags.epochs == null) flags.steps = 3000L;
     if (!spec.commandLine().getParseResult().hasMatchedOption("--ps")) flags.ps = 2;
-  }
-
-  private List<SuiteFigure> gemm(TrainSettings s, PrintWriter stdout) {
-    int threads = s.computeThreads();
-    GemmBenchmark.Result square = GemmBenchmark.run(gemmN, threads, gemmWarmup, gemmIterations);
-    stdout.println(square);
-    // The products of one training step of the suite's MLP; their flops over their median times
-    // together is what the step's compute gets.
-    int[] hidden = s.hidden();
-    int[] dims = new int[hidden.length + 2];
-    dims[0] = 784;
-    System.arraycopy(hidden, 0, dims, 1, hidden.length);
-    dims[dims.length - 1] = 10;
-    double flops = 0;
-    double seconds = 0;
-    for (GemmBenchmark.Shape shape : GemmBenchmark.mlpShapes(s.batch(), dims)) {
-      GemmBenchmark.Result r = GemmBenchmark.run(shape, threads, gemmWarmup, gemmIterations);
-      stdout.println(r);
-      flops += shape.flops();
-      seconds += r.medianSeconds();
-    }
-    String mlp = Arrays.stream(dims).mapToObj(String::valueOf).collect(Collectors.joining("-"));
-    return List.of(
-        new SuiteFigure("gemm square n=" + gemmN, square.gflops(), "GFLOP/s", true),
-        new SuiteFigure("gemm training step " + mlp + " batch " + s.batch(), flops / seconds / 1e9, "GFLOP/s", true));
-  }
-
-  private List<SuiteFigure> training(TrainSettings singleSettings, Map<String, Config> modeConfigs,
-      DataSets.TrainTest data, PrintWriter stdout) throws Exception {
-    LocalRun run = new LocalRun(flags, spec.commandLine().getErr());
-    List<SuiteFigure> figures = new ArrayList<>();
-    Map<String, Object> single = run.single(singleSettings, data).summary();
-    double base = number(single, "samples_per_sec");
-    figures.add(new SuiteFigure("single samples/s", base, "samples/s", true));
-    figures.add(new SuiteFigure("single test accuracy", number(single, "test_accuracy"), "fraction", true, true));
-    stdout.printf(Locale.ROOT, "single: %.0f samples/s, test accuracy %.4f%n", base, number(single, "test_accuracy"));
-    stdout.flush();
-    for (String mode : MODES) {
-      Config c = modeConfigs.get(mode);
-      LocalRun.Outcome o = ExperimentCommand.MODES.get(mode).train(run, c, TrainSettings.fromConfig(c), data,
-          flags.ps, trainers);
-      Map<String, Object> m = o.summary();
-      String label = mode + " x" + trainers;
-      double rate = number(m, "samples_per_sec");
-      double samples = number(m, "samples");
-      double perSample = samples > 0 ? Math.max(0, o.bytesSent()) / samples : 0;
-      figures.add(new SuiteFigure(label + " samples/s", rate, "samples/s", true));
-      figures.add(new SuiteFigure(label + " samples/s ratio to single", base > 0 ? rate / base : Double.NaN,
-          "x single", true));
-      figures.add(new SuiteFigure(label + " test accuracy", number(m, "test_accuracy"), "fraction", true, true));
-      figures.add(new SuiteFigure(label + " bytes sent per sample", perSample, "bytes", false, true));
-      stdout.printf(Locale.ROOT, "%s: %.0f samples/s (%.2f x single), test accuracy %.4f, %.0f bytes sent per "
-          + "sample%n", label, rate, base > 0 ? rate / base : Double.NaN, number(m, "test_accuracy"), perSample);
-      stdout.flush();
-    }
-    return figures;
-  }
-
-  private List<SuiteFigure> psBandwidth(PrintWriter stdout) {
-    var r = PsBandwidthBenchmark.run(psFloats, Math.min(BLOCK_FLOATS, psFloats), psRounds, psWarmup);
-    stdout.println(r.summary());
-    String of = " (" + psFloats + " floats)";
-    return List.of(
-        new SuiteFigure("ps-bandwidth raw socket" + of, r.rawGBps(), "GB/s", true),
-        new SuiteFigure("ps-bandwidth blocks over Artery" + of, r.inlineGBps(), "GB/s", true),
-        new SuiteFigure("ps-bandwidth blocks over the bulk channel" + of, r.bulkGBps(), "GB/s", true));
-  }
-
-  private List<SuiteFigure> recovery(PrintWriter stdout) throws Exception {
-    // A fresh H2 file, as bench recovery uses by default: the in-memory journal dies with the node.
-    Path tmp = Files.createTempDirectory("shardtrain-suite-recovery");
-    try {
-      var r = RecoveryBenchmark.run(recoveryFloats, Math.min(BLOCK_FLOATS, recoveryFloats), recoverySnapshotEvery,
-          JournalConfig.forUrl("jdbc:h2:" + tmp.resolve("journal")));
-      stdout.println(r.summary());
-      return List.of(new SuiteFigure("recovery (" + recoveryFloats + " floats, snapshot every "
-          + recoverySnapshotEvery + ")", r.recoverySeconds(), "s", false));
-    } finally {
-      FileTrees.delete(tmp);
-    }
   }
 
   /** What the figures depend on besides the machine: every flag of every part that runs. */
@@ -330,9 +245,5 @@ final class BenchSuiteCommand implements Callable<Integer> {
 
   private static void atLeast(String flag, long value, long min) {
     if (value < min) throw new IllegalArgumentException(flag + " must be at least " + min + ", got " + value);
-  }
-
-  private static double number(Map<String, Object> m, String key) {
-    return ((Number) m.get(key)).doubleValue();
   }
 }
