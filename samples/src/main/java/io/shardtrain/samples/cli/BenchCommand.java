@@ -16,7 +16,8 @@ import picocli.CommandLine.Option;
 /** {@code shardtrain bench ...}: the project's benchmark commands. */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Benchmarks.",
     subcommands = {BenchCommand.Gemm.class, BenchCommand.Transport.class, BenchCommand.PsBandwidth.class,
-        BenchCommand.Recovery.class, BenchCommand.SparseMemory.class, BenchCommand.SparseRecovery.class})
+        BenchCommand.Recovery.class, BenchCommand.SparseMemory.class, BenchCommand.SparseRecovery.class,
+        BenchSuiteCommand.class, BenchSpreadCommand.class})
 final class BenchCommand implements Runnable {
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
