@@ -8,7 +8,6 @@ import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.PsSettings;
 import io.shardtrain.samples.local.DataSets;
 import java.time.Duration;
-import java.util.Locale;
 
 /**
  * Submits a job described by {@code shardtrain.train.*} to a running cluster: plans it from the
