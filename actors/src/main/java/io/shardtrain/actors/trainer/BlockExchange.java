@@ -145,7 +145,7 @@ final class BlockExchange {
     ahead.ran(System.nanoTime() - t0, cpuTime() - cpu0, st.awaitsAnyPush());
   }
 
-  private static Batch nextBatch(Session s, TaskLease lease, BatchReader reader) {
+  static Batch nextBatch(Session s, TaskLease lease, BatchReader reader) {
     // A batch ends where a block that already holds examples of this task stops holding them.
     return reader.next(lease.batchLimit(reader.position().offset(), s.job().batch()));
   }

@@ -97,8 +97,7 @@ final class RingStepping {
     long t0 = System.nanoTime();
     long cpu0 = BlockExchange.cpuTime();
     List<Parameter> params = s.model().parameters();
-    Batch batch = withData ? task.reader().next(task.lease().batchLimit(task.reader().position().offset(),
-        s.job().batch())) : null;
+    Batch batch = withData ? BlockExchange.nextBatch(s, task.lease(), task.reader()) : null;
     int examples = batch == null ? 0 : batch.size();
     List<String> order = s.model().blocks();
     StepReduction reduction = new StepReduction(link.size(), link.position(), step, order.size(), examples,
