@@ -228,6 +228,8 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
           throw new IllegalStateException("shard " + entityId + ": snapshot " + state.restoring() + " at sequence number "
               + state.sequenceNr + " has no rows in the journal; recovering from the snapshot before it");
         })
+        // Left in the mailbox when a command reached the broken incarnation first: nothing to do now.
+        .onCommand(SparseProtocol.Recover.class, (state, r) -> Effect().none())
         .onCommand(WriteChunks.class, (state, w) -> onWriteChunks(state))
         .onCommand(GetStats.class, (state, cmd) -> Effect().reply(cmd.replyTo(), stats(state)))
         .onCommand(cmd -> chunking, (state, cmd) -> Effect().stash())

@@ -190,6 +190,20 @@ class SparseShardRecoveryTest {
     }
   }
 
+  @Test
+  void aRecoverLeftInTheMailboxAfterTheRestartIsIgnored() {
+    TableSpec spec = table();
+    akka.actor.typed.ActorRef<Command> shard = kit.spawn(SparseShard.create(spec.entityId(0), settings()));
+    assertEquals(new SparseProtocol.ShardReady(0),
+        SparseShardRecoveryTest.<SparseProtocol.InitReply>ask(shard, r -> new SparseProtocol.InitShard(spec, 0, r)));
+    // The broken incarnation sends itself Recover; a stashed push may fail it first, so the healthy
+    // incarnation after the restart receives it.
+    shard.tell(SparseProtocol.Recover.INSTANCE);
+    ShardStats stats = SparseShardRecoveryTest.<ShardStats>ask(shard, SparseProtocol.GetStats::new);
+    assertEquals(0, stats.version());
+    kit.stop(shard);
+  }
+
   private static <T> T ask(akka.actor.typed.ActorRef<Command> shard,
       java.util.function.Function<akka.actor.typed.ActorRef<T>, Command> request) {
     var probe = kit.<T>createTestProbe();
