@@ -19,6 +19,7 @@ public final class Replica {
   private final LearningRateSchedule schedule;
   private final long examplesPerUpdate;
   private final OptimizerState[] states;
+  private final int slotsPerParameter;
   private long examplesApplied;
   private long updates;
 
@@ -33,6 +34,7 @@ public final class Replica {
     for (int i = 0; i < states.length; i++) {
       states[i] = OptimizerState.create(optimizer, this.parameters.get(i).value().data().length);
     }
+    this.slotsPerParameter = states.length == 0 ? 0 : states[0].slots().length;
   }
 
   /**
@@ -49,6 +51,50 @@ public final class Replica {
     }
     examplesApplied += examples;
     updates++;
+  }
+
+  /**
+   * A copy of everything a replica is: per parameter its values, then its optimizer slots, in the
+   * parameters' order ({@link #restore} takes it on another member).
+   */
+  public List<float[]> export() {
+    List<float[]> parts = new java.util.ArrayList<>();
+    for (int i = 0; i < states.length; i++) {
+      parts.add(parameters.get(i).value().data().clone());
+      for (float[] slot : states[i].slots()) parts.add(slot.clone());
+    }
+    return parts;
+  }
+
+  /** Parts of an {@link #export}: parameter values and slots per parameter. */
+  public int parts() {
+    return states.length * (1 + slotsPerParameter);
+  }
+
+  /**
+   * Becomes the replica another member exported after applying {@code examplesApplied} examples in
+   * {@code updates} steps: the same values, slots and schedule position, bit for bit.
+   */
+  public void restore(List<float[]> parts, long examplesApplied, long updates) {
+    if (parts.size() != parts()) {
+      throw new IllegalArgumentException("a replica of " + parts() + " parts, not " + parts.size());
+    }
+    int k = 0;
+    for (int i = 0; i < states.length; i++) {
+      float[] values = parameters.get(i).value().data();
+      float[] from = parts.get(k++);
+      if (from.length != values.length) {
+        throw new IllegalArgumentException("parameter " + parameters.get(i).name() + " has " + values.length
+            + " values, the replica sent " + from.length);
+      }
+      System.arraycopy(from, 0, values, 0, values.length);
+      float[][] slots = new float[slotsPerParameter][];
+      for (int j = 0; j < slotsPerParameter; j++) slots[j] = parts.get(k++);
+      // Each parameter took every update with examples, so its state counts the replica's updates.
+      states[i] = OptimizerState.of(values.length, slots, updates);
+    }
+    this.examplesApplied = examplesApplied;
+    this.updates = updates;
   }
 
   /** The examples applied so far, over every step. */

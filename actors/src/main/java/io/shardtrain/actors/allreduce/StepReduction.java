@@ -23,8 +23,17 @@ import java.util.function.Consumer;
  * {@code leaving}; every member learns the "or" of all, with the step's total examples.
  * Messages may arrive before the member started their bucket (its backward has not produced it
  * yet): they wait until it has.
+ *
+ * <p>The chunks of bucket 0 also carry task marks (groups of {@value #MARK} longs: ring position,
+ * task epoch, task, reader offset after the batch): each member with data adds its own in
+ * reduce-scatter, and the owner's complete set goes round in all-gather, so every member that
+ * finished the step knows where every member's reader stood after it. Survivors of a member that
+ * died tell the master its mark, so its task resumes after the last step the ring applied.
  */
 public final class StepReduction {
+  /** Longs per task mark: ring position, task epoch, task, reader offset after the batch. */
+  public static final int MARK = 4;
+  private static final int MARK_BUCKET = 0;
   private final int n;
   private final int position;
   private final long step;
@@ -32,6 +41,8 @@ public final class StepReduction {
   private final boolean leaving;
   private final Consumer<RingChunk> next;
   private final Bucket[] buckets;
+  private final long[] ownMark;
+  private long[] marks = RingChunk.NO_MARKS;
   private final List<RingChunk> early = new ArrayList<>();
   private int bucketsDone;
   private int totalExamples = -1;
@@ -44,6 +55,15 @@ public final class StepReduction {
    */
   public StepReduction(int members, int position, long step, int bucketCount, int examples, boolean leaving,
       Consumer<RingChunk> next) {
+    this(members, position, step, bucketCount, examples, leaving, null, next);
+  }
+
+  /**
+   * The same, with this member's task mark {@code {task epoch, task, offset after}} (null: no data
+   * this step).
+   */
+  public StepReduction(int members, int position, long step, int bucketCount, int examples, boolean leaving,
+      long[] taskMark, Consumer<RingChunk> next) {
     if (members < 1 || position < 0 || position >= members) {
       throw new IllegalArgumentException("position " + position + " in a ring of " + members);
     }
@@ -55,6 +75,11 @@ public final class StepReduction {
     this.leaving = leaving;
     this.next = next;
     this.buckets = new Bucket[bucketCount];
+    if (taskMark != null && taskMark.length != MARK - 1) {
+      throw new IllegalArgumentException("a task mark is {epoch, task, offset}, not " + taskMark.length + " longs");
+    }
+    this.ownMark = taskMark == null ? RingChunk.NO_MARKS
+        : new long[] {position, taskMark[0], taskMark[1], taskMark[2]};
   }
 
   public long step() {
@@ -81,10 +106,12 @@ public final class StepReduction {
     buckets[bucket] = b;
     if (n == 1) {
       // Alone: the mean of one batch's mean gradient is that gradient, with no rounding.
+      if (bucket == MARK_BUCKET) marks = ownMark;
       finished(b, examples, leaving);
       return;
     }
-    next.accept(new RingChunk(step, bucket, 0, examples, leaving, weighted(gradient, chunk(b, position), null)));
+    next.accept(new RingChunk(step, bucket, 0, examples, leaving, weighted(gradient, chunk(b, position), null),
+        bucket == MARK_BUCKET ? ownMark : RingChunk.NO_MARKS));
     List<RingChunk> waiting = new ArrayList<>();
     early.removeIf(c -> c.bucket() == bucket && waiting.add(c));
     for (RingChunk c : waiting) take(b, c);
@@ -112,21 +139,26 @@ public final class StepReduction {
       int[] range = chunk(b, chunk);
       int ex = c.examples() + examples;
       boolean lv = c.leaving() || leaving;
+      long[] mk = b.index == MARK_BUCKET ? concat(c.marks(), ownMark) : RingChunk.NO_MARKS;
       if (p < n - 2) {
-        next.accept(new RingChunk(step, b.index, p + 1, ex, lv, weighted(b.gradient, range, c.values())));
+        next.accept(new RingChunk(step, b.index, p + 1, ex, lv, weighted(b.gradient, range, c.values()), mk));
         return;
       }
       // The whole sum of this member's own chunk: its mean goes round the ring.
       float[] mean = mean(b.gradient, range, c.values(), ex);
       System.arraycopy(mean, 0, b.gradient, range[0], mean.length);
-      next.accept(new RingChunk(step, b.index, n - 1, ex, lv, mean));
+      if (b.index == MARK_BUCKET) marks = mk;
+      next.accept(new RingChunk(step, b.index, n - 1, ex, lv, mean, mk));
       chunkIn(b, ex, lv);
     } else {
       int k = p - (n - 1);
       int[] range = chunk(b, Math.floorMod(position - k, n));
       System.arraycopy(c.values(), 0, b.gradient, range[0], range[1] - range[0]);
+      if (b.index == MARK_BUCKET) marks = c.marks();
       // The array is never changed after it was sent, so it goes on as it is.
-      if (k < n - 2) next.accept(new RingChunk(step, b.index, p + 1, c.examples(), c.leaving(), c.values()));
+      if (k < n - 2) {
+        next.accept(new RingChunk(step, b.index, p + 1, c.examples(), c.leaving(), c.values(), c.marks()));
+      }
       chunkIn(b, c.examples(), c.leaving());
     }
   }
@@ -189,6 +221,15 @@ public final class StepReduction {
     return mean;
   }
 
+  private static long[] concat(long[] a, long[] b) {
+    if (a.length == 0) return b;
+    if (b.length == 0) return a;
+    long[] out = new long[a.length + b.length];
+    System.arraycopy(a, 0, out, 0, a.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
+  }
+
   /** Chunk {@code c} of a bucket as [from, to): the bucket cut into {@code n} nearly equal parts. */
   private int[] chunk(Bucket b, int c) {
     long len = b.length;
@@ -214,6 +255,15 @@ public final class StepReduction {
   public boolean leaving() {
     if (!done()) throw new IllegalStateException("step " + step + " is not reduced yet");
     return anyLeaving;
+  }
+
+  /**
+   * The task marks of every member that had data this step, {@value #MARK} longs each (ring
+   * position, task epoch, task, offset after), in no particular order; once {@link #done()}.
+   */
+  public long[] marks() {
+    if (!done()) throw new IllegalStateException("step " + step + " is not reduced yet");
+    return marks;
   }
 
   private static final class Bucket {

@@ -18,7 +18,7 @@ public final class JobProtocol {
   /** What the master accepts: the requests below, and its own messages ({@link Internal}). */
   public sealed interface Command extends CborSerializable
       permits SubmitJob, RegisterTrainer, RequestTask, ReportProgress, Heartbeat, LeaveJob, GetStatus, TakeCheckpoint,
-      RollBackToCheckpoint, Internal {}
+      RollBackToCheckpoint, SettleFromRing, Internal {}
 
   /**
    * The master's messages to itself (timers, answers to its own asks): declared beside the master,
@@ -67,6 +67,18 @@ public final class JobProtocol {
 
   /** The task was read up to reader offset {@code offset} after step {@code step}. */
   public record StepOffset(long step, long offset) {}
+
+  /**
+   * All-reduce: from the first member of a ring re-formed in membership epoch
+   * {@code membershipEpoch}, whose members all applied step {@code step}: where each departed
+   * member's task stood after the newest step of that ring with its batch in it. The master settles
+   * every task a departed trainer held there (at its reported offset when it has no mark).
+   */
+  public record SettleFromRing(String trainerId, long generation, long membershipEpoch, long step,
+      List<RingMark> departed) implements Command {}
+
+  /** Task {@code task} of epoch {@code epoch} was read by {@code trainerId} up to {@code offset} in step {@code step}. */
+  public record RingMark(String trainerId, int epoch, int task, long offset, long step) {}
 
   /**
    * A trainer is alive: sent every third of {@code failure-timeout}, so one that waits at a barrier

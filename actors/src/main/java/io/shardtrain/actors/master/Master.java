@@ -64,11 +64,8 @@ import java.util.Map;
  */
 public final class Master extends EventSourcedBehavior<Command, Master.Event, MasterState> {
   public static final String SINGLETON_NAME = "shardtrain-master";
-
   // ---- the master's own messages ----
-
   private record MemberRemoved(String address, boolean ps) implements Internal {}
-
   /** The actor {@code trainer} registered as {@code trainerId} stopped (or its node was removed). */
   private record TrainerStopped(String trainerId, ActorRef<TrainerNotice> trainer) implements Internal {}
 
@@ -76,7 +73,6 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
 
   // ---- events (journaled by class name: they stay nested here) ----
   public sealed interface Event extends CborSerializable {}
-
   public record JobSubmitted(JobSpec job) implements Event {}
 
   public record TrainerJoined(String trainerId, ActorRef<TrainerNotice> trainer) implements Event {}
@@ -103,8 +99,8 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
   public record CheckpointCommitted(MasterState.CommittedCheckpoint checkpoint) implements Event {}
 
   /**
-   * Every block answered for the task {@code trainerId} held when it left: all hold its examples up
-   * to {@code offset} (pushed at {@code step}); the blocks in {@code skip} hold them up to more.
+   * Every block (all-reduce: the ring) answered for the task {@code trainerId} held when it left: all
+   * hold its examples up to {@code offset} (of {@code step}); those in {@code skip} up to more.
    */
   public record TaskSettled(int epoch, int task, String trainerId, long offset, long step, Map<String, Long> skip)
       implements Event {}
@@ -240,6 +236,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
         })
         .onCommand(BlockRolledBack.class, this::onBlockRolledBack)
         .onCommand(TaskMarkAnswered.class, this::onTaskMarkAnswered)
+        .onCommand(SettleFromRing.class, this::onSettleFromRing)
         .build();
   }
 
@@ -382,6 +379,13 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
     settler.askMissing(s);
     checkpoints.tick(s, rollbacks.running());
     return Effect().none();
+  }
+
+  private Effect<Event, MasterState> onSettleFromRing(MasterState s, SettleFromRing c) {
+    List<TaskSettled> settled = TaskSettler.fromRing(s, c);
+    if (settled.isEmpty()) return Effect().none();
+    return Effect().persist(List.<Event>copyOf(settled)).thenRun(st -> context.getLog().info(
+        "ring epoch {} at step {} settled {}", c.membershipEpoch(), c.step(), settled));
   }
 
   private Effect<Event, MasterState> onTaskMarkAnswered(MasterState s, TaskMarkAnswered c) {

@@ -1,5 +1,8 @@
 package io.shardtrain.actors.master;
 
+import akka.actor.typed.ActorRef;
+import io.shardtrain.actors.job.TrainerNotice;
+import io.shardtrain.actors.ps.BlockSpec;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,10 +25,18 @@ final class MembershipBroadcast {
     this.blocks = blocks;
   }
 
-  /** Sends the current membership to every block of the job. */
+  /**
+   * Sends the current membership to every block of the job; in all-reduce mode to every trainer
+   * too, whose ring re-forms on it.
+   */
   void broadcast(MasterState s) {
     if (s.job() == null) return;
     for (String block : s.job().blocks()) send(s, block);
+    if (s.job().mode() == BlockSpec.Mode.ALLREDUCE) {
+      TrainerNotice.MembersChanged m = new TrainerNotice.MembersChanged(s.membershipEpoch(),
+          List.copyOf(s.members().keySet()));
+      for (ActorRef<TrainerNotice> trainer : s.members().values()) trainer.tell(m);
+    }
   }
 
   /** Sends the current membership again to every block that has not acknowledged it. */

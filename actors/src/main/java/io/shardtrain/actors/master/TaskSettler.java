@@ -1,6 +1,9 @@
 package io.shardtrain.actors.master;
 
+import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.ps.BlockProtocol;
+import io.shardtrain.actors.ps.BlockSpec;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -37,7 +40,8 @@ final class TaskSettler {
 
   /** Asks every block that has not answered, and is not being asked, how far it holds each settling task. */
   void askMissing(MasterState s) {
-    if (s.job() == null) return;
+    // All-reduce blocks see no pushes: the ring settles its departed members' tasks (fromRing).
+    if (s.job() == null || s.job().mode() == BlockSpec.Mode.ALLREDUCE) return;
     for (MasterState.TaskState t : s.settling()) {
       String key = taskKey(t.epoch, t.index);
       Map<String, BlockProtocol.TaskProgress> got = answers.computeIfAbsent(key, k -> new HashMap<>());
@@ -69,6 +73,29 @@ final class TaskSettler {
     if (!got.keySet().containsAll(s.job().blocks())) return null;
     answers.remove(key);
     return settle(t, s.job().blocks(), got);
+  }
+
+  /**
+   * All-reduce: the settlements of every task a departed trainer held, from the marks of ring
+   * {@code c}; none when the ring is not of the current membership and generation (a newer ring
+   * sends again).
+   */
+  static List<Master.TaskSettled> fromRing(MasterState s, JobProtocol.SettleFromRing c) {
+    if (c.generation() != s.generation() || c.membershipEpoch() != s.membershipEpoch()) return List.of();
+    List<Master.TaskSettled> out = new ArrayList<>();
+    for (MasterState.TaskState t : s.settling()) {
+      if (s.members().containsKey(t.settlingFor)) continue;
+      long offset = t.offset;
+      long step = 0;
+      for (JobProtocol.RingMark m : c.departed()) {
+        if (m.trainerId().equals(t.settlingFor) && m.epoch() == t.epoch && m.task() == t.index && m.offset() > offset) {
+          offset = Math.min(t.length(), m.offset());
+          step = m.step();
+        }
+      }
+      out.add(new Master.TaskSettled(t.epoch, t.index, t.settlingFor, offset, step, Map.of()));
+    }
+    return out;
   }
 
   /** Forgets every answer: after a rollback the blocks hold nothing of a departed trainer's steps. */

@@ -2,6 +2,7 @@ package io.shardtrain.actors.trainer;
 
 import akka.actor.typed.Behavior;
 import akka.actor.typed.javadsl.ActorContext;
+import akka.actor.typed.javadsl.BehaviorBuilder;
 import akka.actor.typed.javadsl.Behaviors;
 import io.shardtrain.actors.allreduce.Replica;
 import io.shardtrain.actors.allreduce.StepReduction;
@@ -12,7 +13,12 @@ import io.shardtrain.compute.data.Batch;
 import io.shardtrain.compute.nn.Parameter;
 import io.shardtrain.compute.optim.LearningRateSchedule;
 import io.shardtrain.compute.optim.OptimizerSpec;
+import io.shardtrain.actors.job.TrainerNotice;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -27,57 +33,112 @@ import java.util.function.Supplier;
  * blocks every {@code publish-every} steps and before they leave, each member its share of the
  * blocks, so evaluation and save-model read the job's model where they always do. The master
  * leases tasks and records reader offsets as in sync mode.
+ *
+ * <p>Faults and elasticity: the ring is formed from one membership epoch of the master's, which
+ * tells members of each change (a member whose step stalls asks it); on a new epoch the members
+ * drop the step in flight and bring each other level ({@link #resyncing}), so no step is applied
+ * by one replica and not another, and the master learns from the chunks' task marks how far a
+ * departed member's task was applied. A member reports a step's reader offset once it applied the
+ * next (when every member has applied it); at the end of a task, and when leaving, at once.
+ * docs/ARCHITECTURE.md, "All-reduce mode", has the whole protocol.
  */
 final class RingStepping {
 
-  /** The master's member list, to form the ring from. */
-  record Members(List<String> members, Throwable failure) implements Trainer.Internal {}
+  /** The master's member list in membership epoch {@code epoch}, to form the ring from. */
+  record Members(long epoch, List<String> members, Throwable failure) implements Trainer.Internal {}
 
-  /** A block kept (or refused) the values published after {@code step}. */
-  record Published(String block, long step, Throwable failure) implements Trainer.Internal {}
+  /** Whether step {@code step} of ring epoch {@code epoch} is still waiting: then the master is asked. */
+  record StallCheck(long epoch, long step) implements Trainer.Internal {}
 
   private final Trainer trainer;
   private final ActorContext<Trainer.Command> context;
   private final Trainer.Setup setup;
   private final RingLink link;
-  private final BlockExchange blocks;
   private final TrainerCounts counts;
   private final TrainerProfile profile;
   private final ProgressReports reports;
   private Replica replica;
+  /** The newest membership the master told of, and its epoch. */
   private List<String> members;
-  /** The last step this replica applied. */
+  private long membersEpoch = -1;
+  /** The last step this replica applied, and whether the ring leaves after it. */
   private long lastStep;
-  private int publishesOut;
-  private long publishedStep = -1;
+  private boolean lastLeaving;
+  private final RingHandover handover = new RingHandover();
+  /** The members' {@link RingLink.Sync}s, by epoch. */
+  private final Map<Long, Map<String, RingLink.Sync>> syncs = new HashMap<>();
+  /** This member's newest applied step with data, reported once the step after it is applied: {epoch, task, step, offset}. */
+  private long[] heldReport;
+  /** One {@link StallCheck} at a time, not one per step. */
+  private boolean stallCheckPending;
+  private final ReplicaPublishing publishing;
   private boolean left;
 
   RingStepping(Trainer trainer, ActorContext<Trainer.Command> context, Trainer.Setup setup, BlockExchange blocks,
       TrainerCounts counts, TrainerProfile profile, ProgressReports reports) {
     this.trainer = trainer;
-    this.blocks = blocks;
     this.counts = counts;
     this.profile = profile;
     this.reports = reports;
     this.context = context;
     this.setup = setup;
     this.link = new RingLink(context, setup.trainerId());
+    this.publishing = new ReplicaPublishing(context, setup.trainerId(), blocks);
   }
 
-  /** Chunks of a step not begun yet wait; those of steps done are dropped. */
-  Behavior<Trainer.Command> early(RingLink.ChunkArrived m) {
-    link.early(m, lastStep);
+  /** What the ring sends between this member's steps, and in phases that are not the ring's. */
+  BehaviorBuilder<Trainer.Command> between(BehaviorBuilder<Trainer.Command> phase) {
+    return phase
+        // Chunks of a step not begun yet wait; those of steps done are dropped.
+        .onMessage(RingLink.ChunkArrived.class, m -> {
+          link.early(m, lastStep);
+          return Behaviors.same();
+        })
+        .onMessage(RingLink.Hello.class, m -> {
+          link.hello(m);
+          return Behaviors.same();
+        })
+        .onMessage(RingLink.Listed.class, m -> {
+          link.listed(m);
+          return Behaviors.same();
+        })
+        .onMessage(ReplicaPublishing.Published.class, m -> {
+          publishing.published(m);
+          return Behaviors.same();
+        })
+        .onMessage(StallCheck.class, m -> {
+          stallCheckPending = false;
+          return Behaviors.same();
+        })
+        // A member's word of a newer ring waits for this member's next step.
+        .onMessage(RingLink.Sync.class, m -> {
+          keep(m);
+          return Behaviors.same();
+        });
+  }
+
+  /** Between steps: a newer membership is taken up when the next step begins. */
+  Behavior<Trainer.Command> noticed(TrainerNotice notice) {
+    if (notice instanceof TrainerNotice.MembersChanged m) learn(m.epoch(), m.members());
     return Behaviors.same();
   }
 
-  Behavior<Trainer.Command> hello(RingLink.Hello m) {
-    link.hello(m);
-    return Behaviors.same();
+  private boolean learn(long epoch, List<String> memberIds) {
+    if (epoch <= membersEpoch) return false;
+    membersEpoch = epoch;
+    members = memberIds;
+    return true;
   }
 
-  Behavior<Trainer.Command> listed(RingLink.Listed m) {
-    link.listed(m);
-    return Behaviors.same();
+  private void keep(RingLink.Sync m) {
+    if (m.epoch() < link.epoch()) return;
+    syncs.computeIfAbsent(m.epoch(), e -> new HashMap<>()).put(m.trainerId(), m);
+    // Told of an epoch the master's notice has not brought (yet): ask.
+    if (m.epoch() > membersEpoch) askMembers();
+  }
+
+  private boolean newRing() {
+    return !link.formed() || membersEpoch > link.epoch();
   }
 
   /**
@@ -85,168 +146,315 @@ final class RingStepping {
    * with nothing; {@code leaving}: every member leaves after it.
    */
   Behavior<Trainer.Command> step(Session s, Trainer.Task task, long previousStep, boolean withData, boolean leaving) {
-    if (!link.formed()) return forming(s, task, previousStep, withData, leaving);
-    if (replica == null) {
-      JobSpec job = s.job();
-      replica = new Replica(s.model().parameters(),
-          OptimizerSpec.parse(job.optimizer()).withWeightDecay(job.weightDecay()).create(),
-          LearningRateSchedule.parse(job.lrSchedule(), job.lr()), job.examplesPerUpdate());
-      lastStep = previousStep;
-    }
-    long step = previousStep + 1;
+    if (newRing()) return resyncing(s, task, previousStep, null, withData, leaving);
+    Batch batch = withData ? BlockExchange.nextBatch(s, task.lease(), task.reader()) : null;
+    return compute(s, task, new RingStep(lastStep + 1, batch, leaving));
+  }
+
+  /** Computes {@code st}'s gradients, each bucket entering the ring as backward produces it. */
+  private Behavior<Trainer.Command> compute(Session s, Trainer.Task task, RingStep st) {
     long t0 = System.nanoTime();
     long cpu0 = BlockExchange.cpuTime();
-    List<Parameter> params = s.model().parameters();
-    Batch batch = withData ? BlockExchange.nextBatch(s, task.lease(), task.reader()) : null;
+    Batch batch = st.batch;
     int examples = batch == null ? 0 : batch.size();
+    long[] mark = batch == null ? null
+        : new long[] {task.lease().epoch(), task.lease().task(), batch.positionAfter().offset()};
     List<String> order = s.model().blocks();
-    StepReduction reduction = new StepReduction(link.size(), link.position(), step, order.size(), examples,
-        leaving, link::send);
+    StepReduction reduction = new StepReduction(link.size(), link.position(), st.step, order.size(), examples,
+        st.leaving, mark, link::send);
+    st.reduction = reduction;
     // A bucket per block: messages stay within the channel's frame whatever a parameter's size.
     Consumer<Parameter> buckets = p -> {
       for (BlockSlice slice : s.model().slicesOf(p)) {
         reduction.start(order.indexOf(slice.entityId()), p.grad().data(), slice.offset(), slice.length());
       }
     };
-    float loss = Float.NaN;
+    st.loss = Float.NaN;
     if (batch != null) {
       s.model().beginForward(batch);
-      loss = s.model().finishForwardBackward(batch, buckets);
+      st.loss = s.model().finishForwardBackward(batch, buckets);
     } else {
-      for (Parameter p : params) buckets.accept(p);
+      for (Parameter p : s.model().parameters()) buckets.accept(p);
     }
-    long computed = System.nanoTime();
-    long cpu = BlockExchange.cpuTime() - cpu0;
-    link.drain(step, reduction::received);
-    RingStep st = new RingStep(reduction, examples, batch == null ? 0 : batch.positionAfter().offset(), loss, t0,
-        computed, cpu);
+    st.computeStarted = t0;
+    st.computed = System.nanoTime();
+    st.computeCpu = BlockExchange.cpuTime() - cpu0;
+    link.drain(st.step, reduction::received);
     return reducing(s, task, st);
   }
 
-  /** A step on its way round the ring. */
+  /** A step on its way round the ring: kept whole until applied, so a new ring can take it again. */
   private static final class RingStep {
-    final StepReduction reduction;
-    final int examples;
-    final long offsetAfter;
-    final float loss;
-    final long computeStarted;
-    final long computed;
-    final long computeCpu;
+    final long step;
+    final Batch batch;
+    final boolean leaving;
+    StepReduction reduction;
+    float loss;
+    long computeStarted;
+    long computed;
+    long computeCpu;
     boolean stopRequested;
 
-    RingStep(StepReduction reduction, int examples, long offsetAfter, float loss, long computeStarted, long computed,
-        long computeCpu) {
-      this.reduction = reduction;
-      this.examples = examples;
-      this.offsetAfter = offsetAfter;
-      this.loss = loss;
-      this.computeStarted = computeStarted;
-      this.computed = computed;
-      this.computeCpu = computeCpu;
+    RingStep(long step, Batch batch, boolean leaving) {
+      this.step = step;
+      this.batch = batch;
+      this.leaving = leaving;
+    }
+
+    int examples() {
+      return batch == null ? 0 : batch.size();
     }
   }
 
   private Behavior<Trainer.Command> reducing(Session s, Trainer.Task task, RingStep st) {
     if (st.reduction.done()) return reduced(s, task, st);
-    return trainer.phase(s, () -> st.stopRequested, Behaviors.receive(Trainer.Command.class)
+    long epoch = link.epoch();
+    if (!stallCheckPending) {
+      stallCheckPending = true;
+      context.scheduleOnce(setup.settings().heartbeatInterval(), context.getSelf(), new StallCheck(epoch, st.step));
+    }
+    return trainer.phase(s, () -> st.stopRequested, membership(Behaviors.receive(Trainer.Command.class)
         .onMessage(RingLink.ChunkArrived.class, m -> {
-          if (m.step() != st.reduction.step()) {
+          if (m.epoch() != epoch || m.step() != st.step) {
             link.early(m, lastStep);
             return Behaviors.same();
           }
           st.reduction.received(m.chunk());
           return st.reduction.done() ? reduced(s, task, st) : Behaviors.same();
         })
+        .onMessage(StallCheck.class, m -> {
+          stallCheckPending = false;
+          // Still in the step it was scheduled in: the ring has not moved for a heartbeat interval.
+          if (m.epoch() == epoch && m.step() == st.step) {
+            askMembers();
+            stallCheckPending = true;
+            context.scheduleOnce(setup.settings().heartbeatInterval(), context.getSelf(), m);
+          }
+          return Behaviors.same();
+        })
         .onMessageEquals(Trainer.Stop.INSTANCE, () -> {
           st.stopRequested = true;
           return Behaviors.same();
-        }));
+        }), () -> resyncing(s, task, lastStep, st, false, false), Behaviors::same));
+  }
+
+  /**
+   * A phase's handlers of membership news: {@code onNewer} when it names a newer epoch than known,
+   * else {@code otherwise}.
+   */
+  private BehaviorBuilder<Trainer.Command> membership(BehaviorBuilder<Trainer.Command> phase,
+      Supplier<Behavior<Trainer.Command>> onNewer, Supplier<Behavior<Trainer.Command>> otherwise) {
+    return phase
+        .onMessage(Members.class, m -> {
+          if (m.failure() == null) return learn(m.epoch(), m.members()) ? onNewer.get() : otherwise.get();
+          context.getLog().warn("trainer {}: no member list from the master ({}), asking again", setup.trainerId(),
+              m.failure().getMessage());
+          askMembers();
+          return Behaviors.same();
+        })
+        .onMessage(Trainer.Notice.class, n -> n.notice() instanceof TrainerNotice.MembersChanged, n -> {
+          TrainerNotice.MembersChanged c = (TrainerNotice.MembersChanged) n.notice();
+          return learn(c.epoch(), c.members()) ? onNewer.get() : Behaviors.same();
+        })
+        .onMessage(RingLink.Sync.class, m -> {
+          keep(m);
+          return otherwise.get();
+        });
   }
 
   private Behavior<Trainer.Command> reduced(Session s, Trainer.Task task, RingStep st) {
     StepReduction r = st.reduction;
     long reducedAt = System.nanoTime();
     replica.apply(r.totalExamples());
-    lastStep = r.step();
-    counts.stepCompleted(r.step());
+    handover.stepApplied(r.step(), r.marks(), link.members());
     long applied = System.nanoTime();
     // In the profile the ring's wait is the push wait, the optimizer step the pull wait.
     profile.completed(new StepTimes(st.computeStarted, st.computed, st.computeCpu, reducedAt, applied), applied);
-    if (st.examples > 0) {
-      setup.listener().onStep(setup.trainerId(), r.step(), st.loss, st.examples, st.computed - st.computeStarted);
-      reports.completed(task.lease().epoch(), task.lease().task(), r.step(), st.offsetAfter);
-    }
-    if (r.step() % setup.settings().publishEvery() == 0) publish(s, r.step());
-    trainer.sendReport(s);
-    if (r.leaving()) {
-      return trainer.ringStepDone(s, task, r.step(), st.stopRequested ? "stopped" : "the ring's last step");
-    }
-    // The other members learn in the next step that this one leaves, and leave with it.
-    if (st.stopRequested) return step(s, task, r.step(), false, true);
-    return trainer.ringStepDone(s, task, r.step(), null);
+    return applied(s, task, st, r.leaving());
   }
 
-  // ---- forming the ring ----
+  /** {@code st} is applied to the replica (by this member, or by the one whose replica it took). */
+  private Behavior<Trainer.Command> applied(Session s, Trainer.Task task, RingStep st, boolean leaving) {
+    lastStep = st.step;
+    lastLeaving = leaving;
+    counts.stepCompleted(st.step);
+    if (heldReport != null) reportHeld(s);
+    if (st.batch != null) {
+      setup.listener().onStep(setup.trainerId(), st.step, st.loss, st.examples(), st.computed - st.computeStarted);
+      heldReport = new long[] {task.lease().epoch(), task.lease().task(), st.step, st.batch.positionAfter().offset()};
+    }
+    if (st.step % setup.settings().publishEvery() == 0) publish(s, st.step);
+    boolean taskDone = task == null || task.reader().epochDone();
+    if (leaving) {
+      reportHeld(s);
+      return trainer.ringStepDone(s, task, st.step, st.stopRequested ? "stopped" : "the ring's last step");
+    }
+    // The other members learn in the next step that this one leaves, and leave with it.
+    if (st.stopRequested) return step(s, task, st.step, false, true);
+    if (taskDone) reportHeld(s);
+    return trainer.ringStepDone(s, task, st.step, null);
+  }
 
-  private Behavior<Trainer.Command> forming(Session s, Trainer.Task task, long previousStep, boolean withData,
-      boolean leaving) {
+  /** Reports the held step: at the end of a task the master must know where it ended before the next lease. */
+  private void reportHeld(Session s) {
+    if (heldReport == null) return;
+    reports.completed((int) heldReport[0], (int) heldReport[1], heldReport[2], heldReport[3]);
+    heldReport = null;
+    trainer.sendReport(s);
+  }
+
+  // ---- forming the ring, and re-forming it on a new membership ----
+
+  /**
+   * Forms the ring of the newest membership and brings every member to the same step, then goes on
+   * with {@code inFlight} (a step computed but not applied, which goes round the new ring again) or
+   * with the step after {@code previousStep} as {@link #step} would.
+   */
+  private Behavior<Trainer.Command> resyncing(Session s, Trainer.Task task, long previousStep, RingStep inFlight,
+      boolean withData, boolean leaving) {
     link.join(s.job().jobId());
+    // Its answer moves this phase on, whatever is known already.
     askMembers();
-    Supplier<Behavior<Trainer.Command>> ifFormed = () -> members != null && link.form(members)
-        ? step(s, task, previousStep, withData, leaving) : Behaviors.same();
-    return trainer.phase(s, () -> false, Behaviors.receive(Trainer.Command.class)
-        .onMessage(Members.class, m -> {
-          if (m.failure() != null) {
-            context.getLog().warn("trainer {}: no member list from the master ({}), asking again",
-                setup.trainerId(), m.failure().getMessage());
-            askMembers();
-            return Behaviors.same();
-          }
-          members = m.members();
-          return ifFormed.get();
-        })
+    boolean[] synced = {false};
+    Supplier<Behavior<Trainer.Command>> progress = () -> {
+      if (!synced[0]) {
+        if (members == null || !members.contains(setup.trainerId()) || !link.form(membersEpoch, members)) {
+          return Behaviors.same();
+        }
+        if (replica == null) lastStep = previousStep;
+        RingLink.Sync own = new RingLink.Sync(link.epoch(), setup.trainerId(), lastStep, replica != null);
+        syncs.keySet().removeIf(e -> e < link.epoch());
+        syncs.computeIfAbsent(link.epoch(), e -> new HashMap<>()).put(own.trainerId(), own);
+        link.tellOthers(own);
+        synced[0] = true;
+      }
+      Map<String, RingLink.Sync> in = syncs.getOrDefault(link.epoch(), Map.of());
+      if (!in.keySet().containsAll(link.members())) return Behaviors.same();
+      return level(s, task, inFlight, withData, leaving, in);
+    };
+    BooleanSupplier stop = () -> inFlight != null && inFlight.stopRequested;
+    return trainer.phase(s, stop, membership(Behaviors.receive(Trainer.Command.class)
         .onMessage(RingLink.Hello.class, m -> {
           link.hello(m);
-          return ifFormed.get();
+          return progress.get();
         })
         .onMessage(RingLink.Listed.class, m -> {
           link.listed(m);
-          return ifFormed.get();
+          return progress.get();
         })
-        // Before its first ring step: nothing of the ring to hand over.
-        .onMessageEquals(Trainer.Stop.INSTANCE, () -> trainer.ringStepDone(s, task, previousStep, "stopped")));
+        .onMessageEquals(Trainer.Stop.INSTANCE, () -> {
+          if (inFlight != null) {
+            inFlight.stopRequested = true;
+            return Behaviors.same();
+          }
+          // Nothing of the ring in flight to hand over.
+          return trainer.ringStepDone(s, task, replica == null ? previousStep : lastStep, "stopped");
+        }), () -> resyncing(s, task, previousStep, inFlight, withData, leaving), progress));
+  }
+
+  /**
+   * Every member of the new ring said how far it got: the newest step of any replica is the ring's;
+   * one member at it sends its replica to each member behind it or without one.
+   */
+  private Behavior<Trainer.Command> level(Session s, Trainer.Task task, RingStep inFlight, boolean withData,
+      boolean leaving, Map<String, RingLink.Sync> in) {
+    long newest = -1;
+    String source = null;
+    for (RingLink.Sync m : in.values()) {
+      if (!m.hasReplica()) continue;
+      if (m.lastStep() > newest || (m.lastStep() == newest && m.trainerId().compareTo(source) < 0)) {
+        newest = m.lastStep();
+        source = m.trainerId();
+      }
+    }
+    if (replica == null) replica = newReplica(s);
+    if (setup.trainerId().equals(source)) {
+      List<String> behind = new ArrayList<>();
+      for (RingLink.Sync m : in.values()) {
+        if (!m.hasReplica() || m.lastStep() < newest) behind.add(m.trainerId());
+      }
+      if (!behind.isEmpty()) {
+        RingLink.TransferEnd end = handover.end(link.epoch(), newest, replica, lastLeaving);
+        for (String m : behind) link.transfer(m, newest, replica.export(), end);
+      }
+    }
+    RingLink.Sync own = in.get(setup.trainerId());
+    if (source != null && (!own.hasReplica() || own.lastStep() < newest)) {
+      return receiving(s, task, inFlight, withData, leaving, newest);
+    }
+    return levelled(s, task, inFlight, withData, leaving);
+  }
+
+  private Replica newReplica(Session s) {
+    JobSpec job = s.job();
+    return new Replica(s.model().parameters(),
+        OptimizerSpec.parse(job.optimizer()).withWeightDecay(job.weightDecay()).create(),
+        LearningRateSchedule.parse(job.lrSchedule(), job.lr()), job.examplesPerUpdate());
+  }
+
+  /** Waiting for the replica of step {@code step} from the member that has it. */
+  private Behavior<Trainer.Command> receiving(Session s, Trainer.Task task, RingStep inFlight, boolean withData,
+      boolean leaving, long step) {
+    long epoch = link.epoch();
+    handover.expect();
+    Supplier<Behavior<Trainer.Command>> complete = () -> {
+      if (!handover.complete()) return Behaviors.same();
+      boolean ringLeaves = handover.restore(replica);
+      context.getLog().info("trainer {}: took the replica of step {} in ring epoch {} (it was at step {})",
+          setup.trainerId(), step, epoch, lastStep);
+      settle(s, step);
+      // Its step in flight was that step: applied by the ring with this member's batch in it.
+      if (inFlight != null && inFlight.step == step) return applied(s, task, inFlight, ringLeaves);
+      lastStep = step;
+      lastLeaving = ringLeaves;
+      if (ringLeaves) return trainer.ringStepDone(s, task, step, "the ring's last step");
+      return step(s, task, step, withData, leaving);
+    };
+    BooleanSupplier stop = () -> inFlight != null && inFlight.stopRequested;
+    return trainer.phase(s, stop, membership(Behaviors.receive(Trainer.Command.class)
+        .onMessage(RingLink.TransferPart.class, m -> {
+          if (m.epoch() != epoch || m.step() != step) return Behaviors.same();
+          handover.part(m);
+          return complete.get();
+        })
+        .onMessage(RingLink.TransferEnd.class, m -> {
+          if (m.epoch() != epoch || m.step() != step) return Behaviors.same();
+          handover.end(m);
+          return complete.get();
+        })
+        .onMessageEquals(Trainer.Stop.INSTANCE, () -> {
+          if (inFlight != null) inFlight.stopRequested = true;
+          return Behaviors.same();
+        }), () -> resyncing(s, task, lastStep, inFlight, withData, leaving), Behaviors::same));
+  }
+
+  /** This member is at the ring's step: its step in flight (if any) goes round the new ring. */
+  private Behavior<Trainer.Command> levelled(Session s, Trainer.Task task, RingStep inFlight, boolean withData,
+      boolean leaving) {
+    settle(s, lastStep);
+    if (inFlight == null) return step(s, task, lastStep, withData, leaving);
+    RingStep again = new RingStep(inFlight.step, inFlight.batch, inFlight.leaving);
+    again.stopRequested = inFlight.stopRequested;
+    return compute(s, task, again);
+  }
+
+  /**
+   * The first member of the ring tells the master where every departed member's task was applied
+   * up to, so it settles them ({@link JobProtocol.SettleFromRing}).
+   */
+  private void settle(Session s, long step) {
+    if (!link.members().get(0).equals(setup.trainerId())) return;
+    setup.master().tell(new JobProtocol.SettleFromRing(setup.trainerId(), s.generation(), link.epoch(), step,
+        handover.departed(link.members())));
   }
 
   private void askMembers() {
     context.ask(JobProtocol.JobStatus.class, setup.master(), setup.settings().askTimeout(), JobProtocol.GetStatus::new,
-        (r, failure) -> new Members(r == null ? null : r.members(), failure));
+        (r, failure) -> new Members(r == null ? -1 : r.membershipEpoch(), r == null ? null : r.members(), failure));
   }
 
-  // ---- publishing ----
-
-  /** Sends this member's share of the blocks, as the replica holds them after {@code step}. */
   private void publish(Session s, long step) {
-    List<String> order = s.job().blocks();
-    for (Parameter p : s.model().parameters()) {
-      for (BlockSlice slice : s.model().slicesOf(p)) {
-        String block = slice.entityId();
-        if (order.indexOf(block) % link.size() != link.position()) continue;
-        float[] values = TrainerModel.valuesOf(p, slice);
-        publishesOut++;
-        context.pipeToSelf(blocks.publish(block, step, replica.examplesApplied(), values),
-            (version, failure) -> new Published(block, step, failure));
-      }
-    }
-    publishedStep = step;
-  }
-
-  Behavior<Trainer.Command> published(Published m) {
-    publishesOut--;
-    if (m.failure() != null) {
-      context.getLog().warn("trainer {}: block {} did not keep the values of step {}: {}", setup.trainerId(),
-          m.block(), m.step(), m.failure().getMessage());
-    }
-    return Behaviors.same();
+    publishing.publish(s, step, link.position(), link.size(), replica.examplesApplied());
   }
 
   /** Whether {@link #leave} handed the replica over. */
@@ -260,15 +468,16 @@ final class RingStepping {
    */
   Behavior<Trainer.Command> leave(Session s, Supplier<Behavior<Trainer.Command>> then) {
     left = true;
+    reportHeld(s);
     if (replica != null && lastStep > 0) {
-      if (publishedStep != lastStep) publish(s, lastStep);
+      if (publishing.publishedStep() != lastStep) publish(s, lastStep);
       setup.listener().onReplica(setup.trainerId(), lastStep, s.model().valuesByName());
     }
-    if (publishesOut == 0) return then.get();
+    if (publishing.answered()) return then.get();
     return trainer.phase(s, () -> true, Behaviors.receive(Trainer.Command.class)
-        .onMessage(Published.class, m -> {
-          published(m);
-          return publishesOut == 0 ? then.get() : Behaviors.<Trainer.Command>same();
+        .onMessage(ReplicaPublishing.Published.class, m -> {
+          publishing.published(m);
+          return publishing.answered() ? then.get() : Behaviors.<Trainer.Command>same();
         })
         .onMessageEquals(Trainer.Stop.INSTANCE, Behaviors::same));
   }

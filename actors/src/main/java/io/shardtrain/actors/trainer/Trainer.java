@@ -69,17 +69,18 @@ public final class Trainer {
    */
   record Notice(TrainerNotice notice) implements Command {
     RollBack rollBack() {
-      return (RollBack) notice;
+      return notice instanceof RollBack r ? r : null;
     }
   }
 
   /** The trainer's own messages: answers to what its pieces asked, and its timers. */
   sealed interface Internal extends Command permits MasterLink.Registered, MasterLink.TaskAnswered,
       MasterLink.Reported, BlockExchange.PushAnswer, BlockExchange.PullAnswer, Retry, SendHeartbeat, RetryPush,
-      RingLink.Listed, RingStepping.Members, RingStepping.Published {}
+      RingLink.Listed, RingStepping.Members, ReplicaPublishing.Published, RingStepping.StallCheck {}
 
   /** What the other members of an all-reduce ring send ({@link RingLink}). */
-  sealed interface Ring extends Command permits RingLink.Hello, RingLink.ChunkArrived {}
+  sealed interface Ring extends Command permits RingLink.Hello, RingLink.ChunkArrived, RingLink.Sync,
+      RingLink.TransferPart, RingLink.TransferEnd {}
 
   private enum Retry implements Internal { REGISTER, NEXT_STEP }
 
@@ -152,7 +153,7 @@ public final class Trainer {
         .onMessageEquals(Stop.INSTANCE, () -> finish(s.model(), "stopped"))
         .onMessage(Notice.class, n -> {
           RollBack r = n.rollBack();
-          if (r.generation() <= s.generation()) return Behaviors.same();
+          if (r == null || r.generation() <= s.generation()) return Behaviors.same();
           // The registration's answer starts the pull of the checkpoint's parameters.
           takeBackStepsAfter(r);
           return registering(s.withGeneration(r.generation()));
@@ -440,7 +441,7 @@ public final class Trainer {
 
   /** The phase's own handlers, then heartbeats, report answers and rollbacks, which any phase takes. */
   Behavior<Command> phase(Session s, BooleanSupplier stopRequested, BehaviorBuilder<Command> own) {
-    return own
+    return ring.between(own)
         .onMessageEquals(SendHeartbeat.INSTANCE, () -> {
           master.heartbeat();
           return Behaviors.same();
@@ -449,12 +450,9 @@ public final class Trainer {
           reportAnswered(s, m);
           return Behaviors.same();
         })
-        .onMessage(RingLink.ChunkArrived.class, ring::early)
-        .onMessage(RingLink.Hello.class, ring::hello)
-        .onMessage(RingLink.Listed.class, ring::listed)
-        .onMessage(RingStepping.Published.class, ring::published)
-        .onMessage(Notice.class, n -> n.rollBack().generation() > s.generation()
-            ? rollBack(s, n.rollBack(), stopRequested.getAsBoolean()) : Behaviors.same())
+        .onMessage(Notice.class, n -> n.rollBack() == null ? ring.noticed(n.notice())
+            : n.rollBack().generation() > s.generation() ? rollBack(s, n.rollBack(), stopRequested.getAsBoolean())
+            : Behaviors.same())
         // Late answers of an earlier phase or an abandoned step, and timers that outlived theirs.
         .onAnyMessage(m -> Behaviors.same())
         .build();

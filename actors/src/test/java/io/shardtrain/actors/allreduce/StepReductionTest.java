@@ -38,7 +38,9 @@ class StepReductionTest {
       }
       for (int r = 0; r < n; r++) {
         int next = (r + 1) % n;
-        members[r] = new StepReduction(n, r, 7, lengths.length, examples[r], leaving[r], c -> {
+        // A member with data read task 3 of epoch 1 up to offset 100 * (r + 1).
+        long[] mark = examples[r] > 0 ? new long[] {1, 3, 100L * (r + 1)} : null;
+        members[r] = new StepReduction(n, r, 7, lengths.length, examples[r], leaving[r], mark, c -> {
           messages++;
           floatsSent += c.values().length;
           inbox.get(next).add(c);
@@ -99,6 +101,28 @@ class StepReductionTest {
     // Reduce-scatter and all-gather: 2(n-1) messages per member and bucket, each a quarter of it.
     assertEquals(3 * 4 * 2 * 3, ring.messages);
     assertEquals(2L * 3 * (10 + 3 + 1001), ring.floatsSent);
+  }
+
+  @Test
+  void everyMemberLearnsTheTaskMarkOfEveryMemberWithData() {
+    int[] lengths = {7, 12};
+    Ring ring = new Ring(new int[] {5, 0, 9, 2}, new boolean[4], lengths, 3);
+    for (int b = lengths.length - 1; b >= 0; b--) {
+      for (int r = 0; r < 4; r++) ring.members[r].start(b, ring.gradients.get(r)[b]);
+    }
+    ring.deliver();
+    for (int r = 0; r < 4; r++) {
+      long[] marks = ring.members[r].marks();
+      assertEquals(3 * StepReduction.MARK, marks.length, "member " + r);
+      java.util.Map<Long, Long> offsetByPosition = new java.util.TreeMap<>();
+      for (int k = 0; k < marks.length; k += StepReduction.MARK) {
+        assertEquals(1, marks[k + 1]);
+        assertEquals(3, marks[k + 2]);
+        offsetByPosition.put(marks[k], marks[k + 3]);
+      }
+      // Member 1 had no data: no mark of its own.
+      assertEquals(java.util.Map.of(0L, 100L, 2L, 300L, 3L, 400L), offsetByPosition, "member " + r);
+    }
   }
 
   @Test

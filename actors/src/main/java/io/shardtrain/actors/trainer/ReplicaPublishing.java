@@ -1,0 +1,66 @@
+package io.shardtrain.actors.trainer;
+
+import akka.actor.typed.javadsl.ActorContext;
+import io.shardtrain.actors.ps.BlockSlice;
+import io.shardtrain.compute.nn.Parameter;
+import java.util.List;
+
+/**
+ * An all-reduce member's publications: its share of the parameter blocks (every block whose index
+ * in the job's layout falls on its ring position), with the values its replica holds after a
+ * step, so evaluation, save-model and a job whose trainers all left read the model from the blocks.
+ */
+final class ReplicaPublishing {
+
+  /** A block kept (or refused) the values published after {@code step}. */
+  record Published(String block, long step, Throwable failure) implements Trainer.Internal {}
+
+  private final ActorContext<Trainer.Command> context;
+  private final String trainerId;
+  private final BlockExchange blocks;
+  private int out;
+  private long publishedStep = -1;
+
+  ReplicaPublishing(ActorContext<Trainer.Command> context, String trainerId, BlockExchange blocks) {
+    this.context = context;
+    this.trainerId = trainerId;
+    this.blocks = blocks;
+  }
+
+  /**
+   * Sends member {@code position} of a ring of {@code ringSize} its share of the blocks, as the
+   * model holds them after {@code step} ({@code examplesApplied} examples in all).
+   */
+  void publish(Session s, long step, int position, int ringSize, long examplesApplied) {
+    List<String> order = s.job().blocks();
+    for (Parameter p : s.model().parameters()) {
+      for (BlockSlice slice : s.model().slicesOf(p)) {
+        String block = slice.entityId();
+        if (order.indexOf(block) % ringSize != position) continue;
+        float[] values = TrainerModel.valuesOf(p, slice);
+        out++;
+        context.pipeToSelf(blocks.publish(block, step, examplesApplied, values),
+            (version, failure) -> new Published(block, step, failure));
+      }
+    }
+    publishedStep = step;
+  }
+
+  void published(Published m) {
+    out--;
+    if (m.failure() != null) {
+      context.getLog().warn("trainer {}: block {} did not keep the values of step {}: {}", trainerId, m.block(),
+          m.step(), m.failure().getMessage());
+    }
+  }
+
+  /** The newest step published; -1 before the first. */
+  long publishedStep() {
+    return publishedStep;
+  }
+
+  /** Whether every publication was answered. */
+  boolean answered() {
+    return out == 0;
+  }
+}
