@@ -17,8 +17,11 @@ import java.util.Map;
 final class RingHandover {
   /** Per trainer: {task epoch, task, offset after, step} of its newest step with data. */
   private final Map<String, long[]> marks = new HashMap<>();
+  /** What came of the transfer of ({@link #epoch}, {@link #step}): parts may arrive before their member waits for them. */
   private final Map<Integer, float[]> partsIn = new HashMap<>();
   private RingLink.TransferEnd endIn;
+  private long epoch = -1;
+  private long step = -1;
 
   /** Takes in the marks of step {@code step} ({@link StepReduction#marks()}) of the ring {@code members}. */
   void stepApplied(long step, long[] stepMarks, List<String> members) {
@@ -47,22 +50,30 @@ final class RingHandover {
         leaving, ids, flat);
   }
 
-  /** Waits for a new transfer: what came of an earlier one is dropped. */
-  void expect() {
+  /** Keeps what came of the transfer after {@code step} in ring epoch {@code epoch}; drops anything else. */
+  void expect(long epoch, long step) {
+    if (epoch == this.epoch && step == this.step) return;
     partsIn.clear();
     endIn = null;
+    this.epoch = epoch;
+    this.step = step;
   }
 
   void part(RingLink.TransferPart p) {
+    if (p.epoch() < epoch) return;
+    expect(p.epoch(), p.step());
     partsIn.put(p.index(), p.values());
   }
 
   void end(RingLink.TransferEnd e) {
+    if (e.epoch() < epoch) return;
+    expect(e.epoch(), e.step());
     endIn = e;
   }
 
-  boolean complete() {
-    return endIn != null && partsIn.size() >= endIn.parts();
+  /** Whether the whole transfer after {@code step} in ring epoch {@code epoch} is here. */
+  boolean complete(long epoch, long step) {
+    return epoch == this.epoch && step == this.step && endIn != null && partsIn.size() >= endIn.parts();
   }
 
   /** Makes {@code replica} and the marks those sent; true when the ring leaves after that step. */
@@ -81,7 +92,8 @@ final class RingHandover {
       marks.put(endIn.markTrainers().get(i), m);
     }
     boolean leaving = endIn.leaving();
-    expect();
+    partsIn.clear();
+    endIn = null;
     return leaving;
   }
 }

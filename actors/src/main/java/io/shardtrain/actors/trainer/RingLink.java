@@ -100,7 +100,8 @@ final class RingLink {
   private List<String> members = List.of();
   private long epoch = -1;
   private int position = -1;
-  private Peer next;
+  /** The next member's id: its peer is looked up for every chunk, so a restarted member's new actor is used. */
+  private String next;
   private boolean joined;
 
   RingLink(ActorContext<Trainer.Command> context, String trainerId) {
@@ -126,10 +127,12 @@ final class RingLink {
     for (ActorRef<Trainer.Command> t : m.trainers()) greet(t);
   }
 
-  void hello(Hello m) {
-    peers.put(m.trainerId(), new Peer(m.trainer(), m.bulk()));
+  /** Takes in a member's introduction; true when it is a new actor for that member (a restart, or the first). */
+  boolean hello(Hello m) {
+    Peer before = peers.put(m.trainerId(), new Peer(m.trainer(), m.bulk()));
     // Its listing may reach this node before this trainer's reaches its node.
     greet(m.trainer());
+    return before == null || !before.trainer().equals(m.trainer());
   }
 
   private void greet(ActorRef<Trainer.Command> t) {
@@ -152,7 +155,7 @@ final class RingLink {
     members = sorted;
     position = at;
     epoch = membershipEpoch;
-    next = sorted.size() == 1 ? null : peers.get(sorted.get((at + 1) % sorted.size()));
+    next = sorted.size() == 1 ? null : sorted.get((at + 1) % sorted.size());
     early.removeIf(c -> c.epoch() < epoch);
     return true;
   }
@@ -171,6 +174,12 @@ final class RingLink {
     for (String member : members) {
       if (!member.equals(trainerId)) peers.get(member).trainer().tell(m);
     }
+  }
+
+  /** Tells member {@code trainerId} (known by its {@link Hello}) {@code m}. */
+  void tell(String member, Trainer.Ring m) {
+    Peer peer = peers.get(member);
+    if (peer != null) peer.trainer().tell(m);
   }
 
   /**
@@ -216,6 +225,7 @@ final class RingLink {
   /** Sends {@code c} to the next member; its values are never changed afterwards, so they go uncopied. */
   void send(RingChunk c) {
     float[] v = c.values();
+    Peer next = peers.get(this.next);
     // Every chunk to another node goes by letter, however small: one channel keeps them in order.
     if (remote(next, v)) {
       ChunkLetter letter = new ChunkLetter(next.trainer(), epoch, c.step(), c.bucket(), c.phase(), c.examples(),

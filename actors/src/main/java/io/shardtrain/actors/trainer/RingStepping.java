@@ -39,7 +39,7 @@ import java.util.function.Supplier;
  * drop the step in flight and bring each other level ({@link #resyncing}), so no step is applied
  * by one replica and not another, and the master learns from the chunks' task marks how far a
  * departed member's task was applied. A member reports a step's reader offset once it applied the
- * next (when every member has applied it); at the end of a task, and when leaving, at once.
+ * next (when every member has applied it): a task's last batch is followed by a step without data.
  * docs/ARCHITECTURE.md, "All-reduce mode", has the whole protocol.
  */
 final class RingStepping {
@@ -65,6 +65,8 @@ final class RingStepping {
   private long lastStep;
   private boolean lastLeaving;
   private final RingHandover handover = new RingHandover();
+  /** What this member told the others of the current ring. */
+  private RingLink.Sync ownSync;
   /** The members' {@link RingLink.Sync}s, by epoch. */
   private final Map<Long, Map<String, RingLink.Sync>> syncs = new HashMap<>();
   /** This member's newest applied step with data, reported once the step after it is applied: {epoch, task, step, offset}. */
@@ -95,7 +97,16 @@ final class RingStepping {
           return Behaviors.same();
         })
         .onMessage(RingLink.Hello.class, m -> {
-          link.hello(m);
+          hello(m);
+          return Behaviors.same();
+        })
+        // A transfer may come before this member learned it is behind.
+        .onMessage(RingLink.TransferPart.class, m -> {
+          handover.part(m);
+          return Behaviors.same();
+        })
+        .onMessage(RingLink.TransferEnd.class, m -> {
+          handover.end(m);
           return Behaviors.same();
         })
         .onMessage(RingLink.Listed.class, m -> {
@@ -121,6 +132,14 @@ final class RingStepping {
   Behavior<Trainer.Command> noticed(TrainerNotice notice) {
     if (notice instanceof TrainerNotice.MembersChanged m) learn(m.epoch(), m.members());
     return Behaviors.same();
+  }
+
+  /**
+   * A member's introduction: a member that restarted (a new actor under its id) is told how far this
+   * one got in the current ring, which the old actor may have been told instead.
+   */
+  private void hello(RingLink.Hello m) {
+    if (link.hello(m) && ownSync != null && ownSync.epoch() == link.epoch()) link.tell(m.trainerId(), ownSync);
   }
 
   private boolean learn(long epoch, List<String> memberIds) {
@@ -181,29 +200,6 @@ final class RingStepping {
     st.computeCpu = BlockExchange.cpuTime() - cpu0;
     link.drain(st.step, reduction::received);
     return reducing(s, task, st);
-  }
-
-  /** A step on its way round the ring: kept whole until applied, so a new ring can take it again. */
-  private static final class RingStep {
-    final long step;
-    final Batch batch;
-    final boolean leaving;
-    StepReduction reduction;
-    float loss;
-    long computeStarted;
-    long computed;
-    long computeCpu;
-    boolean stopRequested;
-
-    RingStep(long step, Batch batch, boolean leaving) {
-      this.step = step;
-      this.batch = batch;
-      this.leaving = leaving;
-    }
-
-    int examples() {
-      return batch == null ? 0 : batch.size();
-    }
   }
 
   private Behavior<Trainer.Command> reducing(Session s, Trainer.Task task, RingStep st) {
@@ -291,7 +287,13 @@ final class RingStepping {
     }
     // The other members learn in the next step that this one leaves, and leave with it.
     if (st.stopRequested) return step(s, task, st.step, false, true);
-    if (taskDone) reportHeld(s);
+    long steps = s.job().steps();
+    if (taskDone && heldReport != null && (steps <= 0 || st.step < steps)) {
+      // The master must know where the task ended before the next lease, and may learn it only
+      // once the ring applied the step after its last batch: one step without data first.
+      return step(s, null, st.step, false, false);
+    }
+    reportHeld(s);
     return trainer.ringStepDone(s, task, st.step, null);
   }
 
@@ -322,10 +324,10 @@ final class RingStepping {
           return Behaviors.same();
         }
         if (replica == null) lastStep = previousStep;
-        RingLink.Sync own = new RingLink.Sync(link.epoch(), setup.trainerId(), lastStep, replica != null);
+        ownSync = new RingLink.Sync(link.epoch(), setup.trainerId(), lastStep, replica != null);
         syncs.keySet().removeIf(e -> e < link.epoch());
-        syncs.computeIfAbsent(link.epoch(), e -> new HashMap<>()).put(own.trainerId(), own);
-        link.tellOthers(own);
+        syncs.computeIfAbsent(link.epoch(), e -> new HashMap<>()).put(ownSync.trainerId(), ownSync);
+        link.tellOthers(ownSync);
         synced[0] = true;
       }
       Map<String, RingLink.Sync> in = syncs.getOrDefault(link.epoch(), Map.of());
@@ -335,7 +337,7 @@ final class RingStepping {
     BooleanSupplier stop = () -> inFlight != null && inFlight.stopRequested;
     return trainer.phase(s, stop, membership(Behaviors.receive(Trainer.Command.class)
         .onMessage(RingLink.Hello.class, m -> {
-          link.hello(m);
+          hello(m);
           return progress.get();
         })
         .onMessage(RingLink.Listed.class, m -> {
@@ -396,9 +398,9 @@ final class RingStepping {
   private Behavior<Trainer.Command> receiving(Session s, Trainer.Task task, RingStep inFlight, boolean withData,
       boolean leaving, long step) {
     long epoch = link.epoch();
-    handover.expect();
+    handover.expect(epoch, step);
     Supplier<Behavior<Trainer.Command>> complete = () -> {
-      if (!handover.complete()) return Behaviors.same();
+      if (!handover.complete(epoch, step)) return Behaviors.same();
       boolean ringLeaves = handover.restore(replica);
       context.getLog().info("trainer {}: took the replica of step {} in ring epoch {} (it was at step {})",
           setup.trainerId(), step, epoch, lastStep);
@@ -410,15 +412,14 @@ final class RingStepping {
       if (ringLeaves) return trainer.ringStepDone(s, task, step, "the ring's last step");
       return step(s, task, step, withData, leaving);
     };
+    if (handover.complete(epoch, step)) return complete.get();
     BooleanSupplier stop = () -> inFlight != null && inFlight.stopRequested;
     return trainer.phase(s, stop, membership(Behaviors.receive(Trainer.Command.class)
         .onMessage(RingLink.TransferPart.class, m -> {
-          if (m.epoch() != epoch || m.step() != step) return Behaviors.same();
           handover.part(m);
           return complete.get();
         })
         .onMessage(RingLink.TransferEnd.class, m -> {
-          if (m.epoch() != epoch || m.step() != step) return Behaviors.same();
           handover.end(m);
           return complete.get();
         })
@@ -472,6 +473,11 @@ final class RingStepping {
     if (replica != null && lastStep > 0) {
       if (publishing.publishedStep() != lastStep) publish(s, lastStep);
       setup.listener().onReplica(setup.trainerId(), lastStep, s.model().valuesByName());
+      // Members that left after the same step hold the same bits: the hash says so across processes.
+      long hash = 17;
+      for (Parameter p : s.model().parameters()) hash = 31 * hash + java.util.Arrays.hashCode(p.value().data());
+      context.getLog().info("trainer {} leaves the ring after step {} with {} examples applied, replica hash {}",
+          setup.trainerId(), lastStep, replica.examplesApplied(), Long.toHexString(hash));
     }
     if (publishing.answered()) return then.get();
     return trainer.phase(s, () -> true, Behaviors.receive(Trainer.Command.class)
