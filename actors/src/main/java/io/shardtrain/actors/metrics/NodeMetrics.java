@@ -19,8 +19,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The meters of one node (ActorSystem): a Prometheus registry with the JVM's, GC's and cluster's
  * meters when {@code shardtrain.metrics.port} is set, else a registry without children, whose
- * meters do nothing. Blocks and trainers take their meters from here ({@link BlockMeters},
- * {@link TrainerMeters}); {@link MetricsServer} serves {@link #scrape()}.
+ * meters do nothing. Blocks, trainers and sparse shards take their meters from here
+ * ({@link BlockMeters}, {@link TrainerMeters}, {@link SparseMeters}); {@link MetricsServer} serves {@link #scrape()}.
  */
 public final class NodeMetrics implements Extension {
 
@@ -47,6 +47,7 @@ public final class NodeMetrics implements Extension {
   private final PrometheusMeterRegistry prometheus;
   private final BarrierRows barriers;
   private final Map<String, TrainerMeters> trainers = new ConcurrentHashMap<>();
+  private final Map<String, SparseMeters> sparseShards = new ConcurrentHashMap<>();
 
   private NodeMetrics(ActorSystem<?> system, MetricsSettings settings) {
     this.settings = settings;
@@ -87,6 +88,11 @@ public final class NodeMetrics implements Extension {
   /** The meters of trainer {@code id} on this node: one set per id, a restarted trainer's included. */
   public TrainerMeters trainer(String id) {
     return trainers.computeIfAbsent(id, t -> TrainerMeters.of(registry, t));
+  }
+
+  /** The meters of sparse table shard {@code id} on this node, one set per id (gauges hold their value). */
+  public SparseMeters sparseShard(String id) {
+    return sparseShards.computeIfAbsent(id, s -> SparseMeters.of(registry, s));
   }
 
   /** The barrier rows of this node's blocks ({@link BlockMeters}). */
