@@ -1,10 +1,16 @@
 package io.shardtrain.actors.ps;
 
+import io.shardtrain.actors.metrics.BlockMeters;
+import io.shardtrain.actors.ps.BlockEvents.Event;
 import io.shardtrain.actors.ps.BlockProtocol.BlockStats;
 import java.util.List;
 
-/** What a block's actor counts since it (re)started, read out as {@link BlockStats}; plain counters, one owner. */
+/**
+ * What a block's actor counts since it (re)started, read out as {@link BlockStats}; plain counters,
+ * one owner. What the node's metrics endpoint shows of the block goes to {@link #meters}.
+ */
 final class BlockCounters {
+  final BlockMeters meters;
   long pushes;
   long duplicates;
   long rejectedStale;
@@ -21,6 +27,25 @@ final class BlockCounters {
   long eventsHandled;
   /** Events the last recovery replayed on top of its snapshot. */
   long eventsReplayed;
+
+  BlockCounters(BlockMeters meters) {
+    this.meters = meters;
+  }
+
+  /** Counters whose meters record nothing. */
+  BlockCounters() {
+    this(BlockMeters.none());
+  }
+
+  /** The event handler: applies {@code event}, timing it when it is an update (the version moves). */
+  BlockState handled(BlockState state, Event event) {
+    eventsHandled++;
+    long version = state.version();
+    long start = System.nanoTime();
+    BlockState next = state.apply(event);
+    if (next.version() > version) meters.applied(System.nanoTime() - start);
+    return next;
+  }
 
   /** The counters with the barrier of {@code state} and the number of waiting pulls. */
   BlockStats stats(String entityId, BlockState state, int pendingPulls) {

@@ -82,6 +82,7 @@ final class BlockReplies {
     float[] values = state.values;
     BulkAddress to = pull.replyBulk();
     ActorRef<StatusReply<BlockValues>> replyTo = pull.replyTo();
+    counters.meters.pulled(values.length);
     if (to == null || !bulk().isEnabled()) {
       replyTo.tell(StatusReply.success(
           new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), values)));

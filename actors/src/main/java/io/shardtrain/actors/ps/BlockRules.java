@@ -93,6 +93,7 @@ final class BlockRules {
    */
   PushOutcome push(BlockState state, PushGradient cmd, GroupCommit unwritten) {
     counters.pushes++;
+    counters.meters.pushed(cmd.values() == null ? 0 : cmd.values().length);
     if (!state.isInitialised()) {
       counters.rejectedNotInitialised++;
       return PushOutcome.refused("block " + entityId + " is not initialised; push of trainer " + cmd.trainerId()

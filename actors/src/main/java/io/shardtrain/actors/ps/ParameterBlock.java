@@ -23,6 +23,7 @@ import akka.persistence.typed.javadsl.EventHandler;
 import akka.persistence.typed.javadsl.EventSourcedBehavior;
 import akka.persistence.typed.javadsl.RetentionCriteria;
 import akka.persistence.typed.javadsl.SignalHandler;
+import io.shardtrain.actors.metrics.BlockMeters;
 import io.shardtrain.actors.ps.BlockEvents.CheckpointTaken;
 import io.shardtrain.actors.ps.BlockEvents.Event;
 import io.shardtrain.actors.ps.BlockEvents.GradientApplied;
@@ -123,7 +124,7 @@ public final class ParameterBlock
   private final BlockDurability durability;
   private final ActorContext<Command> context;
   private final TimerScheduler<Command> timers;
-  private final BlockCounters counters = new BlockCounters();
+  private final BlockCounters counters;
   private final BlockReplies replies;
   private final BlockRules rules;
   private final PendingPulls pulls = new PendingPulls();
@@ -144,6 +145,7 @@ public final class ParameterBlock
     this.durability = BlockDurability.of(settings);
     this.context = context;
     this.timers = timers;
+    this.counters = new BlockCounters(BlockMeters.of(context.getSystem(), entityId));
     this.replies = new BlockReplies(context, entityId, counters);
     this.rules = new BlockRules(entityId, settings, durability, counters);
   }
@@ -210,10 +212,7 @@ public final class ParameterBlock
 
   @Override
   public EventHandler<BlockState, Event> eventHandler() {
-    return (state, event) -> {
-      counters.eventsHandled++;
-      return state.apply(event);
-    };
+    return counters::handled;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -347,6 +346,7 @@ public final class ParameterBlock
     List<GroupCommit.Waiting> group = unwritten.take();
     for (GroupCommit.Waiting w : group) kept.add(w.event());
     Map<Long, Pull> waiting = pulls.takeAll();
+    counters.meters.waitingFor(List.of());
     for (Map.Entry<Long, Pull> e : waiting.entrySet()) {
       timers.cancel(pullTimerKey(e.getKey()));
       e.getValue().replyTo().tell(StatusReply.error("block " + entityId + " is moving to another node (at version "
@@ -444,11 +444,18 @@ public final class ParameterBlock
 
   /** Journals what the durability journals of {@code events}; it applies the rest to {@code state} itself. */
   private EffectBuilder<Event, BlockState> record(BlockState state, List<Event> events) {
-    return persist(durability.record(state, events, captures));
+    long version = state.version();
+    long start = System.nanoTime();
+    List<Event> journaled = durability.record(state, events, captures);
+    // Checkpoint durability applies steps here rather than in the event handler.
+    if (state.version() > version) counters.meters.applied(System.nanoTime() - start);
+    return persist(journaled);
   }
 
   private EffectBuilder<Event, BlockState> persist(List<Event> events) {
-    return events.isEmpty() ? Effect().none() : Effect().persist(events);
+    if (events.isEmpty()) return Effect().none();
+    long start = System.nanoTime();
+    return Effect().persist(events).thenRun(s -> counters.meters.journaled(System.nanoTime() - start));
   }
 
   /** After a change: answer captures and pulls the version now satisfies, and arm or stop the barrier timer. */
@@ -464,8 +471,10 @@ public final class ParameterBlock
       pendingSinceNanos = System.nanoTime();
       timers.startTimerWithFixedDelay(BARRIER_TIMER, BarrierCheck.INSTANCE, settings.barrierWarnAfter());
     } else if (!waiting) {
+      if (timers.isTimerActive(BARRIER_TIMER)) counters.meters.barrierClosed(System.nanoTime() - pendingSinceNanos);
       timers.cancel(BARRIER_TIMER);
     }
+    counters.meters.waitingFor(waiting ? state.barrier().missing() : List.of());
   }
 
   private void answerPulls(BlockState state) {

@@ -12,6 +12,7 @@ import akka.cluster.sharding.typed.javadsl.ClusterSharding;
 import akka.cluster.sharding.typed.javadsl.Entity;
 import akka.cluster.sharding.typed.javadsl.EntityRef;
 import akka.cluster.sharding.typed.javadsl.EntityTypeKey;
+import akka.actor.typed.PostStop;
 import akka.persistence.typed.PersistenceId;
 import akka.persistence.typed.RecoveryCompleted;
 import akka.persistence.typed.SnapshotAdapter;
@@ -23,6 +24,8 @@ import akka.persistence.typed.javadsl.EventHandler;
 import akka.persistence.typed.javadsl.EventSourcedBehavior;
 import akka.persistence.typed.javadsl.Recovery;
 import akka.persistence.typed.javadsl.SignalHandler;
+import io.shardtrain.actors.metrics.NodeMetrics;
+import io.shardtrain.actors.metrics.SparseMeters;
 import io.shardtrain.actors.sparse.SparseEvents.Event;
 import io.shardtrain.actors.sparse.SparseEvents.MembershipUpdated;
 import io.shardtrain.actors.sparse.SparseEvents.ShardHeader;
@@ -125,6 +128,7 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
   private final TimerScheduler<Command> timers;
   private final AtomicLong fallbackBelow;
   private final ShardRules rules;
+  private final SparseMeters meters;
   /** Sync pushes of the pending step, acknowledged once it is applied. */
   private final List<ActorRef<PushReply>> held = new ArrayList<>();
   private final Map<Long, PullRows> pulls = new LinkedHashMap<>();
@@ -151,6 +155,7 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
     this.timers = timers;
     this.fallbackBelow = fallbackBelow;
     this.rules = new ShardRules(entityId, settings);
+    this.meters = NodeMetrics.get(context.getSystem()).sparseShard(entityId);
   }
 
   @Override
@@ -207,6 +212,8 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
           }
           eventsReplayed = eventsHandled - replayStart;
         })
+        // Its rows leave this node's memory with it (a hand-off, a passivation).
+        .onSignal(PostStop.class, (state, signal) -> meters.rows(0))
         .build();
   }
 
@@ -214,7 +221,9 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
   public EventHandler<ShardState, Event> eventHandler() {
     return (state, event) -> {
       eventsHandled++;
-      return state.apply(event);
+      ShardState next = state.apply(event);
+      meters.rows(next.isInitialised() ? next.table.store().size() : 0);
+      return next;
     };
   }
 

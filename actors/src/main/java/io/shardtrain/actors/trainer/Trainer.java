@@ -106,12 +106,12 @@ public final class Trainer {
   private final BlockExchange blocks;
   private final ProgressReports reports = new ProgressReports();
   private final TrainerCounts counts = new TrainerCounts();
-  private final TrainerProfile profile = new TrainerProfile();
+  private final TrainerProfile profile;
   private final RingStepping ring;
 
   public static Behavior<Command> create(Setup setup) {
-    return Behaviors.intercept(() -> new ReportFailure(setup),
-        Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new Trainer(ctx, timers, setup).register())));
+    return Behaviors.intercept(() -> new ReportFailure(setup), Behaviors.setup(ctx -> Behaviors.withTimers(
+        timers -> new Trainer(ctx, timers, MeteredSteps.around(setup, ctx.getSystem())).register())));
   }
 
   private Trainer(ActorContext<Command> context, TimerScheduler<Command> timers, Setup setup) {
@@ -119,6 +119,7 @@ public final class Trainer {
     this.timers = timers;
     this.setup = setup;
     this.id = setup.trainerId();
+    this.profile = new TrainerProfile(MeteredSteps.meters(context.getSystem(), id));
     this.master = new MasterLink(context, id, setup.master(), setup.settings());
     this.blocks = new BlockExchange(context, id, setup.settings(), counts);
     this.ring = new RingStepping(this, context, setup, blocks, counts, profile, reports);
@@ -257,8 +258,7 @@ public final class Trainer {
       return registering(s);
     }
     if (answer instanceof MasterLink.Waiting w) {
-      context.getLog().info("trainer {}: waiting for the job to start ({} of {} trainers)", id, w.registered(),
-          w.expected());
+      context.getLog().info("trainer {}: waiting for the job to start ({} of {} trainers)", id, w.registered(), w.expected());
     } else {
       context.getLog().warn("trainer {}: task request failed ({}), retrying", id,
           ((MasterLink.Unanswered) answer).failure().getMessage());

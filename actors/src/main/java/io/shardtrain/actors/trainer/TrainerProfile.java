@@ -1,13 +1,17 @@
 package io.shardtrain.actors.trainer;
 
+import io.shardtrain.actors.metrics.TrainerMeters;
+
 /**
  * Adds up a trainer's completed steps into a {@link StepProfile}. Steps follow one another, so the
  * parts of each lie between its compute start and its completion and never overlap another step's;
  * what lies between steps, or in a step given up (a rollback), is left to the wall time. The next
  * step's forward, run while a step waited for its pulls, is compute of the step it ran in: taken
- * out of that step's push or pull wait, so the parts still add up to the wall time.
+ * out of that step's push or pull wait, so the parts still add up to the wall time. Each step's
+ * parts also go to the trainer's meters as it completes.
  */
 final class TrainerProfile {
+  private final TrainerMeters meters;
   private long steps;
   private long firstStart;
   private long lastEnd;
@@ -16,6 +20,15 @@ final class TrainerProfile {
   private long pushWait;
   private long pullWait;
   private long masterWait;
+
+  TrainerProfile(TrainerMeters meters) {
+    this.meters = meters;
+  }
+
+  /** A profile whose steps go to no meters. */
+  TrainerProfile() {
+    this(TrainerMeters.none());
+  }
 
   /** A step with {@code times} was complete at {@code completed} (after its master wait, if any). */
   void completed(StepTimes times, long completed) {
@@ -34,9 +47,12 @@ final class TrainerProfile {
     compute += stepCompute;
     // Two clocks, read a moment apart: the CPU time is never more than the compute it is part of.
     computeCpu += Math.min(Math.max(0, times.computeCpuNanos()) + Math.max(0, times.aheadCpuNanos()), stepCompute);
-    pushWait += acked - computed - aheadInPush;
-    pullWait += pulled - acked - aheadInPull;
+    long stepPushWait = acked - computed - aheadInPush;
+    long stepPullWait = pulled - acked - aheadInPull;
+    pushWait += stepPushWait;
+    pullWait += stepPullWait;
     masterWait += end - pulled;
+    meters.step(stepCompute, stepPushWait, stepPullWait, end - pulled);
   }
 
   StepProfile profile() {

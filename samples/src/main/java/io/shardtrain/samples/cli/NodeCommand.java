@@ -48,6 +48,9 @@ final class NodeCommand implements Callable<Integer> {
   @Option(names = "--grpc-port", description = "Serve the gRPC API on this port (shardtrain.grpc.port; 0: a free one)."
       + " It binds shardtrain.grpc.host, loopback by default.")
   Integer grpcPort;
+  @Option(names = "--metrics-port", description = "Serve metrics in Prometheus' text format at /metrics on this port"
+      + " (shardtrain.metrics.port; 0: none). It binds shardtrain.metrics.host, loopback by default.")
+  Integer metricsPort;
   @Option(names = "--exit-when-done", description = "Stop this node when its trainer has finished.")
   boolean exitWhenDone;
 
@@ -60,6 +63,7 @@ final class NodeCommand implements Callable<Integer> {
     if (dataDir != null) flags.put("shardtrain.data-dir", dataDir.toAbsolutePath().toString());
     if (computeThreads != null) flags.put("shardtrain.compute.threads", computeThreads);
     if (grpcPort != null) flags.put("shardtrain.grpc.port", grpcPort);
+    if (metricsPort != null) flags.put("shardtrain.metrics.port", metricsPort);
     Config nodeConfig = NodeConfig.build(roleList, host, port, seedList, journal, config, flags);
     Config jobConfig = null;
     if (job != null) {
@@ -75,6 +79,10 @@ final class NodeCommand implements Callable<Integer> {
     if (node.grpcPort() >= 0) {
       out.printf("gRPC API at %s:%d%n", node.system().settings().config().getString("shardtrain.grpc.host"),
           node.grpcPort());
+    }
+    if (node.metricsPort() > 0) {
+      out.printf("metrics at http://%s:%d/metrics%n", node.system().settings().config().getString("shardtrain.metrics.host"),
+          node.metricsPort());
     }
     out.flush();
     if (jobConfig != null) {

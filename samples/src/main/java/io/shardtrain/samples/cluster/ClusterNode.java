@@ -12,6 +12,7 @@ import com.typesafe.config.Config;
 import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.grpc.GrpcServer;
 import io.shardtrain.actors.grpc.GrpcSettings;
+import io.shardtrain.actors.metrics.MetricsServer;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.persistence.journal.Journal;
 import java.time.Duration;
@@ -21,14 +22,18 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Starts one node of a ShardTrain cluster: its ActorSystem, the journal, ShardTrain's roles, and
- * the gRPC API when {@code shardtrain.grpc.port} is set.
+ * Starts one node of a ShardTrain cluster: its ActorSystem, the journal, ShardTrain's roles, the
+ * gRPC API when {@code shardtrain.grpc.port} is set and the metrics endpoint when
+ * {@code shardtrain.metrics.port} is.
  */
 public final class ClusterNode {
   private ClusterNode() {}
 
-  /** {@code grpcPort}: the port the node's gRPC API is bound to, -1 if it serves none. */
-  public record Started(ActorSystem<Void> system, ShardTrain api, int grpcPort) {}
+  /**
+   * {@code grpcPort}: the port the node's gRPC API is bound to, -1 if it serves none;
+   * {@code metricsPort}: its metrics endpoint's, 0 if it serves none.
+   */
+  public record Started(ActorSystem<Void> system, ShardTrain api, int grpcPort, int metricsPort) {}
 
   public static Started start(Config config) {
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), NodeConfig.SYSTEM_NAME, config);
@@ -36,6 +41,8 @@ public final class ClusterNode {
       List<String> roles = config.getStringList("akka.cluster.roles");
       // Blocks and the master persist; a trainer- or client-only node never touches the journal.
       if (roles.contains("ps") || roles.contains("master")) Journal.start(system);
+      // Before the roles start, so the first blocks and trainers already count.
+      int metricsPort = MetricsServer.startIfConfigured(system).map(MetricsServer::port).orElse(0);
       ShardTrain api = ShardTrain.start(system);
       int grpcPort = -1;
       var binding = GrpcServer.startIfConfigured(api);
@@ -48,7 +55,7 @@ public final class ClusterNode {
               + (e.getCause() == null ? e : e.getCause()).getMessage(), e);
         }
       }
-      return new Started(system, api, grpcPort);
+      return new Started(system, api, grpcPort, metricsPort);
     } catch (RuntimeException e) {
       system.terminate();
       throw e;
