@@ -5,9 +5,9 @@ description of the problem (docs/OPERATIONS.md, "The gRPC API").
 """
 
 import grpc
-import numpy as np
 
 from . import shardtrain_pb2 as pb
+from .wire import decode_pulled, encode_push
 
 _SERVICE = "/shardtrain.v1.ShardTrainApi/"
 
@@ -48,16 +48,22 @@ class Pending:
             raise _error(self._call, e) from None
 
 
+class _PendingPull:
+    def __init__(self, stream):
+        self._stream = stream
+
+    def result(self):
+        try:
+            return {v.block_id: v for v in self._stream}
+        except grpc.RpcError as e:
+            raise _error("PullParameters", e) from None
+
+
 def _check_target(target):
     host, sep, port = (target or "").rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"a node's gRPC address is HOST:PORT, not '{target}'")
     return target
-
-
-def float_values(values):
-    """A protobuf repeated float field as a float32 array."""
-    return np.fromiter(values, dtype=np.float32, count=len(values))
 
 
 class Client:
@@ -77,16 +83,19 @@ class Client:
             "LeaseTask": (pb.LeaseTaskRequest, pb.LeaseTaskReply),
             "ReportProgress": (pb.ReportProgressRequest, pb.ReportProgressReply),
             "LeaveJob": (pb.LeaveJobRequest, pb.LeaveJobReply),
-            "PushGradient": (pb.PushRequest, pb.PushReply),
             "SaveModel": (pb.SaveModelRequest, pb.SaveModelReply),
             "Checkpoint": (pb.CheckpointRequest, pb.CheckpointReply),
         }
         self._calls = {name: self._channel.unary_unary(_SERVICE + name, request_serializer=req.SerializeToString,
                                                        response_deserializer=rep.FromString)
                        for name, (req, rep) in unary.items()}
+        # Pushes and pulls carry their floats between numpy and the wire directly (wire.py).
+        self._calls["PushGradient"] = self._channel.unary_unary(
+            _SERVICE + "PushGradient", request_serializer=lambda r: encode_push(*r),
+            response_deserializer=pb.PushReply.FromString)
         self._pull = self._channel.unary_stream(_SERVICE + "PullParameters",
                                                 request_serializer=pb.PullRequest.SerializeToString,
-                                                response_deserializer=pb.BlockValues.FromString)
+                                                response_deserializer=decode_pulled)
 
     def __enter__(self):
         return self
@@ -156,12 +165,15 @@ class Client:
     # ---- parameters ----
 
     def pull(self, job_id, min_version=0, block_ids=(), timeout=None):
-        """The blocks (all when block_ids is empty) once each is at min_version or later: {block_id: BlockValues}."""
+        """The blocks (all when block_ids is empty) once each is at min_version or later: {block_id: Pulled}
+        (wire.Pulled: BlockValues' fields, its values a float32 array)."""
+        return self.pull_async(job_id, min_version, block_ids, timeout).result()
+
+    def pull_async(self, job_id, min_version=0, block_ids=(), timeout=None):
+        """A pull sent now, whose result() is pull's: a sync block holds it until its step is applied, so it
+        can leave right behind the step's pushes."""
         request = pb.PullRequest(job_id=job_id, block_ids=list(block_ids), min_version=min_version)
-        try:
-            return {v.block_id: v for v in self._pull(request, timeout=timeout or self.timeout)}
-        except grpc.RpcError as e:
-            raise _error("PullParameters", e) from None
+        return _PendingPull(self._pull(request, timeout=timeout or self.timeout))
 
     def push_async(self, job_id, block_id, trainer_id, step, base_version, membership_epoch, weight, values,
                    generation, mark=None):
@@ -170,10 +182,9 @@ class Client:
         request = pb.PushRequest(job_id=job_id, block_id=block_id, trainer_id=trainer_id, step=step,
                                  base_version=base_version, membership_epoch=membership_epoch, weight=weight,
                                  generation=generation)
-        request.values.extend(memoryview(np.ascontiguousarray(values, dtype=np.float32)))
         if mark is not None:
             request.mark.CopyFrom(pb.TaskMark(epoch=mark[0], task=mark[1], offset=mark[2]))
-        return self._async("PushGradient", request)
+        return self._async("PushGradient", (request, values))
 
     def push(self, *args, **kwargs):
         return self.push_async(*args, **kwargs).result()

@@ -14,7 +14,8 @@ from .trainer import SyncTrainer, default_trainer_id
 def parse(description, argv):
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--grpc", required=True, metavar="HOST:PORT", help="a node's gRPC API (bin/shardtrain node --grpc-port)")
-    p.add_argument("--data-dir", default=os.path.expanduser("~/.shardtrain/data/mnist"),
+    data_dir = os.environ.get("SHARDTRAIN_DATA_DIR") or os.path.expanduser("~/.shardtrain/data")
+    p.add_argument("--data-dir", default=os.path.join(data_dir, "mnist"),
                    help="the directory holding the four MNIST IDX files (default: %(default)s)")
     p.add_argument("--trainer-id", default=None, help="this trainer's id in the job (default: python-HOST-PID)")
     p.add_argument("--submit", metavar="JOB.conf", default=None,

@@ -30,10 +30,10 @@ class Layout:
         self.block_ids = [b.block_id for b in self.blocks]
 
     def write(self, params, values):
-        """Writes pulled BlockValues `values` into `params` (name -> array of the parameter's shape)."""
+        """Writes a pulled block (wire.Pulled or BlockValues) into `params` (name -> array of the parameter's shape)."""
         flat = params[values.parameter].reshape(-1)
         n = len(values.values)
-        flat[values.offset:values.offset + n] = np.fromiter(values.values, dtype=np.float32, count=n)
+        flat[values.offset:values.offset + n] = np.asarray(values.values, dtype=np.float32)
 
     def slices(self, grads):
         """(block, float32 slice of its parameter's gradient) for every block, given name -> gradient array."""

@@ -42,7 +42,7 @@ class _Rejoin(Exception):
 
 class SyncTrainer:
     def __init__(self, client, trainer_id, make_model, train_x, train_y, log=print, heartbeat_s=5.0,
-                 report_every=1):
+                 report_every=1, patience=300.0):
         if not trainer_id or not trainer_id.strip():
             raise ValueError("a trainer needs a non-blank id")
         self.client = client
@@ -53,6 +53,8 @@ class SyncTrainer:
         self.log = log
         self.heartbeat_s = heartbeat_s
         self.report_every = report_every
+        # How long a step's pushes and pull are sent again while they time out (other trainers are slow).
+        self.patience = patience
         self.model = None
         self.layout = None
         self.job = None
@@ -60,6 +62,9 @@ class SyncTrainer:
         self.idle_steps = 0     # steps it pushed nothing for
         self.version = 0        # the blocks' version it last pulled
         self._rollbacks = []
+        # Seconds of this trainer's steps with data: reading and computing the batch and sending its pushes,
+        # waiting for the pushes' answers (every trainer's push of the step), reading the pulled values.
+        self.times = {"compute": 0.0, "push": 0.0, "pull": 0.0}
         self._stop = threading.Event()
         self._failure = None
 
@@ -131,20 +136,25 @@ class SyncTrainer:
             if self.job.steps > 0 and step >= self.job.steps:
                 break
             self._check()
+            t0 = time.perf_counter()
             indices, offset_after = reader.next()
             loss_sum += self.model.forward_backward(self.x[indices], self.y[indices])
             batches += 1
             step += 1
             grads = self.model.gradients()
-            pending = []
+            pushes = {}
             for block, values in self.layout.slices(grads):
                 if reader.holds(block.block_id, offset_after):
-                    pending.append(self._push(block.block_id, step, [], 0.0, None))
+                    pushes[block.block_id] = ([], 0.0, None)
                 else:
-                    pending.append(self._push(block.block_id, step, values, float(len(indices)),
-                                              (mark_epoch, mark_task, offset_after)))
-            self._await(pending, step)
-            self._pull(step)
+                    pushes[block.block_id] = (values, float(len(indices)), (mark_epoch, mark_task, offset_after))
+            pending = {b: self._push(b, step, *p) for b, p in pushes.items()}
+            pull = self.client.pull_async(self.job.job_id, step)
+            self.times["compute"] += (t1 := time.perf_counter()) - t0
+            self._await(pending, pushes, step)
+            self.times["push"] += (t2 := time.perf_counter()) - t1
+            self._load(self._result(pull, step))
+            self.times["pull"] += time.perf_counter() - t2
             self.steps += 1
             unreported.append((step, offset_after))
             # One report in flight at a time; the steps completed meanwhile go with the next.
@@ -166,8 +176,11 @@ class SyncTrainer:
     def _idle(self, previous):
         step = previous + 1
         self._check()
-        self._await([self._push(b, step, [], 0.0, None) for b in self.layout.block_ids], step)
-        self._pull(step)
+        pushes = {b: ([], 0.0, None) for b in self.layout.block_ids}
+        pending = {b: self._push(b, step, *p) for b, p in pushes.items()}
+        pull = self.client.pull_async(self.job.job_id, step)
+        self._await(pending, pushes, step)
+        self._load(self._result(pull, step))
         self.idle_steps += 1
         return step
 
@@ -175,25 +188,46 @@ class SyncTrainer:
         return self.client.push_async(self.job.job_id, block_id, self.id, step, step - 1, self.membership, weight,
                                       values, self.generation, mark)
 
-    def _await(self, pending, step):
-        for p in pending:
-            try:
-                reply = p.result()
-            except ShardTrainError as e:
-                if e.code == grpc.StatusCode.UNAVAILABLE:
-                    # A sync push waits for every trainer's: a slow one is not an error of this one.
-                    raise ShardTrainError(e.call, e.code, f"step {step}: {e.message} (a sync push is answered once "
-                                                          f"every trainer of the job pushed that step)") from None
-                raise
+    def _await(self, pending, pushes, step):
+        """Waits for the step's pushes; one that timed out is sent again (the block keys it by trainer and step)."""
+        deadline = time.monotonic() + self.patience
+        for block, p in pending.items():
+            while True:
+                try:
+                    reply = p.result()
+                    break
+                except ShardTrainError as e:
+                    # A sync push is answered once every trainer pushed the step: a slow one is no error of this one.
+                    if e.code != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                        raise
+                    self._check()
+                    self.log(f"trainer {self.id}: push of step {step} to {block}: {e.message}; sending it again")
+                    p = self._push(block, step, *pushes[block])
             if reply.outcome == reply.ROLLED_BACK:
                 raise _Rejoin(f"its push of step {step} belongs to a generation the job rolled back")
+
+    def _result(self, pull, step):
+        """The pull's values at version `step`, pulled again while the blocks are slow to get there."""
+        deadline = time.monotonic() + self.patience
+        while True:
+            try:
+                return pull.result()
+            except ShardTrainError as e:
+                if e.code != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                    raise
+                self._check()
+                self.log(f"trainer {self.id}: pull of version {step}: {e.message}; pulling again")
+                pull = self.client.pull_async(self.job.job_id, step)
 
     def pull_latest(self):
         """Pulls every block's latest values into the model; the oldest block's version."""
         return self._pull(0)[0]
 
     def _pull(self, min_version):
-        values = self.client.pull(self.job.job_id, min_version)
+        return self._load(self.client.pull(self.job.job_id, min_version))
+
+    def _load(self, values):
+        """Writes pulled values into the model; the oldest and newest block's version."""
         for v in values.values():
             self.layout.write(self.model.params, v)
         self.model.loaded()
@@ -203,8 +237,11 @@ class SyncTrainer:
 
     def _leave(self, why, step):
         self.client.leave(self.id)
+        t = self.times
         self.log(f"trainer {self.id} finished ({why}): {self.steps} steps with data, {self.idle_steps} without, "
-                 f"last step {step}")
+                 f"last step {step}; per step with data: compute and send {1000 * t['compute'] / max(1, self.steps):.1f} ms, "
+                 f"wait for pushes {1000 * t['push'] / max(1, self.steps):.1f} ms, "
+                 f"pull {1000 * t['pull'] / max(1, self.steps):.1f} ms")
         return step
 
     # ---- liveness ----
