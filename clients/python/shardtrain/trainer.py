@@ -92,8 +92,8 @@ class SyncTrainer:
             self.job = job
             self.layout = Layout(job)
             self.model = self.make_model(job)
-            self.log(f"trainer {self.id}: job {job.job_id}, {len(job.blocks)} blocks, batch {job.batch}, "
-                     f"epochs {job.epochs}")
+            length = f"{job.steps} steps" if job.steps > 0 else f"{job.epochs} epochs"
+            self.log(f"trainer {self.id}: job {job.job_id}, {len(job.blocks)} blocks, batch {job.batch}, {length}")
         self._rollbacks.clear()
         self.generation = reg.generation
         self.membership = reg.membership_epoch
@@ -124,6 +124,9 @@ class SyncTrainer:
                     return self._leave("job done", step)
                 step = self._idle(step)
                 continue
+            if answer.lease.offset > 0:
+                self.log(f"trainer {self.id} resumes task {answer.lease.epoch}/{answer.lease.task} at offset "
+                         f"{answer.lease.offset} after step {step}")
             step = self._task(answer.lease, step)
 
     def _task(self, lease, step):

@@ -30,8 +30,9 @@ import org.junit.jupiter.api.io.TempDir;
  * The Python client (clients/python) against a real node in this JVM (roles ps, master and
  * trainer, serving the gRPC API): the package's unit tests, the numpy example trainer training
  * MNIST alone for three epochs, and one sync job trained by a JVM trainer and a Python trainer
- * together. Needs a python3 with grpc, protobuf and numpy (Debian: python3-grpcio,
- * python3-protobuf, python3-numpy; .ci/run installs them); without one it is skipped, saying why.
+ * together; where PyTorch is importable, the torch example trainer too. Needs a python3 with grpc,
+ * protobuf and numpy (Debian: python3-grpcio, python3-protobuf, python3-numpy; .ci/run installs
+ * them); without one it is skipped, saying why.
  */
 class PythonClientTest {
   static final Path CLIENT = Path.of("..", "clients", "python").toAbsolutePath().normalize();
@@ -130,7 +131,11 @@ class PythonClientTest {
 
   /** The numpy example trainer against {@code node}, submitting {@code job} when not null. */
   Run trainNumpy(ClusterNode.Started node, String trainerId, String job) throws IOException {
-    List<String> command = new ArrayList<>(List.of(python, "examples/train_mnist_numpy.py",
+    return train("examples/train_mnist_numpy.py", node, trainerId, job);
+  }
+
+  Run train(String example, ClusterNode.Started node, String trainerId, String job) throws IOException {
+    List<String> command = new ArrayList<>(List.of(python, example,
         "--grpc", "127.0.0.1:" + node.grpcPort(), "--data-dir", dataDir.resolve(MnistFetcher.SUBDIR).toString(),
         "--trainer-id", trainerId));
     if (job != null) {
@@ -177,6 +182,28 @@ class PythonClientTest {
       JobProtocol.JobStatus s = node.api().status().toCompletableFuture().get(10, TimeUnit.SECONDS);
       assertTrue(s.done(), "job done");
       assertEquals(3L * 60_000, s.examplesReported());
+    } finally {
+      stop(node);
+    }
+  }
+
+  @Test
+  void theTorchTrainerTrainsHalfAnEpochWhenPyTorchIsInstalled() throws Exception {
+    Run probe = run(List.of(python, "-c", "import torch"), 120);
+    Assumptions.assumeTrue(probe.exit() == 0, "PyTorch is not importable by " + python + " (Debian: python3-torch): "
+        + lastLine(probe.output()));
+    ClusterNode.Started node = node();
+    try {
+      Run r = train("examples/train_mnist_torch.py", node, "torch-1", """
+          shardtrain.train { job-id = python-torch, dataset = mnist, hidden = [128], batch = 128, lr = 0.2,
+            steps = 235, trainers = 1, mode = sync }
+          """);
+      assertEquals(0, r.exit(), r.output());
+      Matcher m = result(r);
+      assertEquals(235, Integer.parseInt(m.group(2)), r.output());
+      assertEquals(235, Long.parseLong(m.group(4)), "the blocks' version");
+      double accuracy = Double.parseDouble(m.group(5));
+      assertTrue(accuracy >= 0.93, "test accuracy after 30080 examples " + accuracy);
     } finally {
       stop(node);
     }
