@@ -26,6 +26,7 @@ fi
 if [ ! -x "$protoc" ] && ! command -v "$protoc" >/dev/null; then
   # protoc-jar's cache keeps the binary without the execute bit.
   copy="$(mktemp)"
+  trap 'rm -f "$copy"' EXIT
   cp "$protoc" "$copy" && chmod +x "$copy"
   protoc="$copy"
 fi
@@ -33,5 +34,8 @@ version="$("$protoc" --version | awk '{print $2}')"
 case "$version" in
   3.[0-9].*|3.1[0-9].*) echo "generate.sh: $protoc is protoc $version; the Python runtime needs code from protoc 3.20 or later" >&2; exit 2 ;;
 esac
-"$protoc" -I "$proto_dir" --python_out="$here/shardtrain" "$proto_dir/shardtrain.proto"
-echo "generated $here/shardtrain/shardtrain_pb2.py with protoc $version"
+# OUT: another directory to write to (PythonClientTest compares that with the committed file).
+out="${OUT:-$here/shardtrain}"
+mkdir -p "$out"
+"$protoc" -I "$proto_dir" --python_out="$out" "$proto_dir/shardtrain.proto"
+echo "generated $out/shardtrain_pb2.py with protoc $version"

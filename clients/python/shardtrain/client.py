@@ -72,7 +72,7 @@ class Client:
     def __init__(self, target, timeout=30.0):
         self.target = _check_target(target)
         self.timeout = timeout
-        # A block of the default size (262,144 floats) is 1 MiB on the wire, gRPC's default limit is 4 MiB.
+        # gRPC's default 4 MiB limit is a block of about a million floats; a job's block size may be more.
         self._channel = grpc.insecure_channel(target, options=[
             ("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)])
         unary = {

@@ -33,8 +33,9 @@ def main(name, make_model, accuracy, argv=None):
     args = parse(f"Trains MNIST as one trainer of a ShardTrain sync job ({name}).", argv)
     log = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
     try:
+        client = Client(args.grpc, timeout=args.timeout)
         train_x, train_y, test_x, test_y = load_mnist(args.data_dir)
-        with Client(args.grpc, timeout=args.timeout) as client:
+        with client:
             client.connect(args.connect_timeout)
             if args.submit:
                 with open(args.submit, encoding="utf-8") as f:
