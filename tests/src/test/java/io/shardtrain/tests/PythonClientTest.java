@@ -63,16 +63,17 @@ class PythonClientTest {
       }
       tried.add(candidate + ": " + missing);
     }
-    Assumptions.assumeTrue(python != null, "no python3 with grpc, protobuf and numpy (apt-get install python3-grpcio "
+    Assumptions.assumeTrue(python != null, "no python3 with grpc, protobuf 3.20+ and numpy (apt-get install python3-grpcio "
         + "python3-protobuf python3-numpy): " + String.join("; ", tried));
     dataDir = TrainSettings.fromConfig(ClusterTestSupport.config("")).dataDir();
     MnistFetcher.ensure(dataDir);
   }
 
-  /** Null when {@code python} imports grpc, google.protobuf and numpy; else what failed. */
+  /** Null when {@code python} imports grpc, numpy and google.protobuf 3.20 or later (what the message classes need); else what failed. */
   static String missingModules(String python) {
     try {
-      Run r = run(List.of(python, "-c", "import grpc, google.protobuf, numpy"), 60);
+      Run r = run(List.of(python, "-c", "import grpc, numpy; from google.protobuf import __version__ as v; "
+          + "assert tuple(map(int, v.split('.')[:2])) >= (3, 20), 'protobuf ' + v + ' is older than 3.20'"), 60);
       return r.exit() == 0 ? null : lastLine(r.output());
     } catch (IOException e) {
       return "cannot run it (" + e.getMessage() + ")";
