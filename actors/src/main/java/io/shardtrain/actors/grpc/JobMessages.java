@@ -22,11 +22,14 @@ import io.shardtrain.grpc.Lease;
 import io.shardtrain.grpc.LeaseTaskReply;
 import io.shardtrain.grpc.NoTask;
 import io.shardtrain.grpc.NotRegistered;
+import io.shardtrain.grpc.Parameter;
 import io.shardtrain.grpc.PushReply;
 import io.shardtrain.grpc.RegisterTrainerReply;
 import io.shardtrain.grpc.WaitForTrainers;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -47,6 +50,8 @@ final class JobMessages {
 
   /** Each job's blocks by id, computed once from its model's shapes. */
   private final Map<String, Map<String, BlockSlice>> layouts = new ConcurrentHashMap<>();
+  /** Each job's parameters and their shapes, in the model's order. */
+  private final Map<String, List<Parameter>> parameters = new ConcurrentHashMap<>();
 
   /**
    * The plan of a job from its HOCON text (shardtrain.train.*, shardtrain.ps.block-size and
@@ -90,6 +95,19 @@ final class JobMessages {
     });
   }
 
+  /** The parameters of {@code job}'s model with their shapes, in the model's order. */
+  List<Parameter> parameters(JobSpec job) {
+    return parameters.computeIfAbsent(job.jobId(), id -> {
+      List<Parameter> list = new ArrayList<>();
+      for (var p : job.newModel(CpuBackend.create(1)).parameters()) {
+        Parameter.Builder b = Parameter.newBuilder().setName(p.name());
+        for (int d : p.shape()) b.addShape(d);
+        list.add(b.build());
+      }
+      return List.copyOf(list);
+    });
+  }
+
   Job job(JobSpec j) {
     Job.Builder b = Job.newBuilder()
         .setJobId(j.jobId()).setDataset(j.dataset()).setTrainExamples(j.trainExamples()).setInputDim(j.inputDim())
@@ -102,7 +120,7 @@ final class JobMessages {
       b.addBlocks(Block.newBuilder().setBlockId(s.entityId()).setParameter(s.parameter()).setIndex(s.index())
           .setOffset(s.offset()).setLength(s.length()));
     }
-    return b.build();
+    return b.addAllParameters(parameters(j)).build();
   }
 
   RegisterTrainerReply registration(JobProtocol.Registration r) {

@@ -227,7 +227,9 @@ final class ShardTrainGrpcService implements ShardTrainApi {
       return job(in.getJobId()).thenCompose(job -> {
         BlockSlice slice = messages.layout(job).get(in.getBlockId());
         if (slice == null) throw ApiError.fail(new ApiError.UnknownBlock(job.jobId(), in.getBlockId()));
-        if (in.getValuesCount() != slice.length()) {
+        // No values with weight 0: a sync step without data, which the block takes as such.
+        boolean nothing = in.getValuesCount() == 0 && in.getWeight() == 0f;
+        if (!nothing && in.getValuesCount() != slice.length()) {
           throw ApiError.fail(new ApiError.WrongShape(in.getBlockId(), in.getValuesCount(), slice.length()));
         }
         float[] values = new float[in.getValuesCount()];

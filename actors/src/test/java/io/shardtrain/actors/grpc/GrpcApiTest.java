@@ -29,6 +29,7 @@ import io.shardtrain.grpc.Lease;
 import io.shardtrain.grpc.LeaseTaskReply;
 import io.shardtrain.grpc.LeaseTaskRequest;
 import io.shardtrain.grpc.LeaveJobRequest;
+import io.shardtrain.grpc.Parameter;
 import io.shardtrain.grpc.PullRequest;
 import io.shardtrain.grpc.PushReply;
 import io.shardtrain.grpc.PushRequest;
@@ -160,12 +161,12 @@ class GrpcApiTest {
     throw new AssertionError("no lease for " + trainer);
   }
 
-  /** The status once every block has t1's push for step 1. */
-  static ClusterStatus waitingForOneStep() throws Exception {
+  /** The status once every block has t1's push for {@code step}. */
+  static ClusterStatus waitingFor(long step) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (true) {
       ClusterStatus s = get(client.getStatus(StatusRequest.newBuilder().setIncludeBlocks(true).build()));
-      if (s.getBlocksList().stream().allMatch(b -> b.getPendingStep() == 1) || System.nanoTime() > deadline) return s;
+      if (s.getBlocksList().stream().allMatch(b -> b.getPendingStep() == step) || System.nanoTime() > deadline) return s;
       Thread.sleep(50);
     }
   }
@@ -178,6 +179,11 @@ class GrpcApiTest {
     // 3x4 weights in blocks of 8 and 4, 4 biases, 4x2 weights, 2 biases: 26 floats in 5 blocks.
     assertEquals(List.of(8, 4, 4, 8, 2), job.getBlocksList().stream().map(Block::getLength).toList());
     assertEquals(26, job.getBlocksList().stream().mapToInt(Block::getLength).sum());
+    // What a trainer outside the JVM builds its model from: names and row-major shapes.
+    assertEquals(List.of("dense1.weight", "dense1.bias", "dense2.weight", "dense2.bias"),
+        job.getParametersList().stream().map(Parameter::getName).toList());
+    assertEquals(List.of(List.of(3, 4), List.of(4), List.of(4, 2), List.of(2)),
+        job.getParametersList().stream().map(Parameter::getShapeList).toList());
   }
 
   @Test
@@ -201,7 +207,7 @@ class GrpcApiTest {
           .build()).toCompletableFuture());
     }
     // The barrier inspector: every block holds step 1 and waits for t2 alone.
-    ClusterStatus waiting = waitingForOneStep();
+    ClusterStatus waiting = waitingFor(1);
     assertEquals(5, waiting.getBlocksCount());
     for (BlockState s : waiting.getBlocksList()) {
       assertTrue(s.getAnswered(), s.getBlockId());
@@ -239,6 +245,29 @@ class GrpcApiTest {
       assertArrayEquals(expected, floats(v), 0f, b.getBlockId());
     }
 
+    // Step 2: t2 has no data for it and pushes nothing (no values, weight 0); the step is t1's gradient alone.
+    List<CompletableFuture<PushReply>> second = new ArrayList<>();
+    for (Block b : job.getBlocksList()) {
+      second.add(client.pushGradient(push("t1", b, gradient(b.getLength())).setStep(2).setBaseVersion(1)
+          .setMembershipEpoch(r2.getMembershipEpoch()).build()).toCompletableFuture());
+    }
+    assertTrue(waitingFor(2).getBlocksList().stream().allMatch(s -> s.getWaitingForList().equals(List.of("t2"))));
+    for (Block b : job.getBlocksList()) {
+      PushReply idle = get(client.pushGradient(push("t2", b, new float[0]).setStep(2).setBaseVersion(1).setWeight(0f)
+          .setMembershipEpoch(r2.getMembershipEpoch()).build()));
+      assertEquals(PushReply.Outcome.APPLIED, idle.getOutcome(), b.getBlockId());
+      assertEquals(2, idle.getVersion());
+    }
+    for (CompletableFuture<PushReply> f : second) assertEquals(PushReply.Outcome.ACCEPTED, get(f).getOutcome());
+    Map<String, BlockValues> afterIdle = pull(2);
+    for (Block b : job.getBlocksList()) {
+      float[] before = floats(after.get(b.getBlockId()));
+      float[] g = gradient(b.getLength());
+      float[] expected = new float[before.length];
+      for (int j = 0; j < expected.length; j++) expected[j] = before[j] - 0.5f * g[j];
+      assertArrayEquals(expected, floats(afterIdle.get(b.getBlockId())), 0f, b.getBlockId());
+    }
+
     get(client.reportProgress(ReportProgressRequest.newBuilder().setTrainerId("t1").setEpoch(l1.getEpoch())
         .setTask(l1.getTask()).addSteps(StepOffset.newBuilder().setStep(1).setOffset(8)).build()));
     ClusterStatus progressed = get(client.getStatus(StatusRequest.newBuilder().build()));
@@ -257,6 +286,10 @@ class GrpcApiTest {
     Status s = failure(client.pushGradient(push("t1", b, new float[] {1f, 2f, 3f}).build()));
     assertEquals(Status.Code.INVALID_ARGUMENT, s.getCode());
     assertEquals("gradient for block " + b.getBlockId() + " has 3 values; the block holds 8", s.getDescription());
+    // No values is a step without data only with weight 0.
+    Status empty = failure(client.pushGradient(push("t1", b, new float[0]).build()));
+    assertEquals(Status.Code.INVALID_ARGUMENT, empty.getCode());
+    assertEquals("gradient for block " + b.getBlockId() + " has 0 values; the block holds 8", empty.getDescription());
   }
 
   @Test
