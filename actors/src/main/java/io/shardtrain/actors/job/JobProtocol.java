@@ -70,12 +70,13 @@ public final class JobProtocol {
 
   /**
    * All-reduce: from the first member of a ring re-formed in membership epoch
-   * {@code membershipEpoch}, whose members all applied step {@code step}: where each departed
-   * member's task stood after the newest step of that ring with its batch in it. The master settles
-   * every task a departed trainer held there (at its reported offset when it has no mark).
+   * {@code membershipEpoch}, whose members all applied step {@code step}: where each trainer that
+   * ever had data in the ring stood after the newest step of that ring with its batch in it. The
+   * master settles every task a departed or restarted trainer held there (at its reported offset
+   * when it has no mark for that task).
    */
   public record SettleFromRing(String trainerId, long generation, long membershipEpoch, long step,
-      List<RingMark> departed) implements Command {}
+      List<RingMark> marks) implements Command {}
 
   /** Task {@code task} of epoch {@code epoch} was read by {@code trainerId} up to {@code offset} in step {@code step}. */
   public record RingMark(String trainerId, int epoch, int task, long offset, long step) {}

@@ -230,7 +230,8 @@ public final class MasterState implements CborSerializable {
 
   MasterState joined(String trainerId, ActorRef<TrainerNotice> ref) {
     // A new incarnation of a member (its node restarted before the old one was noticed gone).
-    if (members.put(trainerId, ref) != null) release(trainerId);
+    if (members.containsKey(trainerId)) release(trainerId);
+    members.put(trainerId, ref);
     membershipEpoch++;
     // A trainer that joins mid-job takes a share of the next epoch at the latest: an open epoch
     // that nobody has started yet is cut again into one task per trainer now in the job.

@@ -76,18 +76,18 @@ final class TaskSettler {
   }
 
   /**
-   * All-reduce: the settlements of every task a departed trainer held, from the marks of ring
-   * {@code c}; none when the ring is not of the current membership and generation (a newer ring
+   * All-reduce: the settlements of every task a departed (or restarted) trainer held, from the
+   * marks of ring {@code c}; none when the ring is not of the current membership and generation (a newer ring
    * sends again).
    */
   static List<Master.TaskSettled> fromRing(MasterState s, JobProtocol.SettleFromRing c) {
     if (c.generation() != s.generation() || c.membershipEpoch() != s.membershipEpoch()) return List.of();
     List<Master.TaskSettled> out = new ArrayList<>();
     for (MasterState.TaskState t : s.settling()) {
-      if (s.members().containsKey(t.settlingFor)) continue;
+      // Its trainer left, or restarted (a new actor under the same id, which has not read it since).
       long offset = t.offset;
       long step = 0;
-      for (JobProtocol.RingMark m : c.departed()) {
+      for (JobProtocol.RingMark m : c.marks()) {
         if (m.trainerId().equals(t.settlingFor) && m.epoch() == t.epoch && m.task() == t.index && m.offset() > offset) {
           offset = Math.min(t.length(), m.offset());
           step = m.step();

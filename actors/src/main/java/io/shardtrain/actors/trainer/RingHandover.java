@@ -30,11 +30,13 @@ final class RingHandover {
     }
   }
 
-  /** The newest mark of every trainer that is not one of {@code members}. */
-  List<JobProtocol.RingMark> departed(List<String> members) {
+  /**
+   * The newest mark of every trainer: a departed one's, and a restarted one's (its old actor read
+   * a task the master now settles).
+   */
+  List<JobProtocol.RingMark> marks() {
     List<JobProtocol.RingMark> out = new ArrayList<>();
     for (Map.Entry<String, long[]> e : marks.entrySet()) {
-      if (members.contains(e.getKey())) continue;
       long[] m = e.getValue();
       out.add(new JobProtocol.RingMark(e.getKey(), (int) m[0], (int) m[1], m[2], m[3]));
     }

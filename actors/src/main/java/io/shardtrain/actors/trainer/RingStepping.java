@@ -440,13 +440,13 @@ final class RingStepping {
   }
 
   /**
-   * The first member of the ring tells the master where every departed member's task was applied
-   * up to, so it settles them ({@link JobProtocol.SettleFromRing}).
+   * The first member of the ring tells the master where every member's task was applied up to, so
+   * it settles those of members that departed or restarted ({@link JobProtocol.SettleFromRing}).
    */
   private void settle(Session s, long step) {
     if (!link.members().get(0).equals(setup.trainerId())) return;
     setup.master().tell(new JobProtocol.SettleFromRing(setup.trainerId(), s.generation(), link.epoch(), step,
-        handover.departed(link.members())));
+        handover.marks()));
   }
 
   private void askMembers() {

@@ -258,7 +258,8 @@ public final class Trainer {
       return registering(s);
     }
     if (answer instanceof MasterLink.Waiting w) {
-      context.getLog().info("trainer {}: waiting for the job to start ({} of {} trainers)", id, w.registered(), w.expected());
+      context.getLog().info("trainer {}: waiting for the job to start ({} of {} trainers)", id, w.registered(),
+          w.expected());
     } else {
       context.getLog().warn("trainer {}: task request failed ({}), retrying", id,
           ((MasterLink.Unanswered) answer).failure().getMessage());

@@ -1,5 +1,6 @@
 package io.shardtrain.actors.master;
 
+import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.ps.BlockProtocol.TaskProgress;
 import java.util.List;
 import java.util.Map;
@@ -92,5 +93,35 @@ class TaskSettlerTest {
     settler.clear();
     settler.askMissing(s);
     assertEquals(List.of("mark w#0 0/0 g0", "mark w#1 0/0 g0"), blocks.take());
+  }
+
+  @Test
+  void theRingSettlesADepartedMembersTaskAtItsMarkAndOnlyInTheCurrentMembershipEpoch() {
+    MasterState s = aLeftAtOffset20();
+    List<JobProtocol.RingMark> marks = List.of(new JobProtocol.RingMark("a", 0, 0, 44, 7),
+        new JobProtocol.RingMark("b", 0, 1, 40, 7));
+    // A ring of an older membership (a newer one will send again) settles nothing.
+    assertEquals(List.of(), TaskSettler.fromRing(s,
+        new JobProtocol.SettleFromRing("b", 0, s.membershipEpoch() - 1, 7, marks)));
+    assertEquals(List.of(new Master.TaskSettled(0, 0, "a", 44, 7, Map.of())), TaskSettler.fromRing(s,
+        new JobProtocol.SettleFromRing("b", 0, s.membershipEpoch(), 7, marks)));
+    // Without a mark for the task (a had no data since its report): where a reported it.
+    assertEquals(List.of(new Master.TaskSettled(0, 0, "a", 20, 0, Map.of())), TaskSettler.fromRing(s,
+        new JobProtocol.SettleFromRing("b", 0, s.membershipEpoch(), 7, List.of(marks.get(1)))));
+  }
+
+  @Test
+  void theRingSettlesTheTaskOfARestartedMembersOldActor() {
+    MasterState s = new MasterState().submitted(MasterTest.job());
+    s.joined("a", null);
+    s.joined("b", null);
+    s.started(2);
+    s.leased(0, 0, "a");
+    s.progressed(0, 0, 16, "a", 2);
+    // a's node restarted before its death was noticed: the new actor registers under the same id.
+    s.joined("a", null);
+    List<JobProtocol.RingMark> marks = List.of(new JobProtocol.RingMark("a", 0, 0, 24, 3));
+    assertEquals(List.of(new Master.TaskSettled(0, 0, "a", 24, 3, Map.of())), TaskSettler.fromRing(s,
+        new JobProtocol.SettleFromRing("b", 0, s.membershipEpoch(), 3, marks)));
   }
 }
