@@ -8,7 +8,6 @@ import com.typesafe.config.Config;
 import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.ps.BlockSpec;
-import io.shardtrain.actors.trainer.StepListener;
 import io.shardtrain.actors.trainer.Trainer;
 import io.shardtrain.actors.trainer.TrainerSettings;
 import io.shardtrain.compute.backend.CpuBackend;
@@ -18,10 +17,7 @@ import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;
 import io.shardtrain.samples.local.LocalCluster;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -44,9 +40,7 @@ class AllReduceEquivalenceTest {
         """.formatted(STEPS));
     TrainSettings s = ClusterTestSupport.settings(config);
 
-    Map<String, Map<String, float[]>> replicas = new ConcurrentHashMap<>();
-    Map<String, Long> lastSteps = new ConcurrentHashMap<>();
-    Map<String, String> failures = new ConcurrentHashMap<>();
+    ReplicaRecorder recorder = new ReplicaRecorder(java.util.Set.of("t1", "t2"));
     Mlp published = Mlp.create(CpuBackend.create(1), SyncEquivalenceTest.DIM, new int[] {16},
         SyncEquivalenceTest.CLASSES, Activation.RELU, 99);
     long version;
@@ -56,44 +50,20 @@ class AllReduceEquivalenceTest {
       ShardTrain.Plan plan = ShardTrain.plan(s, "allreduce-job", train.dim(), train.size(), train.numClasses(),
           BlockSpec.Mode.ALLREDUCE, 2, 40, -1);
       api.submit(plan).toCompletableFuture().get(60, TimeUnit.SECONDS);
-      CountDownLatch finished = new CountDownLatch(2);
-      StepListener listener = new StepListener() {
-        @Override
-        public void onStep(String trainerId, long step, float loss, int examples, long computeNanos) {}
-
-        @Override
-        public void onReplica(String trainerId, long step, Map<String, float[]> values) {
-          Map<String, float[]> copy = new LinkedHashMap<>();
-          values.forEach((name, v) -> copy.put(name, v.clone()));
-          replicas.put(trainerId, copy);
-          lastSteps.put(trainerId, step);
-        }
-
-        @Override
-        public void onFinished(String trainerId, long steps, long pushes, long pulls, long stale) {
-          finished.countDown();
-        }
-
-        @Override
-        public void onFailed(String trainerId, String reason) {
-          failures.put(trainerId, reason);
-          finished.countDown();
-        }
-      };
       for (int i = 0; i < 2; i++) {
         ShardTrain node = cluster.trainerNode(i);
         node.startTrainer(new Trainer.Setup("t" + (i + 1), node.master(), train, SyncEquivalenceTest.data(2),
-            () -> CpuBackend.create(1), TrainerSettings.create(node.system()), listener));
+            () -> CpuBackend.create(1), TrainerSettings.create(node.system()), recorder));
       }
-      assertTrue(finished.await(120, TimeUnit.SECONDS), "trainers did not finish");
-      assertTrue(failures.isEmpty(), "failures: " + failures);
+      assertTrue(recorder.await(120), "trainers did not finish");
+      assertTrue(recorder.failures.isEmpty(), "failures: " + recorder.failures);
       version = api.pullInto(published, plan.job(), 0).toCompletableFuture().get(30, TimeUnit.SECONDS);
     }
 
-    assertEquals(Map.of("t1", (long) STEPS, "t2", (long) STEPS), lastSteps);
-    Map<String, float[]> first = replicas.get("t1");
+    assertEquals(Map.of("t1", (long) STEPS, "t2", (long) STEPS), recorder.lastSteps);
+    Map<String, float[]> first = recorder.replicas.get("t1");
     for (Map.Entry<String, float[]> e : first.entrySet()) {
-      assertArrayEquals(e.getValue(), replicas.get("t2").get(e.getKey()), "replicas differ in " + e.getKey());
+      assertArrayEquals(e.getValue(), recorder.replicas.get("t2").get(e.getKey()), "replicas differ in " + e.getKey());
     }
     // The blocks hold the last step, published by the two members, each its share.
     assertEquals(STEPS, version);

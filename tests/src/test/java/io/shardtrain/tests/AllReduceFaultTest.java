@@ -10,7 +10,6 @@ import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSpec;
-import io.shardtrain.actors.trainer.StepListener;
 import io.shardtrain.actors.trainer.Trainer;
 import io.shardtrain.actors.trainer.TrainerSettings;
 import io.shardtrain.compute.backend.CpuBackend;
@@ -20,11 +19,9 @@ import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;
 import io.shardtrain.samples.local.LocalCluster;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -49,11 +46,13 @@ class AllReduceFaultTest {
         """.formatted(EPOCHS));
     TrainSettings s = ClusterTestSupport.settings(config);
 
-    Map<String, Map<String, float[]>> replicas = new ConcurrentHashMap<>();
-    Map<String, Long> lastSteps = new ConcurrentHashMap<>();
-    Map<String, String> failures = new ConcurrentHashMap<>();
     CompletableFuture<Long> t3AtStep = new CompletableFuture<>();
-    CountDownLatch survivorsDone = new CountDownLatch(2);
+    ReplicaRecorder recorder = new ReplicaRecorder(Set.of("t1", "t2")) {
+      @Override
+      public void onStep(String trainerId, long step, float loss, int examples, long computeNanos) {
+        if (trainerId.equals("t3") && step >= 10) t3AtStep.complete(step);
+      }
+    };
     Mlp published = Mlp.create(CpuBackend.create(1), SyncEquivalenceTest.DIM, new int[] {16},
         SyncEquivalenceTest.CLASSES, Activation.RELU, 99);
     JobProtocol.JobStatus status;
@@ -64,42 +63,17 @@ class AllReduceFaultTest {
       ShardTrain.Plan plan = ShardTrain.plan(s, "allreduce-fault", train.dim(), train.size(), train.numClasses(),
           BlockSpec.Mode.ALLREDUCE, 3, 40, -1);
       api.submit(plan).toCompletableFuture().get(60, TimeUnit.SECONDS);
-      StepListener listener = new StepListener() {
-        @Override
-        public void onStep(String trainerId, long step, float loss, int examples, long computeNanos) {
-          if (trainerId.equals("t3") && step >= 10) t3AtStep.complete(step);
-        }
-
-        @Override
-        public void onReplica(String trainerId, long step, Map<String, float[]> values) {
-          Map<String, float[]> copy = new LinkedHashMap<>();
-          values.forEach((name, v) -> copy.put(name, v.clone()));
-          replicas.put(trainerId, copy);
-          lastSteps.put(trainerId, step);
-        }
-
-        @Override
-        public void onFinished(String trainerId, long steps, long pushes, long pulls, long stale) {
-          if (!trainerId.equals("t3")) survivorsDone.countDown();
-        }
-
-        @Override
-        public void onFailed(String trainerId, String reason) {
-          failures.put(trainerId, reason);
-          if (!trainerId.equals("t3")) survivorsDone.countDown();
-        }
-      };
       for (int i = 0; i < 3; i++) {
         ShardTrain node = cluster.trainerNode(i);
         node.startTrainer(new Trainer.Setup("t" + (i + 1), node.master(), train, SyncEquivalenceTest.data(2),
-            () -> CpuBackend.create(1), TrainerSettings.create(node.system()), listener));
+            () -> CpuBackend.create(1), TrainerSettings.create(node.system()), recorder));
       }
       long killedAt = t3AtStep.get(120, TimeUnit.SECONDS);
       cluster.trainerNode(2).system().terminate();
       System.out.printf("allreduce-fault: t3's node stopped after its step %d%n", killedAt);
 
-      assertTrue(survivorsDone.await(120, TimeUnit.SECONDS), "the survivors did not finish");
-      assertTrue(failures.isEmpty(), "failures: " + failures);
+      assertTrue(recorder.await(120), "the survivors did not finish");
+      assertTrue(recorder.failures.isEmpty(), "failures: " + recorder.failures);
       long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
       do {
         status = api.status().toCompletableFuture().get(30, TimeUnit.SECONDS);
@@ -110,12 +84,13 @@ class AllReduceFaultTest {
 
     long examples = (long) EPOCHS * train.size();
     System.out.printf("allreduce-fault: survivors ended at steps %s; master counted %d examples; blocks hold %s%n",
-        lastSteps, status.examplesReported(), blocks.stream().map(BlockProtocol.BlockStats::examplesApplied).toList());
+        recorder.lastSteps, status.examplesReported(), blocks.stream().map(BlockProtocol.BlockStats::examplesApplied).toList());
     assertTrue(status.done(), "the job is done");
-    assertEquals(lastSteps.get("t1"), lastSteps.get("t2"), "the survivors left after the same step");
-    Map<String, float[]> first = replicas.get("t1");
+    assertEquals(recorder.lastSteps.get("t1"), recorder.lastSteps.get("t2"),
+        "the survivors left after the same step");
+    Map<String, float[]> first = recorder.replicas.get("t1");
     for (Map.Entry<String, float[]> e : first.entrySet()) {
-      assertArrayEquals(e.getValue(), replicas.get("t2").get(e.getKey()), "replicas differ in " + e.getKey());
+      assertArrayEquals(e.getValue(), recorder.replicas.get("t2").get(e.getKey()), "replicas differ in " + e.getKey());
     }
     for (Parameter p : published.parameters()) {
       assertArrayEquals(first.get(p.name()), p.value().data(), "blocks differ from the replicas in " + p.name());
