@@ -51,4 +51,38 @@ class ReplicaTest {
     assertEquals(0, replica.updates());
     assertEquals(0, replica.examplesApplied());
   }
+
+  @Test
+  void aRestoredReplicaTakesTheNextStepsExactlyAsTheOneItWasExportedFrom() {
+    // Adam: slots (moments) and the update count both shape every later step.
+    Parameter w1 = parameter("w", 0.5f, -1f, 2f);
+    Parameter b1 = parameter("b", 0.1f);
+    Replica source = new Replica(List.of(w1, b1), new io.shardtrain.compute.optim.Adam(0.9f, 0.999f, 1e-8f, 0f, false),
+        LearningRateSchedule.parse("constant", 0.01f), 32);
+    float[][] grads = {{0.3f, -0.2f, 0.1f, 0.5f}, {-0.1f, 0.4f, 0.2f, -0.3f}, {0.2f, 0.2f, -0.6f, 0.1f}};
+    for (int k = 0; k < 2; k++) step(source, w1, b1, grads[k], 32);
+
+    Parameter w2 = parameter("w", 9f, 9f, 9f);
+    Parameter b2 = parameter("b", 9f);
+    Replica joiner = new Replica(List.of(w2, b2), new io.shardtrain.compute.optim.Adam(0.9f, 0.999f, 1e-8f, 0f, false),
+        LearningRateSchedule.parse("constant", 0.01f), 32);
+    List<float[]> parts = source.export();
+    // Per parameter its values, then Adam's two moments.
+    assertEquals(6, parts.size());
+    assertEquals(parts.size(), joiner.parts());
+    joiner.restore(parts, source.examplesApplied(), source.updates());
+    assertEquals(64, joiner.examplesApplied());
+    assertEquals(2, joiner.updates());
+
+    step(source, w1, b1, grads[2], 32);
+    step(joiner, w2, b2, grads[2], 32);
+    assertArrayEquals(w1.value().data(), w2.value().data());
+    assertArrayEquals(b1.value().data(), b2.value().data());
+  }
+
+  private static void step(Replica r, Parameter w, Parameter b, float[] grad, int examples) {
+    System.arraycopy(grad, 0, w.grad().data(), 0, 3);
+    b.grad().data()[0] = grad[3];
+    r.apply(examples);
+  }
 }
