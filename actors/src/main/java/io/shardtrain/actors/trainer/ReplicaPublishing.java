@@ -19,7 +19,6 @@ final class ReplicaPublishing {
   private final String trainerId;
   private final BlockExchange blocks;
   private int out;
-  private long publishedStep = -1;
 
   ReplicaPublishing(ActorContext<Trainer.Command> context, String trainerId, BlockExchange blocks) {
     this.context = context;
@@ -28,22 +27,22 @@ final class ReplicaPublishing {
   }
 
   /**
-   * Sends member {@code position} of a ring of {@code ringSize} its share of the blocks, as the
-   * model holds them after {@code step} ({@code examplesApplied} examples in all).
+   * Sends member {@code position} of a ring of {@code ringSize} its share of the blocks (every
+   * block when {@code all}), as the model holds them after {@code step} ({@code examplesApplied}
+   * examples in all).
    */
-  void publish(Session s, long step, int position, int ringSize, long examplesApplied) {
+  void publish(Session s, long step, int position, int ringSize, long examplesApplied, boolean all) {
     List<String> order = s.job().blocks();
     for (Parameter p : s.model().parameters()) {
       for (BlockSlice slice : s.model().slicesOf(p)) {
         String block = slice.entityId();
-        if (order.indexOf(block) % ringSize != position) continue;
+        if (!all && order.indexOf(block) % ringSize != position) continue;
         float[] values = TrainerModel.valuesOf(p, slice);
         out++;
         context.pipeToSelf(blocks.publish(block, step, examplesApplied, values),
             (version, failure) -> new Published(block, step, failure));
       }
     }
-    publishedStep = step;
   }
 
   void published(Published m) {
@@ -52,11 +51,6 @@ final class ReplicaPublishing {
       context.getLog().warn("trainer {}: block {} did not keep the values of step {}: {}", trainerId, m.block(),
           m.step(), m.failure().getMessage());
     }
-  }
-
-  /** The newest step published; -1 before the first. */
-  long publishedStep() {
-    return publishedStep;
   }
 
   /** Whether every publication was answered. */

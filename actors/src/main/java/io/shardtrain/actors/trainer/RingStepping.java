@@ -455,7 +455,7 @@ final class RingStepping {
   }
 
   private void publish(Session s, long step) {
-    publishing.publish(s, step, link.position(), link.size(), replica.examplesApplied());
+    publishing.publish(s, step, link.position(), link.size(), replica.examplesApplied(), false);
   }
 
   /** Whether {@link #leave} handed the replica over. */
@@ -471,7 +471,9 @@ final class RingStepping {
     left = true;
     reportHeld(s);
     if (replica != null && lastStep > 0) {
-      if (publishing.publishedStep() != lastStep) publish(s, lastStep);
+      // Every member publishes every block once at the end (a block keeps the first of equal steps),
+      // so the model at rest is whole even when a member's publications fail, its node going down.
+      publishing.publish(s, lastStep, link.position(), link.size(), replica.examplesApplied(), true);
       setup.listener().onReplica(setup.trainerId(), lastStep, s.model().valuesByName());
       // Members that left after the same step hold the same bits: the hash says so across processes.
       long hash = 17;
