@@ -43,7 +43,7 @@ public final class Replica {
    */
   public void apply(int examples) {
     if (examples <= 0) return;
-    long position = examplesPerUpdate > 0 ? examplesApplied / examplesPerUpdate : updates;
+    long position = LearningRateSchedule.position(examplesApplied, examplesPerUpdate, updates);
     float rate = schedule.rate(position);
     for (int i = 0; i < states.length; i++) {
       Parameter p = parameters.get(i);

@@ -17,6 +17,7 @@ import io.shardtrain.actors.ps.BlockProtocol.Initialize;
 import io.shardtrain.actors.ps.BlockProtocol.TaskMark;
 import io.shardtrain.actors.ps.BlockProtocol.TaskProgress;
 import io.shardtrain.compute.optim.BlockUpdate;
+import io.shardtrain.compute.optim.LearningRateSchedule;
 import io.shardtrain.compute.optim.OptimizerState;
 import io.shardtrain.compute.optim.WeightedGradient;
 import java.util.ArrayList;
@@ -168,8 +169,7 @@ public final class BlockState {
    * planned ({@link BlockSpec#examplesPerUpdate}), or the update count when it planned none.
    */
   long schedulePosition() {
-    long per = spec.examplesPerUpdate();
-    return per > 0 ? examplesApplied / per : optimizerState.updates();
+    return LearningRateSchedule.position(examplesApplied, spec.examplesPerUpdate(), optimizerState.updates());
   }
 
   /** How far the examples of task {@code task} of epoch {@code epoch} reached this block. */

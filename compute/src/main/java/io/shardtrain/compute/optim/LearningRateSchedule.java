@@ -80,6 +80,16 @@ public interface LearningRateSchedule {
    * {@code "step:1000:0.5"} or {@code "warmup:500,cosine:10000"}. {@code warmup:N} alone warms up
    * to a constant rate.
    */
+  /**
+   * Where a schedule stands after {@code examplesApplied} examples, counted in the planned updates of
+   * {@code examplesPerUpdate} examples each, so a short last batch moves it by what it held; the
+   * update count {@code updates} when none were planned. Sync blocks and all-reduce replicas agree
+   * on it, so both modes follow one schedule.
+   */
+  static long position(long examplesApplied, long examplesPerUpdate, long updates) {
+    return examplesPerUpdate > 0 ? examplesApplied / examplesPerUpdate : updates;
+  }
+
   static LearningRateSchedule parse(String spec, float lr) {
     if (spec == null) {
       throw new IllegalArgumentException("learning-rate schedule spec is null; accepted forms: " + ACCEPTED_FORMS);
