@@ -1,10 +1,12 @@
 package io.shardtrain.actors.sparse;
 
+import io.shardtrain.compute.metrics.AucHistogram;
 import io.shardtrain.compute.nn.FactorizationMachine;
 import io.shardtrain.compute.nn.FmBatch;
 import io.shardtrain.compute.sparse.BatchRows;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -86,6 +88,35 @@ public final class FmSparseStep {
       count(4L * values.length, 0, 0);
       return new Fetched(batch, ids, pulled.version(), n);
     });
+  }
+
+  /**
+   * Predicts examples {@code [0, n)} (ids {@code n * fields}, dense {@code n * denseDim}) on the rows at
+   * {@code minVersion} or later, {@code chunk} examples per pull, and counts them into a new
+   * histogram of {@code bins} bins: this trainer's share of a global AUC, to be merged with the
+   * others' ({@link io.shardtrain.compute.metrics.AucHistogram#merge}). Uses buffers of its own.
+   */
+  public CompletionStage<AucHistogram> evaluate(int[] exampleIds, float[] x, float[] labels, int n, float[] dense,
+      int bins, long minVersion, int chunk) {
+    AucHistogram histogram = new AucHistogram(bins);
+    FmBatch batch = new FmBatch(fm);
+    CompletionStage<AucHistogram> done = CompletableFuture.completedFuture(histogram);
+    for (int from = 0; from < n; from += chunk) {
+      int start = from;
+      int m = Math.min(chunk, n - from);
+      done = done.thenCompose(h -> {
+        batch.index(Arrays.copyOfRange(exampleIds, start * fm.fields(), (start + m) * fm.fields()), m);
+        long[] ids = batch.rowIds().ids();
+        return client.pull(ids, minVersion).thenApply(pulled -> {
+          System.arraycopy(pulled.rows(), 0, batch.rows(), 0, ids.length * fm.rowWidth());
+          float[] probs = new float[m];
+          batch.predict(Arrays.copyOfRange(x, start * fm.denseDim(), (start + m) * fm.denseDim()), dense, probs);
+          h.add(probs, Arrays.copyOfRange(labels, start, start + m));
+          return h;
+        });
+      });
+    }
+    return done;
   }
 
   private synchronized void count(long pulled, long pushed, long pushedExamples) {

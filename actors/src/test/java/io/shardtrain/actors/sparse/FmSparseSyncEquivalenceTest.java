@@ -6,8 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.actor.typed.ActorRef;
 import io.shardtrain.actors.sparse.SparseProtocol.Command;
+import io.shardtrain.actors.master.AucShares;
 import io.shardtrain.compute.data.CtrDataset;
 import io.shardtrain.compute.data.CtrGenerator;
+import io.shardtrain.compute.metrics.Auc;
+import io.shardtrain.compute.metrics.AucHistogram;
 import io.shardtrain.compute.nn.FactorizationMachine;
 import io.shardtrain.compute.nn.FmBatch;
 import io.shardtrain.compute.sparse.BatchRows;
@@ -52,17 +55,7 @@ class FmSparseSyncEquivalenceTest {
     RowInit init = new RowInit(RowInit.Kind.NORMAL, 0.05f, 9);
     RowOptimizer adagrad = RowOptimizer.adagrad(0.5f, 0.1f);
     TableSpec spec = TableSpec.of(SparseTestSupport.freshTable(), 2, 512, fm.rowWidth(), init, adagrad);
-    Map<Integer, ActorRef<Command>> shards = new HashMap<>();
-    for (int s = 0; s < 2; s++) {
-      ActorRef<Command> ref = kit.spawn(SparseShard.create(spec.entityId(s), SparseTestSupport.settings()));
-      shards.put(s, ref);
-      var ready = kit.<SparseProtocol.InitReply>createTestProbe();
-      ref.tell(new SparseProtocol.InitShard(spec, s, ready.ref()));
-      ready.expectMessage(new SparseProtocol.ShardReady(0));
-      var members = kit.<SparseProtocol.MembershipReply>createTestProbe();
-      ref.tell(new SparseProtocol.UpdateMembership(1, List.of("a", "b"), members.ref()));
-      members.expectMessage(new SparseProtocol.MembershipInForce(1));
-    }
+    Map<Integer, ActorRef<Command>> shards = shards(spec, "a", "b");
     Duration t = Duration.ofSeconds(10);
     FmSparseStep a = new FmSparseStep(fm, new SparseClient(spec, "a", t, kit.system().scheduler(), shards::get));
     FmSparseStep b = new FmSparseStep(fm, new SparseClient(spec, "b", t, kit.system().scheduler(), shards::get));
@@ -135,6 +128,69 @@ class FmSparseSyncEquivalenceTest {
     // gradient went out once with its id: (8 + 4 w) bytes per distinct row, both ways.
     assertEquals((8.0 + 4 * w) * distinctA / (STEPS * A), a.pullBytesPerExample(), 1e-9);
     assertEquals((8.0 + 4 * w) * distinctA / (STEPS * A), a.pushBytesPerExample(), 1e-9);
+  }
+
+  private static Map<Integer, ActorRef<Command>> shards(TableSpec spec, String... trainers) {
+    Map<Integer, ActorRef<Command>> shards = new HashMap<>();
+    for (int s = 0; s < spec.shards(); s++) {
+      ActorRef<Command> ref = kit.spawn(SparseShard.create(spec.entityId(s), SparseTestSupport.settings()));
+      shards.put(s, ref);
+      var ready = kit.<SparseProtocol.InitReply>createTestProbe();
+      ref.tell(new SparseProtocol.InitShard(spec, s, ready.ref()));
+      ready.expectMessage(new SparseProtocol.ShardReady(0));
+      var members = kit.<SparseProtocol.MembershipReply>createTestProbe();
+      ref.tell(new SparseProtocol.UpdateMembership(1, List.of(trainers), members.ref()));
+      members.expectMessage(new SparseProtocol.MembershipInForce(1));
+    }
+    return shards;
+  }
+
+  @Test
+  void theAucMergedFromThreeTrainersUnevenSharesEqualsTheExactAucOfAllPredictions() throws Exception {
+    CtrGenerator gen = new CtrGenerator(new CtrGenerator.Config(6, 200, 2048, 3, 1.1, 0.5, 1.0, -1.0, 8));
+    CtrDataset test = gen.generate(6237);
+    FactorizationMachine fm = new FactorizationMachine(6, 3, 4);
+    // Wide initial rows stand in for trained ones: predictions spread over (0, 1) with few ties.
+    RowInit init = new RowInit(RowInit.Kind.NORMAL, 0.3f, 4);
+    TableSpec spec = TableSpec.of(SparseTestSupport.freshTable(), 3, 2048, fm.rowWidth(), init,
+        RowOptimizer.sgd(0.1f));
+    Map<Integer, ActorRef<Command>> shards = shards(spec, "a", "b", "c");
+    float[] dense = fm.initialDense(0.5f, 6);
+    // The planted dense weights make the predictions informative (AUC well above 1/2).
+    float[] planted = gen.denseWeights();
+    for (int j = 0; j < planted.length; j++) dense[1 + j] = 3 * planted[j];
+    int[] cut = {0, 5000, 6200, 6237};
+    String[] names = {"a", "b", "c"};
+    AucShares merged = new AucShares(1, java.util.Set.of(names), 10_000);
+    Duration t = Duration.ofSeconds(10);
+    for (int k = 0; k < 3; k++) {
+      int n = cut[k + 1] - cut[k];
+      FmSparseStep evaluator = new FmSparseStep(fm, new SparseClient(spec, names[k], t, kit.system().scheduler(),
+          shards::get));
+      AucHistogram share = evaluator.evaluate(ids(test, cut[k], n), dense(test, cut[k], n), labels(test, cut[k], n),
+          n, dense, 10_000, 0, 1000).toCompletableFuture().get();
+      assertEquals(n, share.count());
+      boolean complete = merged.add(names[k], share.positives(), share.negatives());
+      assertEquals(k == 2, complete);
+      if (k == 1) assertEquals(false, merged.add("b", share.positives(), share.negatives()), "a resent share replaces");
+    }
+    assertEquals(6237, merged.examples());
+
+    // Every prediction in one process, from the same initial rows: the exact, sort-based AUC.
+    SparseTable table = new SparseTable(fm.rowWidth(), init, RowOptimizer.sgd(0.1f), 1, 1, 1, 0);
+    FmBatch all = new FmBatch(fm);
+    all.index(test.ids(), test.size());
+    for (int u = 0; u < all.rowIds().distinctCount(); u++) {
+      table.read(all.rowIds().id(u), all.rows(), u * fm.rowWidth());
+    }
+    float[] probs = new float[test.size()];
+    all.predict(test.dense(), dense, probs);
+    double exact = Auc.exact(probs, test.labels());
+    assertTrue(exact > 0.55 && exact < 0.95, "exact AUC " + exact);
+    assertEquals(exact, merged.auc(), 1e-3);
+    var outsider = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> merged.add("d", new long[10_000], new long[10_000]));
+    assertTrue(outsider.getMessage().endsWith("not from d"), outsider.getMessage());
   }
 
   private static int shared(int[] x, int[] y) {
