@@ -76,6 +76,36 @@ class CtrLocalCommandTest {
   }
 
   @Test
+  void aCriteoFileTrainsOnItsFirstLinesAndTestsOnItsLast() throws Exception {
+    // Clicks follow the first categorical value (4 values, click rates 0.1 to 0.8) and the first integer.
+    java.util.Random r = new java.util.Random(3);
+    StringBuilder tsv = new StringBuilder();
+    String[] values = {"05db9164", "68fd1e64", "8cf07265", "be589b51"};
+    double[] rate = {0.1, 0.3, 0.6, 0.8};
+    for (int i = 0; i < 5000; i++) {
+      int v = r.nextInt(4);
+      int count = r.nextInt(50);
+      double p = Math.min(0.95, rate[v] + (count > 25 ? 0.1 : 0));
+      tsv.append(r.nextDouble() < p ? '1' : '0');
+      for (int j = 0; j < 13; j++) tsv.append('\t').append(j == 0 ? String.valueOf(count) : j == 5 ? "" : "1");
+      for (int f = 0; f < 26; f++) tsv.append('\t').append(f == 0 ? values[v] : f == 7 ? "" : Integer.toHexString(r.nextInt(1000)));
+      tsv.append('\n');
+    }
+    Path file = dir.resolve("train.txt");
+    Files.writeString(file, tsv);
+    Path report = dir.resolve("criteo.json");
+    Run run = run("local", "--dataset", "criteo:" + file, "--batch", "128", "--epochs", "2", "--optimizer", "adagrad",
+        "--lr", "0.05", "--lr-schedule", "constant", "--no-progress", "--report", report.toString());
+    assertEquals(0, run.exit(), run.err());
+    String json = Files.readString(report);
+    assertEquals(4500, field(json, "train_examples"));
+    assertEquals(500, field(json, "test_examples"));
+    assertTrue(json.contains("\"oracle_auc\": null"), json);
+    // The four click rates separate clicks well above chance; the model finds them from 4,500 lines.
+    assertTrue(field(json, "test_auc") > 0.68, json);
+  }
+
+  @Test
   void ctrOnSeveralTrainersIsRefusedSayingWhy() {
     Run r = run("local", "--config", smallCtr.toString(), "--dataset", "ctr", "--trainers", "2", "--no-progress");
     assertEquals(2, r.exit());
