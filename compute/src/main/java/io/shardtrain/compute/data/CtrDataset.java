@@ -33,6 +33,16 @@ public record CtrDataset(
     return Dataset.withTargets(dense, denseDim, labels);
   }
 
+  /** Examples {@code [from, to)} as a new data set (arrays copied). */
+  public CtrDataset slice(int from, int to) {
+    if (from < 0 || to < from || to > size()) {
+      throw new IllegalArgumentException("slice [" + from + ", " + to + ") is outside [0, " + size() + ")");
+    }
+    return new CtrDataset(fields, denseDim, hashSpace, Arrays.copyOfRange(ids, from * fields, to * fields),
+        Arrays.copyOfRange(dense, from * denseDim, to * denseDim), Arrays.copyOfRange(labels, from, to),
+        Arrays.copyOfRange(probabilities, from, to));
+  }
+
   /** Copies the ids of examples {@code indices[from, from+count)} into {@code dst[0, count*fields)}. */
   public void copyIds(int[] indices, int from, int count, int[] dst) {
     if (from < 0 || count < 0 || from > indices.length - count || (long) count * fields > dst.length) {
@@ -50,10 +60,14 @@ public record CtrDataset(
 
   /**
    * The AUC of the true probabilities against the sampled labels: the best AUC any model can
-   * expect on this data, up to sampling noise. Ties count one half. NaN when one class is absent.
+   * expect on this data, up to sampling noise. Ties count one half. NaN when one class is absent
+   * or the probabilities are unknown (data read from a file).
    */
   public double bayesAuc() {
     int n = size();
+    for (float p : probabilities) {
+      if (Float.isNaN(p)) return Double.NaN;
+    }
     Integer[] order = new Integer[n];
     for (int i = 0; i < n; i++) order[i] = i;
     Arrays.sort(order, (a, b) -> Float.compare(probabilities[a], probabilities[b]));

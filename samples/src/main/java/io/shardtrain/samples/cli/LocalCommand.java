@@ -4,6 +4,8 @@ import com.typesafe.config.Config;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.transport.WirePrecision;
 import io.shardtrain.compute.backend.Backends;
+import io.shardtrain.actors.config.CtrSettings;
+import io.shardtrain.samples.local.CtrData;
 import io.shardtrain.samples.local.DataSets;
 import io.shardtrain.samples.report.Json;
 import io.shardtrain.samples.report.MetricsLog;
@@ -47,6 +49,7 @@ final class LocalCommand implements Callable<Integer> {
     // Read here too, so a bad value fails before any node starts.
     WirePrecision precision = WirePrecision.gradientsFromConfig(config);
     LocalRun run = new LocalRun(flags, spec.commandLine().getErr());
+    if (CtrData.isCtr(settings.dataset())) return runCtr(run, config, settings);
     if (flags.ps > 0 || trainers > 1) return runCluster(run, config, settings);
     if (precision != WirePrecision.FP32) {
       spec.commandLine().getErr().println("shardtrain: --gradient-precision applies to gradients sent to "
@@ -64,6 +67,27 @@ final class LocalCommand implements Callable<Integer> {
         settings.dataset(), m.get("steps"), m.get("samples_per_sec"), m.get("test_accuracy"), m.get("final_loss"));
     writeOutputs(m, r.metrics(), r.title());
     saveModel(r.model(), settings, data.train(), r.version());
+    return 0;
+  }
+
+  private Integer runCtr(LocalRun run, Config config, TrainSettings settings) throws Exception {
+    if (flags.ps > 0 || trainers > 1) {
+      throw new IllegalArgumentException("--dataset " + settings.dataset() + " trains in a single process only "
+          + "(--trainers 1, --ps 0): trainers do not use the sparse table yet");
+    }
+    if (saveModel != null || exportNpy != null) {
+      throw new IllegalArgumentException("--save-model and --export-npy save MLPs; a factorization machine's "
+          + "rows live in a sparse table, which they do not write");
+    }
+    CtrSettings ctr = CtrSettings.fromConfig(config);
+    CtrData data = CtrData.load(settings.dataset(), ctr, settings.seed());
+    LocalRun.Outcome r = run.singleCtr(settings, ctr, data);
+    Map<String, Object> m = r.summary();
+    spec.commandLine().getOut().printf(java.util.Locale.ROOT,
+        "%s: %s steps, %.0f samples/s, test_auc %.4f (exact %.4f, oracle %.4f), test log loss %.4f%n",
+        settings.dataset(), m.get("steps"), m.get("samples_per_sec"), m.get("test_auc"), m.get("test_auc_exact"),
+        m.get("oracle_auc"), m.get("test_logloss"));
+    writeOutputs(m, r.metrics(), r.title());
     return 0;
   }
 

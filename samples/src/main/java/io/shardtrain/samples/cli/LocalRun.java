@@ -11,6 +11,8 @@ import io.shardtrain.compute.backend.Backends;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.persistence.journal.Journal;
 import io.shardtrain.persistence.journal.JournalSettings;
+import io.shardtrain.samples.local.CtrData;
+import io.shardtrain.samples.local.CtrTraining;
 import io.shardtrain.samples.local.DataSets;
 import io.shardtrain.samples.local.DistributedTraining;
 import io.shardtrain.samples.local.LocalCluster;
@@ -74,6 +76,46 @@ final class LocalRun {
     }
     return new Outcome(report(settings, r), metrics, r.model(), r.steps(), settings.dataset() + " single process",
         0, null);
+  }
+
+  /** Trains a factorization machine on click-through data in this process. */
+  Outcome singleCtr(TrainSettings settings, io.shardtrain.actors.config.CtrSettings ctr, CtrData data) {
+    err.println("shardtrain: factorization machine, k = " + ctr.factors() + ", " + data.train().size()
+        + " training and " + data.test().size() + " test examples, " + data.train().fields() + " categorical and "
+        + data.train().denseDim() + " dense features, " + data.train().hashSpace() + "-row id space");
+    long total = settings.stepsPerTrainer(data.train().size(), 1);
+    ProgressBar progress = flags.noProgress ? ProgressBar.messagesOnly(System.err) : ProgressBar.forTerminal(total);
+    MetricsLog metrics = new MetricsLog();
+    CtrTraining.Result r = new CtrTraining(settings, ctr, progress, metrics).run(data.train(), data.test());
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("mode", "single");
+    m.put("dataset", settings.dataset());
+    m.put("model", "fm");
+    m.put("factors", ctr.factors());
+    m.put("trainers", 1);
+    m.put("steps", r.steps());
+    m.put("batch", settings.batch());
+    m.put("optimizer", settings.optimizer());
+    m.put("lr", settings.lr());
+    m.put("row_optimizer", "adagrad");
+    m.put("row_lr", ctr.rowLr());
+    m.put("seed", settings.seed());
+    m.put("train_examples", data.train().size());
+    m.put("test_examples", data.test().size());
+    m.put("hash_space", data.train().hashSpace());
+    m.put("samples", r.samples());
+    m.put("samples_per_sec", r.samplesPerSec());
+    m.put("train_seconds", r.trainSeconds());
+    m.put("wall_seconds", r.wallSeconds());
+    m.put("test_auc", r.testAuc());
+    m.put("test_auc_exact", r.testAucExact());
+    m.put("oracle_auc", data.oracleAuc());
+    m.put("test_logloss", r.testLogLoss());
+    m.put("final_loss", r.finalLoss());
+    m.put("distinct_rows_per_example", r.distinctRowsPerExample());
+    m.put("table_rows", r.tableRows());
+    return new Outcome(m, metrics, null, r.steps(), settings.dataset() + " factorization machine, single process", 0,
+        null);
   }
 
   /**

@@ -23,7 +23,8 @@ import picocli.CommandLine.Option;
 final class TrainingFlags {
   @Option(names = "--config", paramLabel = "FILE", description = "HOCON file layered over the defaults.")
   Path config;
-  @Option(names = "--dataset", description = "mnist or fashion-mnist (default: ${DEFAULT-VALUE} from config).")
+  @Option(names = "--dataset", description = "mnist, fashion-mnist, ctr (synthetic clicks) or criteo:PATH (Criteo TSV); the last two "
+      + "train a factorization machine in a single process (default from config).")
   String dataset;
   @Option(names = "--layout", defaultValue = "colocated", paramLabel = "colocated|separate",
       description = "Local cluster: colocated (node i runs trainer i and holds a share of the blocks) or separate "

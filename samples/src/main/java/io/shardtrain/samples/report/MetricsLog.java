@@ -22,18 +22,23 @@ import org.jfree.data.xy.XYSeriesCollection;
  */
 public final class MetricsLog {
   private record Row(double seconds, String trainer, long step, long stepsDone, int examples, double loss,
-      double accuracy) {}
+      double accuracy, double auc) {}
 
   private final List<Row> rows = new ArrayList<>();
   private long stepsDone;
 
   public synchronized void step(double seconds, String trainer, long step, int examples, double loss) {
     stepsDone++;
-    rows.add(new Row(seconds, trainer, step, stepsDone, examples, loss, Double.NaN));
+    rows.add(new Row(seconds, trainer, step, stepsDone, examples, loss, Double.NaN, Double.NaN));
   }
 
   public synchronized void evaluation(double seconds, long stepsDone, double accuracy) {
-    rows.add(new Row(seconds, "", -1, stepsDone, 0, Double.NaN, accuracy));
+    rows.add(new Row(seconds, "", -1, stepsDone, 0, Double.NaN, accuracy, Double.NaN));
+  }
+
+  /** A test-set evaluation of a click model: its AUC (the CSV's test_auc column; accuracy stays blank). */
+  public synchronized void aucEvaluation(double seconds, long stepsDone, double auc) {
+    rows.add(new Row(seconds, "", -1, stepsDone, 0, Double.NaN, Double.NaN, auc));
   }
 
   /** A test-set evaluation: seconds since training began, trainer steps done by then, accuracy. */
@@ -107,16 +112,17 @@ public final class MetricsLog {
     return Double.NaN;
   }
 
-  /** Columns: time_s, trainer, step, trainer_steps_done, examples, loss, test_accuracy (blank when absent). */
+  /** Columns: time_s, trainer, step, trainer_steps_done, examples, loss, test_accuracy, test_auc (blank when absent). */
   public synchronized void writeCsv(Path file) throws IOException {
     try (Writer w = Files.newBufferedWriter(file)) {
-      w.write("time_s,trainer,step,trainer_steps_done,examples,loss,test_accuracy\n");
+      w.write("time_s,trainer,step,trainer_steps_done,examples,loss,test_accuracy,test_auc\n");
       for (Row r : rows) {
-        w.write(String.format(Locale.ROOT, "%.4f,%s,%s,%d,%s,%s,%s%n", r.seconds(), r.trainer(),
+        w.write(String.format(Locale.ROOT, "%.4f,%s,%s,%d,%s,%s,%s,%s%n", r.seconds(), r.trainer(),
             r.step() < 0 ? "" : Long.toString(r.step()), r.stepsDone(),
             r.examples() == 0 ? "" : Integer.toString(r.examples()),
             Double.isNaN(r.loss()) ? "" : String.format(Locale.ROOT, "%.6f", r.loss()),
-            Double.isNaN(r.accuracy()) ? "" : String.format(Locale.ROOT, "%.5f", r.accuracy())));
+            Double.isNaN(r.accuracy()) ? "" : String.format(Locale.ROOT, "%.5f", r.accuracy()),
+            Double.isNaN(r.auc()) ? "" : String.format(Locale.ROOT, "%.5f", r.auc())));
       }
     }
   }

@@ -1,0 +1,44 @@
+package io.shardtrain.actors.config;
+
+import com.typesafe.config.Config;
+
+/**
+ * The click-through model and data settings, read once from {@code shardtrain.train.ctr}: the
+ * synthetic generator's shape ({@code --dataset ctr}), the factorization machine's factor count,
+ * how its sparse rows start and are updated (AdaGrad, where each row has its own step sizes), the
+ * AUC histogram's bins, and how a Criteo file is read and split ({@code --dataset criteo:PATH}).
+ * The dense part of the model uses the job's optimizer and learning rate ({@link TrainSettings}).
+ */
+public record CtrSettings(int examples, int testExamples, int fields, int vocabulary, int hashSpace, int denseDim,
+    double zipf, double idWeightStd, double denseWeightStd, double bias, int factors, double rowLr,
+    double rowInitialAccumulator, double initStd, int aucBins, int criteoLimit, double criteoTestFraction) {
+
+  public CtrSettings {
+    if (examples < 1 || testExamples < 1) {
+      throw new IllegalArgumentException("shardtrain.train.ctr.examples and test-examples must be >= 1, not "
+          + examples + " and " + testExamples);
+    }
+    if (factors < 1) throw new IllegalArgumentException("shardtrain.train.ctr.factors must be >= 1, not " + factors);
+    if (!(rowLr > 0) || !(rowInitialAccumulator > 0) || !(initStd >= 0)) {
+      throw new IllegalArgumentException("shardtrain.train.ctr.row-lr and row-initial-accumulator must be positive"
+          + " and init-std non-negative, not " + rowLr + ", " + rowInitialAccumulator + " and " + initStd);
+    }
+    if (aucBins < 2) throw new IllegalArgumentException("shardtrain.train.ctr.auc-bins must be >= 2, not " + aucBins);
+    if (criteoLimit < 0) {
+      throw new IllegalArgumentException("shardtrain.train.ctr.criteo-limit must be >= 0 (0: all), not " + criteoLimit);
+    }
+    if (!(criteoTestFraction > 0 && criteoTestFraction < 1)) {
+      throw new IllegalArgumentException("shardtrain.train.ctr.criteo-test-fraction must be in (0, 1), not "
+          + criteoTestFraction);
+    }
+  }
+
+  public static CtrSettings fromConfig(Config config) {
+    Config c = config.getConfig("shardtrain.train.ctr");
+    return new CtrSettings(c.getInt("examples"), c.getInt("test-examples"), c.getInt("fields"),
+        c.getInt("vocabulary"), c.getInt("hash-space"), c.getInt("dense-dim"), c.getDouble("zipf"),
+        c.getDouble("id-weight-std"), c.getDouble("dense-weight-std"), c.getDouble("bias"), c.getInt("factors"),
+        c.getDouble("row-lr"), c.getDouble("row-initial-accumulator"), c.getDouble("init-std"),
+        c.getInt("auc-bins"), c.getInt("criteo-limit"), c.getDouble("criteo-test-fraction"));
+  }
+}

@@ -1,0 +1,64 @@
+package io.shardtrain.actors.master;
+
+import io.shardtrain.compute.metrics.AucHistogram;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The global test AUC of one evaluation: each trainer (or evaluator) of {@code expected} fills an
+ * {@link AucHistogram} on its share of the test set and sends its counts; the merge of all shares
+ * is the histogram one process would have filled with every prediction, so the AUC is of the whole
+ * set however unevenly it was split. A share sent again (a retry) replaces the earlier one instead
+ * of counting twice; a share from outside {@code expected} is refused. Plain state, for the master.
+ */
+public final class AucShares {
+  private final long evaluation;
+  private final Set<String> expected;
+  private final int bins;
+  private final Map<String, AucHistogram> shares = new HashMap<>();
+
+  public AucShares(long evaluation, Set<String> expected, int bins) {
+    if (expected.isEmpty()) throw new IllegalArgumentException("evaluation " + evaluation + " expects no shares");
+    this.evaluation = evaluation;
+    this.expected = Set.copyOf(expected);
+    this.bins = bins;
+  }
+
+  /** Takes {@code from}'s share of this evaluation; true once every expected share is in. */
+  public boolean add(String from, long[] positives, long[] negatives) {
+    if (!expected.contains(from)) {
+      throw new IllegalArgumentException("evaluation " + evaluation + " expects shares from " + expected
+          + ", not from " + from);
+    }
+    AucHistogram share = AucHistogram.of(positives, negatives);
+    if (share.bins() != bins) {
+      throw new IllegalArgumentException(from + "'s share of evaluation " + evaluation + " has " + share.bins()
+          + " bins, not " + bins);
+    }
+    shares.put(from, share);
+    return complete();
+  }
+
+  public boolean complete() {
+    return shares.size() == expected.size();
+  }
+
+  /** Examples counted so far, over all shares. */
+  public long examples() {
+    long n = 0;
+    for (AucHistogram h : shares.values()) n += h.count();
+    return n;
+  }
+
+  /** The AUC of every share merged; only once {@link #complete()}. */
+  public double auc() {
+    if (!complete()) {
+      throw new IllegalStateException("evaluation " + evaluation + " has " + shares.size() + " of "
+          + expected.size() + " shares");
+    }
+    AucHistogram all = new AucHistogram(bins);
+    for (AucHistogram h : shares.values()) all.merge(h);
+    return all.auc();
+  }
+}

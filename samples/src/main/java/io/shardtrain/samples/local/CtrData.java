@@ -1,0 +1,43 @@
+package io.shardtrain.samples.local;
+
+import io.shardtrain.actors.config.CtrSettings;
+import io.shardtrain.compute.data.CriteoReader;
+import io.shardtrain.compute.data.CtrDataset;
+import io.shardtrain.compute.data.CtrGenerator;
+import java.io.IOException;
+import java.nio.file.Path;
+
+/**
+ * The click-through data sets: {@code ctr}, generated from {@link CtrGenerator}'s planted model
+ * (training examples, then test examples from the range right after them), and
+ * {@code criteo:PATH}, a Criteo TSV file whose last lines are the test set (its ids hashed into
+ * the same id space). {@link #oracleAuc} is the planted model's AUC on the test set (NaN for a file).
+ */
+public record CtrData(CtrDataset train, CtrDataset test, double oracleAuc) {
+
+  /** Whether {@code dataset} names a click-through data set. */
+  public static boolean isCtr(String dataset) {
+    return dataset.equals("ctr") || dataset.startsWith("criteo:");
+  }
+
+  public static CtrData load(String dataset, CtrSettings s, long seed) throws IOException {
+    if (dataset.equals("ctr")) {
+      CtrGenerator g = new CtrGenerator(new CtrGenerator.Config(s.fields(), s.vocabulary(), s.hashSpace(),
+          s.denseDim(), s.zipf(), s.idWeightStd(), s.denseWeightStd(), s.bias(), seed));
+      CtrDataset test = g.generate(s.examples(), (long) s.examples() + s.testExamples());
+      return new CtrData(g.generate(s.examples()), test, test.bayesAuc());
+    }
+    if (dataset.startsWith("criteo:")) {
+      Path file = Path.of(dataset.substring("criteo:".length()));
+      CtrDataset all = new CriteoReader(s.hashSpace(), s.criteoLimit()).read(file);
+      int testSize = (int) Math.round(all.size() * s.criteoTestFraction());
+      if (testSize < 1 || testSize >= all.size()) {
+        throw new IllegalArgumentException(file + ": " + all.size() + " examples are too few to keep "
+            + s.criteoTestFraction() + " of them for testing");
+      }
+      int cut = all.size() - testSize;
+      return new CtrData(all.slice(0, cut), all.slice(cut, all.size()), Double.NaN);
+    }
+    throw new IllegalArgumentException("'" + dataset + "' is not a click-through data set (ctr or criteo:PATH)");
+  }
+}

@@ -1,0 +1,114 @@
+package io.shardtrain.samples.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class CtrLocalCommandTest {
+  @TempDir static Path dir;
+  static Path smallCtr;
+
+  record Run(int exit, String out, String err) {}
+
+  static Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int exit = ShardTrainCli.execute(new PrintWriter(out, true), new PrintWriter(err, true), args);
+    return new Run(exit, out.toString(), err.toString());
+  }
+
+  @BeforeAll
+  static void writeConfig() throws Exception {
+    // A small planted model that one epoch learns in about a second.
+    smallCtr = dir.resolve("small-ctr.conf");
+    Files.writeString(smallCtr, "shardtrain.train.ctr { examples = 40000, test-examples = 10000, fields = 8,"
+        + " vocabulary = 100, hash-space = 4096, dense-dim = 4 }\n");
+  }
+
+  private static double field(String json, String name) {
+    Matcher m = Pattern.compile("\"" + name + "\": ([-0-9.eE]+)").matcher(json);
+    assertTrue(m.find(), "report has no numeric field " + name + ":\n" + json);
+    return Double.parseDouble(m.group(1));
+  }
+
+  @Test
+  void ctrTrainsAFactorizationMachineWhoseHistogramAucIsExactAndNearTheOracle() throws Exception {
+    Path report = dir.resolve("ctr.json");
+    Run r = run("local", "--config", smallCtr.toString(), "--dataset", "ctr", "--batch", "256", "--epochs", "1",
+        "--optimizer", "adagrad", "--lr", "0.05", "--lr-schedule", "constant", "--no-progress",
+        "--report", report.toString());
+    assertEquals(0, r.exit(), r.err());
+    String json = Files.readString(report);
+    assertEquals(157, field(json, "steps")); // ceil(40000 / 256)
+    double auc = field(json, "test_auc");
+    double oracle = field(json, "oracle_auc");
+    assertTrue(oracle > 0.7 && oracle < 0.95, json);
+    assertTrue(auc > oracle - 0.05 && auc <= oracle + 0.01, "test_auc " + auc + ", oracle " + oracle);
+    assertEquals(field(json, "test_auc_exact"), auc, 1e-3);
+    assertTrue(r.out().contains("test_auc "), r.out());
+    List<String> csv = Files.readAllLines(dir.resolve("ctr.csv"));
+    assertTrue(csv.get(0).endsWith(",test_accuracy,test_auc"), csv.get(0));
+    String last = csv.get(csv.size() - 1);
+    assertEquals(auc, Double.parseDouble(last.substring(last.lastIndexOf(',') + 1)), 1e-5);
+  }
+
+  @Test
+  void aCriteoLineWithTheWrongFieldCountFailsNamingFileAndLineBeforeAnyTraining() throws Exception {
+    Path file = dir.resolve("day_0.tsv");
+    StringBuilder good = new StringBuilder("1");
+    for (int j = 0; j < 13; j++) good.append('\t').append(j % 3 == 0 ? "" : String.valueOf(j));
+    for (int f = 0; f < 26; f++) good.append('\t').append(f % 5 == 0 ? "" : Integer.toHexString(f * 7919));
+    Files.writeString(file, good + "\n" + good + "\n" + good + "\textra\n");
+    Run r = run("local", "--dataset", "criteo:" + file, "--no-progress");
+    assertEquals(2, r.exit(), r.err());
+    assertTrue(r.err().contains(file + ":3: 41 tab-separated fields, expected 40"), r.err());
+    assertTrue(!r.err().contains("factorization machine"), "training started: " + r.err());
+  }
+
+  @Test
+  void aCriteoFileTrainsOnItsFirstLinesAndTestsOnItsLast() throws Exception {
+    // Clicks follow the first categorical value (4 values, click rates 0.1 to 0.8) and the first integer.
+    java.util.Random r = new java.util.Random(3);
+    StringBuilder tsv = new StringBuilder();
+    String[] values = {"05db9164", "68fd1e64", "8cf07265", "be589b51"};
+    double[] rate = {0.1, 0.3, 0.6, 0.8};
+    for (int i = 0; i < 5000; i++) {
+      int v = r.nextInt(4);
+      int count = r.nextInt(50);
+      double p = Math.min(0.95, rate[v] + (count > 25 ? 0.1 : 0));
+      tsv.append(r.nextDouble() < p ? '1' : '0');
+      for (int j = 0; j < 13; j++) tsv.append('\t').append(j == 0 ? String.valueOf(count) : j == 5 ? "" : "1");
+      for (int f = 0; f < 26; f++) tsv.append('\t').append(f == 0 ? values[v] : f == 7 ? "" : Integer.toHexString(r.nextInt(1000)));
+      tsv.append('\n');
+    }
+    Path file = dir.resolve("train.txt");
+    Files.writeString(file, tsv);
+    Path report = dir.resolve("criteo.json");
+    Run run = run("local", "--dataset", "criteo:" + file, "--batch", "128", "--epochs", "2", "--optimizer", "adagrad",
+        "--lr", "0.05", "--lr-schedule", "constant", "--no-progress", "--report", report.toString());
+    assertEquals(0, run.exit(), run.err());
+    String json = Files.readString(report);
+    assertEquals(4500, field(json, "train_examples"));
+    assertEquals(500, field(json, "test_examples"));
+    assertTrue(json.contains("\"oracle_auc\": null"), json);
+    // The four click rates separate clicks well above chance; the model finds them from 4,500 lines.
+    assertTrue(field(json, "test_auc") > 0.68, json);
+  }
+
+  @Test
+  void ctrOnSeveralTrainersIsRefusedSayingWhy() {
+    Run r = run("local", "--config", smallCtr.toString(), "--dataset", "ctr", "--trainers", "2", "--no-progress");
+    assertEquals(2, r.exit());
+    assertTrue(r.err().contains("trains in a single process only"), r.err());
+  }
+}
