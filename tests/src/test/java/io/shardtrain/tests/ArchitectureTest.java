@@ -8,10 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.core.importer.Location;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.jar.JarFile;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
@@ -27,7 +29,7 @@ class ArchitectureTest {
   private static JavaClasses classes;
 
   @BeforeAll
-  static void importMainClasses() {
+  static void importMainClasses() throws IOException {
     // Only this project's class folders (mvn test) or jars (mvn verify): scanning every jar on the
     // class path for io.shardtrain took 20 s.
     String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
@@ -35,9 +37,13 @@ class ArchitectureTest {
         .map(Path::of)
         .filter(p -> p.endsWith(Path.of("target", "classes")) || p.getFileName().toString().startsWith("shardtrain-"))
         .toList();
+    List<Location> locations = new java.util.ArrayList<>();
+    for (Path p : ours) {
+      locations.add(p.toString().endsWith(".jar") ? Location.of(new JarFile(p.toFile())) : Location.of(p));
+    }
     classes = new ClassFileImporter()
         .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-        .importPaths(ours);
+        .importLocations(locations);
     assertTrue(classes.contain("io.shardtrain.compute.Tensor")
         && classes.contain("io.shardtrain.actors.trainer.Trainer"), "the main classes of compute and actors are in " + ours);
   }
