@@ -107,6 +107,9 @@ public final class NodeConfig {
     join.put(boot + "discovery-method", m.discovery());
     join.put(boot + "service-name", m.serviceName());
     join.put(boot + "required-contact-point-nr", m.requiredContactPoints());
+    // Contact points are whatever discovery lists: on one machine their ports differ from this
+    // node's own management port, which Bootstrap's default filter would drop.
+    join.put("akka.management.cluster.bootstrap.contact-point.filter-on-fallback-port", false);
     if (!contactPoints.isEmpty()) {
       if (!m.discovery().equals("config")) {
         throw new IllegalArgumentException("contact points are listed for config discovery, not " + m.discovery());

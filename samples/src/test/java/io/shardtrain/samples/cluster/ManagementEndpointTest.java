@@ -39,6 +39,7 @@ class ManagementEndpointTest {
     assertEquals("config", c.getString(boot + "discovery-method"));
     assertEquals("shardtrain", c.getString(boot + "service-name"));
     assertEquals(3, c.getInt(boot + "required-contact-point-nr"));
+    assertEquals(false, c.getBoolean("akka.management.cluster.bootstrap.contact-point.filter-on-fallback-port"));
     var endpoints = c.getConfigList("akka.discovery.config.services.shardtrain.endpoints");
     assertEquals(List.of("127.0.0.1:8601", "127.0.0.1:8602", "10.0.0.3:8603"),
         endpoints.stream().map(e -> e.getString("host") + ":" + e.getInt("port")).toList());
