@@ -86,11 +86,11 @@ class KubernetesManifestsTest {
       List<Map<String, Object>> pods = workloads().stream()
           .filter(w -> map(get(w, "spec", "template", "metadata", "labels")).entrySet().containsAll(selector.entrySet()))
           .toList();
-      assertFalse(pods.isEmpty(), "Service " + name(svc) + " selects no pods");
+      assertFalse(pods.isEmpty(), name(svc) + " selects no pods");
       for (Object p : list(get(svc, "spec", "ports"))) {
         Object target = map(p).get("targetPort");
         for (Map<String, Object> w : pods) {
-          assertTrue(containerPorts(container(w)).containsKey(target), "Service " + name(svc) + " targets port "
+          assertTrue(containerPorts(container(w)).containsKey(target), name(svc) + " targets port "
               + target + " that " + name(w) + " does not name");
         }
       }
@@ -108,14 +108,20 @@ class KubernetesManifestsTest {
       assertEquals("node", node.commandSpec().name());
       Map<String, Integer> ports = containerPorts(c);
       assertEquals(ports.get("remoting"), node.matchedOptionValue("--port", -1), name(w) + " --port");
-      assertEquals(ports.get("management"), node.matchedOptionValue("--management-port", -1), name(w));
-      assertEquals(ports.get("metrics"), node.matchedOptionValue("--metrics-port", -1), name(w));
-      assertEquals(ports.get("grpc"), node.<Integer>matchedOptionValue("--grpc-port", null), name(w));
+      assertEquals(ports.get("management"), node.matchedOptionValue("--management-port", -1), name(w) + " --management-port");
+      assertEquals(ports.get("metrics"), node.matchedOptionValue("--metrics-port", -1), name(w) + " --metrics-port");
+      assertEquals(ports.get("grpc"), node.<Integer>matchedOptionValue("--grpc-port", null), name(w) + " --grpc-port");
       assertEquals("$(POD_IP)", argAfter(c, "--host"), name(w) + ": reached at its pod IP");
       assertEquals("/ready", str(c, "readinessProbe", "httpGet", "path"));
       assertEquals("/alive", str(c, "livenessProbe", "httpGet", "path"));
       assertEquals("management", str(c, "readinessProbe", "httpGet", "port"));
       assertEquals("management", str(c, "livenessProbe", "httpGet", "port"));
+      // The kubelet waits longer than Akka Management gives a check, or a slow check is a failed probe.
+      long checkSeconds = com.typesafe.config.ConfigFactory.load()
+          .getDuration("akka.management.health-checks.check-timeout").toSeconds();
+      for (String probe : List.of("readinessProbe", "livenessProbe")) {
+        assertTrue(((Number) get(c, probe, "timeoutSeconds")).longValue() > checkSeconds, name(w) + " " + probe);
+      }
       // The --config file is the ConfigMap's node.conf, mounted where the argument says.
       String conf = argAfter(c, "--config");
       Map<String, Object> mount = list(c.get("volumeMounts")).stream().map(KubernetesManifestsTest::map)
