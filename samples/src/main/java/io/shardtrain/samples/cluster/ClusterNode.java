@@ -34,7 +34,8 @@ public final class ClusterNode {
 
   /**
    * {@code grpcPort}: the port the node's gRPC API is bound to, -1 if it serves none;
-   * {@code metricsPort}: its metrics endpoint's, 0 if it serves none.
+   * {@code metricsPort}: its metrics endpoint's, 0 if it serves none; {@code managementPort}: its
+   * Akka Management endpoint's, 0 if it serves none.
    */
   public record Started(ActorSystem<Void> system, ShardTrain api, int grpcPort, int metricsPort,
       int managementPort) {}
