@@ -67,8 +67,26 @@ final class NodeCluster implements AutoCloseable {
   NodeProcess start(String name, String roles, String... extra) throws Exception {
     int port = newPort();
     if (seed == null) seed = "127.0.0.1:" + port;
-    List<String> args = new ArrayList<>(List.of("node", "--roles", roles, "--port", "" + port, "--seeds", seed,
-        "--journal", URL, "--config", nodeConf.toString()));
+    return start(name, roles, port, List.of("--seeds", seed), extra);
+  }
+
+  /**
+   * Starts a node JVM with no seed list: it joins through Cluster Bootstrap, finding the others'
+   * management endpoints {@code contactPoints} by config discovery, and serves its own at
+   * {@code managementPort}. The first one started submits the job (and the client joins through it).
+   */
+  NodeProcess startBootstrapped(String name, String roles, int managementPort, String contactPoints)
+      throws Exception {
+    int port = newPort();
+    if (seed == null) seed = "127.0.0.1:" + port;
+    return start(name, roles, port, List.of("--management-port", "" + managementPort, "--discovery", "config",
+        "--contact-points", contactPoints));
+  }
+
+  private NodeProcess start(String name, String roles, int port, List<String> join, String... extra) throws Exception {
+    List<String> args = new ArrayList<>(List.of("node", "--roles", roles, "--port", "" + port));
+    args.addAll(join);
+    args.addAll(List.of("--journal", URL, "--config", nodeConf.toString()));
     if (nodes.isEmpty()) {
       grpc = "127.0.0.1:" + newPort();
       args.addAll(List.of("--job", job.toString(), "--grpc-port", grpc.substring(grpc.indexOf(':') + 1)));
@@ -171,7 +189,7 @@ final class NodeCluster implements AutoCloseable {
    * A port free now and not handed to a node before: the kernel can offer a probed port again
    * while the JVM it went to is still starting, and then two nodes would try to bind it.
    */
-  private int newPort() throws Exception {
+  int newPort() throws Exception {
     while (true) {
       try (ServerSocket s = new ServerSocket(0)) {
         if (ports.add(s.getLocalPort())) return s.getLocalPort();

@@ -51,6 +51,15 @@ final class NodeCommand implements Callable<Integer> {
   @Option(names = "--metrics-port", description = "Serve metrics in Prometheus' text format at /metrics on this port"
       + " (shardtrain.metrics.port; 0: none). It binds shardtrain.metrics.host, loopback by default.")
   Integer metricsPort;
+  @Option(names = "--management-port", description = "Serve Akka Management (/ready, /alive, Cluster Bootstrap) on"
+      + " this port (shardtrain.management.port; 0: none). It binds shardtrain.management.host, loopback by default.")
+  Integer managementPort;
+  @Option(names = "--discovery", paramLabel = "METHOD", description = "Join through Cluster Bootstrap instead of"
+      + " seed nodes: config (with --contact-points) or kubernetes-api (shardtrain.management.discovery).")
+  String discovery;
+  @Option(names = "--contact-points", paramLabel = "HOST:PORT,...", description = "The nodes' management"
+      + " endpoints, for --discovery config; the lowest-addressed forms the cluster once all answer.")
+  String contactPoints;
   @Option(names = "--exit-when-done", description = "Stop this node when its trainer has finished.")
   boolean exitWhenDone;
 
@@ -64,7 +73,11 @@ final class NodeCommand implements Callable<Integer> {
     if (computeThreads != null) flags.put("shardtrain.compute.threads", computeThreads);
     if (grpcPort != null) flags.put("shardtrain.grpc.port", grpcPort);
     if (metricsPort != null) flags.put("shardtrain.metrics.port", metricsPort);
-    Config nodeConfig = NodeConfig.build(roleList, host, port, seedList, journal, config, flags);
+    if (managementPort != null) flags.put("shardtrain.management.port", managementPort);
+    if (discovery != null) flags.put("shardtrain.management.discovery", discovery);
+    List<String> contacts = contactPoints == null ? List.of()
+        : Arrays.stream(contactPoints.split(",")).map(String::trim).filter(x -> !x.isEmpty()).toList();
+    Config nodeConfig = NodeConfig.build(roleList, host, port, seedList, contacts, journal, config, flags);
     Config jobConfig = null;
     if (job != null) {
       jobConfig = ConfigFactory.parseMap(flags).withFallback(ShardTrainConfig.parseFile(job))
@@ -74,8 +87,10 @@ final class NodeCommand implements Callable<Integer> {
     }
     var out = spec.commandLine().getOut();
     ClusterNode.Started node = ClusterNode.start(nodeConfig);
-    out.printf("node akka://%s@%s:%d up with roles %s, seeds %s%n", NodeConfig.SYSTEM_NAME, host, port, roleList,
-        nodeConfig.getStringList("akka.cluster.seed-nodes"));
+    List<String> seedNodes = nodeConfig.getStringList("akka.cluster.seed-nodes");
+    out.printf("node akka://%s@%s:%d up with roles %s, %s%n", NodeConfig.SYSTEM_NAME, host, port, roleList,
+        seedNodes.isEmpty() ? "Cluster Bootstrap by " + nodeConfig.getString("shardtrain.management.discovery")
+            + " discovery" : "seeds " + seedNodes);
     if (node.grpcPort() >= 0) {
       out.printf("gRPC API at %s:%d%n", node.system().settings().config().getString("shardtrain.grpc.host"),
           node.grpcPort());
@@ -83,6 +98,10 @@ final class NodeCommand implements Callable<Integer> {
     if (node.metricsPort() > 0) {
       out.printf("metrics at http://%s:%d/metrics%n", node.system().settings().config().getString("shardtrain.metrics.host"),
           node.metricsPort());
+    }
+    if (node.managementPort() > 0) {
+      out.printf("management at http://%s:%d (/ready, /alive)%n",
+          node.system().settings().config().getString("shardtrain.management.host"), node.managementPort());
     }
     out.flush();
     if (jobConfig != null) {

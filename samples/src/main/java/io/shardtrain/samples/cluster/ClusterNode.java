@@ -7,6 +7,8 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.cluster.MemberStatus;
 import akka.cluster.sharding.ShardRegion;
 import akka.cluster.typed.Cluster;
+import akka.management.cluster.bootstrap.ClusterBootstrap;
+import akka.management.javadsl.AkkaManagement;
 import akka.pattern.Patterns;
 import com.typesafe.config.Config;
 import io.shardtrain.actors.ShardTrain;
@@ -23,17 +25,20 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Starts one node of a ShardTrain cluster: its ActorSystem, the journal, ShardTrain's roles, the
- * gRPC API when {@code shardtrain.grpc.port} is set and the metrics endpoint when
- * {@code shardtrain.metrics.port} is.
+ * gRPC API when {@code shardtrain.grpc.port} is set, the metrics endpoint when
+ * {@code shardtrain.metrics.port} is, and the Akka Management endpoint (health checks, Cluster
+ * Bootstrap) when {@code shardtrain.management.port} is.
  */
 public final class ClusterNode {
   private ClusterNode() {}
 
   /**
    * {@code grpcPort}: the port the node's gRPC API is bound to, -1 if it serves none;
-   * {@code metricsPort}: its metrics endpoint's, 0 if it serves none.
+   * {@code metricsPort}: its metrics endpoint's, 0 if it serves none; {@code managementPort}: its
+   * Akka Management endpoint's, 0 if it serves none.
    */
-  public record Started(ActorSystem<Void> system, ShardTrain api, int grpcPort, int metricsPort) {}
+  public record Started(ActorSystem<Void> system, ShardTrain api, int grpcPort, int metricsPort,
+      int managementPort) {}
 
   public static Started start(Config config) {
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), NodeConfig.SYSTEM_NAME, config);
@@ -55,10 +60,30 @@ public final class ClusterNode {
               + (e.getCause() == null ? e : e.getCause()).getMessage(), e);
         }
       }
-      return new Started(system, api, grpcPort, metricsPort);
+      int managementPort = startManagement(system);
+      return new Started(system, api, grpcPort, metricsPort, managementPort);
     } catch (RuntimeException e) {
       system.terminate();
       throw e;
+    }
+  }
+
+  /**
+   * Serves Akka Management when {@code shardtrain.management.port} is set and, with a discovery
+   * method, starts Cluster Bootstrap (after the roles, so a node is never reported ready before its
+   * regions exist). Returns the bound port, 0 if none.
+   */
+  private static int startManagement(ActorSystem<?> system) {
+    ManagementSettings m = ManagementSettings.fromConfig(system.settings().config());
+    if (!m.serves()) return 0;
+    try {
+      akka.http.javadsl.model.Uri uri = AkkaManagement.get(system.classicSystem()).start()
+          .toCompletableFuture().get(30, TimeUnit.SECONDS);
+      if (m.bootstraps()) ClusterBootstrap.get(system.classicSystem()).start();
+      return uri.port();
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot serve Akka Management at " + m.host() + ":" + m.port() + ": "
+          + (e.getCause() == null ? e : e.getCause()).getMessage(), e);
     }
   }
 
@@ -69,8 +94,11 @@ public final class ClusterNode {
       if (Cluster.get(system).selfMember().status() == MemberStatus.up()) return;
       Thread.sleep(100);
     }
-    throw new IllegalStateException("could not join the cluster within " + timeout.toSeconds()
-        + " s: is a seed node running at " + system.settings().config().getStringList("akka.cluster.seed-nodes") + "?");
+    ManagementSettings m = ManagementSettings.fromConfig(system.settings().config());
+    throw new IllegalStateException("could not join the cluster within " + timeout.toSeconds() + " s: "
+        + (m.bootstraps() ? "did Cluster Bootstrap (" + m.discovery() + " discovery) find "
+            + m.requiredContactPoints() + " contact points?"
+            : "is a seed node running at " + system.settings().config().getStringList("akka.cluster.seed-nodes") + "?"));
   }
 
   /**

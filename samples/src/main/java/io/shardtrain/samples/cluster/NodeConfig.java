@@ -42,11 +42,21 @@ public final class NodeConfig {
 
   /**
    * @param roles   akka.cluster.roles of this node (ps, trainer, master, client)
-   * @param seeds   HOST:PORT of seed nodes; empty: this node is its own seed
+   * @param seeds   HOST:PORT of seed nodes; empty: this node is its own seed, unless
+   *                {@code shardtrain.management.discovery} names a Cluster Bootstrap method
    * @param journal a JDBC URL, "memory", or null for the configured journal
    */
   public static Config build(List<String> roles, String host, int port, List<String> seeds, String journal,
       Path userFile, Map<String, Object> shardtrainFlags) {
+    return build(roles, host, port, seeds, List.of(), journal, userFile, shardtrainFlags);
+  }
+
+  /**
+   * As above; {@code contactPoints}: HOST:PORT of the nodes' management endpoints, which config
+   * discovery lists as the service {@code shardtrain.management.service-name} (empty: none given).
+   */
+  public static Config build(List<String> roles, String host, int port, List<String> seeds,
+      List<String> contactPoints, String journal, Path userFile, Map<String, Object> shardtrainFlags) {
     for (String r : roles) {
       if (!List.of("ps", "trainer", "master", "client").contains(r)) {
         throw new IllegalArgumentException("unknown role '" + r + "': expected ps, trainer, master or client");
@@ -56,10 +66,6 @@ public final class NodeConfig {
     flags.put("akka.cluster.roles", roles);
     flags.put("akka.remote.artery.canonical.hostname", host);
     flags.put("akka.remote.artery.canonical.port", port);
-    List<String> seedNodes = new ArrayList<>();
-    for (String s : seeds) seedNodes.add(seedAddress(s));
-    if (seedNodes.isEmpty()) seedNodes.add("akka://" + SYSTEM_NAME + "@" + host + ":" + port);
-    flags.put("akka.cluster.seed-nodes", seedNodes);
     Config layered = ConfigFactory.parseMap(flags, "command-line flags");
     if (journal != null) {
       layered = layered.withFallback(journal.equals("memory")
@@ -68,8 +74,53 @@ public final class NodeConfig {
     }
     if (userFile != null) layered = layered.withFallback(ShardTrainConfig.parseFile(userFile));
     Config full = layered.withFallback(ConfigFactory.parseResources("cluster.conf")).withFallback(ConfigFactory.load());
+    full = ConfigFactory.parseMap(joining(full.resolve(), host, port, seeds, contactPoints), "command-line flags")
+        .withFallback(full);
     Config resolved = JournalConfig.of(full);
     ShardTrainConfig.validate(resolved);
     return resolved;
+  }
+
+  /** How the node joins: seed nodes, or Cluster Bootstrap through the management endpoint. */
+  private static Map<String, Object> joining(Config full, String host, int port, List<String> seeds,
+      List<String> contactPoints) {
+    ManagementSettings m = ManagementSettings.fromConfig(full);
+    Map<String, Object> join = new HashMap<>();
+    if (m.serves()) {
+      join.put("akka.management.http.hostname", m.host());
+      join.put("akka.management.http.port", m.port());
+    }
+    if (!m.bootstraps()) {
+      if (!contactPoints.isEmpty()) {
+        throw new IllegalArgumentException("contact points are for Cluster Bootstrap: set --discovery config");
+      }
+      List<String> seedNodes = new ArrayList<>();
+      for (String s : seeds) seedNodes.add(seedAddress(s));
+      if (seedNodes.isEmpty()) seedNodes.add("akka://" + SYSTEM_NAME + "@" + host + ":" + port);
+      join.put("akka.cluster.seed-nodes", seedNodes);
+      return join;
+    }
+    // Bootstrap joins (or forms) the cluster itself; a seed list would bypass it.
+    if (!seeds.isEmpty()) throw new IllegalArgumentException("give either seed nodes or a discovery method, not both");
+    join.put("akka.cluster.seed-nodes", List.of());
+    String boot = "akka.management.cluster.bootstrap.contact-point-discovery.";
+    join.put(boot + "discovery-method", m.discovery());
+    join.put(boot + "service-name", m.serviceName());
+    join.put(boot + "required-contact-point-nr", m.requiredContactPoints());
+    // Contact points are whatever discovery lists: on one machine their ports differ from this
+    // node's own management port, which Bootstrap's default filter would drop.
+    join.put("akka.management.cluster.bootstrap.contact-point.filter-on-fallback-port", false);
+    if (!contactPoints.isEmpty()) {
+      if (!m.discovery().equals("config")) {
+        throw new IllegalArgumentException("contact points are listed for config discovery, not " + m.discovery());
+      }
+      List<Map<String, Object>> endpoints = new ArrayList<>();
+      for (String c : contactPoints) {
+        String[] hp = splitHostPort(c);
+        endpoints.add(Map.of("host", hp[0], "port", Integer.parseInt(hp[1])));
+      }
+      join.put("akka.discovery.config.services." + m.serviceName() + ".endpoints", endpoints);
+    }
+    return join;
   }
 }
