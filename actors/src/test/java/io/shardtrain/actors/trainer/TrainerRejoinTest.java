@@ -49,6 +49,8 @@ class TrainerRejoinTest {
           akka.cluster.roles = [ps, master, trainer]
           akka.cluster.jmx.multi-mbeans-in-same-jvm = on
           akka.coordinated-shutdown.run-by-jvm-shutdown-hook = off
+          # A cluster member's coordinated shutdown on two loaded cores has taken more than the default 10 s.
+          akka.actor.testkit.typed.system-shutdown-default = 60s
           shardtrain.transport.bulk.enabled = off
           shardtrain.train { hidden = [8], optimizer = sgd, lr-schedule = constant, batch = 8, steps = 24 }
           """)).withFallback(PersistenceTestKitPlugin.config()).withFallback(PersistenceTestKitSnapshotPlugin.config())

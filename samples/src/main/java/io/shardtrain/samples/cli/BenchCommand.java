@@ -17,7 +17,7 @@ import picocli.CommandLine.Option;
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Benchmarks.",
     subcommands = {BenchCommand.Gemm.class, BenchCommand.Transport.class, BenchCommand.PsBandwidth.class,
         BenchCommand.Recovery.class, BenchCommand.SparseMemory.class, BenchCommand.SparseRecovery.class,
-        BenchSuiteCommand.class, BenchSpreadCommand.class})
+        BenchCommand.Load.class, BenchSuiteCommand.class, BenchSpreadCommand.class})
 final class BenchCommand implements Runnable {
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -319,6 +319,69 @@ final class BenchCommand implements Runnable {
         return writeReport(spec, report, m);
       } finally {
         if (tmp != null) FileTrees.delete(tmp);
+      }
+    }
+  }
+
+  @Command(name = "load", mixinStandardHelpOptions = true,
+      description = "Many concurrent clients push gradients to and pull blocks from one node's gRPC API (an async "
+          + "job) for a fixed time: throughput, p50/p99/p999 latency, and the check that every acknowledged push "
+          + "was applied once. Starts a node in this JVM on loopback unless --grpc names one (loopback only).")
+  static final class Load implements Callable<Integer> {
+    @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+    @Option(names = "--clients", defaultValue = "64", description = "Concurrent clients (default: ${DEFAULT-VALUE}).")
+    int clients;
+    @Option(names = "--seconds", defaultValue = "60", description = "How long they run (default: ${DEFAULT-VALUE}).")
+    int seconds;
+    @Option(names = "--hidden", defaultValue = "256", description = "Hidden units of the job's MLP 64-H-10 "
+        + "(default: ${DEFAULT-VALUE}).")
+    int hidden;
+    @Option(names = "--block-floats", defaultValue = "4096",
+        description = "Floats per block: the size of each push and pull (default: ${DEFAULT-VALUE}).")
+    int blockFloats;
+    @Option(names = "--grpc", paramLabel = "HOST:PORT", description = "A running node's gRPC API on this machine.")
+    String grpc;
+    @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
+    Path report;
+
+    @Override
+    public Integer call() throws Exception {
+      if (grpc != null && !(grpc.startsWith("127.") || grpc.startsWith("localhost:"))) {
+        throw new IllegalArgumentException("bench load drives a node on this machine only: --grpc must be "
+            + "127.x.x.x:PORT or localhost:PORT, not " + grpc);
+      }
+      io.shardtrain.samples.cluster.ClusterNode.Started node = null;
+      String target = grpc;
+      if (target == null) {
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
+          port = free.getLocalPort();
+        }
+        node = io.shardtrain.samples.cluster.ClusterNode.start(io.shardtrain.samples.cluster.NodeConfig.build(
+            List.of("ps", "master"), "127.0.0.1", port, List.of(), "memory", null,
+            Map.of("shardtrain.grpc.port", 0, "shardtrain.transport.bulk.enabled", false)));
+        io.shardtrain.samples.cluster.ClusterNode.awaitUp(node.system(), java.time.Duration.ofSeconds(60));
+        target = "127.0.0.1:" + node.grpcPort();
+      }
+      try {
+        LoadBenchmark.Result r = LoadBenchmark.run(target, clients, java.time.Duration.ofSeconds(seconds), hidden,
+            blockFloats);
+        spec.commandLine().getOut().printf("load: %d clients, %.1f s, %d blocks of %d floats: %.0f pushes/s, "
+                + "%.0f pulls/s; push p50/p99/p999 %d/%d/%d us, pull %d/%d/%d us; %d failed calls; "
+                + "%d pushes acknowledged as applied, block versions add up to %d: %s%n",
+            r.clients(), r.seconds(), r.blocks(), r.floatsPerBlock(), r.pushes() / r.seconds(),
+            r.pulls() / r.seconds(), r.push().getValueAtPercentile(50), r.push().getValueAtPercentile(99),
+            r.push().getValueAtPercentile(99.9), r.pull().getValueAtPercentile(50), r.pull().getValueAtPercentile(99),
+            r.pull().getValueAtPercentile(99.9), r.failures(), r.appliedAcknowledged(), r.blockVersions(),
+            r.conserved() ? "conserved" : "NOT CONSERVED");
+        if (r.firstFailure() != null) spec.commandLine().getOut().println("load: first failed call: " + r.firstFailure());
+        writeReport(spec, report, r.toJson());
+        return r.conserved() ? 0 : 3;
+      } finally {
+        if (node != null) {
+          node.system().terminate();
+          node.system().getWhenTerminated().toCompletableFuture().get();
+        }
       }
     }
   }

@@ -1,0 +1,49 @@
+package io.shardtrain.samples.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class LoadBenchmarkTest {
+  static final Pattern LINE = Pattern.compile("(\\d+) pushes acknowledged as applied, block versions add up to (\\d+)");
+
+  @TempDir Path dir;
+
+  @Test
+  void concurrentClientsPushAndPullAndEveryAcknowledgedPushIsAppliedOnce() throws Exception {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    Path report = dir.resolve("load.json");
+    int exit = ShardTrainCli.execute(new PrintWriter(out, true), new PrintWriter(err, true), "bench", "load",
+        "--clients", "8", "--seconds", "3", "--hidden", "32", "--block-floats", "512", "--report", report.toString());
+    System.out.println(out);
+    assertEquals(0, exit, out + "\n" + err);
+    Matcher m = LINE.matcher(out.toString());
+    assertTrue(m.find(), out.toString());
+    long applied = Long.parseLong(m.group(1));
+    assertTrue(applied > 8, "only " + applied + " pushes in 3 s");
+    assertEquals(applied, Long.parseLong(m.group(2)));
+    String json = Files.readString(report);
+    assertTrue(json.contains("\"conserved\": true") || json.contains("\"conserved\":true"), json);
+    assertTrue(json.contains("\"p999\""), json);
+  }
+
+  @Test
+  void aNodeOffThisMachineIsRefusedNamingTheAddress() {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int exit = ShardTrainCli.execute(new PrintWriter(out, true), new PrintWriter(err, true), "bench", "load",
+        "--grpc", "10.0.0.5:8080");
+    assertTrue(exit != 0);
+    assertTrue(err.toString().contains("--grpc must be 127.x.x.x:PORT or localhost:PORT, not 10.0.0.5:8080"),
+        err.toString());
+  }
+}
