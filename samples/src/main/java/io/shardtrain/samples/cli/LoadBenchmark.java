@@ -144,11 +144,9 @@ final class LoadBenchmark {
     while (System.nanoTime() < end) {
       int k = random.nextInt(blocks.size());
       Block b = blocks.get(k);
-      float[] values = new float[b.getLength()];
-      for (int i = 0; i < values.length; i++) values[i] = (float) (random.nextDouble() - 0.5) * 1e-3f;
       PushRequest.Builder request = PushRequest.newBuilder().setJobId(jobId).setBlockId(b.getBlockId())
           .setTrainerId(trainer).setStep(++step).setBaseVersion(versions[k]).setWeight(1f);
-      for (float v : values) request.addValues(v);
+      for (int i = 0; i < b.getLength(); i++) request.addValues((float) (random.nextDouble() - 0.5) * 1e-3f);
       try {
         long t0 = System.nanoTime();
         PushReply reply = api.call("PushGradient", request.build(), PushReply.getDefaultInstance(), CALL_DEADLINE);
