@@ -54,7 +54,7 @@ public final class CriteoReader {
       String line;
       int lineNo = 0;
       String[] cols = new String[COLUMNS];
-      while ((line = r.readLine()) != null && (limit == 0 || labels.size() < limit)) {
+      while ((line = TextLines.next(r, file, lineNo)) != null && (limit == 0 || labels.size() < limit)) {
         lineNo++;
         if (line.isEmpty()) continue;
         int count = split(line, cols);

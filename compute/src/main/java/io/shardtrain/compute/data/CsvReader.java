@@ -79,7 +79,7 @@ public final class CsvReader {
     try (BufferedReader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
       String line;
       int lineNo = 0;
-      while ((line = r.readLine()) != null) {
+      while ((line = TextLines.next(r, file, lineNo)) != null) {
         lineNo++;
         if (line.isBlank()) continue;
         String[] fields = split(line);
@@ -104,9 +104,9 @@ public final class CsvReader {
           } else if (!classes) {
             targets.add(v);
           } else {
-            if (v < 0 || v != Math.rint(v) || (numClasses > 0 && v >= numClasses)) {
+            if (v < 0 || v != Math.rint(v) || v >= (numClasses > 0 ? numClasses : Dataset.MAX_CLASSES)) {
               throw new MalformedDataException(file + ":" + lineNo + ": label '" + fields[c].strip()
-                  + "' is not a class id in [0, " + (numClasses > 0 ? numClasses : "inf") + ")");
+                  + "' is not a class id in [0, " + (numClasses > 0 ? numClasses : Dataset.MAX_CLASSES) + ")");
             }
             labels.add((int) v);
             maxLabel = Math.max(maxLabel, (int) v);

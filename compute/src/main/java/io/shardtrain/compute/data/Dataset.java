@@ -31,6 +31,12 @@ public final class Dataset {
   }
 
   /**
+   * Most classes a reader infers from class ids in a file: ids arrive as floats, which hold
+   * integers exactly only up to 2^24, and a larger id would only make an absurd output layer.
+   */
+  public static final int MAX_CLASSES = 1 << 24;
+
+  /**
    * A classification dataset: {@code features.length == labels.length * dim} and every label in
    * {@code [0, numClasses)}.
    */

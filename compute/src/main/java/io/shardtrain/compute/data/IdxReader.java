@@ -91,11 +91,11 @@ public final class IdxReader {
         throw new MalformedDataException(file + ": dimensions " + Arrays.toString(dims) + " are too large");
       }
     }
-    byte[] data = new byte[(int) total];
-    int got = readFully(in, data);
-    if (got < data.length) {
+    // Read in chunks rather than allocated at the header's word: 8 bytes of header can claim 2 GB.
+    byte[] data = in.readNBytes((int) total);
+    if (data.length < total) {
       throw new MalformedDataException(file + ": truncated, dimensions " + Arrays.toString(dims) + " need "
-          + data.length + " data bytes but only " + got + " are present");
+          + total + " data bytes but only " + data.length + " are present");
     }
     if (in.read() >= 0) {
       throw new MalformedDataException(file + ": trailing bytes after the " + data.length

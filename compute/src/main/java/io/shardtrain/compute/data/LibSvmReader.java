@@ -29,42 +29,56 @@ public final class LibSvmReader {
     TARGETS
   }
 
+  /**
+   * Default of {@link #withMaxValues}: 1 GiB of floats. A line of a few bytes ({@code 1 2000000000:1})
+   * asks for rows of two billion floats, so the dense size is checked before it is allocated.
+   */
+  public static final long DEFAULT_MAX_VALUES = 1L << 28;
+
   private final int dim; // 0 = infer
   private final boolean oneBased;
   private final LabelKind kind;
   private final int numClasses; // 0 = infer
+  private final long maxValues;
 
-  private LibSvmReader(int dim, boolean oneBased, LabelKind kind, int numClasses) {
+  private LibSvmReader(int dim, boolean oneBased, LabelKind kind, int numClasses, long maxValues) {
     this.dim = dim;
     this.oneBased = oneBased;
     this.kind = kind;
     this.numClasses = numClasses;
+    this.maxValues = maxValues;
   }
 
-  /** A reader with the defaults: inferred dim, 1-based indices, class labels. */
+  /** A reader with the defaults: inferred dim, 1-based indices, class labels, {@link #DEFAULT_MAX_VALUES}. */
   public static LibSvmReader create() {
-    return new LibSvmReader(0, true, LabelKind.CLASSES, 0);
+    return new LibSvmReader(0, true, LabelKind.CLASSES, 0, DEFAULT_MAX_VALUES);
+  }
+
+  /** The most floats of the dense features (rows times width); a file that needs more is refused. */
+  public LibSvmReader withMaxValues(long maxValues) {
+    if (maxValues < 1) throw new IllegalArgumentException("maxValues must be positive, not " + maxValues);
+    return new LibSvmReader(dim, oneBased, kind, numClasses, maxValues);
   }
 
   /** The feature width; an index beyond it is an error. 0 infers it from the data. */
   public LibSvmReader withDim(int dim) {
     if (dim < 0) throw new IllegalArgumentException("dim must not be negative, not " + dim);
-    return new LibSvmReader(dim, oneBased, kind, numClasses);
+    return new LibSvmReader(dim, oneBased, kind, numClasses, maxValues);
   }
 
   /** Whether feature indices start at 1 (LibSVM's convention) or at 0. */
   public LibSvmReader withOneBasedIndices(boolean oneBased) {
-    return new LibSvmReader(dim, oneBased, kind, numClasses);
+    return new LibSvmReader(dim, oneBased, kind, numClasses, maxValues);
   }
 
   public LibSvmReader withLabels(LabelKind kind) {
-    return new LibSvmReader(dim, oneBased, kind, numClasses);
+    return new LibSvmReader(dim, oneBased, kind, numClasses, maxValues);
   }
 
   /** Class labels with a fixed class count (0 infers it). */
   public LibSvmReader withClasses(int numClasses) {
     if (numClasses < 0) throw new IllegalArgumentException("numClasses must not be negative, not " + numClasses);
-    return new LibSvmReader(dim, oneBased, LabelKind.CLASSES, numClasses);
+    return new LibSvmReader(dim, oneBased, LabelKind.CLASSES, numClasses, maxValues);
   }
 
   /** Reads the whole file. */
@@ -75,10 +89,11 @@ public final class LibSvmReader {
     GrowableArrays.Floats value = new GrowableArrays.Floats();
     GrowableArrays.Floats rawLabel = new GrowableArrays.Floats();
     int maxIndex = -1;
+    int maxIndexLine = 0;
     try (BufferedReader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
       String line;
       int lineNo = 0;
-      while ((line = r.readLine()) != null) {
+      while ((line = TextLines.next(r, file, lineNo)) != null) {
         lineNo++;
         int hash = line.indexOf('#');
         String content = (hash >= 0 ? line.substring(0, hash) : line).strip();
@@ -111,7 +126,10 @@ public final class LibSvmReader {
           }
           index.add(col);
           value.add(number(file, lineNo, tok.substring(colon + 1), "value"));
-          maxIndex = Math.max(maxIndex, col);
+          if (col > maxIndex) {
+            maxIndex = col;
+            maxIndexLine = lineNo;
+          }
         }
       }
     }
@@ -120,8 +138,12 @@ public final class LibSvmReader {
       throw new MalformedDataException(file + ": no data lines");
     }
     int width = dim > 0 ? dim : maxIndex + 1;
-    if ((long) n * width > Integer.MAX_VALUE - 8) {
-      throw new MalformedDataException(file + ": " + n + " rows of dim " + width + " are too large for one array");
+    long values = (long) n * width;
+    if (values > Math.min(maxValues, Integer.MAX_VALUE - 8)) {
+      String where = dim > 0 ? file + ": " : file + ":" + maxIndexLine + ": index " + (oneBased ? maxIndex + 1 : maxIndex)
+          + " makes the width " + width + ", and ";
+      throw new MalformedDataException(where + n + " rows of width " + width + " are " + values
+          + " dense values, more than the limit of " + Math.min(maxValues, Integer.MAX_VALUE - 8) + " (withMaxValues)");
     }
     float[] features = new float[n * width];
     for (int i = 0; i < n; i++) {
@@ -156,9 +178,10 @@ public final class LibSvmReader {
         for (int i = 0; i < n; i++) {
           float y = rawLabel.get(i);
           int c = plusMinus ? (y > 0 ? 1 : 0) : (int) y;
-          if (!plusMinus && (y < 0 || y != Math.rint(y) || (numClasses > 0 && y >= numClasses))) {
+          int bound = numClasses > 0 ? numClasses : Dataset.MAX_CLASSES;
+          if (!plusMinus && (y < 0 || y != Math.rint(y) || y >= bound)) {
             throw new MalformedDataException(file + ":" + lineOf.get(i) + ": label " + y + " is not a class id in [0, "
-                + (numClasses > 0 ? numClasses : "inf") + ")");
+                + bound + ")");
           }
           labels[i] = c;
           maxLabel = Math.max(maxLabel, c);

@@ -120,4 +120,17 @@ class IdxReaderTest {
     for (int i = 0; i < s.train().size(); i++) counts[s.train().label(i)]++;
     assertEquals(6742, counts[1]); // the well-known class count of digit 1 in MNIST train
   }
+
+  @Test
+  void headerClaimingTwoGigabytesIsRefusedWithoutAllocatingThem() throws Exception {
+    // Found by DataReadersFuzzTest: 16 bytes whose dimensions claim 2^31 - 9 data bytes.
+    byte[] bytes = {0, 0, 8, 2, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xf7, 0, 0, 0, 1, 9, 9, 9, 9};
+    Path f = IdxFiles.write(dir.resolve("claims-2gb"), bytes, false);
+    long before = io.shardtrain.compute.fuzz.Hostile.allocatedBytes();
+    MalformedDataException e = assertThrows(MalformedDataException.class, () -> IdxReader.read(f));
+    long allocated = io.shardtrain.compute.fuzz.Hostile.allocatedBytes() - before;
+    assertEquals(f + ": truncated, dimensions [2147483639, 1] need 2147483639 data bytes but only 4 are present",
+        e.getMessage());
+    assertTrue(allocated < 1 << 20, allocated + " bytes allocated");
+  }
 }

@@ -120,4 +120,39 @@ class TextReadersTest {
         assertThrows(MalformedDataException.class,
             () -> LibSvmReader.create().withLabels(LibSvmReader.LabelKind.BINARY).read(notBinary)).getMessage());
   }
+
+  // The three below were found by DataReadersFuzzTest.
+
+  @Test
+  void bytesThatAreNotUtf8AreAContentErrorNamingFileAndLine() throws Exception {
+    Path f = dir.resolve("latin1.csv");
+    Files.write(f, new byte[] {'1', ',', '0', '\n', '2', (byte) 0xe9, ',', '1', '\n'});
+    assertTrue(assertThrows(MalformedDataException.class, () -> CsvReader.create().read(f)).getMessage()
+        .startsWith(f + ":1: not UTF-8 text at or after this line"));
+    Path svm = dir.resolve("latin1.svm");
+    Files.write(svm, new byte[] {'1', ' ', '1', ':', (byte) 0xe9});
+    assertTrue(assertThrows(MalformedDataException.class, () -> LibSvmReader.create().read(svm)).getMessage()
+        .startsWith(svm + ":1: not UTF-8 text"));
+  }
+
+  @Test
+  void classIdBeyondTheClassLimitIsRefusedRatherThanOverflowingTheClassCount() throws Exception {
+    Path csv = file("big-label.csv", "1,2,0\n3,4,2147483648\n");
+    assertEquals(csv + ":2: label '2147483648' is not a class id in [0, 16777216)",
+        assertThrows(MalformedDataException.class, () -> CsvReader.create().read(csv)).getMessage());
+    Path svm = file("big-label.svm", "2 1:1\n4294967296 1:1\n");
+    assertEquals(svm + ":2: label 4.2949673E9 is not a class id in [0, 16777216)",
+        assertThrows(MalformedDataException.class, () -> LibSvmReader.create().read(svm)).getMessage());
+  }
+
+  @Test
+  void libSvmIndexThatWouldMakeHugeDenseRowsIsRefusedBeforeAllocating() throws Exception {
+    Path f = file("wide.svm", "1 1:1\n0 2000000000:1\n");
+    assertEquals(f + ":2: index 2000000000 makes the width 2000000000, and 2 rows of width 2000000000 are"
+        + " 4000000000 dense values, more than the limit of 268435456 (withMaxValues)",
+        assertThrows(MalformedDataException.class, () -> LibSvmReader.create().read(f)).getMessage());
+    Dataset ok = LibSvmReader.create().withMaxValues(2000).read(file("ok.svm", "1 1000:1\n0 1:1\n"));
+    assertEquals(1000, ok.dim());
+    assertEquals(1f, ok.feature(0, 999));
+  }
 }
