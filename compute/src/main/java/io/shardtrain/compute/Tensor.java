@@ -55,8 +55,23 @@ public final class Tensor {
   }
 
   private static long count(int[] shape) {
+    return elementCount(shape);
+  }
+
+  /**
+   * The number of elements of {@code shape} (dimensions not negative), or {@link Long#MAX_VALUE}
+   * when it exceeds a long: four dimensions of 65536 multiply to 2^64, which wraps to 0.
+   */
+  public static long elementCount(int[] shape) {
+    for (int d : shape) {
+      if (d == 0) return 0;
+    }
     long n = 1;
-    for (int d : shape) n *= d;
+    try {
+      for (int d : shape) n = Math.multiplyExact(n, (long) d);
+    } catch (ArithmeticException e) {
+      return Long.MAX_VALUE;
+    }
     return n;
   }
 

@@ -38,17 +38,18 @@ public final class TensorCodec {
         throw new IllegalArgumentException("tensor header has rank " + rank + ", expected 1..4");
       }
       int[] shape = new int[rank];
-      long count = 1;
       for (int i = 0; i < rank; i++) {
         shape[i] = in.getInt();
         if (shape[i] < 0) {
           throw new IllegalArgumentException("tensor header has negative dimension " + shape[i]);
         }
-        count *= shape[i];
       }
-      if (count * 4 > in.remaining()) {
+      long count = Tensor.elementCount(shape);
+      // Divided, not multiplied: count * 4 can overflow to a negative and pass.
+      if (count > in.remaining() / 4) {
         throw new IllegalArgumentException("tensor of shape " + Tensor.shapeString(shape) + " needs "
-            + count * 4 + " bytes, only " + in.remaining() + " remain");
+            + (count == Long.MAX_VALUE ? "more than 2^63" : String.valueOf(count)) + " floats of 4 bytes, only "
+            + in.remaining() + " bytes remain");
       }
       float[] data = new float[(int) count];
       in.asFloatBuffer().get(data);

@@ -65,4 +65,23 @@ class TensorSerializerTest {
     e = assertThrows(IllegalArgumentException.class, () -> TensorCodec.fromBytes(trailing));
     assertTrue(e.getMessage().contains("trailing"), e.getMessage());
   }
+
+  // Both found by TensorSerializerFuzzTest: the element count overflowed a long.
+
+  @Test
+  void shapeWhoseElementCountWrapsToZeroIsRefused() {
+    ByteBuffer b = ByteBuffer.allocate(20).order(ByteOrder.LITTLE_ENDIAN);
+    b.putInt(4).putInt(65536).putInt(65536).putInt(65536).putInt(65536);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> TensorCodec.fromBytes(b.array()));
+    assertEquals("tensor of shape [65536, 65536, 65536, 65536] needs more than 2^63 floats of 4 bytes, only 0 bytes remain", e.getMessage());
+  }
+
+  @Test
+  void shapeWhoseByteCountWrapsNegativeIsRefusedBeforeAllocating() {
+    ByteBuffer b = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN);
+    b.putInt(3).putInt(Integer.MAX_VALUE).putInt(Integer.MAX_VALUE).putInt(2);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> TensorCodec.fromBytes(b.array()));
+    assertEquals("tensor of shape [2147483647, 2147483647, 2] needs 9223372028264841218 floats of 4 bytes, only 0 bytes remain",
+        e.getMessage());
+  }
 }

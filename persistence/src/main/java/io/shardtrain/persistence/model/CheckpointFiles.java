@@ -80,6 +80,8 @@ public final class CheckpointFiles {
       root = Json.parse(Files.readString(file, StandardCharsets.UTF_8));
     } catch (NoSuchFileException e) {
       throw new IllegalArgumentException(dir + " is a model but not a checkpoint: it has no " + FILE, e);
+    } catch (java.nio.charset.MalformedInputException e) {
+      throw new IllegalArgumentException(source + " is not UTF-8 text", e);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(source + " is not valid JSON: " + e.getMessage(), e);
     }
@@ -103,6 +105,10 @@ public final class CheckpointFiles {
       if (!(s.get("parameter") instanceof String parameter)) {
         throw new IllegalArgumentException(source + ": slots[].parameter must be a string");
       }
+      if (!model.names().contains(parameter)) {
+        throw new IllegalArgumentException(source + ": slots of " + parameter + ", which the model lacks; it has "
+            + model.names());
+      }
       int size = model.parameter(parameter).size();
       List<float[]> values = new ArrayList<>();
       for (Object f : array(s, "files", source)) {
@@ -125,10 +131,10 @@ public final class CheckpointFiles {
     List<Checkpoint.ReaderOffset> offsets = new ArrayList<>();
     for (Object o : array(top, "readerOffsets", source)) {
       Map<String, Object> r = object(o, source, "readerOffsets[]");
-      offsets.add(new Checkpoint.ReaderOffset((int) integer(r, "epoch", source), (int) integer(r, "task", source),
+      offsets.add(new Checkpoint.ReaderOffset(int32(r, "epoch", source), int32(r, "task", source),
           integer(r, "offset", source)));
     }
-    return new Checkpoint(model, slots, offsets, (int) integer(top, "epochsDone", source));
+    return new Checkpoint(model, slots, offsets, int32(top, "epochsDone", source));
   }
 
   @SuppressWarnings("unchecked")
@@ -141,6 +147,12 @@ public final class CheckpointFiles {
   private static List<Object> array(Map<String, Object> m, String key, String source) {
     if (!(m.get(key) instanceof List)) throw new IllegalArgumentException(source + ": " + key + " must be a JSON array");
     return (List<Object>) m.get(key);
+  }
+
+  private static int int32(Map<String, Object> m, String key, String source) {
+    long v = integer(m, key, source);
+    if (v != (int) v) throw new IllegalArgumentException(source + ": " + key + " must be a 32-bit integer, got " + v);
+    return (int) v;
   }
 
   private static long integer(Map<String, Object> m, String key, String source) {

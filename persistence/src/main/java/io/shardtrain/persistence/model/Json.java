@@ -22,8 +22,12 @@ final class Json {
     }
   };
 
+  /** Deepest nesting of arrays and objects: each level is a frame of the recursive parser. */
+  static final int MAX_DEPTH = 256;
+
   private final String text;
   private int pos;
+  private int depth;
 
   private Json(String text) {
     this.text = text;
@@ -64,9 +68,15 @@ final class Json {
     char c = text.charAt(pos);
     switch (c) {
       case '{':
-        return object();
+        enter();
+        Map<String, Object> o = object();
+        depth--;
+        return o;
       case '[':
-        return array();
+        enter();
+        List<Object> a = array();
+        depth--;
+        return a;
       case '"':
         return string();
       case 't':
@@ -82,6 +92,10 @@ final class Json {
         if (c == '-' || (c >= '0' && c <= '9')) return number();
         throw error("unexpected character '" + c + "'");
     }
+  }
+
+  private void enter() {
+    if (++depth > MAX_DEPTH) throw error("arrays and objects nested deeper than " + MAX_DEPTH);
   }
 
   private Map<String, Object> object() {

@@ -38,9 +38,7 @@ public record ModelManifest(int formatVersion, Map<String, String> description, 
 
     /** Number of float32 values the shape holds. */
     public long count() {
-      long n = 1;
-      for (int d : shape) n *= d;
-      return n;
+      return Tensor.elementCount(shape);
     }
 
     @Override
@@ -184,7 +182,8 @@ public record ModelManifest(int formatVersion, Map<String, String> description, 
       Entry e = new Entry(name, shape, file, bytes, f.string("sha256"));
       if (e.count() > Integer.MAX_VALUE || bytes != 4 * e.count()) {
         throw new IllegalArgumentException(source + ": " + where + "bytes is " + bytes
-            + " but shape " + Tensor.shapeString(shape) + " of float32 needs " + 4 * e.count());
+            + " but shape " + Tensor.shapeString(shape) + " of float32 needs "
+            + (e.count() > Integer.MAX_VALUE ? "more than an array holds" : String.valueOf(4 * e.count())));
       }
       if (!e.sha256().matches("[0-9a-f]{64}")) {
         throw new IllegalArgumentException(source + ": " + where + "sha256 \"" + e.sha256()

@@ -67,7 +67,6 @@ public final class NpyReader {
     if (rank > 0 && parts[rank - 1].isEmpty()) rank--;
     if (rank == 0) throw bad(file, "holds a 0-d array, expected rank 1 or more");
     int[] shape = new int[rank];
-    long count = 1;
     for (int i = 0; i < rank; i++) {
       try {
         shape[i] = Integer.parseInt(parts[i].trim());
@@ -75,12 +74,12 @@ public final class NpyReader {
         throw bad(file, "has a bad shape (" + tuple + ")");
       }
       if (shape[i] < 0) throw bad(file, "has a bad shape (" + tuple + ")");
-      count *= shape[i];
     }
+    long count = io.shardtrain.compute.Tensor.elementCount(shape);
     long dataBytes = all.length - (long) dataStart;
-    if (dataBytes != 4 * count) {
+    if (count > Integer.MAX_VALUE - 8 || dataBytes != 4 * count) {
       throw bad(file, "has " + dataBytes + " data bytes, shape (" + tuple + ") of float32 needs "
-          + 4 * count);
+          + (count > Integer.MAX_VALUE - 8 ? "more than an array holds" : String.valueOf(4 * count)));
     }
     float[] values = new float[(int) count];
     b.position(dataStart);

@@ -21,14 +21,13 @@ public record ParameterValues(String name, int[] shape, float[] values) {
     if (shape.length < 1) {
       throw new IllegalArgumentException("parameter " + name + " has rank 0, expected 1 or more");
     }
-    long count = 1;
     for (int d : shape) {
       if (d < 0) {
         throw new IllegalArgumentException("parameter " + name + " has negative dimension in shape "
             + Tensor.shapeString(shape));
       }
-      count *= d;
     }
+    long count = Tensor.elementCount(shape);
     if (count != values.length) {
       throw new IllegalArgumentException("parameter " + name + " of shape " + Tensor.shapeString(shape)
           + " needs " + count + " values, got " + values.length);

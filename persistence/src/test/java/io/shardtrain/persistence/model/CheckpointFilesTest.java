@@ -81,4 +81,36 @@ class CheckpointFilesTest {
     assertThrows(IllegalArgumentException.class, () -> new Checkpoint(ModelFilesTest.sample(),
         List.of(new Checkpoint.Slots("dense1.bias", 1, List.of(new float[3]))), List.of(), 0));
   }
+
+  // Both found by ModelFilesFuzzTest.
+
+  @Test
+  void checkpointDescriptionThatIsNotUtf8IsRefusedNamingIt() throws Exception {
+    Path dir = tmp.resolve("ckpt");
+    CheckpointFiles.save(dir, sample(), ModelFiles.IfExists.FAIL);
+    Files.write(dir.resolve(CheckpointFiles.FILE), new byte[] {'{', (byte) 0xff, '}'});
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CheckpointFiles.load(dir));
+    assertEquals(dir.resolve(CheckpointFiles.FILE) + " is not UTF-8 text", e.getMessage());
+  }
+
+  @Test
+  void epochCountBeyondAnIntIsRefusedNotTruncated() throws Exception {
+    Path dir = tmp.resolve("ckpt");
+    CheckpointFiles.save(dir, sample(), ModelFiles.IfExists.FAIL);
+    Path file = dir.resolve(CheckpointFiles.FILE);
+    String json = Files.readString(file);
+    Files.writeString(file, json.replaceFirst("\"epochsDone\": \\d+", "\"epochsDone\": 4294967298"));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CheckpointFiles.load(dir));
+    assertEquals(file + ": epochsDone must be a 32-bit integer, got 4294967298", e.getMessage());
+  }
+
+  @Test
+  void slotsOfAParameterTheModelLacksAreRefusedNamingTheCheckpointFile() throws Exception {
+    Path dir = tmp.resolve("ckpt");
+    CheckpointFiles.save(dir, sample(), ModelFiles.IfExists.FAIL);
+    Path file = dir.resolve(CheckpointFiles.FILE);
+    Files.writeString(file, Files.readString(file).replace("\"parameter\": \"dense1.bias\"", "\"parameter\": \"dense9.bias\""));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CheckpointFiles.load(dir));
+    assertTrue(e.getMessage().startsWith(file + ": slots of dense9.bias, which the model lacks; it has ["), e.getMessage());
+  }
 }

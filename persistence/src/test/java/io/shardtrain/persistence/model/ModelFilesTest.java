@@ -297,4 +297,27 @@ class ModelFilesTest {
         () -> ModelFiles.load(dir));
     assertTrue(e.getMessage().contains(expected), "message: " + e.getMessage());
   }
+
+  @Test
+  void manifestShapeWhoseElementCountWrapsToZeroIsRefused() throws Exception {
+    Path dir = tmp.resolve("m");
+    ModelFiles.save(dir, sample());
+    Path manifest = dir.resolve(ModelFiles.MANIFEST);
+    Files.writeString(manifest, Files.readString(manifest).replace("\"shape\": [3]", "\"shape\": [65536, 65536, 65536, 65536]")
+        .replace("\"bytes\": 12", "\"bytes\": 0"));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ModelFiles.load(dir));
+    assertTrue(e.getMessage().endsWith("bytes is 0 but shape [65536, 65536, 65536, 65536] of float32 needs more than"
+        + " an array holds"), e.getMessage());
+  }
+
+  @Test
+  void deeplyNestedManifestIsRefusedWithoutOverflowingTheStack() throws Exception {
+    // Found by ModelFilesFuzzTest: the recursive JSON parser had no depth limit.
+    Path dir = tmp.resolve("nested");
+    Files.createDirectories(dir);
+    Files.writeString(dir.resolve(ModelFiles.MANIFEST), "[".repeat(100_000));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ModelFiles.load(dir));
+    assertEquals(dir.resolve(ModelFiles.MANIFEST) + " is not valid JSON: arrays and objects nested deeper than 256"
+        + " at line 1, column 257", e.getMessage());
+  }
 }

@@ -147,4 +147,19 @@ class NpyExportTest {
       assertEquals(expected, lines.get(i), pv.name());
     }
   }
+
+  @Test
+  void shapeWhoseElementCountWrapsToZeroIsRefused() throws IOException {
+    // Found by ModelFilesFuzzTest's kind of input: 65536^4 is 2^64, which a long wraps to 0.
+    Path f = tmp.resolve("wraps.npy");
+    NpyWriter.write(f, new int[] {0}, new float[0]);
+    String header = new String(Files.readAllBytes(f), StandardCharsets.ISO_8859_1)
+        .replace("(0,)", "(65536, 65536, 65536, 65536)");
+    byte[] bytes = header.getBytes(StandardCharsets.ISO_8859_1);
+    ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).putShort(8, (short) (bytes.length - 10));
+    Files.write(f, bytes);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NpyReader.read(f));
+    assertTrue(e.getMessage().endsWith("has 0 data bytes, shape (65536, 65536, 65536, 65536) of float32 needs more"
+        + " than an array holds"), e.getMessage());
+  }
 }
