@@ -44,17 +44,22 @@ public final class Hostile {
 
   private static Arbitrary<byte[]> inputs(List<byte[]> seeds, boolean text) {
     List<byte[]> copies = seeds.stream().map(byte[]::clone).toList();
-    return Arbitraries.randomValue(r -> {
-      if (copies.isEmpty() || r.nextInt(8) == 0) {
-        byte[] b = new byte[r.nextInt(300)];
-        r.nextBytes(b);
-        return b;
-      }
-      byte[] b = copies.get(r.nextInt(copies.size()));
-      int rounds = 1 + r.nextInt(4);
-      for (int i = 0; i < rounds; i++) b = mutate(b, r, text);
-      return b;
-    });
+    return Arbitraries.randomValue(r -> r.nextInt(8) == 0 ? random(r) : mutant(copies.get(r.nextInt(copies.size())), r, text));
+  }
+
+  /** Up to 300 random bytes. */
+  public static byte[] random(Random r) {
+    byte[] b = new byte[r.nextInt(300)];
+    r.nextBytes(b);
+    return b;
+  }
+
+  /** {@code seed} after one to four mutations; {@code text}: they include tokens of text formats. */
+  public static byte[] mutant(byte[] seed, Random r, boolean text) {
+    byte[] b = seed;
+    int rounds = 1 + r.nextInt(4);
+    for (int i = 0; i < rounds; i++) b = mutate(b, r, text);
+    return b;
   }
 
   /** {@code b} with one mutation; {@code b} itself is left as it is. */
