@@ -10,6 +10,7 @@ import io.shardtrain.bench.TransportBenchmark.ArteryBlock;
 import io.shardtrain.bench.TransportBenchmark.BlockLetter;
 import io.shardtrain.bench.TransportBenchmark.EchoLetter;
 import java.io.NotSerializableException;
+import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -92,7 +93,7 @@ public final class BenchSerializer extends SerializerWithStringManifest implemen
         case BLOCK -> {
           int seq = buf.getInt();
           ActorRef<ArteryBlock> replyTo = getRef(buf);
-          int length = buf.getInt();
+          int length = count(buf, Float.BYTES);
           float[] values = new float[length];
           buf.asFloatBuffer().get(values);
           buf.position(buf.position() + length * Float.BYTES);
@@ -110,9 +111,24 @@ public final class BenchSerializer extends SerializerWithStringManifest implemen
         }
         default -> throw new NotSerializableException("unknown benchmark manifest '" + manifest + "'");
       }
+    } catch (BufferUnderflowException | IllegalArgumentException e) {
+      NotSerializableException ex = new NotSerializableException("cannot read a benchmark message '" + manifest + "': "
+          + (e instanceof BufferUnderflowException ? "truncated" : e.getMessage()));
+      ex.initCause(e);
+      throw ex;
     } finally {
       buf.order(order);
     }
+  }
+
+  /** A count of items of {@code bytesEach}, checked against what is left before anything is allocated. */
+  private static int count(ByteBuffer buf, int bytesEach) {
+    int n = buf.getInt();
+    if (n < 0 || n > buf.remaining() / bytesEach) {
+      throw new IllegalArgumentException("count " + n + " at " + (buf.position() - 4) + " exceeds the "
+          + buf.remaining() + " bytes left");
+    }
+    return n;
   }
 
   private int size(Object o) {
@@ -150,7 +166,7 @@ public final class BenchSerializer extends SerializerWithStringManifest implemen
   }
 
   private static String getString(ByteBuffer buf) {
-    byte[] bytes = new byte[buf.getInt()];
+    byte[] bytes = new byte[count(buf, 1)];
     buf.get(bytes);
     return new String(bytes, StandardCharsets.UTF_8);
   }
