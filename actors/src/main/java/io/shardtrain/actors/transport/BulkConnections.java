@@ -155,8 +155,7 @@ final class BulkConnections {
             break;
           }
           byte[][] letter = BulkFrames.readLetter(channel, buf, (int) h.id());
-          float[] values = new float[h.length()];
-          BulkFrames.readPayload(channel, buf, values, precision);
+          float[] values = BulkFrames.readPayload(channel, buf, h.length(), precision);
           receiver.letter((int) (h.id() >>> 32), letter[0], letter[1], values, remote);
         }
       } catch (EOFException e) {

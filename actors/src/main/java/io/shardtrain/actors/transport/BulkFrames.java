@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
+import java.util.Arrays;
 
 /**
  * The bulk wire format. {@link BulkTransport} sends and accepts only letter frames
@@ -108,7 +109,8 @@ public final class BulkFrames {
     buf.clear().limit(Integer.BYTES);
     fill(ch, buf);
     int manifestBytes = buf.flip().getInt();
-    if (manifestBytes < 0 || messageBytes < 0 || manifestBytes + messageBytes > MAX_LETTER_BYTES) {
+    // Summed as longs: two counts near 2^31 wrap to a negative int and would pass.
+    if (manifestBytes < 0 || messageBytes < 0 || (long) manifestBytes + messageBytes > MAX_LETTER_BYTES) {
       throw new IOException("letter of " + messageBytes + " bytes with a manifest of " + manifestBytes
           + " bytes exceeds " + MAX_LETTER_BYTES);
     }
@@ -145,25 +147,52 @@ public final class BulkFrames {
     readPayload(ch, buf, dst, WirePrecision.FP32);
   }
 
+  /**
+   * Reads a payload of {@code count} floats in {@code precision}, as fp32. The array grows with
+   * what has arrived, to at most four times that, rather than taking the header's word: a
+   * 16-byte header may declare the largest payload allowed and then send nothing.
+   */
+  static float[] readPayload(SocketChannel ch, ByteBuffer buf, int count, WirePrecision precision) throws IOException {
+    // Only the copies are timed, not the waits for the socket between them.
+    long copyNanos = 0;
+    int chunk = buf.capacity() / precision.bytesPerValue();
+    float[] dst = new float[Math.min(count, chunk)];
+    int got = 0;
+    while (got < count) {
+      if (got == dst.length) dst = Arrays.copyOf(dst, (int) Math.min(count, 4L * got));
+      int n = Math.min(dst.length - got, chunk);
+      copyNanos += readChunk(ch, buf, dst, got, n, precision);
+      got += n;
+    }
+    if (WireTimings.on() && count > 0) WireTimings.add(WireTimings.Kind.COPY_IN, copyNanos);
+    return dst;
+  }
+
   /** Reads {@code dst.length} floats of payload in {@code precision} into {@code dst}, as fp32. */
   static void readPayload(SocketChannel ch, ByteBuffer buf, float[] dst, WirePrecision precision)
       throws IOException {
-    // Only the copies are timed, not the waits for the socket between them.
-    boolean timed = WireTimings.on();
     long copyNanos = 0;
-    int got = 0;
-    while (got < dst.length) {
-      int n = Math.min(dst.length - got, buf.capacity() / precision.bytesPerValue());
-      buf.clear().limit(n * precision.bytesPerValue());
-      while (buf.hasRemaining()) {
-        if (ch.read(buf) < 0) throw new EOFException("connection closed inside a payload");
-      }
-      buf.flip();
-      long t0 = timed ? System.nanoTime() : 0;
-      precision.get(buf, dst, got, n);
-      if (timed) copyNanos += System.nanoTime() - t0;
-      got += n;
+    int chunk = buf.capacity() / precision.bytesPerValue();
+    for (int got = 0; got < dst.length; got += chunk) {
+      copyNanos += readChunk(ch, buf, dst, got, Math.min(dst.length - got, chunk), precision);
     }
-    if (timed && dst.length > 0) WireTimings.add(WireTimings.Kind.COPY_IN, copyNanos);
+    if (WireTimings.on() && dst.length > 0) WireTimings.add(WireTimings.Kind.COPY_IN, copyNanos);
+  }
+
+  /** Reads {@code n} floats (at most a buffer's worth) into {@code dst} at {@code at}; the copy's nanoseconds while timed. */
+  private static long readChunk(SocketChannel ch, ByteBuffer buf, float[] dst, int at, int n, WirePrecision precision)
+      throws IOException {
+    buf.clear().limit(n * precision.bytesPerValue());
+    while (buf.hasRemaining()) {
+      if (ch.read(buf) < 0) throw new EOFException("connection closed inside a payload");
+    }
+    buf.flip();
+    if (!WireTimings.on()) {
+      precision.get(buf, dst, at, n);
+      return 0;
+    }
+    long t0 = System.nanoTime();
+    precision.get(buf, dst, at, n);
+    return System.nanoTime() - t0;
   }
 }
