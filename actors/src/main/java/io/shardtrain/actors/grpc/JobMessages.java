@@ -3,6 +3,14 @@ package io.shardtrain.actors.grpc;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigIncludeContext;
+import com.typesafe.config.ConfigIncluder;
+import com.typesafe.config.ConfigIncluderClasspath;
+import com.typesafe.config.ConfigIncluderFile;
+import com.typesafe.config.ConfigIncluderURL;
+import com.typesafe.config.ConfigObject;
+import com.typesafe.config.ConfigParseOptions;
+import com.typesafe.config.ConfigResolveOptions;
 import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.config.ShardTrainConfig;
 import io.shardtrain.actors.config.TrainSettings;
@@ -60,7 +68,10 @@ final class JobMessages {
   static ShardTrain.Plan plan(String jobConfig, DatasetShape shape, Config node) {
     Config parsed;
     try {
-      parsed = ConfigFactory.parseString(jobConfig == null ? "" : jobConfig);
+      // On its own, without includes or the environment: the reply and its errors echo the job's values,
+      // so ${HOME} or include file("...") would read the node's environment and files out to the caller.
+      parsed = ConfigFactory.parseString(jobConfig == null ? "" : jobConfig,
+          ConfigParseOptions.defaults().setIncluder(NoIncludes.INSTANCE)).resolve(ConfigResolveOptions.noSystem());
     } catch (ConfigException e) {
       throw ApiError.fail(new ApiError.BadRequest("job description does not parse: " + e.getMessage()));
     }
@@ -72,6 +83,14 @@ final class JobMessages {
       Config config = parsed.withFallback(node).resolve();
       ShardTrainConfig.validate(config);
       TrainSettings s = TrainSettings.fromConfig(config);
+      long floats = modelFloats(shape.getInputDim(), s.hidden(), shape.getClasses());
+      long maxFloats = node.getLong("shardtrain.grpc.max-model-floats");
+      if (floats > maxFloats) {
+        throw ApiError.fail(new ApiError.BadRequest("a model of input_dim " + shape.getInputDim() + ", hidden "
+            + Arrays.toString(s.hidden()) + " and " + shape.getClasses() + " classes has "
+            + (floats == Long.MAX_VALUE ? "more than 2^63" : String.valueOf(floats))
+            + " parameters, more than shardtrain.grpc.max-model-floats = " + maxFloats));
+      }
       PsSettings ps = PsSettings.fromConfig(config);
       BlockSpec.Mode mode = mode(config.getString("shardtrain.train.mode"));
       String jobId = config.getString("shardtrain.train.job-id").trim();
@@ -83,6 +102,56 @@ final class JobMessages {
       throw ApiError.fail(new ApiError.BadRequest("job description: " + e.getMessage()));
     } catch (IllegalArgumentException e) {
       throw ApiError.fail(new ApiError.BadRequest("job description: " + e.getMessage()));
+    }
+  }
+
+  /** Weights and biases of an MLP of these widths; {@link Long#MAX_VALUE} when that exceeds a long. */
+  static long modelFloats(int inputDim, int[] hidden, int classes) {
+    long floats = 0;
+    int in = inputDim;
+    try {
+      for (int i = 0; i <= hidden.length; i++) {
+        int out = i < hidden.length ? hidden[i] : classes;
+        floats = Math.addExact(floats, Math.addExact(Math.multiplyExact((long) in, out), out));
+        in = out;
+      }
+    } catch (ArithmeticException e) {
+      return Long.MAX_VALUE;
+    }
+    return floats;
+  }
+
+  /** Refuses every include of a submitted job description, whatever its kind. */
+  private enum NoIncludes implements ConfigIncluder, ConfigIncluderFile, ConfigIncluderURL, ConfigIncluderClasspath {
+    INSTANCE;
+
+    @Override
+    public ConfigIncluder withFallback(ConfigIncluder fallback) {
+      return this;
+    }
+
+    @Override
+    public ConfigObject include(ConfigIncludeContext context, String what) {
+      throw refused(what);
+    }
+
+    @Override
+    public ConfigObject includeFile(ConfigIncludeContext context, java.io.File what) {
+      throw refused(what.toString());
+    }
+
+    @Override
+    public ConfigObject includeURL(ConfigIncludeContext context, java.net.URL what) {
+      throw refused(what.toString());
+    }
+
+    @Override
+    public ConfigObject includeResources(ConfigIncludeContext context, String what) {
+      throw refused(what);
+    }
+
+    private static ConfigException refused(String what) {
+      return new ConfigException.Generic("a job description may not include anything (it includes " + what + ")");
     }
   }
 

@@ -315,8 +315,15 @@ final class ShardTrainGrpcService implements ShardTrainApi {
     }
   }
 
+  /** Longest trainer id: ids name actors and travel in every membership update and journal event. */
+  static final int MAX_TRAINER_ID = 256;
+
   private static String trainerId(String id) {
     if (id == null || id.isBlank()) throw ApiError.fail(new ApiError.BadRequest("trainer_id must not be blank"));
+    if (id.length() > MAX_TRAINER_ID) {
+      throw ApiError.fail(new ApiError.BadRequest("trainer_id of " + id.length() + " characters, more than "
+          + MAX_TRAINER_ID));
+    }
     return id;
   }
 }
