@@ -85,7 +85,17 @@ public final class CheckpointFiles {
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(source + " is not valid JSON: " + e.getMessage(), e);
     }
-    Map<String, Object> top = object(root, source, "the checkpoint");
+    try {
+      return read(dir, model, source, object(root, source, "the checkpoint"));
+    } catch (IllegalArgumentException e) {
+      // The records' own checks (a negative offset, say) do not know the file.
+      if (e.getMessage() != null && e.getMessage().startsWith(source)) throw e;
+      throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static Checkpoint read(Path dir, ModelSnapshot model, String source, Map<String, Object> top)
+      throws IOException {
     if (!FORMAT.equals(top.get("format"))) {
       throw new IllegalArgumentException(source + " has format " + top.get("format") + ", expected \"" + FORMAT + "\"");
     }

@@ -113,4 +113,15 @@ class CheckpointFilesTest {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CheckpointFiles.load(dir));
     assertTrue(e.getMessage().startsWith(file + ": slots of dense9.bias, which the model lacks; it has ["), e.getMessage());
   }
+
+  @Test
+  void aNegativeReaderOffsetIsRefusedNamingTheCheckpointFile() throws Exception {
+    // Found by the fuzz profile's run of ModelFilesFuzzTest: the record's own message named no file.
+    Path dir = tmp.resolve("ckpt");
+    CheckpointFiles.save(dir, sample(), ModelFiles.IfExists.FAIL);
+    Path file = dir.resolve(CheckpointFiles.FILE);
+    Files.writeString(file, Files.readString(file).replaceFirst("\"offset\": \\d+", "\"offset\": -18"));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CheckpointFiles.load(dir));
+    assertTrue(e.getMessage().startsWith(file + ": reader offset needs epoch, task and offset >= 0, got "), e.getMessage());
+  }
 }
