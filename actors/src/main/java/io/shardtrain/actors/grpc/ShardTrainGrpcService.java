@@ -93,8 +93,9 @@ final class ShardTrainGrpcService implements ShardTrainApi {
       String id = plan.job().jobId();
       return status().thenCompose(s -> {
         if (s.submitted() && !s.jobId().equals(id)) throw ApiError.fail(new ApiError.OtherJobRunning(s.jobId(), id));
-        // The one refusal of ShardTrain.submit: too few ps nodes joined yet, which passes.
-        return api.submit(plan).handle((done, failure) -> {
+        // The one refusal of ShardTrain.submit: too few ps nodes joined yet, which passes. Placing checks
+        // each block's spec (its learning-rate schedule, say) and throws at once: a bad request, through call.
+        return call(() -> api.submit(plan)).handle((done, failure) -> {
           if (failure == null) return done;
           Throwable cause = failure instanceof java.util.concurrent.CompletionException c ? c.getCause() : failure;
           if (cause instanceof IllegalStateException e) throw ApiError.fail(new ApiError.NotReady(e.getMessage()));

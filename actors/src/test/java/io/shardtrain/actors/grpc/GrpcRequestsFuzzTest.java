@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.cluster.MemberStatus;
@@ -180,5 +181,16 @@ class GrpcRequestsFuzzTest {
     ExecutionException e = assertThrows(ExecutionException.class, () -> answer.toCompletableFuture().get(10, TimeUnit.SECONDS));
     assertEquals(Status.INVALID_ARGUMENT.withDescription("trainer_id of 100000 characters, more than 256").toString(),
         ApiError.statusOf(e.getCause()).toString());
+  }
+
+  @Example
+  void aJobWhoseScheduleDoesNotParseIsABadRequestNotAnInternalError() throws Exception {
+    // Found by the fuzz profile's run: the block specs' check threw inside the submission, which answered INTERNAL.
+    var answer = service.submitJob(SubmitJobRequest.newBuilder().setShape(SHAPE)
+        .setJobConfig(JOB.replace("lr-schedule = constant", "lr-schedule = contant")).build());
+    ExecutionException e = assertThrows(ExecutionException.class, () -> answer.toCompletableFuture().get(30, TimeUnit.SECONDS));
+    Status s = ApiError.statusOf(e.getCause());
+    assertEquals(Status.Code.INVALID_ARGUMENT, s.getCode());
+    assertTrue(s.getDescription().startsWith("bad learning-rate schedule 'contant'"), s.getDescription());
   }
 }
