@@ -175,6 +175,8 @@ public sealed interface ApiError {
     }
     if (t instanceof Failure f) return f.error().status();
     if (t instanceof io.grpc.StatusRuntimeException s) return s.getStatus();
+    // A record's check of a value the request carried (a task mark's offset, say), thrown on the way.
+    if (t instanceof IllegalArgumentException e) return new BadRequest(e.getMessage()).status();
     return new Internal(t.getClass().getSimpleName() + (t.getMessage() == null ? "" : ": " + t.getMessage())).status();
   }
 }

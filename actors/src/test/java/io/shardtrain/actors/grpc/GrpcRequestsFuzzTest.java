@@ -193,4 +193,15 @@ class GrpcRequestsFuzzTest {
     assertEquals(Status.Code.INVALID_ARGUMENT, s.getCode());
     assertTrue(s.getDescription().startsWith("bad learning-rate schedule 'contant'"), s.getDescription());
   }
+
+  @Example
+  void aPushWhoseTaskMarkFailsItsCheckIsABadRequestNotAnInternalError() throws Exception {
+    // Found by the fuzz profile's run: TaskMark's own check threw on the way to the block, which answered INTERNAL.
+    PushRequest push = (PushRequest) calls.stream().filter(c -> c.method().equals("PushGradient")).findFirst()
+        .orElseThrow().valid();
+    var answer = service.pushGradient(push.toBuilder().setMark(TaskMark.newBuilder().setOffset(0)).build());
+    ExecutionException e = assertThrows(ExecutionException.class, () -> answer.toCompletableFuture().get(30, TimeUnit.SECONDS));
+    assertEquals(Status.INVALID_ARGUMENT.withDescription("task mark needs epoch >= 0, task >= 0 and offset >= 1, not 0/0@0")
+        .toString(), ApiError.statusOf(e.getCause()).toString());
+  }
 }
