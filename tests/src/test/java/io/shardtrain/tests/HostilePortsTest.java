@@ -47,7 +47,7 @@ import org.junit.jupiter.api.Test;
  */
 class HostilePortsTest {
   static final int CONNECTIONS_PER_PORT = 60;
-  static final int STEPS = 30;
+  static final int STEPS = 20;
 
   @Test
   void aNodeThatWasSentGarbageOnEveryPortStillTrains() throws Exception {
