@@ -70,7 +70,7 @@ class BenchSerializerFuzzTest {
 
   @Example
   void floatCountBeyondTheBytesLeftIsRefusedBeforeAllocating() {
-    // Found by the property above: the count went straight into new float[count].
+    // 12 bytes whose count asks for an array of 2^31 - 1 floats.
     ByteBuffer b = ByteBuffer.allocate(12).order(ByteOrder.LITTLE_ENDIAN).putInt(7).putInt(0).putInt(Integer.MAX_VALUE);
     long before = Hostile.allocatedBytes();
     NotSerializableException e = assertThrows(NotSerializableException.class, () -> serializer.fromBinary(b.array(), "B"));

@@ -66,7 +66,7 @@ class TensorSerializerTest {
     assertTrue(e.getMessage().contains("trailing"), e.getMessage());
   }
 
-  // Both found by TensorSerializerFuzzTest: the element count overflowed a long.
+  // Shapes whose element count, or its byte count, does not fit a long.
 
   @Test
   void shapeWhoseElementCountWrapsToZeroIsRefused() {

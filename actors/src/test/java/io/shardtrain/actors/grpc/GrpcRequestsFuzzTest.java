@@ -185,7 +185,7 @@ class GrpcRequestsFuzzTest {
 
   @Example
   void aJobWhoseScheduleDoesNotParseIsABadRequestNotAnInternalError() throws Exception {
-    // Found by the fuzz profile's run: the block specs' check threw inside the submission, which answered INTERNAL.
+    // The block specs check the schedule while the job is placed, after planning let it through.
     var answer = service.submitJob(SubmitJobRequest.newBuilder().setShape(SHAPE)
         .setJobConfig(JOB.replace("lr-schedule = constant", "lr-schedule = contant")).build());
     ExecutionException e = assertThrows(ExecutionException.class, () -> answer.toCompletableFuture().get(30, TimeUnit.SECONDS));
@@ -196,7 +196,7 @@ class GrpcRequestsFuzzTest {
 
   @Example
   void aPushWhoseTaskMarkFailsItsCheckIsABadRequestNotAnInternalError() throws Exception {
-    // Found by the fuzz profile's run: TaskMark's own check threw on the way to the block, which answered INTERNAL.
+    // TaskMark checks its offset itself, on the way to the block, after the service's own checks.
     PushRequest push = (PushRequest) calls.stream().filter(c -> c.method().equals("PushGradient")).findFirst()
         .orElseThrow().valid();
     var answer = service.pushGradient(push.toBuilder().setMark(TaskMark.newBuilder().setOffset(0)).build());

@@ -31,7 +31,7 @@ class JobMessagesTest {
 
   @Test
   void aJobDescriptionCannotReadTheNodesEnvironment() {
-    // Found by reading GrpcRequestsFuzzTest's inputs: the job id came back as the node's $HOME.
+    // The job id is echoed in replies and errors: a substitution would read the node's environment out.
     Status s = refusal(JOB + "shardtrain.train.job-id = ${HOME}", SHAPE);
     assertEquals(Status.Code.INVALID_ARGUMENT, s.getCode());
     assertTrue(s.getDescription().contains("HOME"), s.getDescription());
@@ -48,7 +48,7 @@ class JobMessagesTest {
 
   @Test
   void aModelAboveTheLimitIsRefusedBeforeItIsBuilt() {
-    // 40000 x 40000 weights are 6.4 GB: planning built them in the node's heap, one tensor under 2^31 floats.
+    // 40000 x 40000 weights are 6.4 GB in the node's heap, yet one tensor under 2^31 floats.
     DatasetShape wide = SHAPE.toBuilder().setInputDim(40_000).build();
     long before = Hostile.allocatedBytes();
     Status s = refusal(JOB.replace("[4]", "[40000]"), wide);

@@ -90,7 +90,7 @@ class BulkFramesFuzzTest {
 
   @Example
   void aHeaderDeclaringTheLargestPayloadAndSendingNothingAllocatesLittle() {
-    // The reader allocated the declared 64 MiB before the first payload byte arrived.
+    // 20 bytes that declare 64 MiB of payload must not cost 64 MiB.
     byte[] frame = letter(BulkFrames.LETTER_MAGIC, "PushLetter", new byte[] {3}, 0, 4);
     ByteBuffer.wrap(frame).order(ByteOrder.LITTLE_ENDIAN).putInt(12, MAX_FLOATS);
     long before = Hostile.allocatedBytes();
@@ -101,7 +101,7 @@ class BulkFramesFuzzTest {
 
   @Example
   void manifestAndMessageCountsWhoseSumWrapsAreRefused() {
-    // Found by the property above: 10 + 0x7ffffff8 wrapped negative, passed the check and failed in ByteBuffer.limit.
+    // 10 + 0x7ffffff8 wraps to a negative int, which is below any limit.
     byte[] frame = letter(BulkFrames.LETTER_MAGIC, "PushLetter", new byte[0], 0, 4);
     ByteBuffer.wrap(frame).order(ByteOrder.LITTLE_ENDIAN).putInt(4, 0x7fff_fff8);
     IOException e = assertThrows(IOException.class, () -> readFrames(frame));

@@ -123,7 +123,7 @@ class IdxReaderTest {
 
   @Test
   void headerClaimingTwoGigabytesIsRefusedWithoutAllocatingThem() throws Exception {
-    // Found by DataReadersFuzzTest: 16 bytes whose dimensions claim 2^31 - 9 data bytes.
+    // 16 bytes whose dimensions claim 2^31 - 9 data bytes.
     byte[] bytes = {0, 0, 8, 2, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xf7, 0, 0, 0, 1, 9, 9, 9, 9};
     Path f = IdxFiles.write(dir.resolve("claims-2gb"), bytes, false);
     long before = io.shardtrain.compute.fuzz.Hostile.allocatedBytes();

@@ -121,8 +121,6 @@ class TextReadersTest {
             () -> LibSvmReader.create().withLabels(LibSvmReader.LabelKind.BINARY).read(notBinary)).getMessage());
   }
 
-  // The three below were found by DataReadersFuzzTest.
-
   @Test
   void bytesThatAreNotUtf8AreAContentErrorNamingFileAndLine() throws Exception {
     Path f = dir.resolve("latin1.csv");

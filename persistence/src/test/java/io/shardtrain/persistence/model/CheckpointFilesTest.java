@@ -82,8 +82,6 @@ class CheckpointFilesTest {
         List.of(new Checkpoint.Slots("dense1.bias", 1, List.of(new float[3]))), List.of(), 0));
   }
 
-  // Both found by ModelFilesFuzzTest.
-
   @Test
   void checkpointDescriptionThatIsNotUtf8IsRefusedNamingIt() throws Exception {
     Path dir = tmp.resolve("ckpt");
@@ -116,7 +114,7 @@ class CheckpointFilesTest {
 
   @Test
   void aNegativeReaderOffsetIsRefusedNamingTheCheckpointFile() throws Exception {
-    // Found by the fuzz profile's run of ModelFilesFuzzTest: the record's own message named no file.
+    // ReaderOffset checks itself, and its message knows no file.
     Path dir = tmp.resolve("ckpt");
     CheckpointFiles.save(dir, sample(), ModelFiles.IfExists.FAIL);
     Path file = dir.resolve(CheckpointFiles.FILE);

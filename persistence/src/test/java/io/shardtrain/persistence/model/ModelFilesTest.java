@@ -312,7 +312,7 @@ class ModelFilesTest {
 
   @Test
   void deeplyNestedManifestIsRefusedWithoutOverflowingTheStack() throws Exception {
-    // Found by ModelFilesFuzzTest: the recursive JSON parser had no depth limit.
+    // The JSON parser recurses once per level.
     Path dir = tmp.resolve("nested");
     Files.createDirectories(dir);
     Files.writeString(dir.resolve(ModelFiles.MANIFEST), "[".repeat(100_000));

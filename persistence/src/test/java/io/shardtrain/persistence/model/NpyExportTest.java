@@ -150,7 +150,7 @@ class NpyExportTest {
 
   @Test
   void shapeWhoseElementCountWrapsToZeroIsRefused() throws IOException {
-    // Found by ModelFilesFuzzTest's kind of input: 65536^4 is 2^64, which a long wraps to 0.
+    // 65536^4 is 2^64, which a long wraps to 0.
     Path f = tmp.resolve("wraps.npy");
     NpyWriter.write(f, new int[] {0}, new float[0]);
     String header = new String(Files.readAllBytes(f), StandardCharsets.ISO_8859_1)
