@@ -73,6 +73,14 @@ public final class FmSparseStep {
     }
   }
 
+  /**
+   * A sync step without data (or with a batch the table holds already): every shard gets an empty
+   * push of weight 0, so its barrier does not wait for this trainer.
+   */
+  public CompletionStage<List<SparseProtocol.PushReply>> pushNothing(long step, long baseVersion) {
+    return client.push(step, baseVersion, 0f, new long[0], new float[0]);
+  }
+
   /** Pulls the distinct rows of {@code n} examples' ids ({@code n * fields}) at {@code minVersion} or later. */
   public CompletionStage<Fetched> fetch(int[] exampleIds, int n, long minVersion) {
     FmBatch batch = buffers[next];

@@ -106,6 +106,11 @@ final class MasterLink {
         .whenCompleteAsync((done, failure) -> self.tell(new Reported(report.id(), newest.step(), failure)), Runnable::run);
   }
 
+  /** This trainer's share of the test AUC after {@code step}. */
+  void reportAuc(long step, io.shardtrain.compute.metrics.AucHistogram share) {
+    master.tell(new JobProtocol.ReportAuc(trainerId, step, share.positives(), share.negatives()));
+  }
+
   void heartbeat() {
     master.tell(new JobProtocol.Heartbeat(trainerId));
   }

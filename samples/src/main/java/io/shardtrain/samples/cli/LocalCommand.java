@@ -71,16 +71,25 @@ final class LocalCommand implements Callable<Integer> {
   }
 
   private Integer runCtr(LocalRun run, Config config, TrainSettings settings) throws Exception {
-    if (flags.ps > 0 || trainers > 1) {
-      throw new IllegalArgumentException("--dataset " + settings.dataset() + " trains in a single process only "
-          + "(--trainers 1, --ps 0): trainers do not use the sparse table yet");
-    }
     if (saveModel != null || exportNpy != null) {
       throw new IllegalArgumentException("--save-model and --export-npy save MLPs; a factorization machine's "
           + "rows live in a sparse table, which they do not write");
     }
     CtrSettings ctr = CtrSettings.fromConfig(config);
+    boolean cluster = flags.ps > 0 || trainers > 1;
+    if (cluster) LocalRun.blockMode(config);
     CtrData data = CtrData.load(settings.dataset(), ctr, settings.seed());
+    if (cluster) {
+      LocalRun.Outcome r = run.clusterCtr(config, settings, ctr, data, flags.ps, trainers);
+      Map<String, Object> m = r.summary();
+      spec.commandLine().getOut().printf(java.util.Locale.ROOT,
+          "%s %s: %s steps per trainer, %.0f samples/s, test_auc %.4f (oracle %.4f), sparse bytes per example:"
+              + " pull %.0f, push %.0f%n", settings.dataset(), m.get("mode"), m.get("steps"), m.get("samples_per_sec"),
+          m.get("test_auc"), m.get("oracle_auc"), m.get("sparse_pull_bytes_per_example"),
+          m.get("sparse_push_bytes_per_example"));
+      writeOutputs(m, r.metrics(), r.title());
+      return 0;
+    }
     LocalRun.Outcome r = run.singleCtr(settings, ctr, data);
     Map<String, Object> m = r.summary();
     spec.commandLine().getOut().printf(java.util.Locale.ROOT,
