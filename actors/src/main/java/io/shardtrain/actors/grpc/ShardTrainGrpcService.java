@@ -110,7 +110,8 @@ final class ShardTrainGrpcService implements ShardTrainApi {
       ClusterStatus.Builder b = ClusterStatus.newBuilder().addAllMembers(ClusterView.members(system))
           .setSubmitted(s.submitted()).setDone(s.done()).setEpochsDone(s.epochsDone())
           .setMembershipEpoch(s.membershipEpoch()).addAllTrainers(s.members()).setExamplesReported(s.examplesReported())
-          .addAllLeases(s.leases()).setCheckpointStep(s.checkpointStep()).setGeneration(s.generation());
+          .addAllLeases(s.leases()).setCheckpointStep(s.checkpointStep()).setGeneration(s.generation())
+          .setTestAuc(s.testAuc()).setTestAucExamples(s.testAucExamples());
       if (s.checkpointDir() != null) b.setCheckpointDir(s.checkpointDir());
       if (s.submitted()) b.setJob(messages.job(s.job()));
       CompletionStage<List<io.shardtrain.grpc.BlockState>> blocks = in.getIncludeBlocks() && s.submitted()

@@ -218,6 +218,10 @@ final class ClientCommands {
       if (s.getCheckpointStep() >= 0) {
         out.printf("  last checkpoint: step %d in %s%n", s.getCheckpointStep(), s.getCheckpointDir());
       }
+      if (!Double.isNaN(s.getTestAuc()) && s.getTestAucExamples() > 0) {
+        out.printf(java.util.Locale.ROOT, "  test_auc %.4f over %d test examples%n", s.getTestAuc(),
+            s.getTestAucExamples());
+      }
       if (s.getGeneration() > 0) out.printf("  rolled back to a checkpoint %d time(s)%n", s.getGeneration());
       for (String lease : s.getLeasesList()) out.printf("  lease %s%n", lease);
       List<BlockState> waiting = s.getBlocksList().stream().filter(b -> b.getWaitingForCount() > 0).toList();
