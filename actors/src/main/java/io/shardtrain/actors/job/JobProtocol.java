@@ -18,7 +18,7 @@ public final class JobProtocol {
   /** What the master accepts: the requests below, and its own messages ({@link Internal}). */
   public sealed interface Command extends CborSerializable
       permits SubmitJob, RegisterTrainer, RequestTask, ReportProgress, Heartbeat, LeaveJob, GetStatus, TakeCheckpoint,
-      RollBackToCheckpoint, SettleFromRing, ReportAuc, Internal {}
+      RollBackToCheckpoint, SettleFromRing, RequestAucShare, ReportAuc, Internal {}
 
   /**
    * The master's messages to itself (timers, answers to its own asks): declared beside the master,
@@ -93,11 +93,22 @@ public final class JobProtocol {
   public record GetStatus(ActorRef<JobStatus> replyTo) implements Command {}
 
   /**
-   * A click-through trainer's share of the job's test AUC, predicted on the values after step
-   * {@code step}: the counts of its positive and negative examples per score bin (an
-   * {@code AucHistogram}), which the master merges with the other trainers' shares.
+   * A click-through trainer that finished the job asks which share of the test set to predict: the
+   * master hands out shares {@code 0..of-1} (of = the job's planned trainers) until every share is
+   * reported; a share leased and not reported for a while goes to whoever asks next.
    */
-  public record ReportAuc(String trainerId, long step, long[] positives, long[] negatives) implements Command {}
+  public record RequestAucShare(String trainerId, ActorRef<StatusReply<AucShareLease>> replyTo) implements Command {}
+
+  /** Predict test examples {@code [n * share / of, n * (share + 1) / of)}; {@code share} -1: none is left. */
+  public record AucShareLease(int share, int of) implements CborSerializable {}
+
+  /**
+   * Share {@code share} of the job's test AUC, predicted on the values after step {@code step}: the
+   * counts of its positive and negative examples per score bin (an {@code AucHistogram}), which the
+   * master merges with the other shares.
+   */
+  public record ReportAuc(String trainerId, int share, long step, long[] positives, long[] negatives)
+      implements Command {}
 
   /** Takes a checkpoint now and writes it to {@code dir} on the master's node ("": the configured directory). */
   public record TakeCheckpoint(String dir, ActorRef<StatusReply<CheckpointWritten>> replyTo) implements Command {}

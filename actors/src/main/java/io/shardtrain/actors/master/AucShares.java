@@ -52,6 +52,11 @@ public final class AucShares {
     return complete();
   }
 
+  /** Whether {@code from}'s share is in. */
+  public boolean has(String from) {
+    return shares.containsKey(from);
+  }
+
   public boolean complete() {
     return shares.size() >= expectedCount;
   }

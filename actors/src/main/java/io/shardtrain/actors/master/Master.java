@@ -164,7 +164,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
     CheckpointTaker taker = new CheckpointTaker(context.getSystem(), blocks, checkpointSettings, settings.askTimeout());
     BlockRequests asks = new AskingBlocks(context, blocks, settings.askTimeout());
     this.liveness = new TrainerLiveness(settings.failureTimeout());
-    this.testAuc = new TestAuc(context.getLog());
+    this.testAuc = new TestAuc(context.getLog(), settings.failureTimeout().toNanos());
     this.membership = new MembershipBroadcast(asks);
     this.settler = new TaskSettler(asks, context.getLog());
     this.rollbacks = new Rollbacks(asks, context.getLog(), checkpointSettings.checkpointDurability());
@@ -222,6 +222,8 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
         .onCommand(TrainerStopped.class, this::onTrainerStopped)
         .onCommand(GetStatus.class, only((s, c) -> c.replyTo().tell(s.status().withTestAuc(testAuc.auc(),
             testAuc.examples()))))
+        .onCommand(RequestAucShare.class, only((s, c) -> c.replyTo().tell(StatusReply.success(
+            testAuc.lease(s.job(), c.trainerId(), System.nanoTime())))))
         .onCommand(ReportAuc.class, only((s, c) -> testAuc.add(s.job(), c)))
         .onCommand(Tick.class, this::onTick)
         .onCommand(BlockAcked.class, only((s, c) -> membership.acked(c.blockId(), c.epoch())))
@@ -236,6 +238,12 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
         .onCommand(TaskMarkAnswered.class, this::onTaskMarkAnswered)
         .onCommand(SettleFromRing.class, this::onSettleFromRing)
         .build();
+  }
+
+  /** Answers {@code replyTo} with {@code value}; nothing to persist. */
+  private <T> Effect<Event, MasterState> answer(ActorRef<StatusReply<T>> replyTo, T value) {
+    replyTo.tell(StatusReply.success(value));
+    return Effect().none();
   }
 
   /** A command that persists nothing: {@code action} runs and that is all. */
@@ -291,10 +299,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
   }
 
   private Effect<Event, MasterState> onRequestTask(MasterState s, RequestTask c) {
-    if (!s.members().containsKey(c.trainerId())) {
-      c.replyTo().tell(StatusReply.success(new NotRegistered()));
-      return Effect().none();
-    }
+    if (!s.members().containsKey(c.trainerId())) return answer(c.replyTo(), new NotRegistered());
     liveness.heard(c.trainerId(), System.nanoTime());
     if (!s.started()) {
       int registered = s.members().size();
@@ -306,19 +311,12 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
       return Effect().none();
     }
     if (!membership.mayLease(c.trainerId(), MembershipBroadcast.barrier(s.job()))) {
-      c.replyTo().tell(StatusReply.success(new WaitForTrainers(s.members().size(), s.job().trainers())));
-      return Effect().none();
+      return answer(c.replyTo(), new WaitForTrainers(s.members().size(), s.job().trainers()));
     }
     MasterState.TaskState current = s.leaseOf(c.trainerId());
-    if (current != null) {
-      c.replyTo().tell(StatusReply.success(s.lease(current)));
-      return Effect().none();
-    }
+    if (current != null) return answer(c.replyTo(), s.lease(current));
     MasterState.TaskState next = s.nextFreeTask();
-    if (next == null) {
-      c.replyTo().tell(StatusReply.success(new NoTask(s.done())));
-      return Effect().none();
-    }
+    if (next == null) return answer(c.replyTo(), new NoTask(s.done()));
     return Effect().persist(new TaskLeased(next.epoch, next.index, c.trainerId()))
         .thenRun(st -> c.replyTo().tell(StatusReply.success(st.lease(st.task(next.epoch, next.index)))));
   }

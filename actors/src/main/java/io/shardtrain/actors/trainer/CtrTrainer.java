@@ -34,21 +34,22 @@ import java.util.concurrent.CompletionStage;
  * makes, which blocks and shards answer once every trainer's push of it is applied; a trainer
  * without data takes part with empty pushes of weight 0. Async: they ask for the latest values.
  * The step counts as done once every block and shard acknowledged it, and its reader offset goes to
- * the master as a Trainer's does. At the end of the job it predicts its share of the test set
- * ({@link Setup#test}) on the final values and sends the master its AUC histogram, which the master
- * merges with the other trainers' into the job's test AUC.
+ * the master as a Trainer's does. At the end of the job it asks the master for shares of the test
+ * set, predicts each on the final values and sends its AUC histogram, until no share is left; the
+ * master merges them into the job's test AUC (a share of a trainer that died goes to another).
  *
  * <p>Not here yet: rollbacks to checkpoints (a click-through job fails on one: its table is not
  * checkpointed) and the forward pass run ahead of the dense pull.
  */
 public final class CtrTrainer {
 
-  /** What a click-through trainer needs: its data (the whole training set; its share of the test set). */
+  /** What a click-through trainer needs: its data (the whole training and test sets; the master leases shares). */
   public record Setup(String trainerId, ActorRef<JobProtocol.Command> master, CtrDataset train, CtrDataset test,
       TrainerSettings settings, StepListener listener) {}
 
   /** The trainer's own messages. */
-  sealed interface Message extends Trainer.Internal permits RowsFetched, RowsPushed, Evaluated, RetryPush, Tick {}
+  sealed interface Message extends Trainer.Internal
+      permits RowsFetched, RowsPushed, ShareLeased, Evaluated, RetryPush, Tick {}
 
   /** The rows of step {@code step}'s batch arrived, or their fetch failed. */
   record RowsFetched(long step, FmSparseStep.Fetched rows, Throwable failure) implements Message {}
@@ -56,8 +57,11 @@ public final class CtrTrainer {
   /** The table acknowledged step {@code step}'s rows, or the push failed. */
   record RowsPushed(long step, Throwable failure) implements Message {}
 
-  /** This trainer's share of the test AUC, or why it could not be computed. */
-  record Evaluated(AucHistogram share, Throwable failure) implements Message {}
+  /** The master's answer to which share of the test set to predict (share -1: none left), or its failure. */
+  record ShareLeased(JobProtocol.AucShareLease lease, Throwable failure) implements Message {}
+
+  /** Share {@code share}'s AUC histogram, or why it could not be computed. */
+  record Evaluated(int share, AucHistogram histogram, Throwable failure) implements Message {}
 
   /** Send step {@code step}'s push to {@code block} again (null: to the table). */
   record RetryPush(long step, String block) implements Message {}
@@ -372,28 +376,46 @@ public final class CtrTrainer {
   }
 
   /**
-   * Leaves after step {@code step}; {@code evaluate}: first predict this trainer's share of the
-   * test set on the values of that step (sync) or the latest (async) and send its AUC histogram.
+   * Leaves after step {@code step}; {@code evaluate}: first predict shares of the test set on the
+   * values of that step (sync) or the latest (async), as many as the master hands this trainer.
    */
   private Behavior<Trainer.Command> leave(Session s, long step, String why, boolean evaluate) {
     if (!evaluate || setup.test() == null || setup.test().size() == 0) {
       return afterReports(s, () -> finish(s, why));
     }
     long version = s.sync() ? step : 0;
-    return pullThen(s, version, round -> {
-      CtrDataset test = setup.test();
-      pipe(s.rows().evaluate(test.ids(), test.dense(), test.labels(), test.size(), s.dense(), s.job().ctr().aucBins(),
-          version, 4096), (h, failure) -> new Evaluated(h, failure));
-      return phase(s, Behaviors.receive(Trainer.Command.class)
-          .onMessage(Evaluated.class, m -> {
+    return pullThen(s, version, round -> evaluating(s, step, version, why));
+  }
+
+  private Behavior<Trainer.Command> evaluating(Session s, long step, long version, String why) {
+    master.requestAucShare(ShareLeased::new);
+    CtrDataset test = setup.test();
+    return phase(s, Behaviors.receive(Trainer.Command.class)
+        .onMessage(ShareLeased.class, m -> {
+          if (m.failure() != null || m.lease().share() < 0) {
             if (m.failure() != null) {
-              context.getLog().warn("trainer {}: test share not evaluated ({})", id, m.failure().getMessage());
-            } else {
-              master.reportAuc(step, m.share());
+              context.getLog().warn("trainer {}: no AUC share ({})", id, m.failure().getMessage());
             }
             return afterReports(s, () -> finish(s, why));
-          }));
-    });
+          }
+          int k = m.lease().share();
+          int from = (int) ((long) test.size() * k / m.lease().of());
+          int to = (int) ((long) test.size() * (k + 1) / m.lease().of());
+          int f = test.fields();
+          int d = test.denseDim();
+          pipe(s.rows().evaluate(Arrays.copyOfRange(test.ids(), from * f, to * f),
+              Arrays.copyOfRange(test.dense(), from * d, to * d), Arrays.copyOfRange(test.labels(), from, to),
+              to - from, s.dense(), s.job().ctr().aucBins(), version, 4096), (h, failure) -> new Evaluated(k, h, failure));
+          return Behaviors.same();
+        })
+        .onMessage(Evaluated.class, m -> {
+          if (m.failure() != null) {
+            context.getLog().warn("trainer {}: AUC share {} not predicted ({})", id, m.share(), m.failure().getMessage());
+            return afterReports(s, () -> finish(s, why));
+          }
+          master.reportAuc(m.share(), step, m.histogram());
+          return evaluating(s, step, version, why);
+        }));
   }
 
   private Behavior<Trainer.Command> finish(Session s, String why) {

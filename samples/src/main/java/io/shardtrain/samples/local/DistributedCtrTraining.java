@@ -21,8 +21,8 @@ import java.util.concurrent.atomic.DoubleAdder;
 /**
  * Runs one click-through job on a {@link LocalCluster}: plans it (the dense part in blocks, the id
  * rows in a table of one shard per {@code ps} node), starts one {@link CtrTrainer} per trainer node,
- * each with an equal share of the test set, follows their progress, and reads the test AUC the
- * master merged from the trainers' shares.
+ * follows their progress, and reads the test AUC the master merged from the shares of the test set
+ * the trainers predicted.
  */
 public final class DistributedCtrTraining {
 
@@ -108,9 +108,7 @@ public final class DistributedCtrTraining {
     };
     for (int i = 0; i < trainers; i++) {
       ShardTrain node = cluster.trainerNode(i);
-      CtrDataset share = test.slice((int) ((long) test.size() * i / trainers),
-          (int) ((long) test.size() * (i + 1) / trainers));
-      node.startTrainer(new CtrTrainer.Setup("trainer-" + (i + 1), node.master(), train, share,
+      node.startTrainer(new CtrTrainer.Setup("trainer-" + (i + 1), node.master(), train, test,
           TrainerSettings.create(node.system()), listener));
     }
     finished.await();
