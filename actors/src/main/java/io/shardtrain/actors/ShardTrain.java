@@ -29,6 +29,7 @@ import io.shardtrain.actors.trainer.Trainer;
 import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.compute.backend.CpuBackend;
+import io.shardtrain.compute.data.CtrDataset;
 import io.shardtrain.compute.nn.Activation;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;
@@ -185,17 +186,18 @@ public final class ShardTrain {
   public record CtrPlan(JobSpec job, float[] dense, OptimizerSpec optimizer) {}
 
   /**
-   * Plans a click-through job: a factorization machine of {@code ctr}'s shape over data of
-   * {@code fields} ids and {@code denseDim} dense features per example, ids in
-   * {@code [0, hashSpace)}; its dense part cut into blocks of at most {@code blockSize} floats,
-   * its rows in a table of {@code tableShards} shards.
+   * Plans a click-through job on {@code train}: a factorization machine of {@code ctr}'s shape, its
+   * dense part cut into blocks of at most {@code blockSize} floats, its rows in a table of
+   * {@code tableShards} shards over the data's id space; the job remembers the data's fingerprint.
    */
-  public static CtrPlan planCtr(TrainSettings s, CtrSettings ctr, String jobId, int fields, int denseDim,
-      long hashSpace, int trainExamples, BlockSpec.Mode mode, int trainers, int blockSize, long maxStaleness,
-      int tableShards) {
+  public static CtrPlan planCtr(TrainSettings s, CtrSettings ctr, String jobId, CtrDataset train, BlockSpec.Mode mode,
+      int trainers, int blockSize, long maxStaleness, int tableShards) {
+    int fields = train.fields();
+    int denseDim = train.denseDim();
+    int trainExamples = train.size();
     OptimizerSpec optimizer = OptimizerSpec.parse(s.optimizer()).withWeightDecay((float) s.weightDecay());
-    CtrModel model = new CtrModel(fields, denseDim, ctr.factors(), hashSpace, tableShards, (float) ctr.rowLr(),
-        (float) ctr.rowInitialAccumulator(), (float) ctr.initStd(), ctr.aucBins());
+    CtrModel model = new CtrModel(fields, denseDim, ctr.factors(), train.hashSpace(), tableShards, (float) ctr.rowLr(),
+        (float) ctr.rowInitialAccumulator(), (float) ctr.initStd(), ctr.aucBins(), train.fingerprint());
     float[] dense = model.machine().initialDense((float) ctr.initStd(), s.seed());
     long updates = mode.lockstep() ? s.stepsPerTrainer(trainExamples, trainers)
         : s.stepsPerTrainer(trainExamples, trainers) * trainers;

@@ -11,11 +11,12 @@ import io.shardtrain.compute.sparse.RowOptimizer;
  * {@code denseDim} dense features per example with {@code factors} factors, whose id rows live in
  * a sparse table of {@code hashSpace} rows over {@code tableShards} shards (AdaGrad per row, rows
  * started from a normal of {@code initStd}) and whose dense part lives in the job's parameter
- * blocks; test AUC is counted in histograms of {@code aucBins} bins. Primitive fields only, so the
- * job's CBOR form does not depend on the compute classes.
+ * blocks; test AUC is counted in histograms of {@code aucBins} bins. {@code dataFingerprint}: the
+ * training set's {@code CtrDataset.fingerprint()}, which each trainer checks its own data against.
+ * Primitive fields only, so the job's CBOR form does not depend on the compute classes.
  */
 public record CtrModel(int fields, int denseDim, int factors, long hashSpace, int tableShards, float rowLr,
-    float rowInitialAccumulator, float initStd, int aucBins) {
+    float rowInitialAccumulator, float initStd, int aucBins, long dataFingerprint) {
 
   public CtrModel {
     if (fields < 1 || denseDim < 0 || factors < 1) {

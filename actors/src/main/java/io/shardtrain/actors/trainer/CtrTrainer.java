@@ -116,10 +116,11 @@ public final class CtrTrainer {
           }
           JobSpec job = m.job();
           if (job.ctr() == null) return fail(null, "job " + job.jobId() + " trains an MLP; start a Trainer for it");
-          if (job.ctr().fields() != setup.train().fields() || job.ctr().denseDim() != setup.train().denseDim()) {
-            return fail(null, "job " + job.jobId() + " expects " + job.ctr().fields() + " ids and "
-                + job.ctr().denseDim() + " dense features per example; this trainer's data has "
-                + setup.train().fields() + " and " + setup.train().denseDim());
+          long mine = setup.train().fingerprint();
+          if (job.ctr().dataFingerprint() != mine) {
+            return fail(null, "job " + job.jobId() + " was planned on training data with fingerprint "
+                + Long.toHexString(job.ctr().dataFingerprint()) + "; this trainer's " + setup.train().size()
+                + " examples have " + Long.toHexString(mine) + " (another file, seed or shardtrain.train.ctr setting)");
           }
           FactorizationMachine fm = job.ctr().machine();
           SparseClient client = new SparseClient(context.getSystem(), job.table(), id, setup.settings().askTimeout());

@@ -17,7 +17,7 @@ class TestAucTest {
   private static final long LEASE = 1_000;
   private static final JobSpec JOB = new JobSpec("job", "ctr", 100, 13, 2, List.of(), "relu", 7, BlockSpec.Mode.SYNC, 3,
       10, 1, 0, "adagrad", 0.05f, "constant", 0f, -1, 64, List.of("fm.dense#0"),
-      new CtrModel(26, 13, 8, 1024, 2, 0.5f, 0.1f, 0.01f, 4));
+      new CtrModel(26, 13, 8, 1024, 2, 0.5f, 0.1f, 0.01f, 4, 0));
 
   private final TestAuc auc = new TestAuc(LoggerFactory.getLogger(TestAucTest.class), LEASE);
 

@@ -65,9 +65,8 @@ public final class DistributedCtrTraining {
     long wallStart = System.nanoTime();
     int trainers = cluster.trainerCount();
     ShardTrain coordinator = cluster.coordinator();
-    ShardTrain.CtrPlan plan = ShardTrain.planCtr(settings, ctr, "ctr-" + System.currentTimeMillis(), train.fields(),
-        train.denseDim(), train.hashSpace(), train.size(), mode, trainers, blockSize, maxStaleness,
-        Math.max(1, cluster.psCount()));
+    ShardTrain.CtrPlan plan = ShardTrain.planCtr(settings, ctr, "ctr-" + System.currentTimeMillis(), train, mode,
+        trainers, blockSize, maxStaleness, ctr.tableShards() > 0 ? ctr.tableShards() : Math.max(1, cluster.psCount()));
     coordinator.submit(plan).toCompletableFuture().join();
 
     CountDownLatch finished = new CountDownLatch(trainers);
