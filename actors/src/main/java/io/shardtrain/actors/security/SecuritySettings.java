@@ -29,8 +29,8 @@ public record SecuritySettings(boolean enabled, String keyStore, String keyStore
     String trustStorePassword, String tokenFile) {
 
   static final String PREFIX = "shardtrain.security.";
-  /** TLS 1.2 with forward-secret AES-GCM suites: what Artery's TLS stage and the JDK both handle. */
-  static final String PROTOCOL = "TLSv1.2";
+  /** Artery's TLS: 1.2 with forward-secret AES-GCM suites, which its TLS stage and the JDK both handle. */
+  static final String ARTERY_PROTOCOL = "TLSv1.2";
   static final List<String> CIPHER_SUITES = List.of(
       "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384");
 
@@ -84,7 +84,7 @@ public record SecuritySettings(boolean enabled, String keyStore, String keyStore
     m.put(engine + "key-password", keyStorePassword);
     m.put(engine + "trust-store", Path.of(trustStore).toAbsolutePath().toString());
     m.put(engine + "trust-store-password", trustStorePassword);
-    m.put(engine + "protocol", PROTOCOL);
+    m.put(engine + "protocol", ARTERY_PROTOCOL);
     m.put(engine + "enabled-algorithms", CIPHER_SUITES);
     m.put(engine + "require-mutual-authentication", true);
     return ConfigFactory.parseMap(m, "shardtrain.security");
@@ -113,7 +113,7 @@ public record SecuritySettings(boolean enabled, String keyStore, String keyStore
       }
       TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
       tmf.init(trusted);
-      SSLContext context = SSLContext.getInstance(PROTOCOL);
+      SSLContext context = SSLContext.getInstance("TLS");
       context.init(kmf == null ? null : kmf.getKeyManagers(), tmf.getTrustManagers(), null);
       return context;
     } catch (GeneralSecurityException e) {
