@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
@@ -106,6 +107,19 @@ public record SecuritySettings(boolean enabled, String keyStore, String keyStore
         kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
         kmf.init(keys, keyStorePassword.toCharArray());
       }
+      SSLContext context = SSLContext.getInstance("TLS");
+      context.init(kmf == null ? null : kmf.getKeyManagers(), trustManagers(), null);
+      return context;
+    } catch (GeneralSecurityException e) {
+      throw new IllegalArgumentException("cannot set up TLS from " + PREFIX + "key-store " + keyStore + " and "
+          + PREFIX + "trust-store " + trustStore + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** What trusts the trust store's CA, for a client that builds its own TLS (a gRPC channel). */
+  public TrustManager[] trustManagers() {
+    requireEnabled();
+    try {
       KeyStore trusted = load("trust-store", trustStore, trustStorePassword);
       if (trusted.size() == 0) {
         throw new IllegalArgumentException("the trust store " + trustStore + " (" + PREFIX
@@ -113,12 +127,10 @@ public record SecuritySettings(boolean enabled, String keyStore, String keyStore
       }
       TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
       tmf.init(trusted);
-      SSLContext context = SSLContext.getInstance("TLS");
-      context.init(kmf == null ? null : kmf.getKeyManagers(), tmf.getTrustManagers(), null);
-      return context;
+      return tmf.getTrustManagers();
     } catch (GeneralSecurityException e) {
-      throw new IllegalArgumentException("cannot set up TLS from " + PREFIX + "key-store " + keyStore + " and "
-          + PREFIX + "trust-store " + trustStore + ": " + e.getMessage(), e);
+      throw new IllegalArgumentException("cannot set up TLS from " + PREFIX + "trust-store " + trustStore + ": "
+          + e.getMessage(), e);
     }
   }
 
