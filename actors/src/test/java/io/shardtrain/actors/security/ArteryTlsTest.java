@@ -86,7 +86,7 @@ class ArteryTlsTest {
       Address seed = Cluster.get(first.system()).selfMember().address();
       Cluster.get(rogue.system()).manager().tell(Join.create(seed));
       // The trusted second node took well under this to join (the handshake is the same).
-      Thread.sleep(5000);
+      Thread.sleep(4000);
       Address rogueAddress = Cluster.get(rogue.system()).selfMember().address();
       boolean known = StreamSupport.stream(Cluster.get(first.system()).state().getMembers().spliterator(), false)
           .anyMatch(m -> m.address().equals(rogueAddress));

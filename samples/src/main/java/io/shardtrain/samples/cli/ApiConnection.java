@@ -100,8 +100,9 @@ final class ApiConnection implements AutoCloseable {
         } catch (StatusRuntimeException e) {
           Throwable why = e.getStatus().getCause();
           throw new IllegalStateException("no ShardTrain gRPC API answered at " + target + ": "
-              + (why != null ? why.getMessage() : e.getStatus()) + " (is a node running with shardtrain.grpc.port set, "
-              + (authorization == null ? "without" : "with") + " shardtrain.security?)");
+              + (why != null ? why.getMessage() : e.getStatus()) + " (is a node running with shardtrain.grpc.port set? "
+              + (authorization == null ? "A node with shardtrain.security on needs --security FILE.)"
+                  : "Does it run with shardtrain.security on, and does the trust store hold its CA?)"));
         }
         return;
       }
