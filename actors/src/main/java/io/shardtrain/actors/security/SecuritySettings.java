@@ -140,7 +140,9 @@ public record SecuritySettings(boolean enabled, String keyStore, String keyStore
     Path file = existing("token-file", tokenFile);
     try {
       String token = Files.readString(file, StandardCharsets.UTF_8).trim();
-      if (token.isEmpty()) throw new IllegalArgumentException("the token file " + file + " (" + PREFIX + "token-file) is empty");
+      if (token.isEmpty()) {
+        throw new IllegalArgumentException("the token file " + file + " (" + PREFIX + "token-file) is empty");
+      }
       return token;
     } catch (IOException e) {
       throw new IllegalArgumentException("cannot read the token file " + file + " (" + PREFIX + "token-file): "

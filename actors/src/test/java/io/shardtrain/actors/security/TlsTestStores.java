@@ -30,8 +30,9 @@ public final class TlsTestStores {
   public static SecuritySettings settings(String ca, String node) {
     Path d = dir(ca);
     String password = read(d.resolve("password"));
-    return new SecuritySettings(true, node == null ? "" : d.resolve(node + ".p12").toString(), node == null ? "" : password,
-        d.resolve("truststore.p12").toString(), password, d.resolve("token").toString());
+    String keyStore = node == null ? "" : d.resolve(node + ".p12").toString();
+    return new SecuritySettings(true, keyStore, node == null ? "" : password, d.resolve("truststore.p12").toString(),
+        password, d.resolve("token").toString());
   }
 
   /** The same as {@code shardtrain.security} configuration. */

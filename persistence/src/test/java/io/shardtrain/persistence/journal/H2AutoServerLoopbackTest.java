@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 class H2AutoServerLoopbackTest {
   @TempDir Path dir;
 
-  /** Opens an auto-server database as {@link Journal#start} does, then prints the lock file's server address. */
+  /** Opens an auto-server database as {@link Journal#start} does; prints its server and listening addresses. */
   public static void main(String[] args) throws Exception {
     String url = JournalSettings.h2Url(Path.of(args[0]), true, java.time.Duration.ofMillis(250));
     if (Journal.keepH2AutoServerOnLoopback(url).isPresent()) throw new AssertionError("H2 not on loopback");

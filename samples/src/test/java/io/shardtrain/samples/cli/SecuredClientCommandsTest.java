@@ -33,7 +33,8 @@ class SecuredClientCommandsTest {
     String password = Files.readString(STORES.resolve("password")).trim();
     Path f = dir.resolve(name);
     Files.writeString(f, "shardtrain.security {\n"
-        + (withKey ? "  key-store = \"" + STORES.resolve("node1.p12") + "\"\n  key-store-password = \"" + password + "\"\n" : "")
+        + (withKey ? "  key-store = \"" + STORES.resolve("node1.p12") + "\"\n" : "")
+        + (withKey ? "  key-store-password = \"" + password + "\"\n" : "")
         + "  trust-store = \"" + STORES.resolve("truststore.p12") + "\"\n"
         + "  trust-store-password = \"" + password + "\"\n"
         + "  token-file = \"" + tokenFile + "\"\n}\n");
