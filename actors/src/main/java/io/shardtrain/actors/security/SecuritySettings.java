@@ -42,6 +42,13 @@ public record SecuritySettings(boolean enabled, String keyStore, String keyStore
     }
   }
 
+  /** Without the passwords, which a log line or an error must not carry. */
+  @Override
+  public String toString() {
+    return "SecuritySettings[enabled=" + enabled + ", keyStore=" + keyStore + ", trustStore=" + trustStore
+        + ", tokenFile=" + tokenFile + "]";
+  }
+
   /** Security off: the default. */
   public static SecuritySettings off() {
     return new SecuritySettings(false, "", "", "", "", "");

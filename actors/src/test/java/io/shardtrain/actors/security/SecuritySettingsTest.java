@@ -59,5 +59,6 @@ class SecuritySettingsTest {
     assertTrue(noToken.getMessage().contains(empty.toString()) && noToken.getMessage().contains("token-file"),
         noToken.getMessage());
     assertEquals(TlsTestStores.token("cluster"), good.token());
+    assertFalse(good.toString().contains(good.keyStorePassword()), good.toString());
   }
 }
