@@ -343,6 +343,8 @@ final class BenchCommand implements Runnable {
     String grpc;
     @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
     Path report;
+    @picocli.CommandLine.Mixin
+    SecurityOption security = new SecurityOption();
 
     @Override
     public Integer call() throws Exception {
@@ -357,15 +359,18 @@ final class BenchCommand implements Runnable {
         try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
           port = free.getLocalPort();
         }
+        Map<String, Object> flags = new java.util.HashMap<>(security.flags());
+        flags.put("shardtrain.grpc.port", 0);
+        flags.put("shardtrain.transport.bulk.enabled", false);
         node = io.shardtrain.samples.cluster.ClusterNode.start(io.shardtrain.samples.cluster.NodeConfig.build(
-            List.of("ps", "master"), "127.0.0.1", port, List.of(), "memory", null,
-            Map.of("shardtrain.grpc.port", 0, "shardtrain.transport.bulk.enabled", false)));
+            List.of("ps", "master"), "127.0.0.1", port, List.of(), "memory", null, flags));
         io.shardtrain.samples.cluster.ClusterNode.awaitUp(node.system(), java.time.Duration.ofSeconds(60));
         target = "127.0.0.1:" + node.grpcPort();
       }
       try {
         LoadBenchmark.Result r = LoadBenchmark.run(target, clients, java.time.Duration.ofSeconds(seconds), hidden,
-            blockFloats);
+            blockFloats, security.settings(security.maybeOn()
+                ? io.shardtrain.actors.config.ShardTrainConfig.load(null) : null));
         spec.commandLine().getOut().printf("load: %d clients, %.1f s, %d blocks of %d floats: %.0f pushes/s, "
                 + "%.0f pulls/s; push p50/p99/p999 %d/%d/%d us, pull %d/%d/%d us; %d failed calls; "
                 + "%d pushes acknowledged as applied, block versions add up to %d: %s%n",

@@ -54,13 +54,16 @@ final class ClientCommands {
     @Option(names = "--connect-timeout", defaultValue = "4",
         description = "Seconds to connect before the address counts as not answering (default: ${DEFAULT-VALUE}).")
     int connectSeconds;
+    @picocli.CommandLine.Mixin
+    SecurityOption security = new SecurityOption();
 
     @Override
     public Integer call() throws Exception {
       // Loading every reference.conf on the classpath takes a cold JVM a second or more: only when needed.
-      Config local = grpc == null || config != null || needsConfig() ? ShardTrainConfig.load(config) : null;
+      Config local = grpc == null || config != null || needsConfig() || security.maybeOn()
+          ? ShardTrainConfig.load(config) : null;
       prepare(local);
-      try (ApiConnection api = ApiConnection.open(target(local))) {
+      try (ApiConnection api = ApiConnection.open(target(local), security.settings(local))) {
         PrintWriter out = spec.commandLine().getOut();
         int code = run(api, out);
         out.flush();
