@@ -27,7 +27,7 @@ final class LocalCommand implements Callable<Integer> {
   @Option(names = "--trainers", defaultValue = "1",
       description = "Trainers (default: ${DEFAULT-VALUE}).")
   int trainers;
-  @Option(names = "--mode", description = "sync, async or allreduce (default from shardtrain.train.mode).")
+  @Option(names = "--mode", description = "sync, async or allreduce (default: ${sys:shardtrain.default.train.mode}).")
   String mode;
   @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
   Path report;
