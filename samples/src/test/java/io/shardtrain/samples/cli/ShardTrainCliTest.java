@@ -49,6 +49,12 @@ class ShardTrainCliTest {
     Run local = run("local", "--help");
     assertEquals(0, local.exit());
     assertTrue(local.out().contains("--compute-threads"), local.out());
+    // The defaults shown are reference.conf's, not picocli's null.
+    String flat = local.out().replaceAll("\\s+", " ");
+    assertTrue(flat.contains("factorization machine (default: mnist)"), flat);
+    assertTrue(flat.contains("sync, async or allreduce (default: sync)"), flat);
+    assertTrue(flat.contains("Examples per batch, per trainer (default: 64)"), flat);
+    assertTrue(!flat.contains("null"), flat);
   }
 
   @Test
