@@ -63,7 +63,7 @@ final class LocalCommand implements Callable<Integer> {
     var data = DataSets.load(settings.dataset(), settings.dataDir());
     LocalRun.Outcome r = run.single(settings, data);
     Map<String, Object> m = r.summary();
-    out.printf("%s: %s steps, %.0f samples/s, test accuracy %.4f, final loss %.4f%n",
+    out.printf("%s: %s steps, %.0f samples/s, test accuracy %.4f, training loss %.4f (moving average)%n",
         settings.dataset(), m.get("steps"), m.get("samples_per_sec"), m.get("test_accuracy"), m.get("final_loss"));
     writeOutputs(m, r.metrics(), r.title());
     saveModel(r.model(), settings, data.train(), r.version());
@@ -109,7 +109,7 @@ final class LocalCommand implements Callable<Integer> {
     var data = DataSets.load(settings.dataset(), settings.dataDir());
     LocalRun.Outcome r = run.cluster(config, settings, data, flags.ps, trainers, profile);
     Map<String, Object> m = r.summary();
-    out.printf("%s %s: %s steps per trainer, %.0f samples/s, test accuracy %.4f, final loss %.4f%n",
+    out.printf("%s %s: %s steps per trainer, %.0f samples/s, test accuracy %.4f, training loss %.4f (moving average)%n",
         settings.dataset(), m.get("mode"), m.get("steps"), m.get("samples_per_sec"), m.get("test_accuracy"),
         m.get("final_loss"));
     if (r.profile() != null) r.profile().lines().forEach(out::println);
