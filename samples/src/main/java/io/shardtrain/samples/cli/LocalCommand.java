@@ -56,6 +56,10 @@ final class LocalCommand implements Callable<Integer> {
           + "parameter blocks (--ps or --trainers above 1); a single process sends none, so it is ignored here");
     }
     var out = spec.commandLine().getOut();
+    if (config.getInt("shardtrain.metrics.port") > 0) {
+      spec.commandLine().getErr().println("shardtrain: --metrics-port serves a local cluster's nodes (--ps or"
+          + " --trainers above 1); a single process has no node, so it is ignored here");
+    }
     if (profile) {
       spec.commandLine().getErr().println("shardtrain: --profile splits the steps of a local cluster's trainers "
           + "(--ps or --trainers above 1); a single process has nothing to wait for, so it is ignored here");

@@ -136,6 +136,8 @@ final class LocalRun {
     err.printf("shardtrain: local cluster of %d ps and %d trainer(s) on %d node(s) (%s), %s mode, %s journal%n",
         psNodes, trainers, nodeLayout == LocalCluster.Layout.COLOCATED ? Math.max(psNodes, trainers) : psNodes + trainers,
         nodeLayout.name().toLowerCase(Locale.ROOT), modeName, runConfig.getString("shardtrain.persistence.journal"));
+    printMetricsPorts(runConfig, nodeLayout == LocalCluster.Layout.COLOCATED ? Math.max(psNodes, trainers)
+        : psNodes + trainers);
     MetricsLog metrics = new MetricsLog();
     long stepsPerTrainer = settings.stepsPerTrainer(data.train().size(), trainers);
     ProgressBar progress = flags.noProgress ? ProgressBar.messagesOnly(System.err)
@@ -203,6 +205,8 @@ final class LocalRun {
     int psNodes = Math.max(1, ps);
     err.printf("shardtrain: factorization machine (k = %d) on a local cluster of %d ps and %d trainer(s), %s mode,"
         + " %s journal%n", ctr.factors(), psNodes, trainers, modeName, runConfig.getString("shardtrain.persistence.journal"));
+    printMetricsPorts(runConfig, flags.layout() == LocalCluster.Layout.COLOCATED ? Math.max(psNodes, trainers)
+        : psNodes + trainers);
     MetricsLog metrics = new MetricsLog();
     ProgressBar progress = flags.noProgress ? ProgressBar.messagesOnly(System.err)
         : ProgressBar.forTerminal(settings.stepsPerTrainer(data.train().size(), trainers) * trainers);
@@ -245,6 +249,14 @@ final class LocalRun {
     m.put("sparse_push_bytes_per_example", r.pushBytesPerExample());
     return new Outcome(m, metrics, null, r.steps(),
         settings.dataset() + " factorization machine, " + modeName + ", " + trainers + " trainers", -1, null);
+  }
+
+  /** With {@code --metrics-port P}, where node i's meters are ({@code LocalCluster}: P + i). */
+  private void printMetricsPorts(Config runConfig, int nodes) {
+    int port = runConfig.getInt("shardtrain.metrics.port");
+    if (port <= 0) return;
+    err.printf("shardtrain: node meters at http://%s:%d/metrics%s while the cluster runs%n",
+        runConfig.getString("shardtrain.metrics.host"), port, nodes > 1 ? " to port " + (port + nodes - 1) : "");
   }
 
   /** The report fields that say how the job was set up (the same in every mode). */

@@ -75,6 +75,10 @@ final class TrainingFlags {
   Path dataDir;
   @Option(names = "--init-from", paramLabel = "DIR", description = "Start from a saved model (docs/MODEL-FORMAT.md).")
   Path initFrom;
+  @Option(names = "--metrics-port", paramLabel = "PORT", description = "Local cluster: node i serves its meters in"
+      + " Prometheus' text format at http://127.0.0.1:PORT+i/metrics while it runs (0: none)"
+      + " (default: ${sys:shardtrain.default.metrics.port}).")
+  Integer metricsPort;
   @Option(names = "--no-progress", description = "No progress bar.")
   boolean noProgress;
 
@@ -103,6 +107,7 @@ final class TrainingFlags {
     put(flags, "ps.max-staleness", maxStaleness);
     put(flags, "ps.block-size", blockSize);
     put(flags, "transport.gradient-precision", gradientPrecision);
+    put(flags, "metrics.port", metricsPort);
     if (!journalIsUrl()) put(flags, "persistence.journal", journal);
     if (dataDir != null) put(flags, "data-dir", dataDir.toAbsolutePath().toString());
     if (initFrom != null) put(flags, "train.init-from", initFrom.toAbsolutePath().toString());
