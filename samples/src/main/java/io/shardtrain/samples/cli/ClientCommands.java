@@ -203,7 +203,8 @@ final class ClientCommands {
       out.println("parameter blocks:");
       for (Placement p : s.getPlacementList()) {
         if (p.getAnswered()) {
-          out.printf("  %s  %d blocks: %s%n", p.getNode(), p.getBlockIdsCount(), String.join(" ", p.getBlockIdsList()));
+          out.printf("  %s  %d blocks%s%n", p.getNode(), p.getBlockIdsCount(),
+              p.getBlockIdsCount() == 0 ? "" : ": " + String.join(" ", p.getBlockIdsList()));
         } else {
           out.printf("  %s  no answer%n", p.getNode());
         }
