@@ -27,6 +27,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -187,11 +188,55 @@ final class ClientCommands {
       description = "Show members and roles, which node holds which parameter blocks, the job's progress, and which"
           + " trainers each waiting block's sync barrier waits for.")
   static final class StatusCommand extends Client {
+    @Option(names = "--watch", paramLabel = "SECONDS", arity = "0..1", fallbackValue = "2",
+        description = "Print the status again every SECONDS (2 when not given) until the job is done, each time with"
+            + " the examples per second since the print before and how long each sync barrier has waited.")
+    Integer watch;
+    private static final java.time.format.DateTimeFormatter CLOCK =
+        java.time.format.DateTimeFormatter.ofPattern("HH:mm:ss");
+    /** Stops a watch after this many prints (tests). */
+    @Option(names = "--watch-count", hidden = true, defaultValue = "2147483647")
+    int watchCount;
+
     @Override
-    int run(ApiConnection api, PrintWriter out) {
+    int run(ApiConnection api, PrintWriter out) throws InterruptedException {
       ClusterStatus s = api.probe(true, connect(), timeout());
-      print(s, out);
-      return 0;
+      if (watch == null) {
+        print(s, out);
+        return 0;
+      }
+      if (watch < 1) throw new IllegalArgumentException("--watch must be at least 1 second, not " + watch);
+      // When each waiting barrier (block and step) was first seen waiting.
+      Map<String, Long> waitingSince = new HashMap<>();
+      long lastExamples = s.getExamplesReported();
+      long lastAt = System.nanoTime();
+      for (int n = 1; ; n++) {
+        long now = System.nanoTime();
+        out.printf("--- %s ---%n", java.time.LocalTime.now().format(CLOCK));
+        print(s, out);
+        if (n > 1 && s.getSubmitted()) {
+          out.printf(java.util.Locale.ROOT, "  %.0f examples/s over the last %.1f s%n",
+              (s.getExamplesReported() - lastExamples) / ((now - lastAt) / 1e9), (now - lastAt) / 1e9);
+        }
+        Map<String, Long> still = new HashMap<>();
+        for (BlockState b : s.getBlocksList()) {
+          if (b.getWaitingForCount() == 0) continue;
+          String key = b.getBlockId() + "@" + b.getPendingStep();
+          long since = waitingSince.getOrDefault(key, now);
+          still.put(key, since);
+          if (since < now) {
+            out.printf(java.util.Locale.ROOT, "  %s has waited at least %.1f s for %s at step %d%n", b.getBlockId(),
+                (now - since) / 1e9, b.getWaitingForList(), b.getPendingStep());
+          }
+        }
+        waitingSince = still;
+        out.flush();
+        if (s.getDone() || n >= watchCount) return 0;
+        lastExamples = s.getExamplesReported();
+        lastAt = now;
+        Thread.sleep(watch * 1000L);
+        s = api.probe(true, connect(), timeout());
+      }
     }
 
     static void print(ClusterStatus s, PrintWriter out) {

@@ -138,6 +138,11 @@ class GrpcClientCommandsTest {
       assertTrue(System.nanoTime() < deadline, "no progress reported");
       Thread.sleep(100);
     }
+    // A watch prints the status again and the rate between two prints.
+    Run watch = run("status", "--grpc", grpc, "--watch", "1", "--watch-count", "2");
+    assertEquals(0, watch.exit(), watch.err());
+    assertEquals(2, watch.out().lines().filter(l -> l.matches("--- \\d\\d:\\d\\d:\\d\\d ---")).count(), watch.out());
+    assertTrue(Pattern.compile("\\d+ examples/s over the last 1\\.\\d s").matcher(watch.out()).find(), watch.out());
     Path checkpoint = dir.resolve("ckpt");
     Run c = run("checkpoint", "--grpc", grpc, "--dir", checkpoint.toString());
     assertEquals(0, c.exit(), c.err());
