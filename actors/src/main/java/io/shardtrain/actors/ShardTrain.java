@@ -294,6 +294,25 @@ public final class ShardTrain {
    * channel on they come over it (a {@link io.shardtrain.actors.ps.BlockLetters.ValuesLetter}) where the block's node can
    * send them, and inline again if that fails.
    */
+  /**
+   * Reads {@code job}'s blocks into {@code model} all at one version (a sync job that trains: see
+   * {@link ConsistentRead}), at most 5 reads; completes with that version, or fails with
+   * {@link ConsistentRead.Inconsistent} naming the blocks that lag.
+   */
+  public CompletionStage<Long> pullConsistent(Mlp model, JobSpec job) {
+    Map<String, Parameter> byName = new HashMap<>();
+    for (Parameter p : model.parameters()) byName.put(p.name(), p);
+    List<String> blocks = BlockLayout.of(model, job.blockSize()).stream().map(BlockSlice::entityId).toList();
+    return new ConsistentRead(blocks, this::pull, 5).read().thenApply(read -> {
+      long version = -1;
+      for (BlockProtocol.BlockValues v : read.values()) {
+        System.arraycopy(v.values(), 0, byName.get(v.parameter()).value().data(), v.offset(), v.values().length);
+        version = v.version();
+      }
+      return version;
+    });
+  }
+
   public CompletionStage<BlockProtocol.BlockValues> pull(String entityId, long minVersion) {
     var block = ParameterBlock.entityRef(system, entityId);
     BulkTransport bulk = BulkTransport.get(system);

@@ -252,7 +252,10 @@ final class ShardTrainGrpcService implements ShardTrainApi {
       if (in.getDir().isBlank()) throw ApiError.fail(new ApiError.BadRequest("save-model needs a directory"));
       return job("").thenCompose(job -> {
         var model = job.newModel(CpuBackend.create(1));
-        return answer(api.pullInto(model, job, in.getMinVersion()), "the job's blocks", apiTimeout)
+        // A sync job's blocks are read at one version; an async job's blocks count their own updates.
+        CompletionStage<Long> read = job.mode() == io.shardtrain.actors.ps.BlockSpec.Mode.SYNC && in.getMinVersion() == 0
+            ? api.pullConsistent(model, job) : api.pullInto(model, job, in.getMinVersion());
+        return answer(read, "the job's blocks", apiTimeout)
             .thenApplyAsync(version -> {
               try {
                 var snapshot = ShardTrain.snapshot(model, job, version);

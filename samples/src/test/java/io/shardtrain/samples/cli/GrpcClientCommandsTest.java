@@ -149,6 +149,11 @@ class GrpcClientCommandsTest {
     assertTrue(c.out().matches("(?s)checkpoint of job cli-job at step \\d+ written to " + Pattern.quote(checkpoint.toString())
         + "\\R"), c.out());
     assertTrue(Files.isRegularFile(checkpoint.resolve("manifest.json")), "checkpoint written");
+    // While the job trains, save-model reads every block at one version (ConsistentRead).
+    Path during = dir.resolve("saved-during");
+    Run midJob = run("save-model", "--grpc", grpc, "--out", during.toString());
+    assertEquals(0, midJob.exit(), midJob.err());
+    assertTrue(midJob.out().matches("(?s)model of job cli-job at version [1-9]\\d* saved to .*"), midJob.out());
     assertEquals(400L, trained.get(120, TimeUnit.SECONDS), "the trainer ran its steps");
   }
 }
