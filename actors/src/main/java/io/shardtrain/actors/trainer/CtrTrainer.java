@@ -39,7 +39,8 @@ import java.util.concurrent.CompletionStage;
  * master merges them into the job's test AUC (a share of a trainer that died goes to another).
  *
  * <p>Not here yet: rollbacks to checkpoints (a click-through job fails on one: its table is not
- * checkpointed) and the forward pass run ahead of the dense pull.
+ * checkpointed), registering again after the master dropped a live trainer (it fails instead),
+ * and the forward pass run ahead of the dense pull.
  */
 public final class CtrTrainer {
 
