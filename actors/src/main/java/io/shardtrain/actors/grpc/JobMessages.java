@@ -10,6 +10,7 @@ import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.ps.BlockLayout;
 import io.shardtrain.actors.ps.BlockProtocol;
+import io.shardtrain.actors.sparse.SparseProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.PsSettings;
@@ -90,7 +91,9 @@ final class JobMessages {
   Map<String, BlockSlice> layout(JobSpec job) {
     return layouts.computeIfAbsent(job.jobId(), id -> {
       Map<String, BlockSlice> byId = new LinkedHashMap<>();
-      for (BlockSlice b : BlockLayout.of(job.newModel(CpuBackend.create(1)), job.blockSize())) byId.put(b.entityId(), b);
+      List<BlockSlice> slices = job.ctr() != null ? job.denseLayout()
+          : BlockLayout.of(job.newModel(CpuBackend.create(1)), job.blockSize());
+      for (BlockSlice b : slices) byId.put(b.entityId(), b);
       return byId;
     });
   }
@@ -99,6 +102,10 @@ final class JobMessages {
   List<Parameter> parameters(JobSpec job) {
     return parameters.computeIfAbsent(job.jobId(), id -> {
       List<Parameter> list = new ArrayList<>();
+      if (job.ctr() != null) {
+        return List.of(Parameter.newBuilder().setName(JobSpec.CTR_DENSE).addShape(job.ctr().machine().denseSize())
+            .build());
+      }
       for (var p : job.newModel(CpuBackend.create(1)).parameters()) {
         Parameter.Builder b = Parameter.newBuilder().setName(p.name());
         for (int d : p.shape()) b.addShape(d);
@@ -120,7 +127,51 @@ final class JobMessages {
       b.addBlocks(Block.newBuilder().setBlockId(s.entityId()).setParameter(s.parameter()).setIndex(s.index())
           .setOffset(s.offset()).setLength(s.length()));
     }
+    if (j.table() != null) {
+      b.setTable(io.shardtrain.grpc.SparseTable.newBuilder().setName(j.table().name()).setShards(j.table().shards())
+          .setRows(j.table().rows()).setDim(j.table().dim()).setMode(j.table().mode().name().toLowerCase(Locale.ROOT)));
+    }
     return b.addAllParameters(parameters(j)).build();
+  }
+
+  /** A table's answers to a push as the API's: the least advanced outcome over the shards, their lowest version. */
+  static io.shardtrain.grpc.SparsePushReply sparsePushed(List<SparseProtocol.PushReply> replies) {
+    PushReply.Outcome outcome = PushReply.Outcome.DUPLICATE;
+    long version = Long.MAX_VALUE;
+    for (SparseProtocol.PushReply r : replies) {
+      if (r == null) continue;
+      PushReply.Outcome o;
+      long v;
+      if (r instanceof SparseProtocol.Applied a) {
+        o = PushReply.Outcome.APPLIED;
+        v = a.version();
+      } else if (r instanceof SparseProtocol.Accepted a) {
+        o = PushReply.Outcome.ACCEPTED;
+        v = a.version();
+      } else if (r instanceof SparseProtocol.Stale st) {
+        o = PushReply.Outcome.STALE;
+        v = st.version();
+      } else if (r instanceof SparseProtocol.Duplicate d) {
+        o = PushReply.Outcome.DUPLICATE;
+        v = d.version();
+      } else {
+        throw new IllegalStateException("unexpected shard reply " + r);
+      }
+      outcome = rank(o) < rank(outcome) ? o : outcome;
+      version = Math.min(version, v);
+    }
+    return io.shardtrain.grpc.SparsePushReply.newBuilder().setOutcome(outcome)
+        .setVersion(version == Long.MAX_VALUE ? 0 : version).build();
+  }
+
+  /** Which outcome a push of several shards reports: a stale or held part before an applied one. */
+  private static int rank(PushReply.Outcome o) {
+    return switch (o) {
+      case STALE -> 0;
+      case ACCEPTED -> 1;
+      case APPLIED -> 2;
+      default -> 3;
+    };
   }
 
   RegisterTrainerReply registration(JobProtocol.Registration r) {

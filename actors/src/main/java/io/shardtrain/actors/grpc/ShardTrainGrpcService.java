@@ -12,6 +12,7 @@ import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.job.TrainerNotice;
 import io.shardtrain.actors.ps.BlockProtocol;
+import io.shardtrain.actors.sparse.SparseClient;
 import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.compute.backend.CpuBackend;
@@ -244,6 +245,87 @@ final class ShardTrainGrpcService implements ShardTrainApi {
     });
   }
 
+  // ---- a click-through job's sparse table ----
+
+  @Override
+  public CompletionStage<io.shardtrain.grpc.SparseRows> sparsePull(io.shardtrain.grpc.SparsePullRequest in) {
+    return call(() -> table(in.getJobId()).thenCompose(job -> {
+      long[] ids = new long[in.getIdsCount()];
+      for (int i = 0; i < ids.length; i++) ids[i] = in.getIds(i);
+      SparseClient client = sparseClient(job, "grpc");
+      return sparseAnswer(client.pull(route(client, ids), in.getMinVersion()), "table " + job.table().name())
+          .thenApply(pulled -> {
+            io.shardtrain.grpc.SparseRows.Builder b = io.shardtrain.grpc.SparseRows.newBuilder().addAllIds(in.getIdsList())
+                .setDim(job.table().dim()).setVersion(pulled.version() == Long.MAX_VALUE ? 0 : pulled.version());
+            for (float f : pulled.rows()) b.addValues(f);
+            return b.build();
+          });
+    }));
+  }
+
+  @Override
+  public CompletionStage<io.shardtrain.grpc.SparsePushReply> sparsePush(io.shardtrain.grpc.SparsePushRequest in) {
+    return call(() -> {
+      String trainer = trainerId(in.getTrainerId());
+      if (in.getStep() < 1) throw ApiError.fail(new ApiError.BadRequest("step must be >= 1, not " + in.getStep()));
+      return table(in.getJobId()).thenCompose(job -> {
+        int dim = job.table().dim();
+        if ((long) in.getIdsCount() * dim != in.getGradsCount()) {
+          throw ApiError.fail(new ApiError.BadRequest(in.getIdsCount() + " ids of table " + job.table().name()
+              + " need " + (long) in.getIdsCount() * dim + " gradient floats (" + dim + " per id), not "
+              + in.getGradsCount()));
+        }
+        long[] ids = new long[in.getIdsCount()];
+        for (int i = 0; i < ids.length; i++) ids[i] = in.getIds(i);
+        float[] grads = new float[in.getGradsCount()];
+        for (int i = 0; i < grads.length; i++) grads[i] = in.getGrads(i);
+        SparseClient client = sparseClient(job, trainer);
+        return sparseAnswer(client.push(in.getStep(), in.getBaseVersion(), in.getWeight(), route(client, ids), grads),
+            "table " + job.table().name());
+      }).thenApply(JobMessages::sparsePushed);
+    });
+  }
+
+  /** The running job, which must be a click-through job (one with a table). */
+  private CompletionStage<JobSpec> table(String jobId) {
+    return job(jobId).thenApply(job -> {
+      if (job.table() == null) {
+        throw ApiError.fail(new ApiError.Refused("job " + job.jobId(), "it trains an MLP and has no sparse table"));
+      }
+      return job;
+    });
+  }
+
+  private SparseClient sparseClient(JobSpec job, String trainer) {
+    return new SparseClient(system, job.table(), trainer, timeout);
+  }
+
+  /** A shard's refusal as the API's error: the request's fault, a shard on the move, or a refusal. */
+  private <T> CompletionStage<T> sparseAnswer(CompletionStage<T> stage, String from) {
+    return stage.handle((v, failure) -> {
+      if (failure == null) return v;
+      Throwable t = failure instanceof java.util.concurrent.CompletionException c && c.getCause() != null
+          ? c.getCause() : failure;
+      if (t instanceof SparseClient.ShardRefused r) {
+        throw ApiError.fail(switch (r.refused().problem()) {
+          case ID_OUTSIDE_TABLE, WRONG_SHARD, WRONG_DIM, NON_FINITE, MALFORMED -> new ApiError.BadRequest(r.getMessage());
+          case MOVING, TIMED_OUT -> new ApiError.NotReady(r.getMessage());
+          default -> new ApiError.Refused(from, r.getMessage());
+        });
+      }
+      throw ApiError.fail(ApiError.of(failure, from, timeout));
+    });
+  }
+
+  /** The routing of {@code ids}; an id outside the table is the request's fault. */
+  private static io.shardtrain.actors.sparse.BatchRouting route(SparseClient client, long[] ids) {
+    try {
+      return client.route(ids);
+    } catch (IllegalArgumentException e) {
+      throw ApiError.fail(new ApiError.BadRequest(e.getMessage()));
+    }
+  }
+
   // ---- models and checkpoints ----
 
   @Override
@@ -251,6 +333,10 @@ final class ShardTrainGrpcService implements ShardTrainApi {
     return call(() -> {
       if (in.getDir().isBlank()) throw ApiError.fail(new ApiError.BadRequest("save-model needs a directory"));
       return job("").thenCompose(job -> {
+        if (job.ctr() != null) {
+          throw ApiError.fail(new ApiError.Refused("job " + job.jobId(), "save-model writes MLPs; a click-through"
+              + " job's rows live in its sparse table"));
+        }
         var model = job.newModel(CpuBackend.create(1));
         // A sync job's blocks are read at one version; an async job's blocks count their own updates.
         CompletionStage<Long> read = job.mode() == io.shardtrain.actors.ps.BlockSpec.Mode.SYNC && in.getMinVersion() == 0
