@@ -192,12 +192,17 @@ public final class ShardTrain {
    */
   public static CtrPlan planCtr(TrainSettings s, CtrSettings ctr, String jobId, CtrDataset train, BlockSpec.Mode mode,
       int trainers, int blockSize, long maxStaleness, int tableShards) {
-    int fields = train.fields();
-    int denseDim = train.denseDim();
-    int trainExamples = train.size();
+    return planCtr(s, ctr, jobId, train.fields(), train.denseDim(), train.hashSpace(), train.size(),
+        train.fingerprint(), mode, trainers, blockSize, maxStaleness, tableShards);
+  }
+
+  /** {@link #planCtr(TrainSettings, CtrSettings, String, CtrDataset, BlockSpec.Mode, int, int, long, int)} from the data's shape. */
+  public static CtrPlan planCtr(TrainSettings s, CtrSettings ctr, String jobId, int fields, int denseDim,
+      long hashSpace, int trainExamples, long fingerprint, BlockSpec.Mode mode, int trainers, int blockSize,
+      long maxStaleness, int tableShards) {
     OptimizerSpec optimizer = OptimizerSpec.parse(s.optimizer()).withWeightDecay((float) s.weightDecay());
-    CtrModel model = new CtrModel(fields, denseDim, ctr.factors(), train.hashSpace(), tableShards, (float) ctr.rowLr(),
-        (float) ctr.rowInitialAccumulator(), (float) ctr.initStd(), ctr.aucBins(), train.fingerprint());
+    CtrModel model = new CtrModel(fields, denseDim, ctr.factors(), hashSpace, tableShards, (float) ctr.rowLr(),
+        (float) ctr.rowInitialAccumulator(), (float) ctr.initStd(), ctr.aucBins(), fingerprint);
     float[] dense = model.machine().initialDense((float) ctr.initStd(), s.seed());
     long updates = mode.lockstep() ? s.stepsPerTrainer(trainExamples, trainers)
         : s.stepsPerTrainer(trainExamples, trainers) * trainers;

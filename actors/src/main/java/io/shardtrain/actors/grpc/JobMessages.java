@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.ShardTrain;
+import io.shardtrain.actors.config.CtrSettings;
 import io.shardtrain.actors.config.ShardTrainConfig;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.job.JobProtocol;
@@ -17,6 +18,7 @@ import io.shardtrain.actors.ps.PsSettings;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.grpc.Block;
 import io.shardtrain.grpc.BlockState;
+import io.shardtrain.grpc.ClickThroughShape;
 import io.shardtrain.grpc.DatasetShape;
 import io.shardtrain.grpc.Job;
 import io.shardtrain.grpc.Lease;
@@ -209,5 +211,33 @@ final class JobMessages {
     return BlockState.newBuilder().setBlockId(s.entityId()).setAnswered(true).setVersion(s.version())
         .setUpdates(s.updates()).setPendingStep(s.pendingStep()).addAllWaitingFor(s.waitingFor())
         .setMembershipEpoch(s.membershipEpoch()).setPendingPulls(s.pendingPulls()).build();
+  }
+
+  /**
+   * The plan of a click-through job from its HOCON text (shardtrain.train.*, .ctr, shardtrain.ps.*)
+   * over {@code node} and the data's shape: a factorization machine over a table of
+   * {@code shardtrain.train.ctr.table-shards} shards, else {@code shardtrain.ps.min-nodes}.
+   */
+  static ShardTrain.CtrPlan ctrPlan(String jobConfig, DatasetShape shape, Config node) {
+    ClickThroughShape ctr = shape.getClickThrough();
+    if (shape.getInputDim() < 0 || shape.getTrainExamples() < 1 || ctr.getFields() < 1 || ctr.getHashSpace() < 1) {
+      throw ApiError.fail(new ApiError.BadRequest("a click-through job needs the data's shape: input_dim >= 0,"
+          + " train_examples >= 1, fields >= 1 and hash_space >= 1"));
+    }
+    try {
+      Config config = ConfigFactory.parseString(jobConfig == null ? "" : jobConfig).withFallback(node).resolve();
+      ShardTrainConfig.validate(config);
+      TrainSettings s = TrainSettings.fromConfig(config);
+      CtrSettings c = CtrSettings.fromConfig(config);
+      PsSettings ps = PsSettings.fromConfig(config);
+      String jobId = config.getString("shardtrain.train.job-id").trim();
+      if (jobId.isEmpty()) jobId = "job-" + System.currentTimeMillis();
+      return ShardTrain.planCtr(s, c, jobId, ctr.getFields(), shape.getInputDim(), ctr.getHashSpace(),
+          shape.getTrainExamples(), ctr.getFingerprint(), mode(config.getString("shardtrain.train.mode")),
+          config.getInt("shardtrain.train.trainers"), ps.blockSize(), ps.maxStaleness(),
+          c.tableShards() > 0 ? c.tableShards() : Math.max(1, ps.minNodes()));
+    } catch (ConfigException | IllegalArgumentException e) {
+      throw ApiError.fail(new ApiError.BadRequest("job description: " + e.getMessage()));
+    }
   }
 }

@@ -1,5 +1,6 @@
 package io.shardtrain.actors.grpc;
 
+import com.typesafe.config.Config;
 import akka.NotUsed;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
@@ -90,18 +91,21 @@ final class ShardTrainGrpcService implements ShardTrainApi {
   @Override
   public CompletionStage<SubmitJobReply> submitJob(SubmitJobRequest in) {
     return call(() -> {
-      ShardTrain.Plan plan = JobMessages.plan(in.getJobConfig(), in.getShape(), system.settings().config());
-      String id = plan.job().jobId();
+      Config node = system.settings().config();
+      ShardTrain.Plan mlp = in.getShape().hasClickThrough() ? null : JobMessages.plan(in.getJobConfig(), in.getShape(), node);
+      ShardTrain.CtrPlan ctr = mlp != null ? null : JobMessages.ctrPlan(in.getJobConfig(), in.getShape(), node);
+      JobSpec planned = mlp != null ? mlp.job() : ctr.job();
+      String id = planned.jobId();
       return status().thenCompose(s -> {
         if (s.submitted() && !s.jobId().equals(id)) throw ApiError.fail(new ApiError.OtherJobRunning(s.jobId(), id));
         // The one refusal of ShardTrain.submit: too few ps nodes joined yet, which passes.
-        return api.submit(plan).handle((done, failure) -> {
+        return (mlp != null ? api.submit(mlp) : api.submit(ctr)).handle((done, failure) -> {
           if (failure == null) return done;
           Throwable cause = failure instanceof java.util.concurrent.CompletionException c ? c.getCause() : failure;
           if (cause instanceof IllegalStateException e) throw ApiError.fail(new ApiError.NotReady(e.getMessage()));
           throw ApiError.fail(ApiError.of(failure, "the cluster (placing job " + id + ")", apiTimeout));
         });
-      }).thenApply(done -> SubmitJobReply.newBuilder().setJob(messages.job(plan.job())).build());
+      }).thenApply(done -> SubmitJobReply.newBuilder().setJob(messages.job(planned)).build());
     });
   }
 

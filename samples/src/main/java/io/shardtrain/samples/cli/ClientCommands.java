@@ -3,12 +3,14 @@ package io.shardtrain.samples.cli;
 import com.typesafe.config.Config;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.shardtrain.actors.config.CtrSettings;
 import io.shardtrain.actors.config.ShardTrainConfig;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.grpc.GrpcSettings;
 import io.shardtrain.grpc.BlockState;
 import io.shardtrain.grpc.CheckpointReply;
 import io.shardtrain.grpc.CheckpointRequest;
+import io.shardtrain.grpc.ClickThroughShape;
 import io.shardtrain.grpc.ClusterStatus;
 import io.shardtrain.grpc.DatasetShape;
 import io.shardtrain.grpc.Job;
@@ -20,6 +22,7 @@ import io.shardtrain.grpc.StatusRequest;
 import io.shardtrain.grpc.SubmitJobReply;
 import io.shardtrain.grpc.SubmitJobRequest;
 import io.shardtrain.samples.cluster.JobWatch;
+import io.shardtrain.samples.local.CtrData;
 import io.shardtrain.samples.local.DataSets;
 import io.shardtrain.samples.report.Json;
 import java.io.PrintWriter;
@@ -130,9 +133,17 @@ final class ClientCommands {
       ShardTrainConfig.validate(jobConfig);
       TrainSettings s = TrainSettings.fromConfig(jobConfig);
       // The shape the job's model is planned from; the trainers read the same data set.
-      var data = DataSets.load(s.dataset(), s.dataDir()).train();
-      shape = DatasetShape.newBuilder().setInputDim(data.dim()).setTrainExamples(data.size())
-          .setClasses(data.numClasses()).build();
+      if (CtrData.isCtr(s.dataset())) {
+        var train = CtrData.load(s.dataset(), CtrSettings.fromConfig(jobConfig), s.seed()).train();
+        shape = DatasetShape.newBuilder().setInputDim(train.denseDim()).setTrainExamples(train.size()).setClasses(2)
+            .setClickThrough(ClickThroughShape.newBuilder().setFields(train.fields()).setHashSpace(train.hashSpace())
+                .setFingerprint(train.fingerprint()))
+            .build();
+      } else {
+        var data = DataSets.load(s.dataset(), s.dataDir()).train();
+        shape = DatasetShape.newBuilder().setInputDim(data.dim()).setTrainExamples(data.size())
+            .setClasses(data.numClasses()).build();
+      }
       jobText = Files.readString(job);
     }
 

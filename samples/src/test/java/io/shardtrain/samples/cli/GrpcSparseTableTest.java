@@ -5,17 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.typesafe.config.ConfigFactory;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.shardtrain.actors.ShardTrain;
-import io.shardtrain.actors.config.CtrSettings;
-import io.shardtrain.actors.config.TrainSettings;
-import io.shardtrain.actors.ps.BlockSpec;
+import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.security.SecuritySettings;
 import io.shardtrain.actors.sparse.SparseClient;
-import io.shardtrain.compute.data.CtrDataset;
-import io.shardtrain.compute.data.CtrGenerator;
 import io.shardtrain.grpc.ClusterStatus;
 import io.shardtrain.grpc.PushReply;
 import io.shardtrain.grpc.SparsePullRequest;
@@ -25,6 +19,8 @@ import io.shardtrain.grpc.SparseRows;
 import io.shardtrain.grpc.StatusRequest;
 import io.shardtrain.samples.cluster.ClusterNode;
 import io.shardtrain.samples.cluster.NodeConfig;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -32,10 +28,12 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A click-through job's sparse table through the gRPC API (an async job on a node in this JVM):
- * pulls give the rows the table's shards hold, a push is applied by AdaGrad, and bad requests (an
+ * A click-through job submitted with {@code submit} (the client generates the data and sends its
+ * shape and fingerprint) and its sparse table through the gRPC API (an async job on a node in this
+ * JVM): the job says where its table is, pulls give the rows the table's shards hold, a push is applied by AdaGrad, and bad requests (an
  * id outside the table, gradient floats that are not dim per id, a NaN) are refused with
  * INVALID_ARGUMENT naming the problem, nothing applied.
  */
@@ -43,21 +41,31 @@ class GrpcSparseTableTest {
   private static final Duration DEADLINE = Duration.ofSeconds(30);
   static ClusterNode.Started node;
   static ApiConnection api;
-  static ShardTrain.CtrPlan plan;
+  @TempDir static Path dir;
+  static JobSpec job;
 
   @BeforeAll
-  static void startNodeWithAClickThroughJob() throws Exception {
+  static void startNodeAndSubmitAClickThroughJob() throws Exception {
     var config = NodeConfig.build(List.of("ps", "master"), "127.0.0.1", GrpcClientCommandsTest.freePort(), List.of(),
         "memory", null, Map.of("shardtrain.grpc.port", 0, "shardtrain.transport.bulk.enabled", false));
     node = ClusterNode.start(config);
     ClusterNode.awaitUp(node.system(), Duration.ofSeconds(30));
-    var train = ConfigFactory.parseString("shardtrain.train { optimizer = adagrad, lr = 0.05, lr-schedule = constant,"
-        + " batch = 32, epochs = 1, steps = 0, seed = 4 }").withFallback(ConfigFactory.load()).resolve();
-    CtrDataset data = new CtrGenerator(new CtrGenerator.Config(4, 50, 1 << 12, 3, 1.1, 0.3, 0.3, -1.0, 4)).generate(500);
-    plan = ShardTrain.planCtr(TrainSettings.fromConfig(train), CtrSettings.fromConfig(train), "grpc-sparse", data,
-        BlockSpec.Mode.ASYNC, 1, 64, -1, 2);
-    node.api().submit(plan).toCompletableFuture().get();
-    api = ApiConnection.open("127.0.0.1:" + node.grpcPort(), SecuritySettings.off());
+    // Through the command line: it generates the data, sends its shape and fingerprint, the node plans.
+    Path jobFile = dir.resolve("ctr-job.conf");
+    Files.writeString(jobFile, """
+        shardtrain.train { job-id = grpc-sparse, dataset = ctr, mode = async, trainers = 1, optimizer = adagrad,
+          lr = 0.05, lr-schedule = constant, batch = 32, epochs = 1, steps = 0, seed = 4 }
+        shardtrain.train.ctr { examples = 500, test-examples = 100, fields = 4, vocabulary = 50, hash-space = 4096,
+          dense-dim = 3, table-shards = 2 }
+        """);
+    String grpc = "127.0.0.1:" + node.grpcPort();
+    GrpcClientCommandsTest.Run submit = GrpcClientCommandsTest.run("submit", "--grpc", grpc, "--job",
+        jobFile.toString());
+    assertEquals(0, submit.exit(), submit.err());
+    assertTrue(submit.out().contains("job grpc-sparse submitted: async mode, 1 trainers, 1 parameter blocks"),
+        submit.out());
+    job = node.api().status().toCompletableFuture().get().job();
+    api = ApiConnection.open(grpc, SecuritySettings.off());
     api.connect(Duration.ofSeconds(10));
   }
 
@@ -94,23 +102,23 @@ class GrpcSparseTableTest {
   void theJobSaysWhereItsTableIsAndPullsGiveTheShardsRows() throws Exception {
     ClusterStatus s = api.call("GetStatus", StatusRequest.getDefaultInstance(), ClusterStatus.getDefaultInstance(),
         DEADLINE);
-    assertEquals(plan.job().table().name(), s.getJob().getTable().getName());
+    assertEquals(job.table().name(), s.getJob().getTable().getName());
     assertEquals(2, s.getJob().getTable().getShards());
     assertEquals("fm.dense", s.getJob().getParameters(0).getName());
-    int dim = plan.job().table().dim();
+    int dim = job.table().dim();
     SparseRows rows = pull(7, 1000, 7);
     assertEquals(dim, rows.getDim());
     assertEquals(3 * dim, rows.getValuesCount());
     float[] v = values(rows);
     assertArrayEquals(Arrays.copyOfRange(v, 0, dim), Arrays.copyOfRange(v, 2 * dim, 3 * dim), "id 7 twice");
-    float[] direct = new SparseClient(node.system(), plan.job().table(), "check", DEADLINE)
+    float[] direct = new SparseClient(node.system(), job.table(), "check", DEADLINE)
         .pull(new long[] {7, 1000, 7}, 0).toCompletableFuture().get().rows();
     assertArrayEquals(direct, v, "what the shards hold");
   }
 
   @Test
   void aPushIsAppliedToItsRowsOnlyAndBadPushesAreRefusedNamingTheProblem() {
-    int dim = plan.job().table().dim();
+    int dim = job.table().dim();
     float[] before = values(pull(11, 12));
     float[] ones = new float[dim];
     Arrays.fill(ones, 1f);
