@@ -29,10 +29,12 @@ import java.util.concurrent.CompletionStage;
  *
  * <p>A step computes on its batch's rows (fetched while the step before ran) and the dense values,
  * then pushes the dense gradient to every block, each with the block's pull right behind it, and
- * one summed gradient per distinct row to the table ({@link FmSparseStep}); right after, it reads
- * the next batch and fetches its rows. Sync: the pulls and the fetch ask for the version this step
- * makes, which blocks and shards answer once every trainer's push of it is applied; a trainer
- * without data takes part with empty pushes of weight 0. Async: they ask for the latest values.
+ * one summed gradient per distinct row to the table ({@link FmSparseStep}). Sync: right after the
+ * pushes it reads the next batch and fetches its rows; the pulls and the fetch ask for the version
+ * this step makes, which blocks and shards answer once every trainer's push of it is applied; a
+ * trainer without data takes part with empty pushes of weight 0. Async: the next batch's rows are
+ * fetched before the step computes, at whatever version the shards hold (so they may miss this
+ * step's own update), and pulls ask for the latest values.
  * The step counts as done once every block and shard acknowledged it, and its reader offset goes to
  * the master as a Trainer's does. At the end of the job it asks the master for shares of the test
  * set, predicts each on the final values and sends its AUC histogram, until no share is left; the
@@ -237,6 +239,9 @@ public final class CtrTrainer {
     CtrStep.Ahead mine = task.ahead;
     Batch b = mine.batch;
     long offsetAfter = b.positionAfter().offset();
+    // Async: the next batch's rows are asked for before this step computes (any version will do, so
+    // the fetch overlaps this step's pushes); sync: after the pushes, for the version this step makes.
+    if (!s.sync()) readAheadAndFetch(s, task, step);
     float[] denseGrad = new float[s.dense().length];
     long t0 = System.nanoTime();
     float loss = (float) mine.rows.compute(b.features(), b.targets(), s.dense(), denseGrad);
@@ -255,12 +260,16 @@ public final class CtrTrainer {
       blocks.pull(slice.entityId(), st.pulls.minVersion(), s.generation());
     }
     pushRows(s, st, held ? null : mine.rows);
-    // The rows of the next batch come while this step's pushes are applied.
+    if (s.sync()) readAheadAndFetch(s, task, step);
+    st.next = task.ahead;
+    return stepping(s, task, st, mine.rows);
+  }
+
+  /** Reads the batch after {@code step} and fetches its rows; none when the task or the step budget is used up. */
+  private void readAheadAndFetch(Session s, Task task, long step) {
     task.readAhead(s, setup.train(), s.job().batch());
     if (task.ahead != null && !beyondBudget(s, step)) fetch(s, step + 1, task.ahead, step);
     else task.ahead = null;
-    st.next = task.ahead;
-    return stepping(s, task, st, mine.rows);
   }
 
   private static boolean beyondBudget(Session s, long step) {
