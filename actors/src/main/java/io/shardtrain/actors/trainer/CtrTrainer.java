@@ -9,11 +9,11 @@ import akka.actor.typed.javadsl.TimerScheduler;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.ps.BlockClient;
-import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.sparse.FmSparseStep;
 import io.shardtrain.actors.sparse.SparseClient;
 import io.shardtrain.compute.data.Batch;
+import io.shardtrain.compute.data.BatchReader;
 import io.shardtrain.compute.data.CtrDataset;
 import io.shardtrain.compute.data.Dataset;
 import io.shardtrain.compute.metrics.AucHistogram;
@@ -21,6 +21,9 @@ import io.shardtrain.compute.nn.FactorizationMachine;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * A trainer of a click-through job ({@link JobSpec#ctr()}): a factorization machine whose dense part
@@ -99,8 +102,8 @@ public final class CtrTrainer {
   }
 
   /** What the registration said, and the machine built from it. */
-  private record Session(JobSpec job, long membershipEpoch, long lastStep, long generation, FactorizationMachine fm,
-      FmSparseStep rows, float[] dense, List<BlockSlice> layout) {
+  private record Session(JobSpec job, long membershipEpoch, long lastStep, long generation, FmSparseStep rows,
+      float[] dense, List<BlockSlice> layout) {
     boolean sync() {
       return job.mode().lockstep();
     }
@@ -127,8 +130,8 @@ public final class CtrTrainer {
           }
           FactorizationMachine fm = job.ctr().machine();
           SparseClient client = new SparseClient(context.getSystem(), job.table(), id, setup.settings().askTimeout());
-          Session s = new Session(job, m.membershipEpoch(), m.lastStep(), m.generation(), fm,
-              new FmSparseStep(fm, client), new float[fm.denseSize()], job.denseLayout());
+          Session s = new Session(job, m.membershipEpoch(), m.lastStep(), m.generation(), new FmSparseStep(fm, client),
+              new float[fm.denseSize()], job.denseLayout());
           timers.startTimerWithFixedDelay(Tick.HEARTBEAT, setup.settings().heartbeatInterval());
           return pullThen(s, 0, round -> nextStep(s, s.sync() ? round.oldest() : s.lastStep(), null));
         })
@@ -142,7 +145,7 @@ public final class CtrTrainer {
   }
 
   private Behavior<Trainer.Command> pullThen(Session s, long minVersion,
-      java.util.function.Function<PullRound, Behavior<Trainer.Command>> then) {
+      Function<PullRound, Behavior<Trainer.Command>> then) {
     PullRound round = new PullRound(s.job().blocks(), minVersion);
     for (String block : s.job().blocks()) blocks.pull(block, minVersion, s.generation());
     return phase(s, Behaviors.receive(Trainer.Command.class)
@@ -189,10 +192,10 @@ public final class CtrTrainer {
   /** A leased task and its reader; {@code ahead}: its next batch, read and its rows fetched (null: none left). */
   private static final class Task {
     final TaskLease lease;
-    final io.shardtrain.compute.data.BatchReader reader;
+    final BatchReader reader;
     CtrStep.Ahead ahead;
 
-    Task(TaskLease lease, io.shardtrain.compute.data.BatchReader reader) {
+    Task(TaskLease lease, BatchReader reader) {
       this.lease = lease;
       this.reader = reader;
     }
@@ -376,7 +379,7 @@ public final class CtrTrainer {
   }
 
   /** Runs {@code then} once the master answered every report (it leases by the offsets reported). */
-  private Behavior<Trainer.Command> afterReports(Session s, java.util.function.Supplier<Behavior<Trainer.Command>> then) {
+  private Behavior<Trainer.Command> afterReports(Session s, Supplier<Behavior<Trainer.Command>> then) {
     if (reports.allAnswered()) return then.get();
     sendReport(s);
     return phase(s, Behaviors.receive(Trainer.Command.class)
@@ -467,7 +470,7 @@ public final class CtrTrainer {
         .build();
   }
 
-  private <T> void pipe(CompletionStage<T> stage, java.util.function.BiFunction<T, Throwable, Message> message) {
+  private <T> void pipe(CompletionStage<T> stage, BiFunction<T, Throwable, Message> message) {
     ActorRef<Trainer.Command> self = context.getSelf();
     stage.whenComplete((value, failure) -> self.tell(message.apply(value, failure)));
   }
