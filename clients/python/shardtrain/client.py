@@ -66,15 +66,40 @@ def _check_target(target):
     return target
 
 
-class Client:
-    """One channel to one node. Calls block; push_async and report_async return a Pending."""
+def _read(path, what):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise ValueError(f"cannot read {what} {path}: {e.strerror}") from None
 
-    def __init__(self, target, timeout=30.0):
+
+class Client:
+    """One channel to one node. Calls block; push_async and report_async return a Pending.
+
+    A node with shardtrain.security on speaks TLS and wants the cluster's bearer token on every call:
+    give ca_file (the CA's PEM certificate, ca.pem of scripts/make-certs.sh) and token or token_file.
+    """
+
+    def __init__(self, target, timeout=30.0, ca_file=None, token=None, token_file=None):
         self.target = _check_target(target)
         self.timeout = timeout
+        if token_file is not None:
+            token = _read(token_file, "the token file").decode("utf-8").strip()
+            if not token:
+                raise ValueError(f"the token file {token_file} is empty")
         # gRPC's default 4 MiB limit is a block of about a million floats; a job's block size may be more.
-        self._channel = grpc.insecure_channel(target, options=[
-            ("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)])
+        options = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
+        if ca_file is not None:
+            credentials = grpc.ssl_channel_credentials(root_certificates=_read(ca_file, "the CA certificate"))
+            if token is not None:
+                credentials = grpc.composite_channel_credentials(credentials, grpc.access_token_call_credentials(token))
+            self._channel = grpc.secure_channel(target, credentials, options=options)
+        elif token is not None:
+            # A token in plaintext would be readable on the way: gRPC refuses it too.
+            raise ValueError("a bearer token needs TLS: give ca_file as well")
+        else:
+            self._channel = grpc.insecure_channel(target, options=options)
         unary = {
             "SubmitJob": (pb.SubmitJobRequest, pb.SubmitJobReply),
             "GetStatus": (pb.StatusRequest, pb.ClusterStatus),

@@ -24,6 +24,10 @@ def parse(description, argv):
                    help="seconds a call may wait, a sync push for the other trainers' included (default: %(default)s)")
     p.add_argument("--connect-timeout", type=float, default=10.0, help="seconds to wait for the node (default: %(default)s)")
     p.add_argument("--heartbeat", type=float, default=5.0, help="seconds between heartbeats (default: %(default)s)")
+    p.add_argument("--ca", metavar="CA.pem", default=None,
+                   help="speak TLS, trusting this CA certificate (ca.pem of scripts/make-certs.sh)")
+    p.add_argument("--token-file", metavar="FILE", default=None,
+                   help="send the bearer token in FILE with every call (needs --ca)")
     p.add_argument("--quiet", action="store_true", help="print only the result")
     return p.parse_args(argv)
 
@@ -33,7 +37,7 @@ def main(name, make_model, accuracy, argv=None):
     args = parse(f"Trains MNIST as one trainer of a ShardTrain sync job ({name}).", argv)
     log = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
     try:
-        client = Client(args.grpc, timeout=args.timeout)
+        client = Client(args.grpc, timeout=args.timeout, ca_file=args.ca, token_file=args.token_file)
         train_x, train_y, test_x, test_y = load_mnist(args.data_dir)
         with client:
             client.connect(args.connect_timeout)

@@ -11,6 +11,14 @@ class ClientTest(unittest.TestCase):
             with self.assertRaisesRegex(ValueError, "HOST:PORT"):
                 Client(target)
 
+    def test_a_token_without_tls_or_an_unreadable_ca_or_token_file_is_refused_naming_it(self):
+        with self.assertRaisesRegex(ValueError, "needs TLS"):
+            Client("127.0.0.1:1", token="secret")
+        with self.assertRaisesRegex(ValueError, "the CA certificate /no/such/ca.pem"):
+            Client("127.0.0.1:1", ca_file="/no/such/ca.pem", token="secret")
+        with self.assertRaisesRegex(ValueError, "the token file /no/such/token"):
+            Client("127.0.0.1:1", ca_file="/no/such/ca.pem", token_file="/no/such/token")
+
     def test_where_nothing_listens_calls_fail_with_unavailable_naming_the_address(self):
         with Client("127.0.0.1:1", timeout=2) as c:
             with self.assertRaises(ShardTrainError) as e:

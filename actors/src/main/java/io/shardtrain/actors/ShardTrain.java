@@ -8,7 +8,9 @@ import akka.actor.typed.javadsl.Adapter;
 import akka.actor.typed.javadsl.AskPattern;
 import akka.cluster.sharding.ShardRegion;
 import akka.pattern.Patterns;
+import io.shardtrain.actors.config.CtrSettings;
 import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.actors.job.CtrModel;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.master.Master;
@@ -16,13 +18,18 @@ import io.shardtrain.actors.ps.BlockLayout;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.BlockSpec;
+import io.shardtrain.actors.ps.ParamShape;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.actors.ps.PsSettings;
+import io.shardtrain.actors.sparse.SparseProtocol;
 import io.shardtrain.actors.sparse.SparseShard;
+import io.shardtrain.actors.sparse.TableSpec;
+import io.shardtrain.actors.trainer.CtrTrainer;
 import io.shardtrain.actors.trainer.Trainer;
 import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.compute.backend.CpuBackend;
+import io.shardtrain.compute.data.CtrDataset;
 import io.shardtrain.compute.nn.Activation;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;
@@ -104,7 +111,7 @@ public final class ShardTrain {
     for (int h : s.hidden()) hidden.add(h);
     JobSpec job = new JobSpec(jobId, s.dataset(), trainExamples, inputDim, classes, hidden, s.activation(),
         s.seed(), mode, trainers, s.batch(), s.steps() > 0 ? 0 : s.epochs(), s.steps(), s.optimizer(),
-        (float) s.lr(), s.lrScheduleFor(updates), (float) s.weightDecay(), maxStaleness, blockSize, blocks);
+        (float) s.lr(), s.lrScheduleFor(updates), (float) s.weightDecay(), maxStaleness, blockSize, blocks, null);
     return new Plan(job, model, optimizer);
   }
 
@@ -148,12 +155,18 @@ public final class ShardTrain {
   }
 
   private CompletionStage<Done> place(Plan plan) {
-    JobSpec job = plan.job();
     Map<String, float[]> values = new HashMap<>();
     for (Parameter p : plan.model().parameters()) values.put(p.name(), p.value().data());
+    return placeBlocks(plan.job(), BlockLayout.of(plan.model(), plan.job().blockSize()), values, plan.optimizer())
+        .thenCompose(x -> submitJob(plan.job()));
+  }
+
+  /** Initialises every block of {@code slices} from {@code values} (by parameter name); idempotent. */
+  private CompletableFuture<Void> placeBlocks(JobSpec job, List<BlockSlice> slices, Map<String, float[]> values,
+      OptimizerSpec optimizer) {
     List<CompletableFuture<Long>> inits = new ArrayList<>();
-    for (BlockSlice slice : BlockLayout.of(plan.model(), job.blockSize())) {
-      BlockSpec spec = BlockSpec.of(slice, plan.optimizer(), job.lrSchedule(), job.lr(), job.mode(), job.maxStaleness(),
+    for (BlockSlice slice : slices) {
+      BlockSpec spec = BlockSpec.of(slice, optimizer, job.lrSchedule(), job.lr(), job.mode(), job.maxStaleness(),
           job.examplesPerUpdate());
       float[] init = new float[slice.length()];
       System.arraycopy(values.get(slice.parameter()), slice.offset(), init, 0, slice.length());
@@ -161,14 +174,88 @@ public final class ShardTrain {
           .<Long>askWithStatus(replyTo -> new BlockProtocol.Initialize(spec, init, replyTo), timeout)
           .toCompletableFuture());
     }
-    return CompletableFuture.allOf(inits.toArray(CompletableFuture[]::new))
-        .thenCompose(x -> AskPattern.<JobProtocol.Command, Done>askWithStatus(master,
-            replyTo -> new JobProtocol.SubmitJob(job, replyTo), timeout, system.scheduler()));
+    return CompletableFuture.allOf(inits.toArray(CompletableFuture[]::new));
+  }
+
+  private CompletionStage<Done> submitJob(JobSpec job) {
+    return AskPattern.<JobProtocol.Command, Done>askWithStatus(master,
+        replyTo -> new JobProtocol.SubmitJob(job, replyTo), timeout, system.scheduler());
+  }
+
+  /** A click-through job and the initial dense part of its factorization machine; its id rows start in the table. */
+  public record CtrPlan(JobSpec job, float[] dense, OptimizerSpec optimizer) {}
+
+  /**
+   * Plans a click-through job on {@code train}: a factorization machine of {@code ctr}'s shape, its
+   * dense part cut into blocks of at most {@code blockSize} floats, its rows in a table of
+   * {@code tableShards} shards over the data's id space; the job remembers the data's fingerprint.
+   */
+  public static CtrPlan planCtr(TrainSettings s, CtrSettings ctr, String jobId, CtrDataset train, BlockSpec.Mode mode,
+      int trainers, int blockSize, long maxStaleness, int tableShards) {
+    return planCtr(s, ctr, jobId, train.fields(), train.denseDim(), train.hashSpace(), train.size(),
+        train.fingerprint(), mode, trainers, blockSize, maxStaleness, tableShards);
+  }
+
+  /** {@link #planCtr(TrainSettings, CtrSettings, String, CtrDataset, BlockSpec.Mode, int, int, long, int)} from the data's shape. */
+  public static CtrPlan planCtr(TrainSettings s, CtrSettings ctr, String jobId, int fields, int denseDim,
+      long hashSpace, int trainExamples, long fingerprint, BlockSpec.Mode mode, int trainers, int blockSize,
+      long maxStaleness, int tableShards) {
+    OptimizerSpec optimizer = OptimizerSpec.parse(s.optimizer()).withWeightDecay((float) s.weightDecay());
+    CtrModel model = new CtrModel(fields, denseDim, ctr.factors(), hashSpace, tableShards, (float) ctr.rowLr(),
+        (float) ctr.rowInitialAccumulator(), (float) ctr.initStd(), ctr.aucBins(), fingerprint);
+    float[] dense = model.machine().initialDense((float) ctr.initStd(), s.seed());
+    long updates = mode.lockstep() ? s.stepsPerTrainer(trainExamples, trainers)
+        : s.stepsPerTrainer(trainExamples, trainers) * trainers;
+    List<String> blocks = BlockLayout.of(List.of(new ParamShape(JobSpec.CTR_DENSE, dense.length)), blockSize)
+        .stream().map(BlockSlice::entityId).toList();
+    JobSpec job = new JobSpec(jobId, s.dataset(), trainExamples, denseDim, 2, List.of(), s.activation(), s.seed(),
+        mode, trainers, s.batch(), s.steps() > 0 ? 0 : s.epochs(), s.steps(), s.optimizer(), (float) s.lr(),
+        s.lrScheduleFor(updates), (float) s.weightDecay(), maxStaleness, blockSize, blocks, model);
+    return new CtrPlan(job, dense, optimizer);
+  }
+
+  /**
+   * Initialises the dense blocks and the table's shards of a click-through job (idempotent), then
+   * submits it to the master; fails like {@link #submit(Plan)} while too few {@code ps} nodes joined.
+   */
+  public CompletionStage<Done> submit(CtrPlan plan) {
+    int minNodes = PsSettings.create(system).minNodes();
+    CompletionStage<Integer> nodes = minNodes <= 1 ? CompletableFuture.completedFuture(1) : psNodes();
+    return nodes.thenCompose(n -> {
+      if (n < minNodes) {
+        return CompletableFuture.failedFuture(new IllegalStateException("only " + n + " of the " + minNodes
+            + " ps nodes (shardtrain.ps.min-nodes) have joined sharding; the job's blocks are not placed yet"));
+      }
+      JobSpec job = plan.job();
+      TableSpec table = job.table();
+      List<CompletableFuture<SparseProtocol.InitReply>> shards = new ArrayList<>();
+      for (int s = 0; s < table.shards(); s++) {
+        int shard = s;
+        shards.add(SparseShard.entityRef(system, table.entityId(s)).<SparseProtocol.InitReply>ask(
+            replyTo -> new SparseProtocol.InitShard(table, shard, replyTo), timeout).toCompletableFuture());
+      }
+      return placeBlocks(job, job.denseLayout(), Map.of(JobSpec.CTR_DENSE, plan.dense()), plan.optimizer())
+          .thenCompose(x -> CompletableFuture.allOf(shards.toArray(CompletableFuture[]::new)))
+          .thenCompose(x -> {
+            for (CompletableFuture<SparseProtocol.InitReply> r : shards) {
+              if (r.join() instanceof SparseProtocol.Refused refused) {
+                throw new IllegalStateException("table " + table.name() + " refused: " + refused.message());
+              }
+            }
+            return submitJob(job);
+          });
+    });
   }
 
   /** Spawns a trainer on this node, on the trainer dispatcher (compute blocks its thread). */
   public ActorRef<Trainer.Command> startTrainer(Trainer.Setup setup) {
     return system.systemActorOf(Trainer.create(setup), "trainer-" + setup.trainerId(),
+        DispatcherSelector.fromConfig("shardtrain.trainer.dispatcher"));
+  }
+
+  /** Spawns a click-through job's trainer on this node, on the trainer dispatcher. */
+  public ActorRef<Trainer.Command> startTrainer(CtrTrainer.Setup setup) {
+    return system.systemActorOf(CtrTrainer.create(setup), "trainer-" + setup.trainerId(),
         DispatcherSelector.fromConfig("shardtrain.trainer.dispatcher"));
   }
 
@@ -212,6 +299,25 @@ public final class ShardTrain {
    * channel on they come over it (a {@link io.shardtrain.actors.ps.BlockLetters.ValuesLetter}) where the block's node can
    * send them, and inline again if that fails.
    */
+  /**
+   * Reads {@code job}'s blocks into {@code model} all at one version (a sync job that trains: see
+   * {@link ConsistentRead}), at most 5 reads; completes with that version, or fails with
+   * {@link ConsistentRead.Inconsistent} naming the blocks that lag.
+   */
+  public CompletionStage<Long> pullConsistent(Mlp model, JobSpec job) {
+    Map<String, Parameter> byName = new HashMap<>();
+    for (Parameter p : model.parameters()) byName.put(p.name(), p);
+    List<String> blocks = BlockLayout.of(model, job.blockSize()).stream().map(BlockSlice::entityId).toList();
+    return new ConsistentRead(blocks, this::pull, 5).read().thenApply(read -> {
+      long version = -1;
+      for (BlockProtocol.BlockValues v : read.values()) {
+        System.arraycopy(v.values(), 0, byName.get(v.parameter()).value().data(), v.offset(), v.values().length);
+        version = v.version();
+      }
+      return version;
+    });
+  }
+
   public CompletionStage<BlockProtocol.BlockValues> pull(String entityId, long minVersion) {
     var block = ParameterBlock.entityRef(system, entityId);
     BulkTransport bulk = BulkTransport.get(system);

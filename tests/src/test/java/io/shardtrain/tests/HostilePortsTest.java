@@ -9,7 +9,6 @@ import akka.management.javadsl.AkkaManagement;
 import com.typesafe.config.Config;
 import io.shardtrain.actors.grpc.GrpcServer;
 import io.shardtrain.actors.grpc.GrpcSettings;
-import io.shardtrain.actors.metrics.MetricsServer;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.samples.local.DistributedTraining;
@@ -51,6 +50,7 @@ class HostilePortsTest {
 
   @Test
   void aNodeThatWasSentGarbageOnEveryPortStillTrains() throws Exception {
+    // The local cluster serves node i's meters at this port + i.
     int metricsPort = freePort();
     int managementPort = freePort();
     Config config = ClusterTestSupport.config("""
@@ -63,7 +63,6 @@ class HostilePortsTest {
         """.formatted(STEPS, metricsPort, managementPort));
     try (LocalCluster cluster = LocalCluster.start("hostile", 2, 2, config, Duration.ofSeconds(60))) {
       ActorSystem<?> node = cluster.coordinator().system();
-      MetricsServer.startIfConfigured(node).orElseThrow();
       AkkaManagement.get(node.classicSystem()).start().toCompletableFuture().get(30, TimeUnit.SECONDS);
       int grpcPort = GrpcServer.start(cluster.coordinator(), new GrpcSettings("127.0.0.1", 0, Duration.ofSeconds(10)))
           .toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress().getPort();

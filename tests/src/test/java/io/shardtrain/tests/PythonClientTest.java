@@ -185,6 +185,42 @@ class PythonClientTest {
   }
 
   @Test
+  void aSecuredNodeAnswersTheClientWithTheCaAndTokenAndRefusesItWithoutTheToken() throws Exception {
+    // The actors module's committed test stores (their README says how scripts/make-certs.sh made them).
+    Path stores = Path.of("..", "actors", "src", "test", "resources", "tls", "cluster").toAbsolutePath().normalize();
+    String password = Files.readString(stores.resolve("password")).trim();
+    var config = NodeConfig.build(List.of("ps", "master"), "127.0.0.1", freePort(), List.of(), "memory", null,
+        Map.of("shardtrain.grpc.port", 0, "shardtrain.security.enabled", true,
+            "shardtrain.security.key-store", stores.resolve("node1.p12").toString(),
+            "shardtrain.security.key-store-password", password,
+            "shardtrain.security.trust-store", stores.resolve("truststore.p12").toString(),
+            "shardtrain.security.trust-store-password", password,
+            "shardtrain.security.token-file", stores.resolve("token").toString()));
+    ClusterNode.Started node = ClusterNode.start(config);
+    try {
+      ClusterNode.awaitUp(node.system(), java.time.Duration.ofSeconds(30));
+      Run r = run(List.of(python, "-c", """
+          import sys
+          from shardtrain.client import Client, ShardTrainError
+          target, ca, token = sys.argv[1:4]
+          with Client(target, ca_file=ca, token_file=token) as c:
+              print("members", len(c.status().members))
+          try:
+              with Client(target, ca_file=ca, timeout=10) as c:
+                  c.status()
+          except ShardTrainError as e:
+              print("without the token:", e.code.name)
+          """, "127.0.0.1:" + node.grpcPort(), stores.resolve("ca.pem").toString(), stores.resolve("token").toString()),
+          60);
+      assertEquals(0, r.exit(), r.output());
+      assertTrue(r.output().contains("members 1"), r.output());
+      assertTrue(r.output().contains("without the token: UNAUTHENTICATED"), r.output());
+    } finally {
+      stop(node);
+    }
+  }
+
+  @Test
   void aJobTheNodeRefusesEndsTheTrainerWithTheStatusAndTheNodesMessage() throws Exception {
     ClusterNode.Started node = node();
     try {

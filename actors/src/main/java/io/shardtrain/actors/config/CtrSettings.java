@@ -6,12 +6,13 @@ import com.typesafe.config.Config;
  * The click-through model and data settings, read once from {@code shardtrain.train.ctr}: the
  * synthetic generator's shape ({@code --dataset ctr}), the factorization machine's factor count,
  * how its sparse rows start and are updated (AdaGrad, where each row has its own step sizes), the
- * AUC histogram's bins, and how a Criteo file is read and split ({@code --dataset criteo:PATH}).
+ * AUC histogram's bins, how a Criteo file is read and split ({@code --dataset criteo:PATH}), and
+ * how many shards a cluster job's table has.
  * The dense part of the model uses the job's optimizer and learning rate ({@link TrainSettings}).
  */
 public record CtrSettings(int examples, int testExamples, int fields, int vocabulary, int hashSpace, int denseDim,
     double zipf, double idWeightStd, double denseWeightStd, double bias, int factors, double rowLr,
-    double rowInitialAccumulator, double initStd, int aucBins, int criteoLimit, double criteoTestFraction) {
+    double rowInitialAccumulator, double initStd, int aucBins, int criteoLimit, double criteoTestFraction, int tableShards) {
 
   public CtrSettings {
     if (examples < 1 || testExamples < 1) {
@@ -22,6 +23,10 @@ public record CtrSettings(int examples, int testExamples, int fields, int vocabu
     if (!(rowLr > 0) || !(rowInitialAccumulator > 0) || !(initStd >= 0)) {
       throw new IllegalArgumentException("shardtrain.train.ctr.row-lr and row-initial-accumulator must be positive"
           + " and init-std non-negative, not " + rowLr + ", " + rowInitialAccumulator + " and " + initStd);
+    }
+    if (tableShards < 0) {
+      throw new IllegalArgumentException("shardtrain.train.ctr.table-shards must be >= 0 (0: one per ps node), not "
+          + tableShards);
     }
     if (aucBins < 2) throw new IllegalArgumentException("shardtrain.train.ctr.auc-bins must be >= 2, not " + aucBins);
     if (criteoLimit < 0) {
@@ -39,6 +44,6 @@ public record CtrSettings(int examples, int testExamples, int fields, int vocabu
         c.getInt("vocabulary"), c.getInt("hash-space"), c.getInt("dense-dim"), c.getDouble("zipf"),
         c.getDouble("id-weight-std"), c.getDouble("dense-weight-std"), c.getDouble("bias"), c.getInt("factors"),
         c.getDouble("row-lr"), c.getDouble("row-initial-accumulator"), c.getDouble("init-std"),
-        c.getInt("auc-bins"), c.getInt("criteo-limit"), c.getDouble("criteo-test-fraction"));
+        c.getInt("auc-bins"), c.getInt("criteo-limit"), c.getDouble("criteo-test-fraction"), c.getInt("table-shards"));
   }
 }

@@ -2,18 +2,26 @@ package io.shardtrain.actors.grpc;
 
 import akka.actor.typed.ActorSystem;
 import akka.grpc.Trailers;
+import akka.http.javadsl.ConnectionContext;
 import akka.http.javadsl.Http;
 import akka.http.javadsl.ServerBinding;
+import akka.http.javadsl.ServerBuilder;
+import akka.http.javadsl.model.HttpRequest;
+import akka.http.javadsl.model.HttpResponse;
 import akka.http.javadsl.settings.ServerSettings;
+import akka.japi.function.Function;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.ShardTrain;
+import io.shardtrain.actors.security.SecuritySettings;
 import io.shardtrain.grpc.ShardTrainApiHandlerFactory;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 
 /**
  * Serves the gRPC API ({@code src/main/protobuf/shardtrain.proto}) on a node where ShardTrain runs,
- * over akka-http's HTTP/2 (plaintext, prior knowledge), at {@code shardtrain.grpc.host:port}.
+ * over akka-http's HTTP/2 at {@code shardtrain.grpc.host:port}: plaintext (prior knowledge), or,
+ * with {@code shardtrain.security.enabled}, over TLS with the node's key, every call checked for
+ * the cluster's bearer token ({@link BearerTokenCheck}).
  */
 public final class GrpcServer {
   private GrpcServer() {}
@@ -27,15 +35,23 @@ public final class GrpcServer {
   /** Binds the API at {@code settings}' host and port (0: a free one; the binding says which). */
   public static CompletionStage<ServerBinding> start(ShardTrain api, GrpcSettings settings) {
     ActorSystem<?> system = api.system();
-    var handler = ShardTrainApiHandlerFactory.create(new ShardTrainGrpcService(api, settings),
-        sys -> failure -> new Trailers(ApiError.statusOf(failure)), system);
+    SecuritySettings security = SecuritySettings.create(system);
+    Function<HttpRequest, CompletionStage<HttpResponse>> handler = ShardTrainApiHandlerFactory.create(
+        new ShardTrainGrpcService(api, settings), sys -> failure -> new Trailers(ApiError.statusOf(failure)), system);
     // gRPC needs HTTP/2; turned on for this listener only.
     ServerSettings http2 = ServerSettings.create(ConfigFactory.parseString("akka.http.server.enable-http2 = on")
         .withFallback(system.settings().config()));
-    return Http.get(system).newServerAt(settings.host(), settings.port()).withSettings(http2).bind(handler)
+    ServerBuilder server = Http.get(system).newServerAt(settings.host(), settings.port()).withSettings(http2);
+    if (security.enabled()) {
+      // HTTP/2 over TLS, negotiated by ALPN; clients authenticate with the token, not a key.
+      server = server.enableHttps(ConnectionContext.httpsServer(security.sslContext(true)));
+      handler = new BearerTokenCheck(handler, security.token(), system);
+    }
+    return server.bind(handler)
         .thenApply(binding -> {
-          system.log().info("gRPC API at {}:{}", settings.host(), binding.localAddress().getPort());
-          if (!binding.localAddress().getAddress().isLoopbackAddress()) {
+          system.log().info("gRPC API at {}:{}{}", settings.host(), binding.localAddress().getPort(),
+              security.enabled() ? " (TLS, bearer token)" : "");
+          if (!security.enabled() && !binding.localAddress().getAddress().isLoopbackAddress()) {
             system.log().warn("the gRPC API listens on {}, not loopback, without TLS or authentication: whoever reaches"
                 + " it can submit jobs and push gradients", binding.localAddress());
           }

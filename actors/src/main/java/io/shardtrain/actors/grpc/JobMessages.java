@@ -12,18 +12,21 @@ import com.typesafe.config.ConfigObject;
 import com.typesafe.config.ConfigParseOptions;
 import com.typesafe.config.ConfigResolveOptions;
 import io.shardtrain.actors.ShardTrain;
+import io.shardtrain.actors.config.CtrSettings;
 import io.shardtrain.actors.config.ShardTrainConfig;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.ps.BlockLayout;
 import io.shardtrain.actors.ps.BlockProtocol;
+import io.shardtrain.actors.sparse.SparseProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.PsSettings;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.grpc.Block;
 import io.shardtrain.grpc.BlockState;
+import io.shardtrain.grpc.ClickThroughShape;
 import io.shardtrain.grpc.DatasetShape;
 import io.shardtrain.grpc.Job;
 import io.shardtrain.grpc.Lease;
@@ -66,15 +69,7 @@ final class JobMessages {
    * max-staleness) layered over {@code node}, the serving node's configuration, and the data set's shape.
    */
   static ShardTrain.Plan plan(String jobConfig, DatasetShape shape, Config node) {
-    Config parsed;
-    try {
-      // On its own, without includes or the environment: the reply and its errors echo the job's values,
-      // so ${HOME} or include file("...") would read the node's environment and files out to the caller.
-      parsed = ConfigFactory.parseString(jobConfig == null ? "" : jobConfig,
-          ConfigParseOptions.defaults().setIncluder(NoIncludes.INSTANCE)).resolve(ConfigResolveOptions.noSystem());
-    } catch (ConfigException e) {
-      throw ApiError.fail(new ApiError.BadRequest("job description does not parse: " + e.getMessage()));
-    }
+    Config parsed = parseJob(jobConfig);
     if (shape == null || shape.getInputDim() < 1 || shape.getTrainExamples() < 1 || shape.getClasses() < 2) {
       throw ApiError.fail(new ApiError.BadRequest("a job needs the data set's shape: input_dim >= 1, "
           + "train_examples >= 1 and classes >= 2"));
@@ -102,6 +97,20 @@ final class JobMessages {
       throw ApiError.fail(new ApiError.BadRequest("job description: " + e.getMessage()));
     } catch (IllegalArgumentException e) {
       throw ApiError.fail(new ApiError.BadRequest("job description: " + e.getMessage()));
+    }
+  }
+
+  /**
+   * A job description resolved on its own, without includes or the environment: the reply and its
+   * errors echo the job's values, so ${HOME} or include file("...") would read the node's
+   * environment and files out to the caller.
+   */
+  private static Config parseJob(String jobConfig) {
+    try {
+      return ConfigFactory.parseString(jobConfig == null ? "" : jobConfig,
+          ConfigParseOptions.defaults().setIncluder(NoIncludes.INSTANCE)).resolve(ConfigResolveOptions.noSystem());
+    } catch (ConfigException e) {
+      throw ApiError.fail(new ApiError.BadRequest("job description does not parse: " + e.getMessage()));
     }
   }
 
@@ -159,7 +168,9 @@ final class JobMessages {
   Map<String, BlockSlice> layout(JobSpec job) {
     return layouts.computeIfAbsent(job.jobId(), id -> {
       Map<String, BlockSlice> byId = new LinkedHashMap<>();
-      for (BlockSlice b : BlockLayout.of(job.newModel(CpuBackend.create(1)), job.blockSize())) byId.put(b.entityId(), b);
+      List<BlockSlice> slices = job.ctr() != null ? job.denseLayout()
+          : BlockLayout.of(job.newModel(CpuBackend.create(1)), job.blockSize());
+      for (BlockSlice b : slices) byId.put(b.entityId(), b);
       return byId;
     });
   }
@@ -168,6 +179,10 @@ final class JobMessages {
   List<Parameter> parameters(JobSpec job) {
     return parameters.computeIfAbsent(job.jobId(), id -> {
       List<Parameter> list = new ArrayList<>();
+      if (job.ctr() != null) {
+        return List.of(Parameter.newBuilder().setName(JobSpec.CTR_DENSE).addShape(job.ctr().machine().denseSize())
+            .build());
+      }
       for (var p : job.newModel(CpuBackend.create(1)).parameters()) {
         Parameter.Builder b = Parameter.newBuilder().setName(p.name());
         for (int d : p.shape()) b.addShape(d);
@@ -189,7 +204,51 @@ final class JobMessages {
       b.addBlocks(Block.newBuilder().setBlockId(s.entityId()).setParameter(s.parameter()).setIndex(s.index())
           .setOffset(s.offset()).setLength(s.length()));
     }
+    if (j.table() != null) {
+      b.setTable(io.shardtrain.grpc.SparseTable.newBuilder().setName(j.table().name()).setShards(j.table().shards())
+          .setRows(j.table().rows()).setDim(j.table().dim()).setMode(j.table().mode().name().toLowerCase(Locale.ROOT)));
+    }
     return b.addAllParameters(parameters(j)).build();
+  }
+
+  /** A table's answers to a push as the API's: the least advanced outcome over the shards, their lowest version. */
+  static io.shardtrain.grpc.SparsePushReply sparsePushed(List<SparseProtocol.PushReply> replies) {
+    PushReply.Outcome outcome = PushReply.Outcome.DUPLICATE;
+    long version = Long.MAX_VALUE;
+    for (SparseProtocol.PushReply r : replies) {
+      if (r == null) continue;
+      PushReply.Outcome o;
+      long v;
+      if (r instanceof SparseProtocol.Applied a) {
+        o = PushReply.Outcome.APPLIED;
+        v = a.version();
+      } else if (r instanceof SparseProtocol.Accepted a) {
+        o = PushReply.Outcome.ACCEPTED;
+        v = a.version();
+      } else if (r instanceof SparseProtocol.Stale st) {
+        o = PushReply.Outcome.STALE;
+        v = st.version();
+      } else if (r instanceof SparseProtocol.Duplicate d) {
+        o = PushReply.Outcome.DUPLICATE;
+        v = d.version();
+      } else {
+        throw new IllegalStateException("unexpected shard reply " + r);
+      }
+      outcome = rank(o) < rank(outcome) ? o : outcome;
+      version = Math.min(version, v);
+    }
+    return io.shardtrain.grpc.SparsePushReply.newBuilder().setOutcome(outcome)
+        .setVersion(version == Long.MAX_VALUE ? 0 : version).build();
+  }
+
+  /** Which outcome a push of several shards reports: a stale or held part before an applied one. */
+  private static int rank(PushReply.Outcome o) {
+    return switch (o) {
+      case STALE -> 0;
+      case ACCEPTED -> 1;
+      case APPLIED -> 2;
+      default -> 3;
+    };
   }
 
   RegisterTrainerReply registration(JobProtocol.Registration r) {
@@ -227,5 +286,33 @@ final class JobMessages {
     return BlockState.newBuilder().setBlockId(s.entityId()).setAnswered(true).setVersion(s.version())
         .setUpdates(s.updates()).setPendingStep(s.pendingStep()).addAllWaitingFor(s.waitingFor())
         .setMembershipEpoch(s.membershipEpoch()).setPendingPulls(s.pendingPulls()).build();
+  }
+
+  /**
+   * The plan of a click-through job from its HOCON text (shardtrain.train.*, .ctr, shardtrain.ps.*)
+   * over {@code node} and the data's shape: a factorization machine over a table of
+   * {@code shardtrain.train.ctr.table-shards} shards, else {@code shardtrain.ps.min-nodes}.
+   */
+  static ShardTrain.CtrPlan ctrPlan(String jobConfig, DatasetShape shape, Config node) {
+    ClickThroughShape ctr = shape.getClickThrough();
+    if (shape.getInputDim() < 0 || shape.getTrainExamples() < 1 || ctr.getFields() < 1 || ctr.getHashSpace() < 1) {
+      throw ApiError.fail(new ApiError.BadRequest("a click-through job needs the data's shape: input_dim >= 0,"
+          + " train_examples >= 1, fields >= 1 and hash_space >= 1"));
+    }
+    try {
+      Config config = parseJob(jobConfig).withFallback(node).resolve();
+      ShardTrainConfig.validate(config);
+      TrainSettings s = TrainSettings.fromConfig(config);
+      CtrSettings c = CtrSettings.fromConfig(config);
+      PsSettings ps = PsSettings.fromConfig(config);
+      String jobId = config.getString("shardtrain.train.job-id").trim();
+      if (jobId.isEmpty()) jobId = "job-" + System.currentTimeMillis();
+      return ShardTrain.planCtr(s, c, jobId, ctr.getFields(), shape.getInputDim(), ctr.getHashSpace(),
+          shape.getTrainExamples(), ctr.getFingerprint(), mode(config.getString("shardtrain.train.mode")),
+          config.getInt("shardtrain.train.trainers"), ps.blockSize(), ps.maxStaleness(),
+          c.tableShards() > 0 ? c.tableShards() : Math.max(1, ps.minNodes()));
+    } catch (ConfigException | IllegalArgumentException e) {
+      throw ApiError.fail(new ApiError.BadRequest("job description: " + e.getMessage()));
+    }
   }
 }

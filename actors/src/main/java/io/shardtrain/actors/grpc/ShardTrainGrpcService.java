@@ -1,5 +1,6 @@
 package io.shardtrain.actors.grpc;
 
+import com.typesafe.config.Config;
 import akka.NotUsed;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
@@ -12,6 +13,7 @@ import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.job.TrainerNotice;
 import io.shardtrain.actors.ps.BlockProtocol;
+import io.shardtrain.actors.sparse.SparseClient;
 import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.compute.backend.CpuBackend;
@@ -89,19 +91,22 @@ final class ShardTrainGrpcService implements ShardTrainApi {
   @Override
   public CompletionStage<SubmitJobReply> submitJob(SubmitJobRequest in) {
     return call(() -> {
-      ShardTrain.Plan plan = JobMessages.plan(in.getJobConfig(), in.getShape(), system.settings().config());
-      String id = plan.job().jobId();
+      Config node = system.settings().config();
+      ShardTrain.Plan mlp = in.getShape().hasClickThrough() ? null : JobMessages.plan(in.getJobConfig(), in.getShape(), node);
+      ShardTrain.CtrPlan ctr = mlp != null ? null : JobMessages.ctrPlan(in.getJobConfig(), in.getShape(), node);
+      JobSpec planned = mlp != null ? mlp.job() : ctr.job();
+      String id = planned.jobId();
       return status().thenCompose(s -> {
         if (s.submitted() && !s.jobId().equals(id)) throw ApiError.fail(new ApiError.OtherJobRunning(s.jobId(), id));
         // The one refusal of ShardTrain.submit: too few ps nodes joined yet, which passes. Placing checks
         // each block's spec (its learning-rate schedule, say) and throws at once: a bad request, through call.
-        return call(() -> api.submit(plan)).handle((done, failure) -> {
+        return call(() -> mlp != null ? api.submit(mlp) : api.submit(ctr)).handle((done, failure) -> {
           if (failure == null) return done;
           Throwable cause = failure instanceof java.util.concurrent.CompletionException c ? c.getCause() : failure;
           if (cause instanceof IllegalStateException e) throw ApiError.fail(new ApiError.NotReady(e.getMessage()));
           throw ApiError.fail(ApiError.of(failure, "the cluster (placing job " + id + ")", apiTimeout));
         });
-      }).thenApply(done -> SubmitJobReply.newBuilder().setJob(messages.job(plan.job())).build());
+      }).thenApply(done -> SubmitJobReply.newBuilder().setJob(messages.job(planned)).build());
     });
   }
 
@@ -111,7 +116,8 @@ final class ShardTrainGrpcService implements ShardTrainApi {
       ClusterStatus.Builder b = ClusterStatus.newBuilder().addAllMembers(ClusterView.members(system))
           .setSubmitted(s.submitted()).setDone(s.done()).setEpochsDone(s.epochsDone())
           .setMembershipEpoch(s.membershipEpoch()).addAllTrainers(s.members()).setExamplesReported(s.examplesReported())
-          .addAllLeases(s.leases()).setCheckpointStep(s.checkpointStep()).setGeneration(s.generation());
+          .addAllLeases(s.leases()).setCheckpointStep(s.checkpointStep()).setGeneration(s.generation())
+          .setTestAuc(s.testAuc()).setTestAucExamples(s.testAucExamples());
       if (s.checkpointDir() != null) b.setCheckpointDir(s.checkpointDir());
       if (s.submitted()) b.setJob(messages.job(s.job()));
       CompletionStage<List<io.shardtrain.grpc.BlockState>> blocks = in.getIncludeBlocks() && s.submitted()
@@ -244,6 +250,87 @@ final class ShardTrainGrpcService implements ShardTrainApi {
     });
   }
 
+  // ---- a click-through job's sparse table ----
+
+  @Override
+  public CompletionStage<io.shardtrain.grpc.SparseRows> sparsePull(io.shardtrain.grpc.SparsePullRequest in) {
+    return call(() -> table(in.getJobId()).thenCompose(job -> {
+      long[] ids = new long[in.getIdsCount()];
+      for (int i = 0; i < ids.length; i++) ids[i] = in.getIds(i);
+      SparseClient client = sparseClient(job, "grpc");
+      return sparseAnswer(client.pull(route(client, ids), in.getMinVersion()), "table " + job.table().name())
+          .thenApply(pulled -> {
+            io.shardtrain.grpc.SparseRows.Builder b = io.shardtrain.grpc.SparseRows.newBuilder().addAllIds(in.getIdsList())
+                .setDim(job.table().dim()).setVersion(pulled.version() == Long.MAX_VALUE ? 0 : pulled.version());
+            for (float f : pulled.rows()) b.addValues(f);
+            return b.build();
+          });
+    }));
+  }
+
+  @Override
+  public CompletionStage<io.shardtrain.grpc.SparsePushReply> sparsePush(io.shardtrain.grpc.SparsePushRequest in) {
+    return call(() -> {
+      String trainer = trainerId(in.getTrainerId());
+      if (in.getStep() < 1) throw ApiError.fail(new ApiError.BadRequest("step must be >= 1, not " + in.getStep()));
+      return table(in.getJobId()).thenCompose(job -> {
+        int dim = job.table().dim();
+        if ((long) in.getIdsCount() * dim != in.getGradsCount()) {
+          throw ApiError.fail(new ApiError.BadRequest(in.getIdsCount() + " ids of table " + job.table().name()
+              + " need " + (long) in.getIdsCount() * dim + " gradient floats (" + dim + " per id), not "
+              + in.getGradsCount()));
+        }
+        long[] ids = new long[in.getIdsCount()];
+        for (int i = 0; i < ids.length; i++) ids[i] = in.getIds(i);
+        float[] grads = new float[in.getGradsCount()];
+        for (int i = 0; i < grads.length; i++) grads[i] = in.getGrads(i);
+        SparseClient client = sparseClient(job, trainer);
+        return sparseAnswer(client.push(in.getStep(), in.getBaseVersion(), in.getWeight(), route(client, ids), grads),
+            "table " + job.table().name());
+      }).thenApply(JobMessages::sparsePushed);
+    });
+  }
+
+  /** The running job, which must be a click-through job (one with a table). */
+  private CompletionStage<JobSpec> table(String jobId) {
+    return job(jobId).thenApply(job -> {
+      if (job.table() == null) {
+        throw ApiError.fail(new ApiError.Refused("job " + job.jobId(), "it trains an MLP and has no sparse table"));
+      }
+      return job;
+    });
+  }
+
+  private SparseClient sparseClient(JobSpec job, String trainer) {
+    return new SparseClient(system, job.table(), trainer, timeout);
+  }
+
+  /** A shard's refusal as the API's error: the request's fault, a shard on the move, or a refusal. */
+  private <T> CompletionStage<T> sparseAnswer(CompletionStage<T> stage, String from) {
+    return stage.handle((v, failure) -> {
+      if (failure == null) return v;
+      Throwable t = failure instanceof java.util.concurrent.CompletionException c && c.getCause() != null
+          ? c.getCause() : failure;
+      if (t instanceof SparseClient.ShardRefused r) {
+        throw ApiError.fail(switch (r.refused().problem()) {
+          case ID_OUTSIDE_TABLE, WRONG_SHARD, WRONG_DIM, NON_FINITE, MALFORMED -> new ApiError.BadRequest(r.getMessage());
+          case MOVING, TIMED_OUT -> new ApiError.NotReady(r.getMessage());
+          default -> new ApiError.Refused(from, r.getMessage());
+        });
+      }
+      throw ApiError.fail(ApiError.of(failure, from, timeout));
+    });
+  }
+
+  /** The routing of {@code ids}; an id outside the table is the request's fault. */
+  private static io.shardtrain.actors.sparse.BatchRouting route(SparseClient client, long[] ids) {
+    try {
+      return client.route(ids);
+    } catch (IllegalArgumentException e) {
+      throw ApiError.fail(new ApiError.BadRequest(e.getMessage()));
+    }
+  }
+
   // ---- models and checkpoints ----
 
   @Override
@@ -251,8 +338,15 @@ final class ShardTrainGrpcService implements ShardTrainApi {
     return call(() -> {
       if (in.getDir().isBlank()) throw ApiError.fail(new ApiError.BadRequest("save-model needs a directory"));
       return job("").thenCompose(job -> {
+        if (job.ctr() != null) {
+          throw ApiError.fail(new ApiError.Refused("job " + job.jobId(), "save-model writes MLPs; a click-through"
+              + " job's rows live in its sparse table"));
+        }
         var model = job.newModel(CpuBackend.create(1));
-        return answer(api.pullInto(model, job, in.getMinVersion()), "the job's blocks", apiTimeout)
+        // A sync job's blocks are read at one version; an async job's blocks count their own updates.
+        CompletionStage<Long> read = job.mode() == io.shardtrain.actors.ps.BlockSpec.Mode.SYNC && in.getMinVersion() == 0
+            ? api.pullConsistent(model, job) : api.pullInto(model, job, in.getMinVersion());
+        return answer(read, "the job's blocks", apiTimeout)
             .thenApplyAsync(version -> {
               try {
                 var snapshot = ShardTrain.snapshot(model, job, version);

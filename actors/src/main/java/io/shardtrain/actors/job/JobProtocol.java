@@ -18,7 +18,7 @@ public final class JobProtocol {
   /** What the master accepts: the requests below, and its own messages ({@link Internal}). */
   public sealed interface Command extends CborSerializable
       permits SubmitJob, RegisterTrainer, RequestTask, ReportProgress, Heartbeat, LeaveJob, GetStatus, TakeCheckpoint,
-      RollBackToCheckpoint, SettleFromRing, Internal {}
+      RollBackToCheckpoint, SettleFromRing, RequestAucShare, ReportAuc, Internal {}
 
   /**
    * The master's messages to itself (timers, answers to its own asks): declared beside the master,
@@ -92,6 +92,24 @@ public final class JobProtocol {
 
   public record GetStatus(ActorRef<JobStatus> replyTo) implements Command {}
 
+  /**
+   * A click-through trainer that finished the job asks which share of the test set to predict: the
+   * master hands out shares {@code 0..of-1} (of = the job's planned trainers) until every share is
+   * reported; a share leased and not reported for a while goes to whoever asks next.
+   */
+  public record RequestAucShare(String trainerId, ActorRef<StatusReply<AucShareLease>> replyTo) implements Command {}
+
+  /** Predict test examples {@code [n * share / of, n * (share + 1) / of)}; {@code share} -1: none is left. */
+  public record AucShareLease(int share, int of) implements CborSerializable {}
+
+  /**
+   * Share {@code share} of the job's test AUC, predicted on the values after step {@code step}: the
+   * counts of its positive and negative examples per score bin (an {@code AucHistogram}), which the
+   * master merges with the other shares.
+   */
+  public record ReportAuc(String trainerId, int share, long step, long[] positives, long[] negatives)
+      implements Command {}
+
   /** Takes a checkpoint now and writes it to {@code dir} on the master's node ("": the configured directory). */
   public record TakeCheckpoint(String dir, ActorRef<StatusReply<CheckpointWritten>> replyTo) implements Command {}
 
@@ -155,9 +173,18 @@ public final class JobProtocol {
   /**
    * The job's progress; {@code job} is null until one is submitted. {@code checkpointStep}: the
    * step of the last committed checkpoint (-1: none), written to {@code checkpointDir};
-   * {@code generation}: how many times the job rolled back to a checkpoint.
+   * {@code generation}: how many times the job rolled back to a checkpoint. {@code testAuc}: a
+   * click-through job's test AUC merged from every trainer's share over {@code testAucExamples}
+   * examples, NaN until every planned trainer sent its share.
    */
   public record JobStatus(String jobId, boolean submitted, boolean done, int epochsDone, long membershipEpoch,
       List<String> members, long examplesReported, List<String> leases, JobSpec job, long checkpointStep,
-      String checkpointDir, long generation) implements CborSerializable {}
+      String checkpointDir, long generation, double testAuc, long testAucExamples) implements CborSerializable {
+
+    /** This status with the merged test AUC of a click-through job over {@code examples} test examples. */
+    public JobStatus withTestAuc(double auc, long examples) {
+      return new JobStatus(jobId, submitted, done, epochsDone, membershipEpoch, members, examplesReported, leases, job,
+          checkpointStep, checkpointDir, generation, auc, examples);
+    }
+  }
 }

@@ -1,6 +1,11 @@
 package io.shardtrain.actors.job;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import io.shardtrain.actors.ps.BlockLayout;
+import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.BlockSpec;
+import io.shardtrain.actors.ps.ParamShape;
+import io.shardtrain.actors.sparse.TableSpec;
 import io.shardtrain.compute.backend.Backend;
 import io.shardtrain.compute.nn.Activation;
 import io.shardtrain.compute.nn.Mlp;
@@ -14,7 +19,9 @@ import java.util.Map;
 /**
  * One training job as the master stores it and every trainer reads it: the model, the data, the
  * optimizer and how trainers and blocks synchronise. {@code blocks} are the parameter-block
- * entity ids, computed once by whoever submits the job from the real model.
+ * entity ids, computed once by whoever submits the job from the real model. A click-through job
+ * ({@code ctr} non-null) trains a factorization machine instead of the MLP: {@code blocks} then hold
+ * its dense part, its id rows live in the sparse table {@link #table()}.
  */
 public record JobSpec(
     String jobId,
@@ -36,7 +43,9 @@ public record JobSpec(
     float weightDecay,
     long maxStaleness,
     int blockSize,
-    List<String> blocks) implements CborSerializable {
+    List<String> blocks,
+    // Left out when null, so an MLP job is written as it was before click-through jobs existed.
+    @JsonInclude(JsonInclude.Include.NON_NULL) CtrModel ctr) implements CborSerializable {
 
   public JobSpec {
     if (trainers < 1) throw new IllegalArgumentException("a job needs at least 1 trainer, got " + trainers);
@@ -45,8 +54,34 @@ public record JobSpec(
     }
     if (epochs < 1 && steps < 1) throw new IllegalArgumentException("a job needs epochs or steps");
     if (blocks.isEmpty()) throw new IllegalArgumentException("a job needs at least one parameter block");
+    if (ctr != null && mode == BlockSpec.Mode.ALLREDUCE) {
+      throw new IllegalArgumentException("a click-through job trains with a parameter server (sync or async); its"
+          + " sparse table has no all-reduce mode");
+    }
     hidden = List.copyOf(hidden);
     blocks = List.copyOf(blocks);
+  }
+
+  /** The sparse table of a click-through job; null for an MLP job. */
+  public TableSpec table() {
+    return ctr == null ? null : ctr.table(jobId, mode, maxStaleness, seed);
+  }
+
+  /** The one parameter a click-through job keeps in its blocks: the machine's dense part. */
+  public static final String CTR_DENSE = "fm.dense";
+
+  /** The blocks of a click-through job's dense part ({@link #CTR_DENSE}). */
+  public List<BlockSlice> denseLayout() {
+    return BlockLayout.of(List.of(new ParamShape(CTR_DENSE, ctr.machine().denseSize())), blockSize);
+  }
+
+  /** The entity ids of the sparse table's shards; none for an MLP job. */
+  public List<String> tableShards() {
+    TableSpec t = table();
+    if (t == null) return List.of();
+    List<String> ids = new java.util.ArrayList<>(t.shards());
+    for (int s = 0; s < t.shards(); s++) ids.add(t.entityId(s));
+    return ids;
   }
 
   /** Epochs to run; a job bounded by steps keeps handing out data until its trainers stop. */

@@ -6,11 +6,13 @@ import akka.cluster.sharding.typed.ShardingEnvelope;
 import io.shardtrain.actors.job.JobProtocol.Command;
 import io.shardtrain.actors.job.JobProtocol.Internal;
 import io.shardtrain.actors.ps.BlockProtocol;
+import io.shardtrain.actors.sparse.SparseProtocol;
+import io.shardtrain.actors.sparse.SparseShard;
 import java.time.Duration;
 import java.util.List;
 
 /**
- * The master's {@link BlockRequests}: asks through the blocks' shard region, each answer (or
+ * The master's {@link BlockRequests}: asks through the blocks' (and tables') shard regions, each answer (or
  * failure) coming back to the master as one of the messages below.
  */
 final class AskingBlocks implements BlockRequests {
@@ -27,6 +29,7 @@ final class AskingBlocks implements BlockRequests {
   private final ActorContext<Command> context;
   private final ActorRef<ShardingEnvelope<BlockProtocol.Command>> blocks;
   private final Duration askTimeout;
+  private ActorRef<ShardingEnvelope<SparseProtocol.Command>> tables;
 
   AskingBlocks(ActorContext<Command> context, ActorRef<ShardingEnvelope<BlockProtocol.Command>> blocks,
       Duration askTimeout) {
@@ -40,6 +43,15 @@ final class AskingBlocks implements BlockRequests {
     context.askWithStatus(Long.class, blocks, askTimeout,
         replyTo -> new ShardingEnvelope<>(blockId, new BlockProtocol.UpdateMembership(epoch, members, replyTo)),
         (ok, failure) -> new BlockAcked(blockId, failure == null ? epoch : -1L));
+  }
+
+  @Override
+  public void updateTableMembership(String shardId, long epoch, List<String> members) {
+    // Only click-through jobs have a table; the region is started when the first one needs it.
+    if (tables == null) tables = SparseShard.init(context.getSystem());
+    context.ask(SparseProtocol.MembershipReply.class, tables, askTimeout,
+        replyTo -> new ShardingEnvelope<>(shardId, new SparseProtocol.UpdateMembership(epoch, members, replyTo)),
+        (r, failure) -> new BlockAcked(shardId, r instanceof SparseProtocol.MembershipInForce m ? m.epoch() : -1L));
   }
 
   @Override

@@ -10,11 +10,13 @@ import java.util.Set;
  * {@link AucHistogram} on its share of the test set and sends its counts; the merge of all shares
  * is the histogram one process would have filled with every prediction, so the AUC is of the whole
  * set however unevenly it was split. A share sent again (a retry) replaces the earlier one instead
- * of counting twice; a share from outside {@code expected} is refused. Plain state, for the master.
+ * of counting twice; a share from outside {@code expected} is refused. Or, where the senders are not
+ * known ahead, complete once {@code expectedCount} senders sent theirs. Plain state, for the master.
  */
 public final class AucShares {
   private final long evaluation;
   private final Set<String> expected;
+  private final int expectedCount;
   private final int bins;
   private final Map<String, AucHistogram> shares = new HashMap<>();
 
@@ -22,12 +24,22 @@ public final class AucShares {
     if (expected.isEmpty()) throw new IllegalArgumentException("evaluation " + evaluation + " expects no shares");
     this.evaluation = evaluation;
     this.expected = Set.copyOf(expected);
+    this.expectedCount = expected.size();
+    this.bins = bins;
+  }
+
+  /** Shares of {@code expectedCount} senders, whoever they are. */
+  public AucShares(long evaluation, int expectedCount, int bins) {
+    if (expectedCount < 1) throw new IllegalArgumentException("evaluation " + evaluation + " expects no shares");
+    this.evaluation = evaluation;
+    this.expected = null;
+    this.expectedCount = expectedCount;
     this.bins = bins;
   }
 
   /** Takes {@code from}'s share of this evaluation; true once every expected share is in. */
   public boolean add(String from, long[] positives, long[] negatives) {
-    if (!expected.contains(from)) {
+    if (expected != null && !expected.contains(from)) {
       throw new IllegalArgumentException("evaluation " + evaluation + " expects shares from " + expected
           + ", not from " + from);
     }
@@ -40,8 +52,13 @@ public final class AucShares {
     return complete();
   }
 
+  /** Whether {@code from}'s share is in. */
+  public boolean has(String from) {
+    return shares.containsKey(from);
+  }
+
   public boolean complete() {
-    return shares.size() == expected.size();
+    return shares.size() >= expectedCount;
   }
 
   /** Examples counted so far, over all shares. */
@@ -55,7 +72,7 @@ public final class AucShares {
   public double auc() {
     if (!complete()) {
       throw new IllegalStateException("evaluation " + evaluation + " has " + shares.size() + " of "
-          + expected.size() + " shares");
+          + expectedCount + " shares");
     }
     AucHistogram all = new AucHistogram(bins);
     for (AucHistogram h : shares.values()) all.merge(h);

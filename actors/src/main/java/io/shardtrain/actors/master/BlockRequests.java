@@ -11,6 +11,9 @@ interface BlockRequests {
   /** Tells block {@code blockId} the trainers of membership epoch {@code epoch}. */
   void updateMembership(String blockId, long epoch, List<String> members);
 
+  /** Tells shard {@code shardId} of the job's sparse table the trainers of membership epoch {@code epoch}. */
+  void updateTableMembership(String shardId, long epoch, List<String> members);
+
   /** Asks block {@code blockId} how far it holds task {@code task} of epoch {@code epoch}. */
   void getTaskMark(String blockId, int epoch, int task, long generation);
 

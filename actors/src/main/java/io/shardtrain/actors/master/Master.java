@@ -37,6 +37,8 @@ import io.shardtrain.actors.ps.ParameterBlock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiConsumer;
+import java.util.function.BiFunction;
 
 /**
  * The job's master: a cluster singleton (role {@code master}) and an event-sourced actor. It owns
@@ -117,6 +119,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
   private final TaskSettler settler;
   private final Rollbacks rollbacks;
   private final CheckpointQueue checkpoints;
+  private final TestAuc testAuc;
 
   /**
    * Starts (or finds) the singleton on this node's cluster and returns its proxy; membership
@@ -161,6 +164,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
     CheckpointTaker taker = new CheckpointTaker(context.getSystem(), blocks, checkpointSettings, settings.askTimeout());
     BlockRequests asks = new AskingBlocks(context, blocks, settings.askTimeout());
     this.liveness = new TrainerLiveness(settings.failureTimeout());
+    this.testAuc = new TestAuc(context.getLog(), settings.failureTimeout().toNanos());
     this.membership = new MembershipBroadcast(asks);
     this.settler = new TaskSettler(asks, context.getLog());
     this.rollbacks = new Rollbacks(asks, context.getLog(), checkpointSettings.checkpointDurability());
@@ -212,32 +216,42 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
         .onCommand(RequestTask.class, this::onRequestTask)
         .onCommand(ReportProgress.class, this::onProgress)
         .onCommand(LeaveJob.class, this::onLeave)
-        .onCommand(Heartbeat.class, (s, c) -> {
+        .onCommand(Heartbeat.class, only((s, c) -> {
           if (s.members().containsKey(c.trainerId())) liveness.heard(c.trainerId(), System.nanoTime());
-          return Effect().none();
-        })
+        }))
         .onCommand(TrainerStopped.class, this::onTrainerStopped)
-        .onCommand(GetStatus.class, (s, c) -> {
-          c.replyTo().tell(s.status());
-          return Effect().none();
-        })
+        .onCommand(GetStatus.class, only((s, c) -> c.replyTo().tell(s.status().withTestAuc(testAuc.auc(),
+            testAuc.examples()))))
+        .onCommand(RequestAucShare.class, only((s, c) -> c.replyTo().tell(StatusReply.success(
+            testAuc.lease(s.job(), c.trainerId(), System.nanoTime())))))
+        .onCommand(ReportAuc.class, only((s, c) -> testAuc.add(s.job(), c)))
         .onCommand(Tick.class, this::onTick)
-        .onCommand(BlockAcked.class, (s, c) -> {
-          membership.acked(c.blockId(), c.epoch());
-          return Effect().none();
-        })
+        .onCommand(BlockAcked.class, only((s, c) -> membership.acked(c.blockId(), c.epoch())))
         .onCommand(TakeCheckpoint.class, this::onTakeCheckpoint)
         .onCommand(OffsetsAt.class, this::onOffsetsAt)
         .onCommand(CheckpointFinished.class, this::onCheckpointFinished)
         .onCommand(RollBackToCheckpoint.class, this::onRollBackRequest)
-        .onCommand(MemberRemoved.class, (s, c) -> {
+        .onCommand(MemberRemoved.class, only((s, c) -> {
           if (c.ps()) rollbacks.start(s, "ps node " + c.address() + " left");
-          return Effect().none();
-        })
+        }))
         .onCommand(BlockRolledBack.class, this::onBlockRolledBack)
         .onCommand(TaskMarkAnswered.class, this::onTaskMarkAnswered)
         .onCommand(SettleFromRing.class, this::onSettleFromRing)
         .build();
+  }
+
+  /** Answers {@code replyTo} with {@code value}; nothing to persist. */
+  private <T> Effect<Event, MasterState> answer(ActorRef<StatusReply<T>> replyTo, T value) {
+    replyTo.tell(StatusReply.success(value));
+    return Effect().none();
+  }
+
+  /** A command that persists nothing: {@code action} runs and that is all. */
+  private <C> BiFunction<MasterState, C, Effect<Event, MasterState>> only(BiConsumer<MasterState, C> action) {
+    return (s, c) -> {
+      action.accept(s, c);
+      return Effect().none();
+    };
   }
 
   // ---- the job and its trainers ----
@@ -285,34 +299,24 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
   }
 
   private Effect<Event, MasterState> onRequestTask(MasterState s, RequestTask c) {
-    if (!s.members().containsKey(c.trainerId())) {
-      c.replyTo().tell(StatusReply.success(new NotRegistered()));
-      return Effect().none();
-    }
+    if (!s.members().containsKey(c.trainerId())) return answer(c.replyTo(), new NotRegistered());
     liveness.heard(c.trainerId(), System.nanoTime());
     if (!s.started()) {
       int registered = s.members().size();
       int expected = s.job().trainers();
       c.replyTo().tell(StatusReply.success(new WaitForTrainers(registered, expected)));
-      if (registered >= expected && membership.allKnow(s.job().blocks(), s.membershipEpoch())) {
+      if (registered >= expected && membership.allKnow(MembershipBroadcast.barrier(s.job()), s.membershipEpoch())) {
         return Effect().persist(new JobStarted(s.membershipEpoch()));
       }
       return Effect().none();
     }
-    if (!membership.mayLease(c.trainerId(), s.job().blocks())) {
-      c.replyTo().tell(StatusReply.success(new WaitForTrainers(s.members().size(), s.job().trainers())));
-      return Effect().none();
+    if (!membership.mayLease(c.trainerId(), MembershipBroadcast.barrier(s.job()))) {
+      return answer(c.replyTo(), new WaitForTrainers(s.members().size(), s.job().trainers()));
     }
     MasterState.TaskState current = s.leaseOf(c.trainerId());
-    if (current != null) {
-      c.replyTo().tell(StatusReply.success(s.lease(current)));
-      return Effect().none();
-    }
+    if (current != null) return answer(c.replyTo(), s.lease(current));
     MasterState.TaskState next = s.nextFreeTask();
-    if (next == null) {
-      c.replyTo().tell(StatusReply.success(new NoTask(s.done())));
-      return Effect().none();
-    }
+    if (next == null) return answer(c.replyTo(), new NoTask(s.done()));
     return Effect().persist(new TaskLeased(next.epoch, next.index, c.trainerId()))
         .thenRun(st -> c.replyTo().tell(StatusReply.success(st.lease(st.task(next.epoch, next.index)))));
   }
@@ -323,7 +327,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
       c.replyTo().tell(StatusReply.error("progress of trainer " + c.trainerId() + " for step " + c.newest().step()
           + " belongs to generation " + c.generation() + "; the job rolled back to generation " + s.generation()));
       // The trainer missed the rollback notice (or it crossed this report): tell it again.
-      if (c.generation() < s.generation()) tellRollback(s, c.trainerId());
+      if (c.generation() < s.generation()) Rollbacks.tell(s, c.trainerId());
       return Effect().none();
     }
     MasterState.TaskState t = s.task(c.epoch(), c.task());
@@ -458,7 +462,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
     // generation missed the notice and is told again.
     boolean fromTrainer = c.generation() >= 0;
     if (fromTrainer && rollbacks.running()) return Effect().none();
-    if (fromTrainer && c.generation() < s.generation()) tellRollback(s, c.trainerId());
+    if (fromTrainer && c.generation() < s.generation()) Rollbacks.tell(s, c.trainerId());
     else rollbacks.start(s, c.reason());
     return Effect().none();
   }
@@ -470,14 +474,8 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
     return Effect().persist(rolledBack).thenRun(st -> {
       context.getLog().warn("job {} rolled back to step {} (generation {}); trainers continue from there",
           st.job().jobId(), rolledBack.step(), rolledBack.generation());
-      for (String trainer : st.members().keySet()) tellRollback(st, trainer);
+      for (String trainer : st.members().keySet()) Rollbacks.tell(st, trainer);
     });
-  }
-
-  private void tellRollback(MasterState s, String trainerId) {
-    ActorRef<TrainerNotice> trainer = s.members().get(trainerId);
-    if (trainer == null) return;
-    trainer.tell(new TrainerNotice.RollBack(s.checkpoint() == null ? 0 : s.checkpoint().step(), s.generation()));
   }
 
   @Override

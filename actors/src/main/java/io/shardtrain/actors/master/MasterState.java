@@ -438,7 +438,8 @@ public final class MasterState implements CborSerializable {
     }
     return new JobProtocol.JobStatus(job == null ? "" : job.jobId(), job != null, done(),
         firstOpenEpoch, membershipEpoch, List.copyOf(members.keySet()), examplesReported, leases, job,
-        checkpoint == null ? -1 : checkpoint.step(), checkpoint == null ? "" : checkpoint.dir(), generation);
+        checkpoint == null ? -1 : checkpoint.step(), checkpoint == null ? "" : checkpoint.dir(), generation,
+        Double.NaN, 0);
   }
 
   private int epochLimit() {

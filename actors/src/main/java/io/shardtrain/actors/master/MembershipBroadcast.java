@@ -1,14 +1,17 @@
 package io.shardtrain.actors.master;
 
 import akka.actor.typed.ActorRef;
+import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.job.TrainerNotice;
 import io.shardtrain.actors.ps.BlockSpec;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Keeps every parameter block told the trainer membership, whose numbered epochs tell sync
+ * Keeps every parameter block (and every shard of a click-through job's sparse table) told the
+ * trainer membership, whose numbered epochs tell sync
  * barriers whom to wait for: each change goes to every block and is re-sent until the block
  * acknowledges that epoch or a later one. A trainer that joins a running job gets its first task
  * only once every block knows its epoch, so no block closes that trainer's first step without it.
@@ -25,6 +28,14 @@ final class MembershipBroadcast {
     this.blocks = blocks;
   }
 
+  /** The entities whose sync barriers wait for the membership: the job's blocks and table shards. */
+  static List<String> barrier(JobSpec job) {
+    if (job.ctr() == null) return job.blocks();
+    List<String> all = new ArrayList<>(job.blocks());
+    all.addAll(job.tableShards());
+    return all;
+  }
+
   /**
    * Sends the current membership to every block of the job; in all-reduce mode to every trainer
    * too, whose ring re-forms on it.
@@ -32,6 +43,7 @@ final class MembershipBroadcast {
   void broadcast(MasterState s) {
     if (s.job() == null) return;
     for (String block : s.job().blocks()) send(s, block);
+    for (String shard : s.job().tableShards()) sendTable(s, shard);
     if (s.job().mode() == BlockSpec.Mode.ALLREDUCE) {
       TrainerNotice.MembersChanged m = new TrainerNotice.MembersChanged(s.membershipEpoch(),
           List.copyOf(s.members().keySet()));
@@ -44,6 +56,9 @@ final class MembershipBroadcast {
     if (s.job() == null) return;
     for (String block : s.job().blocks()) {
       if (acked.getOrDefault(block, -1L) < s.membershipEpoch()) send(s, block);
+    }
+    for (String shard : s.job().tableShards()) {
+      if (acked.getOrDefault(shard, -1L) < s.membershipEpoch()) sendTable(s, shard);
     }
   }
 
@@ -83,5 +98,9 @@ final class MembershipBroadcast {
 
   private void send(MasterState s, String blockId) {
     blocks.updateMembership(blockId, s.membershipEpoch(), List.copyOf(s.members().keySet()));
+  }
+
+  private void sendTable(MasterState s, String shardId) {
+    blocks.updateTableMembership(shardId, s.membershipEpoch(), List.copyOf(s.members().keySet()));
   }
 }

@@ -1,5 +1,7 @@
 package io.shardtrain.actors.master;
 
+import akka.actor.typed.ActorRef;
+import io.shardtrain.actors.job.TrainerNotice;
 import io.shardtrain.actors.ps.BlockSpec;
 import java.util.HashSet;
 import java.util.Set;
@@ -92,5 +94,12 @@ final class Rollbacks {
   private void send(String blockId) {
     asked.add(blockId);
     blocks.rollBack(blockId, step, generation);
+  }
+
+  /** Tells trainer {@code trainerId} (if a member) to continue from the job's checkpoint in its generation. */
+  static void tell(MasterState s, String trainerId) {
+    ActorRef<TrainerNotice> trainer = s.members().get(trainerId);
+    if (trainer == null) return;
+    trainer.tell(new TrainerNotice.RollBack(s.checkpoint() == null ? 0 : s.checkpoint().step(), s.generation()));
   }
 }

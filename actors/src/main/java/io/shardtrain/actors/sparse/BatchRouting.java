@@ -1,8 +1,7 @@
 package io.shardtrain.actors.sparse;
 
+import io.shardtrain.compute.sparse.RowHash;
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.Map;
 
 /**
  * Where a batch's row ids go: each shard's ids, once each in the order first seen
@@ -29,9 +28,14 @@ public final class BatchRouting {
     int[] shardOf = new int[ids.length];
     int[] place = new int[ids.length];
     int[] counts = new int[shards];
-    Map<Long, Integer> seen = new HashMap<>();
+    // Open addressing over ids (all >= 0, so -1 marks a free slot): no boxed key per id.
+    int capacity = Integer.highestOneBit(Math.max(16, ids.length * 2 - 1)) << 1;
+    int mask = capacity - 1;
+    long[] keys = new long[capacity];
+    int[] places = new int[capacity];
+    Arrays.fill(keys, -1L);
     long[][] lists = new long[shards][];
-    for (int s = 0; s < shards; s++) lists[s] = new long[4];
+    for (int s = 0; s < shards; s++) lists[s] = new long[Math.max(4, ids.length / shards + 16)];
     for (int k = 0; k < ids.length; k++) {
       long id = ids[k];
       if (id < 0 || id >= spec.rows()) {
@@ -40,14 +44,15 @@ public final class BatchRouting {
       }
       int s = spec.shardOf(id);
       shardOf[k] = s;
-      Integer at = seen.get(id);
-      if (at == null) {
+      int h = (int) RowHash.mix(id) & mask;
+      while (keys[h] != -1L && keys[h] != id) h = (h + 1) & mask;
+      if (keys[h] == -1L) {
         if (counts[s] == lists[s].length) lists[s] = Arrays.copyOf(lists[s], counts[s] * 2);
-        at = counts[s]++;
-        lists[s][at] = id;
-        seen.put(id, at);
+        keys[h] = id;
+        places[h] = counts[s]++;
+        lists[s][places[h]] = id;
       }
-      place[k] = at;
+      place[k] = places[h];
     }
     for (int s = 0; s < shards; s++) lists[s] = Arrays.copyOf(lists[s], counts[s]);
     return new BatchRouting(spec.dim(), lists, shardOf, place);

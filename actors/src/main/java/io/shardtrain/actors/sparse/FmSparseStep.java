@@ -40,12 +40,14 @@ public final class FmSparseStep {
   public final class Fetched {
     private final FmBatch batch;
     private final long[] ids;
+    private final BatchRouting routing;
     private final long version;
     private final int n;
 
-    private Fetched(FmBatch batch, long[] ids, long version, int n) {
+    private Fetched(FmBatch batch, long[] ids, BatchRouting routing, long version, int n) {
       this.batch = batch;
       this.ids = ids;
+      this.routing = routing;
       this.version = version;
       this.n = n;
     }
@@ -69,8 +71,16 @@ public final class FmSparseStep {
     public CompletionStage<List<SparseProtocol.PushReply>> push(long step, long baseVersion) {
       float[] grads = Arrays.copyOf(batch.rowGrad(), ids.length * fm.rowWidth());
       count(0, 8L * ids.length + 4L * grads.length, n);
-      return client.push(step, baseVersion, n, ids, grads);
+      return client.push(step, baseVersion, n, routing, grads);
     }
+  }
+
+  /**
+   * A sync step without data (or with a batch the table holds already): every shard gets an empty
+   * push of weight 0, so its barrier does not wait for this trainer.
+   */
+  public CompletionStage<List<SparseProtocol.PushReply>> pushNothing(long step, long baseVersion) {
+    return client.push(step, baseVersion, 0f, new long[0], new float[0]);
   }
 
   /** Pulls the distinct rows of {@code n} examples' ids ({@code n * fields}) at {@code minVersion} or later. */
@@ -82,11 +92,12 @@ public final class FmSparseStep {
     long[] ids = rows.ids();
     int width = fm.rowWidth();
     count(8L * ids.length, 0, 0);
-    return client.pull(ids, minVersion).thenApply(pulled -> {
+    BatchRouting routing = client.route(ids);
+    return client.pull(routing, minVersion).thenApply(pulled -> {
       float[] values = pulled.rows();
       System.arraycopy(values, 0, batch.rows(), 0, ids.length * width);
       count(4L * values.length, 0, 0);
-      return new Fetched(batch, ids, pulled.version(), n);
+      return new Fetched(batch, ids, routing, pulled.version(), n);
     });
   }
 

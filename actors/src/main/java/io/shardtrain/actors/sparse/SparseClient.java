@@ -67,7 +67,16 @@ public final class SparseClient {
 
   /** The rows of {@code ids} (repeats included, in batch order) once every shard asked is at {@code minVersion}. */
   public CompletionStage<Pulled> pull(long[] ids, long minVersion) {
-    BatchRouting routing = BatchRouting.of(spec, ids);
+    return pull(route(ids), minVersion);
+  }
+
+  /** Where {@code ids} go; ids outside the table are refused. One routing serves a batch's pull and its push. */
+  public BatchRouting route(long[] ids) {
+    return BatchRouting.of(spec, ids);
+  }
+
+  /** The rows of a routed batch, as {@link #pull(long[], long)}. */
+  public CompletionStage<Pulled> pull(BatchRouting routing, long minVersion) {
     List<CompletableFuture<Rows>> asked = new ArrayList<>();
     for (int s = 0; s < routing.shards(); s++) {
       long[] mine = routing.ids(s);
@@ -103,7 +112,12 @@ public final class SparseClient {
    * again is a duplicate the shards acknowledge without applying.
    */
   public CompletionStage<List<PushReply>> push(long step, long baseVersion, float weight, long[] ids, float[] grads) {
-    BatchRouting routing = BatchRouting.of(spec, ids);
+    return push(step, baseVersion, weight, route(ids), grads);
+  }
+
+  /** The gradient rows of a routed batch, as {@link #push(long, long, float, long[], float[])}. */
+  public CompletionStage<List<PushReply>> push(long step, long baseVersion, float weight, BatchRouting routing,
+      float[] grads) {
     boolean sync = spec.mode() == TableSpec.Mode.SYNC;
     List<CompletableFuture<PushReply>> asked = new ArrayList<>();
     for (int s = 0; s < routing.shards(); s++) {

@@ -106,6 +106,17 @@ final class MasterLink {
         .whenCompleteAsync((done, failure) -> self.tell(new Reported(report.id(), newest.step(), failure)), Runnable::run);
   }
 
+  /** Asks which share of the test set to predict for the job's AUC; the answer comes back as {@code answered} makes it. */
+  void requestAucShare(java.util.function.BiFunction<JobProtocol.AucShareLease, Throwable, Trainer.Command> answered) {
+    context.askWithStatus(JobProtocol.AucShareLease.class, master, settings.askTimeout(),
+        replyTo -> new JobProtocol.RequestAucShare(trainerId, replyTo), (lease, failure) -> answered.apply(lease, failure));
+  }
+
+  /** Share {@code share} of the test AUC, predicted on the values after {@code step}. */
+  void reportAuc(int share, long step, io.shardtrain.compute.metrics.AucHistogram histogram) {
+    master.tell(new JobProtocol.ReportAuc(trainerId, share, step, histogram.positives(), histogram.negatives()));
+  }
+
   void heartbeat() {
     master.tell(new JobProtocol.Heartbeat(trainerId));
   }

@@ -1,5 +1,6 @@
 package io.shardtrain.actors.trainer;
 
+import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
 import akka.actor.typed.BehaviorInterceptor;
 import akka.actor.typed.TypedActorContext;
@@ -11,11 +12,19 @@ import io.shardtrain.actors.job.JobProtocol;
  * and the master that it left (its task is re-leased without waiting for the failure timeout).
  */
 final class ReportFailure extends BehaviorInterceptor<Trainer.Command, Trainer.Command> {
-  private final Trainer.Setup setup;
+  private final String trainerId;
+  private final ActorRef<JobProtocol.Command> master;
+  private final StepListener listener;
 
-  ReportFailure(Trainer.Setup setup) {
+  static ReportFailure of(Trainer.Setup setup) {
+    return new ReportFailure(setup.trainerId(), setup.master(), setup.listener());
+  }
+
+  ReportFailure(String trainerId, ActorRef<JobProtocol.Command> master, StepListener listener) {
     super(Trainer.Command.class);
-    this.setup = setup;
+    this.trainerId = trainerId;
+    this.master = master;
+    this.listener = listener;
   }
 
   @Override
@@ -25,9 +34,9 @@ final class ReportFailure extends BehaviorInterceptor<Trainer.Command, Trainer.C
       return target.apply(ctx, msg);
     } catch (RuntimeException e) {
       String why = "failed on " + msg.getClass().getSimpleName() + ": " + e;
-      ctx.asJava().getLog().error("trainer {} {}", setup.trainerId(), why, e);
-      setup.master().tell(new JobProtocol.LeaveJob(setup.trainerId(), ctx.asJava().getSystem().ignoreRef()));
-      setup.listener().onFailed(setup.trainerId(), why);
+      ctx.asJava().getLog().error("trainer {} {}", trainerId, why, e);
+      master.tell(new JobProtocol.LeaveJob(trainerId, ctx.asJava().getSystem().ignoreRef()));
+      listener.onFailed(trainerId, why);
       throw e;
     }
   }

@@ -25,6 +25,12 @@ public interface StepListener {
    */
   default void onReplica(String trainerId, long step, Map<String, float[]> values) {}
 
+  /**
+   * A click-through trainer's sparse traffic as it stops: payload bytes of its row pulls (ids sent,
+   * rows received) and of its row pushes (ids and gradient rows), per example it pushed.
+   */
+  default void onSparseTraffic(String trainerId, double pullBytesPerExample, double pushBytesPerExample) {}
+
   /** The trainer stopped: the job is done, its step budget is spent, or it was told to stop. */
   void onFinished(String trainerId, long steps, long pushes, long pulls, long stalePushes);
 

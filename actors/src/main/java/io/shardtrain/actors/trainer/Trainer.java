@@ -76,7 +76,8 @@ public final class Trainer {
   /** The trainer's own messages: answers to what its pieces asked, and its timers. */
   sealed interface Internal extends Command permits MasterLink.Registered, MasterLink.TaskAnswered,
       MasterLink.Reported, BlockExchange.PushAnswer, BlockExchange.PullAnswer, Retry, SendHeartbeat, RetryPush,
-      RingLink.Listed, RingStepping.Members, ReplicaPublishing.Published, RingStepping.StallCheck {}
+      RingLink.Listed, RingStepping.Members, ReplicaPublishing.Published, RingStepping.StallCheck,
+      CtrTrainer.Message {}
 
   /** What the other members of an all-reduce ring send ({@link RingLink}). */
   sealed interface Ring extends Command permits RingLink.Hello, RingLink.ChunkArrived, RingLink.Sync,
@@ -110,7 +111,7 @@ public final class Trainer {
   private final RingStepping ring;
 
   public static Behavior<Command> create(Setup setup) {
-    return Behaviors.intercept(() -> new ReportFailure(setup), Behaviors.setup(ctx -> Behaviors.withTimers(
+    return Behaviors.intercept(() -> ReportFailure.of(setup), Behaviors.setup(ctx -> Behaviors.withTimers(
         timers -> new Trainer(ctx, timers, MeteredSteps.around(setup, ctx.getSystem())).register())));
   }
 

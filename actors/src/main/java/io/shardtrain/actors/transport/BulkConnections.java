@@ -6,6 +6,7 @@ import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.ByteChannel;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
@@ -26,7 +27,9 @@ import org.slf4j.Logger;
  * order they were queued. Every frame is a letter ({@link BulkFrames#writeLetter}); a reader hands
  * each one, read whole, to the {@link Receiver}. An outbound connection also has a thread that
  * only reads it, to hear at once when the peer closes it or its JVM dies (the peer never writes on
- * it), and tells the {@link PeerLost}. Threads are daemons named {@code <prefix>accept-*},
+ * it), and tells the {@link PeerLost}. With {@link BulkTls} every connection runs over TLS, and an
+ * inbound one whose peer does not authenticate is closed in the handshake, before a letter is read.
+ * Threads are daemons named {@code <prefix>accept-*},
  * {@code <prefix>read-*}, {@code <prefix>write-*} and {@code <prefix>watch-*}.
  */
 final class BulkConnections {
@@ -58,14 +61,17 @@ final class BulkConnections {
   private final Receiver receiver;
   private final Supplier<RuntimeException> closedException;
   private final PeerLost peerLost;
+  /** Null: plain TCP. */
+  private final BulkTls tls;
   private final Thread acceptor;
   private final Set<Inbound> inbound = ConcurrentHashMap.newKeySet();
   private final Map<InetSocketAddress, Outbound> outbound = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
-  /** Listens on {@code host:port} (0: an ephemeral port) and starts accepting. */
+  /** Listens on {@code host:port} (0: an ephemeral port) and starts accepting; {@code tls} null: plain TCP. */
   BulkConnections(String host, int port, int maxFloats, String threadPrefix, Logger log, Receiver receiver,
-      Supplier<RuntimeException> closedException, PeerLost peerLost) {
+      Supplier<RuntimeException> closedException, PeerLost peerLost, BulkTls tls) {
+    this.tls = tls;
     this.maxFloats = maxFloats;
     this.threadPrefix = threadPrefix;
     this.log = log;
@@ -137,10 +143,18 @@ final class BulkConnections {
     }
 
     void run() {
+      ByteChannel link;
+      try {
+        link = tls == null ? channel : tls.accept(channel);
+      } catch (IOException e) {
+        if (!closed) log.warn("Bulk connection from {} refused before any letter: {}", remote, e.getMessage());
+        close();
+        return;
+      }
       ByteBuffer buf = BulkFrames.newBuffer();
       try {
         while (!closed) {
-          BulkFrames.Header h = BulkFrames.readHeader(channel, buf);
+          BulkFrames.Header h = BulkFrames.readHeader(link, buf);
           if (h == null) break;
           // A frame that cannot be read cannot be skipped either: the stream has lost its place.
           WirePrecision precision = BulkFrames.letterPrecision(h.magic());
@@ -154,8 +168,8 @@ final class BulkConnections {
                 + "(shardtrain.transport.bulk.max-floats): closing the connection", remote, h.length(), maxFloats);
             break;
           }
-          byte[][] letter = BulkFrames.readLetter(channel, buf, (int) h.id());
-          float[] values = BulkFrames.readPayload(channel, buf, h.length(), precision);
+          byte[][] letter = BulkFrames.readLetter(link, buf, (int) h.id());
+          float[] values = BulkFrames.readPayload(link, buf, h.length(), precision);
           receiver.letter((int) (h.id() >>> 32), letter[0], letter[1], values, remote);
         }
       } catch (EOFException e) {
@@ -163,6 +177,7 @@ final class BulkConnections {
       } catch (IOException e) {
         if (!closed) log.warn("Bulk connection from {} failed: {}", remote, e.toString());
       } finally {
+        closeQuietly(link);
         close();
       }
     }
@@ -178,7 +193,8 @@ final class BulkConnections {
     final InetSocketAddress peer;
     final LinkedBlockingQueue<SendTask> queue = new LinkedBlockingQueue<>();
     final Thread thread;
-    private volatile SocketChannel channel;
+    /** The socket channel, or TLS over it. */
+    private volatile ByteChannel channel;
     /** Reads {@link #channel} only to hear it close; null before the first connection. */
     private volatile Thread watcher;
 
@@ -218,16 +234,17 @@ final class BulkConnections {
     }
 
     private void write(SendTask task, ByteBuffer buf) throws IOException {
-      SocketChannel ch = channel;
+      ByteChannel ch = channel;
       // Closed by the watcher: the peer went away since the last letter.
       if (ch == null || !ch.isOpen()) {
-        ch = SocketChannel.open();
+        SocketChannel raw = SocketChannel.open();
         try {
-          ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-          ch.setOption(StandardSocketOptions.SO_SNDBUF, SOCKET_BUFFER_BYTES);
-          ch.socket().connect(peer, CONNECT_TIMEOUT_MS);
+          raw.setOption(StandardSocketOptions.TCP_NODELAY, true);
+          raw.setOption(StandardSocketOptions.SO_SNDBUF, SOCKET_BUFFER_BYTES);
+          raw.socket().connect(peer, CONNECT_TIMEOUT_MS);
+          ch = tls == null ? raw : tls.connect(raw, peer);
         } catch (IOException e) {
-          closeQuietly(ch);
+          closeQuietly(raw);
           throw new ConnectException("cannot connect to bulk peer " + peer + ": " + e.getMessage());
         }
         channel = ch;
@@ -240,7 +257,7 @@ final class BulkConnections {
     }
 
     /** Reads {@code ch} until it ends: nothing comes on it but its end (EOF or a reset). */
-    private void watch(SocketChannel ch) {
+    private void watch(ByteChannel ch) {
       Thread t = daemon(threadPrefix + "watch-" + peer.getHostString() + ":" + peer.getPort(), () -> {
         ByteBuffer sink = ByteBuffer.allocate(64);
         String reason = "closed by the peer";
@@ -262,7 +279,7 @@ final class BulkConnections {
      * connects again, and the transport hears of it unless it is closing (the writer and the
      * watcher may both tell it of one connection).
      */
-    private void dropped(SocketChannel ch, String reason) {
+    private void dropped(ByteChannel ch, String reason) {
       synchronized (this) {
         // Dropped already, by the writer or the watcher, or a newer connection stands.
         if (ch != null && channel != ch) return;

@@ -4,7 +4,8 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.SocketChannel;
+import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.WritableByteChannel;
 import java.util.Arrays;
 
 /**
@@ -40,7 +41,7 @@ public final class BulkFrames {
   }
 
   /** Writes one plain frame; {@code buf} is a buffer from {@link #newBuffer()}, reused between calls. */
-  public static void write(SocketChannel ch, ByteBuffer buf, long id, float[] values, int offset, int length)
+  public static void write(WritableByteChannel ch, ByteBuffer buf, long id, float[] values, int offset, int length)
       throws IOException {
     buf.clear();
     buf.putInt(MAGIC).putLong(id).putInt(length);
@@ -51,7 +52,7 @@ public final class BulkFrames {
    * Writes the floats after what {@code buf} already holds, encoded in {@code precision} straight
    * into it, flushing it chunk by chunk.
    */
-  private static void writeFloats(SocketChannel ch, ByteBuffer buf, float[] values, int offset, int length,
+  private static void writeFloats(WritableByteChannel ch, ByteBuffer buf, float[] values, int offset, int length,
       WirePrecision precision) throws IOException {
     // Only the copies are timed, not the socket writes between them.
     boolean timed = WireTimings.on();
@@ -77,7 +78,7 @@ public final class BulkFrames {
    * in the high 32 bits of the long and the message's byte count in the low; the float count), the
    * manifest (int byte count, UTF-8), the message bytes, then the floats in {@code precision}.
    */
-  static void writeLetter(SocketChannel ch, ByteBuffer buf, int serializerId, byte[] manifest, byte[] message,
+  static void writeLetter(WritableByteChannel ch, ByteBuffer buf, int serializerId, byte[] manifest, byte[] message,
       float[] values, int offset, int length, WirePrecision precision) throws IOException {
     buf.clear();
     buf.putInt(letterMagic(precision))
@@ -105,7 +106,7 @@ public final class BulkFrames {
   }
 
   /** Reads a letter's manifest and message bytes after its header. */
-  static byte[][] readLetter(SocketChannel ch, ByteBuffer buf, int messageBytes) throws IOException {
+  static byte[][] readLetter(ReadableByteChannel ch, ByteBuffer buf, int messageBytes) throws IOException {
     buf.clear().limit(Integer.BYTES);
     fill(ch, buf);
     int manifestBytes = buf.flip().getInt();
@@ -123,14 +124,14 @@ public final class BulkFrames {
     return new byte[][] {manifest, message};
   }
 
-  private static void fill(SocketChannel ch, ByteBuffer buf) throws IOException {
+  private static void fill(ReadableByteChannel ch, ByteBuffer buf) throws IOException {
     while (buf.hasRemaining()) {
       if (ch.read(buf) < 0) throw new EOFException("connection closed inside a letter");
     }
   }
 
   /** The next header, or null when the peer closed the connection cleanly between frames. */
-  public static Header readHeader(SocketChannel ch, ByteBuffer buf) throws IOException {
+  public static Header readHeader(ReadableByteChannel ch, ByteBuffer buf) throws IOException {
     buf.clear().limit(HEADER_BYTES);
     while (buf.hasRemaining()) {
       if (ch.read(buf) < 0) {
@@ -143,7 +144,7 @@ public final class BulkFrames {
   }
 
   /** Reads {@code dst.length} fp32 floats of payload into {@code dst}. */
-  public static void readPayload(SocketChannel ch, ByteBuffer buf, float[] dst) throws IOException {
+  public static void readPayload(ReadableByteChannel ch, ByteBuffer buf, float[] dst) throws IOException {
     readPayload(ch, buf, dst, WirePrecision.FP32);
   }
 
@@ -152,7 +153,7 @@ public final class BulkFrames {
    * what has arrived, to at most four times that, rather than taking the header's word: a
    * 16-byte header may declare the largest payload allowed and then send nothing.
    */
-  static float[] readPayload(SocketChannel ch, ByteBuffer buf, int count, WirePrecision precision) throws IOException {
+  static float[] readPayload(ReadableByteChannel ch, ByteBuffer buf, int count, WirePrecision precision) throws IOException {
     // Only the copies are timed, not the waits for the socket between them.
     long copyNanos = 0;
     int chunk = buf.capacity() / precision.bytesPerValue();
@@ -169,7 +170,7 @@ public final class BulkFrames {
   }
 
   /** Reads {@code dst.length} floats of payload in {@code precision} into {@code dst}, as fp32. */
-  static void readPayload(SocketChannel ch, ByteBuffer buf, float[] dst, WirePrecision precision)
+  static void readPayload(ReadableByteChannel ch, ByteBuffer buf, float[] dst, WirePrecision precision)
       throws IOException {
     long copyNanos = 0;
     int chunk = buf.capacity() / precision.bytesPerValue();
@@ -180,7 +181,7 @@ public final class BulkFrames {
   }
 
   /** Reads {@code n} floats (at most a buffer's worth) into {@code dst} at {@code at}; the copy's nanoseconds while timed. */
-  private static long readChunk(SocketChannel ch, ByteBuffer buf, float[] dst, int at, int n, WirePrecision precision)
+  private static long readChunk(ReadableByteChannel ch, ByteBuffer buf, float[] dst, int at, int n, WirePrecision precision)
       throws IOException {
     buf.clear().limit(n * precision.bytesPerValue());
     while (buf.hasRemaining()) {

@@ -16,6 +16,7 @@ import akka.serialization.Serialization;
 import akka.serialization.SerializationExtension;
 import akka.serialization.Serializer;
 import akka.serialization.Serializers;
+import io.shardtrain.actors.security.SecuritySettings;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -124,15 +125,17 @@ public final class BulkTransport implements Extension {
     String host = settings.host().isEmpty()
         ? system.address().getHost().orElse(InetAddress.getLoopbackAddress().getHostAddress())
         : settings.host();
+    SecuritySettings security = SecuritySettings.create(system);
     connections = new BulkConnections(host, settings.port(), settings.maxFloats(), threadPrefix(), log, this::open,
-        this::closedException, this::peerLost);
+        this::closedException, this::peerLost, BulkTls.of(security));
     CoordinatedShutdown.get(system).addTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate(),
         "shardtrain-bulk-close", () -> {
           close();
           return CompletableFuture.completedFuture(Done.getInstance());
         });
     system.getWhenTerminated().thenRun(this::close);
-    log.info("Bulk transport listening on {}", connections.address());
+    log.info("Bulk transport listening on {}{}", connections.address(),
+        security.enabled() ? " (TLS, mutual authentication)" : "");
   }
 
   public BulkSettings settings() {

@@ -78,7 +78,7 @@ class CheckpointQueueTest {
     JobSpec j = MasterTest.job();
     JobSpec sixSteps = new JobSpec(j.jobId(), j.dataset(), j.trainExamples(), j.inputDim(), j.classes(), j.hidden(),
         j.activation(), j.seed(), j.mode(), j.trainers(), j.batch(), 0, 6, j.optimizer(), j.lr(), j.lrSchedule(),
-        j.weightDecay(), j.maxStaleness(), j.blockSize(), j.blocks());
+        j.weightDecay(), j.maxStaleness(), j.blockSize(), j.blocks(), null);
     MasterState s = running(sixSteps);
     s.leased(0, 0, "a");
     s.progressed(0, 0, 20, "a", 5);
@@ -95,7 +95,7 @@ class CheckpointQueueTest {
     JobSpec j = MasterTest.job();
     JobSpec async = new JobSpec(j.jobId(), j.dataset(), j.trainExamples(), j.inputDim(), j.classes(), j.hidden(),
         j.activation(), j.seed(), BlockSpec.Mode.ASYNC, j.trainers(), j.batch(), j.epochs(), j.steps(), j.optimizer(),
-        j.lr(), j.lrSchedule(), j.weightDecay(), j.maxStaleness(), j.blockSize(), j.blocks());
+        j.lr(), j.lrSchedule(), j.weightDecay(), j.maxStaleness(), j.blockSize(), j.blocks(), null);
     assertEquals("no job has been submitted; nothing to checkpoint", CheckpointQueue.refusal(new MasterState()));
     assertTrue(CheckpointQueue.refusal(running(async)).contains("is async"));
     assertNull(CheckpointQueue.refusal(running(j)));

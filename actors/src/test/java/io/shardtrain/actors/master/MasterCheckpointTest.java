@@ -79,7 +79,7 @@ class MasterCheckpointTest {
     List<String> blocks = BlockLayout.of(shapes, 8).stream().map(BlockSlice::entityId).toList();
     return new JobSpec(j.jobId(), j.dataset(), j.trainExamples(), j.inputDim(), j.classes(), j.hidden(), j.activation(),
         j.seed(), BlockSpec.Mode.SYNC, j.trainers(), j.batch(), steps > 0 ? 0 : j.epochs(), steps, j.optimizer(), j.lr(),
-        j.lrSchedule(), j.weightDecay(), j.maxStaleness(), 8, blocks);
+        j.lrSchedule(), j.weightDecay(), j.maxStaleness(), 8, blocks, null);
   }
 
   /** What stand-in block {@code parameter#index} holds at {@code step}: part 0 values, part 1 its one slot. */

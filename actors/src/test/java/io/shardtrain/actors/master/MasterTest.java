@@ -56,7 +56,7 @@ class MasterTest {
   /** 100 examples, 2 trainers: tasks [0, 50) and [50, 100), two epochs, two blocks. */
   static JobSpec job() {
     return new JobSpec("job-1", "test", 100, 4, 2, List.of(3), "relu", 7, BlockSpec.Mode.SYNC, 2, 10, 2, 0,
-        "sgd", 0.1f, "constant", 0f, -1, 16, List.of("w#0", "w#1"));
+        "sgd", 0.1f, "constant", 0f, -1, 16, List.of("w#0", "w#1"), null);
   }
 
   record Setup(EventSourcedBehaviorTestKit<JobProtocol.Command, Master.Event, MasterState> tk,
@@ -267,7 +267,7 @@ class MasterTest {
   @Test
   void aTrainerThatJoinsDuringTheLastEpochGetsNoTaskAndTheJobStillEndsAfterIt() {
     JobSpec oneEpoch = new JobSpec("job-1", "test", 100, 4, 2, List.of(3), "relu", 7, BlockSpec.Mode.SYNC, 2, 10, 1,
-        0, "sgd", 0.1f, "constant", 0f, -1, 16, List.of("w#0", "w#1"));
+        0, "sgd", 0.1f, "constant", 0f, -1, 16, List.of("w#0", "w#1"), null);
     Setup s = submitted(SETTINGS, oneEpoch);
     register(s, "a", kit.createTestProbe());
     register(s, "b", kit.createTestProbe());
@@ -426,7 +426,7 @@ class MasterTest {
   void aSecondJobIsRefusedWhileOneRuns() {
     Setup s = submitted();
     JobSpec other = new JobSpec("job-2", "test", 100, 4, 2, List.of(3), "relu", 7, BlockSpec.Mode.SYNC, 2, 10, 2,
-        0, "sgd", 0.1f, "constant", 0f, -1, 16, List.of("w#0"));
+        0, "sgd", 0.1f, "constant", 0f, -1, 16, List.of("w#0"), null);
     StatusReply<Done> r =
         s.tk().<StatusReply<Done>>runCommand(replyTo -> new JobProtocol.SubmitJob(other, replyTo)).reply();
     assertTrue(r.isError());
@@ -448,7 +448,7 @@ class MasterTest {
     }
     assertTrue(s.tk().getState().done());
     JobSpec other = new JobSpec("job-2", "test", 100, 4, 2, List.of(3), "relu", 7, BlockSpec.Mode.SYNC, 2, 10, 2,
-        0, "sgd", 0.1f, "constant", 0f, -1, 16, List.of("w#0"));
+        0, "sgd", 0.1f, "constant", 0f, -1, 16, List.of("w#0"), null);
     StatusReply<Done> r =
         s.tk().<StatusReply<Done>>runCommand(replyTo -> new JobProtocol.SubmitJob(other, replyTo)).reply();
     assertTrue(r.isError());

@@ -13,6 +13,11 @@ final class RecordingBlocks implements BlockRequests {
   }
 
   @Override
+  public void updateTableMembership(String shardId, long epoch, List<String> members) {
+    sent.add("table membership " + shardId + " " + epoch + " " + members);
+  }
+
+  @Override
   public void getTaskMark(String blockId, int epoch, int task, long generation) {
     sent.add("mark " + blockId + " " + epoch + "/" + task + " g" + generation);
   }

@@ -77,7 +77,7 @@ class RollbacksTest {
     JobSpec async = new JobSpec(sync.jobId(), sync.dataset(), sync.trainExamples(), sync.inputDim(), sync.classes(),
         sync.hidden(), sync.activation(), sync.seed(), BlockSpec.Mode.ASYNC, sync.trainers(), sync.batch(),
         sync.epochs(), sync.steps(), sync.optimizer(), sync.lr(), sync.lrSchedule(), sync.weightDecay(),
-        sync.maxStaleness(), sync.blockSize(), sync.blocks());
+        sync.maxStaleness(), sync.blockSize(), sync.blocks(), null);
     assertTrue(rollbacks(new RecordingBlocks(), true).needed(checkpointedAt7(sync)));
     assertFalse(rollbacks(new RecordingBlocks(), false).needed(checkpointedAt7(sync)), "exact durability");
     assertFalse(rollbacks(new RecordingBlocks(), true).needed(checkpointedAt7(async)));

@@ -28,7 +28,7 @@ class TrainerModelTest {
 
   private static JobSpec job(List<String> blocks) {
     return new JobSpec("job", "synthetic", 100, 4, 3, List.of(5), "relu", 7L, BlockSpec.Mode.SYNC, 1, 10, 1, 0,
-        "sgd", 0.1f, "constant", 0f, -1, 8, blocks);
+        "sgd", 0.1f, "constant", 0f, -1, 8, blocks, null);
   }
 
   @Test

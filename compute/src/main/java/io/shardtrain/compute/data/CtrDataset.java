@@ -43,6 +43,36 @@ public record CtrDataset(
         Arrays.copyOfRange(probabilities, from, to));
   }
 
+  /**
+   * A checksum of the ids, dense features and labels (CRC-32C over their bytes): two processes that
+   * built the same examples in the same order agree on it, so a trainer can tell that its data is
+   * the data a job was planned on.
+   */
+  public long fingerprint() {
+    java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+    java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate(1 << 16).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    for (int v : ids) {
+      if (buf.remaining() < 4) flush(crc, buf);
+      buf.putInt(v);
+    }
+    for (float v : dense) {
+      if (buf.remaining() < 4) flush(crc, buf);
+      buf.putFloat(v);
+    }
+    for (float v : labels) {
+      if (buf.remaining() < 4) flush(crc, buf);
+      buf.putFloat(v);
+    }
+    flush(crc, buf);
+    return crc.getValue() ^ ((long) size() << 32);
+  }
+
+  private static void flush(java.util.zip.CRC32C crc, java.nio.ByteBuffer buf) {
+    buf.flip();
+    crc.update(buf);
+    buf.clear();
+  }
+
   /** Copies the ids of examples {@code indices[from, from+count)} into {@code dst[0, count*fields)}. */
   public void copyIds(int[] indices, int from, int count, int[] dst) {
     if (from < 0 || count < 0 || from > indices.length - count || (long) count * fields > dst.length) {

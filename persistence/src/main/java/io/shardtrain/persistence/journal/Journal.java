@@ -47,6 +47,7 @@ public final class Journal {
     String url = db.getString("url");
     String user = db.hasPath("user") ? db.getString("user") : null;
     String password = db.hasPath("password") ? db.getString("password") : null;
+    keepH2AutoServerOnLoopback(url).ifPresent(problem -> system.log().warn(problem));
     // A plain connection first: it fails fast with the driver's own reason and bounds the wait,
     // where the pool would retry for its whole connectionTimeout.
     await(url, timeout, CompletableFuture.runAsync(() -> probe(url, user, password, timeout), daemonExecutor()));
@@ -56,6 +57,32 @@ public final class Journal {
         .database(config.getConfig("jdbc-journal"));
     system.getWhenTerminated().thenRun(() -> shared.database().close());
     await(url, timeout, SchemaUtils.createIfNotExists(system).toCompletableFuture());
+  }
+
+  /**
+   * Before H2 first loads in this JVM: its auto-server (AUTO_SERVER=TRUE, for the other JVMs of this
+   * machine) binds every interface unless the system property {@code h2.bindAddress} names one, so
+   * set it to loopback unless it is set already. H2 reads it once, when it loads; a problem found
+   * afterwards (H2 loaded earlier, without it) comes back as a line to warn with.
+   */
+  public static java.util.Optional<String> keepH2AutoServerOnLoopback(String url) {
+    if (!url.startsWith("jdbc:h2:") || !url.toUpperCase(java.util.Locale.ROOT).contains("AUTO_SERVER=TRUE")) {
+      return java.util.Optional.empty();
+    }
+    if (System.getProperty("h2.bindAddress") == null) System.setProperty("h2.bindAddress", "127.0.0.1");
+    String bound = org.h2.engine.SysProperties.BIND_ADDRESS;
+    if (bound != null && !bound.isEmpty() && loopback(bound)) return java.util.Optional.empty();
+    return java.util.Optional.of("H2's auto-server for " + url + " listens on " + (bound == null || bound.isEmpty()
+        ? "every interface (H2 was loaded before h2.bindAddress was set)" : bound + " (-Dh2.bindAddress)")
+        + ": whoever reaches that port can open the journal with its credentials");
+  }
+
+  private static boolean loopback(String host) {
+    try {
+      return java.net.InetAddress.getByName(host).isLoopbackAddress();
+    } catch (java.net.UnknownHostException e) {
+      return false;
+    }
   }
 
   /**

@@ -4,13 +4,16 @@ import com.google.protobuf.Message;
 import io.grpc.CallOptions;
 import io.grpc.ConnectivityState;
 import io.grpc.ClientCall;
+import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.TlsChannelCredentials;
 import io.grpc.protobuf.ProtoUtils;
+import io.shardtrain.actors.security.SecuritySettings;
 import io.shardtrain.grpc.ClusterStatus;
 import io.shardtrain.grpc.ShardTrainApi;
 import io.shardtrain.grpc.StatusRequest;
@@ -26,22 +29,41 @@ import java.util.concurrent.TimeoutException;
  * messages generated from {@code shardtrain.proto}. No ActorSystem: starting one costs a cold JVM
  * about two seconds, longer than the call. {@link #connect} comes first, with a short deadline,
  * so an address where nothing answers fails fast and names that address; a node that answers
- * slowly (a master that is moving) gets the command's own timeout.
+ * slowly (a master that is moving) gets the command's own timeout. With
+ * {@code shardtrain.security.enabled} it speaks TLS, trusting the cluster's CA, and every call
+ * carries the cluster's bearer token.
  */
 final class ApiConnection implements AutoCloseable {
   /** How long the channel may take to start its first connection attempt (class loading, not the network). */
   static final Duration SETUP = Duration.ofSeconds(30);
 
+  private static final Metadata.Key<String> AUTHORIZATION =
+      Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+
   private final String target;
   private final ManagedChannel channel;
+  /** "Bearer TOKEN", or null without security. */
+  private final String authorization;
 
-  private ApiConnection(String host, int port) {
+  private ApiConnection(String host, int port, SecuritySettings security) {
     this.target = host + ":" + port;
-    this.channel = ManagedChannelBuilder.forAddress(host, port).usePlaintext().build();
+    if (security.enabled()) {
+      this.authorization = "Bearer " + security.token();
+      this.channel = Grpc.newChannelBuilderForAddress(host, port,
+          TlsChannelCredentials.newBuilder().trustManager(security.trustManagers()).build()).build();
+    } else {
+      this.authorization = null;
+      this.channel = ManagedChannelBuilder.forAddress(host, port).usePlaintext().build();
+    }
   }
 
-  /** Connects to {@code hostPort} (HOST:PORT); nothing is sent yet. */
+  /** Connects to {@code hostPort} (HOST:PORT) in plaintext; nothing is sent yet. */
   static ApiConnection open(String hostPort) {
+    return open(hostPort, SecuritySettings.off());
+  }
+
+  /** Connects to {@code hostPort} (HOST:PORT), over TLS with the token when {@code security} is on. */
+  static ApiConnection open(String hostPort, SecuritySettings security) {
     int colon = hostPort.lastIndexOf(':');
     int port = -1;
     if (colon > 0) {
@@ -54,7 +76,7 @@ final class ApiConnection implements AutoCloseable {
     if (port < 1 || port > 65535) {
       throw new IllegalArgumentException("--grpc expects HOST:PORT with a port from 1 to 65535, got '" + hostPort + "'");
     }
-    return new ApiConnection(hostPort.substring(0, colon), port);
+    return new ApiConnection(hostPort.substring(0, colon), port, security);
   }
 
   String target() {
@@ -78,7 +100,9 @@ final class ApiConnection implements AutoCloseable {
         } catch (StatusRuntimeException e) {
           Throwable why = e.getStatus().getCause();
           throw new IllegalStateException("no ShardTrain gRPC API answered at " + target + ": "
-              + (why != null ? why.getMessage() : e.getStatus()) + " (is a node running with shardtrain.grpc.port set?)");
+              + (why != null ? why.getMessage() : e.getStatus()) + " (is a node running with shardtrain.grpc.port set? "
+              + (authorization == null ? "A node with shardtrain.security on needs --security FILE.)"
+                  : "Does it run with shardtrain.security on, and does the trust store hold its CA?)"));
         }
         return;
       }
@@ -150,7 +174,7 @@ final class ApiConnection implements AutoCloseable {
               ? Status.INTERNAL.withDescription("no reply message").asRuntimeException() : status.asRuntimeException());
         }
       }
-    }, new Metadata());
+    }, headers());
     call.request(1);
     call.sendMessage(request);
     call.halfClose();
@@ -169,6 +193,12 @@ final class ApiConnection implements AutoCloseable {
       call.cancel("interrupted", e);
       throw Status.CANCELLED.withDescription("interrupted").asRuntimeException();
     }
+  }
+
+  private Metadata headers() {
+    Metadata headers = new Metadata();
+    if (authorization != null) headers.put(AUTHORIZATION, authorization);
+    return headers;
   }
 
   private static IllegalStateException failure(StatusRuntimeException e, String what) {

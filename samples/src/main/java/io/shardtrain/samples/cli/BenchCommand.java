@@ -17,7 +17,8 @@ import picocli.CommandLine.Option;
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Benchmarks.",
     subcommands = {BenchCommand.Gemm.class, BenchCommand.Transport.class, BenchCommand.PsBandwidth.class,
         BenchCommand.Recovery.class, BenchCommand.SparseMemory.class, BenchCommand.SparseRecovery.class,
-        BenchCommand.Load.class, BenchSuiteCommand.class, BenchSpreadCommand.class})
+        BenchCommand.Load.class, BenchCommand.GrpcBandwidthCommand.class, BenchSuiteCommand.class,
+        BenchSpreadCommand.class})
 final class BenchCommand implements Runnable {
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -175,6 +176,45 @@ final class BenchCommand implements Runnable {
       m.put("bulk_gbps", r.bulkGBps());
       m.put("bulk_to_raw", r.bulkGBps() / r.rawGBps());
       m.put("artery_to_raw", r.inlineGBps() / r.rawGBps());
+      spec.commandLine().getOut().println(r.summary());
+      return writeReport(spec, report, m);
+    }
+  }
+
+  @Command(name = "grpc-bandwidth", mixinStandardHelpOptions = true,
+      description = "Push + pull of a parameter through a node's gRPC API (loopback, a node in this JVM), next to "
+          + "the same parameter through the parameter blocks' bulk channel (and Artery, and a raw socket) in the "
+          + "same run, in GB/s.")
+  static final class GrpcBandwidthCommand implements Callable<Integer> {
+    @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+    @Option(names = "--floats", defaultValue = "1048576",
+        description = "Parameter size, a multiple of 64 (default: ${DEFAULT-VALUE}).")
+    int floats;
+    @Option(names = "--block", defaultValue = "262144", description = "Floats per block (default: ${DEFAULT-VALUE}).")
+    int block;
+    @Option(names = "--rounds", defaultValue = "20", description = "Measured rounds (default: ${DEFAULT-VALUE}).")
+    int rounds;
+    @Option(names = "--warmup", defaultValue = "100",
+        description = "Warm-up rounds of each path before measuring (default: ${DEFAULT-VALUE}).")
+    int warmup;
+    @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
+    Path report;
+
+    @Override
+    public Integer call() throws Exception {
+      GrpcBandwidth.Result r = GrpcBandwidth.run(floats, Math.min(block, floats), rounds, warmup);
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("benchmark", "grpc-bandwidth");
+      m.put("floats", r.floats());
+      m.put("block_floats", r.blockFloats());
+      m.put("blocks", r.blocks());
+      m.put("warmup_rounds", r.warmup());
+      m.put("rounds", r.rounds());
+      m.put("grpc_gbps", r.grpcGBps());
+      m.put("bulk_gbps", r.bulk().bulkGBps());
+      m.put("artery_gbps", r.bulk().inlineGBps());
+      m.put("raw_gbps", r.bulk().rawGBps());
+      m.put("grpc_to_bulk", r.grpcGBps() / r.bulk().bulkGBps());
       spec.commandLine().getOut().println(r.summary());
       return writeReport(spec, report, m);
     }
@@ -343,6 +383,8 @@ final class BenchCommand implements Runnable {
     String grpc;
     @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
     Path report;
+    @picocli.CommandLine.Mixin
+    SecurityOption security = new SecurityOption();
 
     @Override
     public Integer call() throws Exception {
@@ -357,15 +399,18 @@ final class BenchCommand implements Runnable {
         try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
           port = free.getLocalPort();
         }
+        Map<String, Object> flags = new java.util.HashMap<>(security.flags());
+        flags.put("shardtrain.grpc.port", 0);
+        flags.put("shardtrain.transport.bulk.enabled", false);
         node = io.shardtrain.samples.cluster.ClusterNode.start(io.shardtrain.samples.cluster.NodeConfig.build(
-            List.of("ps", "master"), "127.0.0.1", port, List.of(), "memory", null,
-            Map.of("shardtrain.grpc.port", 0, "shardtrain.transport.bulk.enabled", false)));
+            List.of("ps", "master"), "127.0.0.1", port, List.of(), "memory", null, flags));
         io.shardtrain.samples.cluster.ClusterNode.awaitUp(node.system(), java.time.Duration.ofSeconds(60));
         target = "127.0.0.1:" + node.grpcPort();
       }
       try {
         LoadBenchmark.Result r = LoadBenchmark.run(target, clients, java.time.Duration.ofSeconds(seconds), hidden,
-            blockFloats);
+            blockFloats, security.settings(security.maybeOn()
+                ? io.shardtrain.actors.config.ShardTrainConfig.load(null) : null));
         spec.commandLine().getOut().printf("load: %d clients, %.1f s, %d blocks of %d floats: %.0f pushes/s, "
                 + "%.0f pulls/s; push p50/p99/p999 %d/%d/%d us, pull %d/%d/%d us; %d failed calls; "
                 + "%d pushes acknowledged as applied, block versions add up to %d: %s%n",

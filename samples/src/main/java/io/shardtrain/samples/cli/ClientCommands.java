@@ -3,12 +3,14 @@ package io.shardtrain.samples.cli;
 import com.typesafe.config.Config;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.shardtrain.actors.config.CtrSettings;
 import io.shardtrain.actors.config.ShardTrainConfig;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.grpc.GrpcSettings;
 import io.shardtrain.grpc.BlockState;
 import io.shardtrain.grpc.CheckpointReply;
 import io.shardtrain.grpc.CheckpointRequest;
+import io.shardtrain.grpc.ClickThroughShape;
 import io.shardtrain.grpc.ClusterStatus;
 import io.shardtrain.grpc.DatasetShape;
 import io.shardtrain.grpc.Job;
@@ -20,6 +22,7 @@ import io.shardtrain.grpc.StatusRequest;
 import io.shardtrain.grpc.SubmitJobReply;
 import io.shardtrain.grpc.SubmitJobRequest;
 import io.shardtrain.samples.cluster.JobWatch;
+import io.shardtrain.samples.local.CtrData;
 import io.shardtrain.samples.local.DataSets;
 import io.shardtrain.samples.report.Json;
 import java.io.PrintWriter;
@@ -27,6 +30,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -54,13 +58,16 @@ final class ClientCommands {
     @Option(names = "--connect-timeout", defaultValue = "4",
         description = "Seconds to connect before the address counts as not answering (default: ${DEFAULT-VALUE}).")
     int connectSeconds;
+    @picocli.CommandLine.Mixin
+    SecurityOption security = new SecurityOption();
 
     @Override
     public Integer call() throws Exception {
       // Loading every reference.conf on the classpath takes a cold JVM a second or more: only when needed.
-      Config local = grpc == null || config != null || needsConfig() ? ShardTrainConfig.load(config) : null;
+      Config local = grpc == null || config != null || needsConfig() || security.maybeOn()
+          ? ShardTrainConfig.load(config) : null;
       prepare(local);
-      try (ApiConnection api = ApiConnection.open(target(local))) {
+      try (ApiConnection api = ApiConnection.open(target(local), security.settings(local))) {
         PrintWriter out = spec.commandLine().getOut();
         int code = run(api, out);
         out.flush();
@@ -126,9 +133,17 @@ final class ClientCommands {
       ShardTrainConfig.validate(jobConfig);
       TrainSettings s = TrainSettings.fromConfig(jobConfig);
       // The shape the job's model is planned from; the trainers read the same data set.
-      var data = DataSets.load(s.dataset(), s.dataDir()).train();
-      shape = DatasetShape.newBuilder().setInputDim(data.dim()).setTrainExamples(data.size())
-          .setClasses(data.numClasses()).build();
+      if (CtrData.isCtr(s.dataset())) {
+        var train = CtrData.load(s.dataset(), CtrSettings.fromConfig(jobConfig), s.seed()).train();
+        shape = DatasetShape.newBuilder().setInputDim(train.denseDim()).setTrainExamples(train.size()).setClasses(2)
+            .setClickThrough(ClickThroughShape.newBuilder().setFields(train.fields()).setHashSpace(train.hashSpace())
+                .setFingerprint(train.fingerprint()))
+            .build();
+      } else {
+        var data = DataSets.load(s.dataset(), s.dataDir()).train();
+        shape = DatasetShape.newBuilder().setInputDim(data.dim()).setTrainExamples(data.size())
+            .setClasses(data.numClasses()).build();
+      }
       jobText = Files.readString(job);
     }
 
@@ -184,11 +199,55 @@ final class ClientCommands {
       description = "Show members and roles, which node holds which parameter blocks, the job's progress, and which"
           + " trainers each waiting block's sync barrier waits for.")
   static final class StatusCommand extends Client {
+    @Option(names = "--watch", paramLabel = "SECONDS", arity = "0..1", fallbackValue = "2",
+        description = "Print the status again every SECONDS (2 when not given) until the job is done, each time with"
+            + " the examples per second since the print before and how long each sync barrier has waited.")
+    Integer watch;
+    private static final java.time.format.DateTimeFormatter CLOCK =
+        java.time.format.DateTimeFormatter.ofPattern("HH:mm:ss");
+    /** Stops a watch after this many prints (tests). */
+    @Option(names = "--watch-count", hidden = true, defaultValue = "2147483647")
+    int watchCount;
+
     @Override
-    int run(ApiConnection api, PrintWriter out) {
+    int run(ApiConnection api, PrintWriter out) throws InterruptedException {
       ClusterStatus s = api.probe(true, connect(), timeout());
-      print(s, out);
-      return 0;
+      if (watch == null) {
+        print(s, out);
+        return 0;
+      }
+      if (watch < 1) throw new IllegalArgumentException("--watch must be at least 1 second, not " + watch);
+      // When each waiting barrier (block and step) was first seen waiting.
+      Map<String, Long> waitingSince = new HashMap<>();
+      long lastExamples = s.getExamplesReported();
+      long lastAt = System.nanoTime();
+      for (int n = 1; ; n++) {
+        long now = System.nanoTime();
+        out.printf("--- %s ---%n", java.time.LocalTime.now().format(CLOCK));
+        print(s, out);
+        if (n > 1 && s.getSubmitted()) {
+          out.printf(java.util.Locale.ROOT, "  %.0f examples/s over the last %.1f s%n",
+              (s.getExamplesReported() - lastExamples) / ((now - lastAt) / 1e9), (now - lastAt) / 1e9);
+        }
+        Map<String, Long> still = new HashMap<>();
+        for (BlockState b : s.getBlocksList()) {
+          if (b.getWaitingForCount() == 0) continue;
+          String key = b.getBlockId() + "@" + b.getPendingStep();
+          long since = waitingSince.getOrDefault(key, now);
+          still.put(key, since);
+          if (since < now) {
+            out.printf(java.util.Locale.ROOT, "  %s has waited at least %.1f s for %s at step %d%n", b.getBlockId(),
+                (now - since) / 1e9, b.getWaitingForList(), b.getPendingStep());
+          }
+        }
+        waitingSince = still;
+        out.flush();
+        if (s.getDone() || n >= watchCount) return 0;
+        lastExamples = s.getExamplesReported();
+        lastAt = now;
+        Thread.sleep(watch * 1000L);
+        s = api.probe(true, connect(), timeout());
+      }
     }
 
     static void print(ClusterStatus s, PrintWriter out) {
@@ -200,7 +259,8 @@ final class ClientCommands {
       out.println("parameter blocks:");
       for (Placement p : s.getPlacementList()) {
         if (p.getAnswered()) {
-          out.printf("  %s  %d blocks: %s%n", p.getNode(), p.getBlockIdsCount(), String.join(" ", p.getBlockIdsList()));
+          out.printf("  %s  %d blocks%s%n", p.getNode(), p.getBlockIdsCount(),
+              p.getBlockIdsCount() == 0 ? "" : ": " + String.join(" ", p.getBlockIdsList()));
         } else {
           out.printf("  %s  no answer%n", p.getNode());
         }
@@ -217,6 +277,10 @@ final class ClientCommands {
       out.printf("  trainers (membership epoch %d): %s%n", s.getMembershipEpoch(), s.getTrainersList());
       if (s.getCheckpointStep() >= 0) {
         out.printf("  last checkpoint: step %d in %s%n", s.getCheckpointStep(), s.getCheckpointDir());
+      }
+      if (!Double.isNaN(s.getTestAuc()) && s.getTestAucExamples() > 0) {
+        out.printf(java.util.Locale.ROOT, "  test_auc %.4f over %d test examples%n", s.getTestAuc(),
+            s.getTestAucExamples());
       }
       if (s.getGeneration() > 0) out.printf("  rolled back to a checkpoint %d time(s)%n", s.getGeneration());
       for (String lease : s.getLeasesList()) out.printf("  lease %s%n", lease);
@@ -253,7 +317,8 @@ final class ClientCommands {
 
   @Command(name = "save-model", mixinStandardHelpOptions = true,
       description = "Pull every parameter block of the running job and save the model (docs/MODEL-FORMAT.md) on the"
-          + " node that serves the gRPC API.")
+          + " node that serves the gRPC API. A sync job's blocks are saved at one version, read again at the newest"
+          + " version seen while a step is being applied; a block that does not get there is named.")
   static final class SaveModel extends Client {
     @Option(names = "--out", required = true, paramLabel = "DIR",
         description = "Model directory to write, on the serving node (a relative path is made absolute here).")

@@ -183,8 +183,8 @@ final class ExperimentCommand implements Callable<Integer> {
         number(m, "samples").longValue(), number(m, "samples_per_sec").doubleValue(),
         o.metrics().secondHalfSamplesPerSec(),
         number(m, "wall_seconds").doubleValue(), number(m, "test_accuracy").doubleValue(),
-        // Not the summary's final_loss: that is the last step's loss in a single process but a moving
-        // average on a cluster, and the rows must compare alike.
+        // Not the summary's final_loss (a moving average weighted by step order): the mean of the last
+        // steps compares alike across modes with different step counts.
         o.metrics().recentLoss(), Math.max(0, o.bytesSent()), o.metrics().evaluations(),
         o.metrics().smoothedLoss());
   }

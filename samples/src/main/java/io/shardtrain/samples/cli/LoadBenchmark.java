@@ -1,6 +1,7 @@
 package io.shardtrain.samples.cli;
 
 import io.grpc.StatusRuntimeException;
+import io.shardtrain.actors.security.SecuritySettings;
 import io.shardtrain.grpc.Block;
 import io.shardtrain.grpc.BlockState;
 import io.shardtrain.grpc.BlockValues;
@@ -77,6 +78,12 @@ final class LoadBenchmark {
    * node at {@code grpc}, then runs {@code clients} clients for {@code duration}.
    */
   static Result run(String grpc, int clients, Duration duration, int hidden, int blockFloats) throws Exception {
+    return run(grpc, clients, duration, hidden, blockFloats, SecuritySettings.off());
+  }
+
+  /** As above, over TLS with the cluster's token when {@code security} is on. */
+  static Result run(String grpc, int clients, Duration duration, int hidden, int blockFloats,
+      SecuritySettings security) throws Exception {
     if (clients < 1 || clients > MAX_CLIENTS) {
       throw new IllegalArgumentException("--clients must be between 1 and " + MAX_CLIENTS + ", not " + clients);
     }
@@ -84,7 +91,7 @@ final class LoadBenchmark {
       throw new IllegalArgumentException("--seconds must be between 1 and " + MAX_DURATION.toSeconds() + ", not "
           + duration.toSeconds());
     }
-    try (ApiConnection api = ApiConnection.open(grpc)) {
+    try (ApiConnection api = ApiConnection.open(grpc, security)) {
       api.connect(Duration.ofSeconds(4));
       String jobId = "load-" + System.currentTimeMillis();
       SubmitJobReply submitted = api.await("SubmitJob", SubmitJobRequest.newBuilder()

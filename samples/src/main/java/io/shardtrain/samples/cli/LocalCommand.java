@@ -27,7 +27,7 @@ final class LocalCommand implements Callable<Integer> {
   @Option(names = "--trainers", defaultValue = "1",
       description = "Trainers (default: ${DEFAULT-VALUE}).")
   int trainers;
-  @Option(names = "--mode", description = "sync, async or allreduce (default from shardtrain.train.mode).")
+  @Option(names = "--mode", description = "sync, async or allreduce (default: ${sys:shardtrain.default.train.mode}).")
   String mode;
   @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
   Path report;
@@ -56,6 +56,10 @@ final class LocalCommand implements Callable<Integer> {
           + "parameter blocks (--ps or --trainers above 1); a single process sends none, so it is ignored here");
     }
     var out = spec.commandLine().getOut();
+    if (config.getInt("shardtrain.metrics.port") > 0) {
+      spec.commandLine().getErr().println("shardtrain: --metrics-port serves a local cluster's nodes (--ps or"
+          + " --trainers above 1); a single process has no node, so it is ignored here");
+    }
     if (profile) {
       spec.commandLine().getErr().println("shardtrain: --profile splits the steps of a local cluster's trainers "
           + "(--ps or --trainers above 1); a single process has nothing to wait for, so it is ignored here");
@@ -63,7 +67,7 @@ final class LocalCommand implements Callable<Integer> {
     var data = DataSets.load(settings.dataset(), settings.dataDir());
     LocalRun.Outcome r = run.single(settings, data);
     Map<String, Object> m = r.summary();
-    out.printf("%s: %s steps, %.0f samples/s, test accuracy %.4f, final loss %.4f%n",
+    out.printf("%s: %s steps, %.0f samples/s, test accuracy %.4f, training loss %.4f (moving average)%n",
         settings.dataset(), m.get("steps"), m.get("samples_per_sec"), m.get("test_accuracy"), m.get("final_loss"));
     writeOutputs(m, r.metrics(), r.title());
     saveModel(r.model(), settings, data.train(), r.version());
@@ -71,16 +75,25 @@ final class LocalCommand implements Callable<Integer> {
   }
 
   private Integer runCtr(LocalRun run, Config config, TrainSettings settings) throws Exception {
-    if (flags.ps > 0 || trainers > 1) {
-      throw new IllegalArgumentException("--dataset " + settings.dataset() + " trains in a single process only "
-          + "(--trainers 1, --ps 0): trainers do not use the sparse table yet");
-    }
     if (saveModel != null || exportNpy != null) {
       throw new IllegalArgumentException("--save-model and --export-npy save MLPs; a factorization machine's "
           + "rows live in a sparse table, which they do not write");
     }
     CtrSettings ctr = CtrSettings.fromConfig(config);
+    boolean cluster = flags.ps > 0 || trainers > 1;
+    if (cluster) LocalRun.blockMode(config);
     CtrData data = CtrData.load(settings.dataset(), ctr, settings.seed());
+    if (cluster) {
+      LocalRun.Outcome r = run.clusterCtr(config, settings, ctr, data, flags.ps, trainers);
+      Map<String, Object> m = r.summary();
+      spec.commandLine().getOut().printf(java.util.Locale.ROOT,
+          "%s %s: %s steps per trainer, %.0f samples/s, test_auc %.4f (oracle %.4f), sparse bytes per example:"
+              + " pull %.0f, push %.0f%n", settings.dataset(), m.get("mode"), m.get("steps"), m.get("samples_per_sec"),
+          m.get("test_auc"), m.get("oracle_auc"), m.get("sparse_pull_bytes_per_example"),
+          m.get("sparse_push_bytes_per_example"));
+      writeOutputs(m, r.metrics(), r.title());
+      return 0;
+    }
     LocalRun.Outcome r = run.singleCtr(settings, ctr, data);
     Map<String, Object> m = r.summary();
     spec.commandLine().getOut().printf(java.util.Locale.ROOT,
@@ -100,7 +113,7 @@ final class LocalCommand implements Callable<Integer> {
     var data = DataSets.load(settings.dataset(), settings.dataDir());
     LocalRun.Outcome r = run.cluster(config, settings, data, flags.ps, trainers, profile);
     Map<String, Object> m = r.summary();
-    out.printf("%s %s: %s steps per trainer, %.0f samples/s, test accuracy %.4f, final loss %.4f%n",
+    out.printf("%s %s: %s steps per trainer, %.0f samples/s, test accuracy %.4f, training loss %.4f (moving average)%n",
         settings.dataset(), m.get("mode"), m.get("steps"), m.get("samples_per_sec"), m.get("test_accuracy"),
         m.get("final_loss"));
     if (r.profile() != null) r.profile().lines().forEach(out::println);

@@ -2,6 +2,7 @@ package io.shardtrain.samples.cli;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.config.CtrSettings;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.PsSettings;
@@ -14,6 +15,7 @@ import io.shardtrain.persistence.journal.JournalSettings;
 import io.shardtrain.samples.local.CtrData;
 import io.shardtrain.samples.local.CtrTraining;
 import io.shardtrain.samples.local.DataSets;
+import io.shardtrain.samples.local.DistributedCtrTraining;
 import io.shardtrain.samples.local.DistributedTraining;
 import io.shardtrain.samples.local.LocalCluster;
 import io.shardtrain.samples.local.SingleProcessTraining;
@@ -79,7 +81,7 @@ final class LocalRun {
   }
 
   /** Trains a factorization machine on click-through data in this process. */
-  Outcome singleCtr(TrainSettings settings, io.shardtrain.actors.config.CtrSettings ctr, CtrData data) {
+  Outcome singleCtr(TrainSettings settings, CtrSettings ctr, CtrData data) {
     err.println("shardtrain: factorization machine, k = " + ctr.factors() + ", " + data.train().size()
         + " training and " + data.test().size() + " test examples, " + data.train().fields() + " categorical and "
         + data.train().denseDim() + " dense features, " + data.train().hashSpace() + "-row id space");
@@ -127,17 +129,15 @@ final class LocalRun {
     BlockSpec.Mode blockMode = blockMode(config);
     String modeName = blockMode.name().toLowerCase(Locale.ROOT);
     LocalCluster.Layout nodeLayout = flags.layout();
-    // Each local run journals into a fresh H2 file, so runs never see each other's blocks; a
-    // journal given as a URL is the user's to keep.
-    Path journalDir = flags.journalIsUrl() ? null
-        : settings.dataDir().resolve("journal").resolve("local-" + System.currentTimeMillis());
-    Config runConfig = journalDir == null ? config.resolve() : ConfigFactory.parseMap(Map.of("shardtrain.persistence.h2-path",
-        journalDir.resolve("shardtrain").toAbsolutePath().toString())).withFallback(config).resolve();
+    Path journalDir = journalDir(settings);
+    Config runConfig = runConfig(config, journalDir);
     PsSettings psSettings = PsSettings.fromConfig(runConfig);
     int psNodes = Math.max(1, ps);
     err.printf("shardtrain: local cluster of %d ps and %d trainer(s) on %d node(s) (%s), %s mode, %s journal%n",
         psNodes, trainers, nodeLayout == LocalCluster.Layout.COLOCATED ? Math.max(psNodes, trainers) : psNodes + trainers,
         nodeLayout.name().toLowerCase(Locale.ROOT), modeName, runConfig.getString("shardtrain.persistence.journal"));
+    printMetricsPorts(runConfig, nodeLayout == LocalCluster.Layout.COLOCATED ? Math.max(psNodes, trainers)
+        : psNodes + trainers);
     MetricsLog metrics = new MetricsLog();
     long stepsPerTrainer = settings.stepsPerTrainer(data.train().size(), trainers);
     ProgressBar progress = flags.noProgress ? ProgressBar.messagesOnly(System.err)
@@ -178,6 +178,85 @@ final class LocalRun {
     }
     return new Outcome(m, metrics, r.model(), r.version(),
         settings.dataset() + " " + modeName + ", " + trainers + " trainers", bytesSent, profile);
+  }
+
+  /**
+   * Each local run journals into a fresh H2 file, so runs never see each other's blocks; a journal
+   * given as a URL is the user's to keep (null).
+   */
+  private Path journalDir(TrainSettings settings) {
+    return flags.journalIsUrl() ? null
+        : settings.dataDir().resolve("journal").resolve("local-" + System.currentTimeMillis());
+  }
+
+  private static Config runConfig(Config config, Path journalDir) {
+    return journalDir == null ? config.resolve() : ConfigFactory.parseMap(Map.of("shardtrain.persistence.h2-path",
+        journalDir.resolve("shardtrain").toAbsolutePath().toString())).withFallback(config).resolve();
+  }
+
+  /** Trains a factorization machine on click-through data on a fresh local cluster. */
+  Outcome clusterCtr(Config config, TrainSettings settings, CtrSettings ctr, CtrData data, int ps, int trainers)
+      throws Exception {
+    BlockSpec.Mode blockMode = blockMode(config);
+    String modeName = blockMode.name().toLowerCase(Locale.ROOT);
+    Path journalDir = journalDir(settings);
+    Config runConfig = runConfig(config, journalDir);
+    PsSettings psSettings = PsSettings.fromConfig(runConfig);
+    int psNodes = Math.max(1, ps);
+    err.printf("shardtrain: factorization machine (k = %d) on a local cluster of %d ps and %d trainer(s), %s mode,"
+        + " %s journal%n", ctr.factors(), psNodes, trainers, modeName, runConfig.getString("shardtrain.persistence.journal"));
+    printMetricsPorts(runConfig, flags.layout() == LocalCluster.Layout.COLOCATED ? Math.max(psNodes, trainers)
+        : psNodes + trainers);
+    MetricsLog metrics = new MetricsLog();
+    ProgressBar progress = flags.noProgress ? ProgressBar.messagesOnly(System.err)
+        : ProgressBar.forTerminal(settings.stepsPerTrainer(data.train().size(), trainers) * trainers);
+    DistributedCtrTraining.Result r;
+    try (LocalCluster cluster = LocalCluster.start("shardtrain", psNodes, trainers, runConfig, Duration.ofSeconds(60),
+        flags.layout())) {
+      r = new DistributedCtrTraining(settings, ctr, blockMode, psSettings.blockSize(), psSettings.maxStaleness(),
+          progress, metrics).run(cluster, data.train(), data.test());
+    } finally {
+      if (journalDir != null) FileTrees.delete(journalDir);
+    }
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("mode", modeName);
+    m.put("dataset", settings.dataset());
+    m.put("model", "fm");
+    m.put("factors", ctr.factors());
+    m.put("trainers", trainers);
+    m.put("ps", psNodes);
+    m.put("table_shards", r.job().ctr().tableShards());
+    m.put("steps", r.steps());
+    m.put("batch", settings.batch());
+    m.put("optimizer", settings.optimizer());
+    m.put("lr", settings.lr());
+    m.put("row_optimizer", "adagrad");
+    m.put("row_lr", ctr.rowLr());
+    m.put("seed", settings.seed());
+    m.put("journal", runConfig.getString("shardtrain.persistence.journal"));
+    m.put("train_examples", data.train().size());
+    m.put("test_examples", data.test().size());
+    m.put("hash_space", data.train().hashSpace());
+    m.put("samples", r.samples());
+    m.put("samples_per_sec", r.samplesPerSec());
+    m.put("train_seconds", r.trainSeconds());
+    m.put("wall_seconds", r.wallSeconds());
+    m.put("test_auc", r.testAuc());
+    m.put("test_auc_examples", r.testAucExamples());
+    m.put("oracle_auc", data.oracleAuc());
+    m.put("final_loss", r.finalLoss());
+    m.put("sparse_pull_bytes_per_example", r.pullBytesPerExample());
+    m.put("sparse_push_bytes_per_example", r.pushBytesPerExample());
+    return new Outcome(m, metrics, null, r.steps(),
+        settings.dataset() + " factorization machine, " + modeName + ", " + trainers + " trainers", -1, null);
+  }
+
+  /** With {@code --metrics-port P}, where node i's meters are ({@code LocalCluster}: P + i). */
+  private void printMetricsPorts(Config runConfig, int nodes) {
+    int port = runConfig.getInt("shardtrain.metrics.port");
+    if (port <= 0) return;
+    err.printf("shardtrain: node meters at http://%s:%d/metrics%s while the cluster runs%n",
+        runConfig.getString("shardtrain.metrics.host"), port, nodes > 1 ? " to port " + (port + nodes - 1) : "");
   }
 
   /** The report fields that say how the job was set up (the same in every mode). */

@@ -62,6 +62,8 @@ final class NodeCommand implements Callable<Integer> {
   String contactPoints;
   @Option(names = "--exit-when-done", description = "Stop this node when its trainer has finished.")
   boolean exitWhenDone;
+  @picocli.CommandLine.Mixin
+  SecurityOption security = new SecurityOption();
 
   @Override
   public Integer call() throws Exception {
@@ -75,6 +77,7 @@ final class NodeCommand implements Callable<Integer> {
     if (metricsPort != null) flags.put("shardtrain.metrics.port", metricsPort);
     if (managementPort != null) flags.put("shardtrain.management.port", managementPort);
     if (discovery != null) flags.put("shardtrain.management.discovery", discovery);
+    flags.putAll(security.flags());
     List<String> contacts = contactPoints == null ? List.of()
         : Arrays.stream(contactPoints.split(",")).map(String::trim).filter(x -> !x.isEmpty()).toList();
     Config nodeConfig = NodeConfig.build(roleList, host, port, seedList, contacts, journal, config, flags);

@@ -29,6 +29,7 @@ public final class ShardTrainCli implements Runnable {
 
   /** Runs the command line with the given output and error writers. */
   public static int execute(PrintWriter out, PrintWriter err, String... args) {
+    HelpDefaults.publish();
     CommandLine cl = new CommandLine(new ShardTrainCli());
     cl.setOut(out);
     cl.setErr(err);

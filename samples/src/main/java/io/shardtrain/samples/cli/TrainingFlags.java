@@ -24,7 +24,7 @@ final class TrainingFlags {
   @Option(names = "--config", paramLabel = "FILE", description = "HOCON file layered over the defaults.")
   Path config;
   @Option(names = "--dataset", description = "mnist, fashion-mnist, ctr (synthetic clicks) or criteo:PATH (Criteo TSV); the last two "
-      + "train a factorization machine in a single process (default from config).")
+      + "train a factorization machine" + " (default: ${sys:shardtrain.default.train.dataset}).")
   String dataset;
   @Option(names = "--layout", defaultValue = "colocated", paramLabel = "colocated|separate",
       description = "Local cluster: colocated (node i runs trainer i and holds a share of the blocks) or separate "
@@ -33,48 +33,52 @@ final class TrainingFlags {
   @Option(names = "--ps", defaultValue = "0", description = "Parameter-server nodes; 0 with one trainer trains "
       + "in a single process without actors (default: ${DEFAULT-VALUE}).")
   int ps;
-  @Option(names = "--max-staleness", description = "Async: refuse pushes whose base version lags more (-1: off).")
+  @Option(names = "--max-staleness", description = "Async: refuse pushes whose base version lags more (-1: off) (default: ${sys:shardtrain.default.ps.max-staleness}).")
   Long maxStaleness;
-  @Option(names = "--block-size", description = "Floats per parameter block.")
+  @Option(names = "--block-size", description = "Floats per parameter block (default: ${sys:shardtrain.default.ps.block-size}).")
   Integer blockSize;
   @Option(names = "--gradient-precision", paramLabel = "fp32|bf16",
       description = "How trainers send gradients to the blocks: fp32, or bf16 (half the bytes, with error "
-          + "feedback). Parameters always travel as fp32.")
+          + "feedback). Parameters always travel as fp32 (default: ${sys:shardtrain.default.transport.gradient-precision}).")
   String gradientPrecision;
   @Option(names = "--journal", paramLabel = "KIND|URL",
       description = "h2 (default: a fresh file per run), memory, postgres, or a JDBC URL (jdbc:h2:PATH, "
           + "jdbc:postgresql://HOST:PORT/DB).")
   String journal;
-  @Option(names = "--epochs", description = "Passes over the training set.")
+  @Option(names = "--epochs", description = "Passes over the training set (default: ${sys:shardtrain.default.train.epochs}).")
   Integer epochs;
-  @Option(names = "--steps", description = "Steps per trainer, instead of epochs.")
+  @Option(names = "--steps", description = "Steps per trainer, instead of epochs (0: by epochs) (default: ${sys:shardtrain.default.train.steps}).")
   Long steps;
-  @Option(names = "--hidden", paramLabel = "W1,W2", description = "Hidden layer widths, e.g. 512,256.")
+  @Option(names = "--hidden", paramLabel = "W1,W2", description = "Hidden layer widths, e.g. 512,256 (default: ${sys:shardtrain.default.train.hidden}).")
   String hidden;
-  @Option(names = "--activation", description = "relu, tanh or sigmoid.")
+  @Option(names = "--activation", description = "relu, tanh or sigmoid (default: ${sys:shardtrain.default.train.activation}).")
   String activation;
-  @Option(names = "--optimizer", description = "sgd, momentum, nesterov, adam, adamw, adagrad or lars.")
+  @Option(names = "--optimizer", description = "sgd, momentum, nesterov, adam, adamw, adagrad or lars (default: ${sys:shardtrain.default.train.optimizer}).")
   String optimizer;
-  @Option(names = "--lr", description = "Base learning rate.")
+  @Option(names = "--lr", description = "Base learning rate (default: ${sys:shardtrain.default.train.lr}).")
   Double lr;
-  @Option(names = "--lr-schedule", description = "constant, step:SIZE:GAMMA, exp:GAMMA, cosine:TOTAL, warmup:N,<schedule>.")
+  @Option(names = "--lr-schedule", description = "constant, step:SIZE:GAMMA, exp:GAMMA, cosine:TOTAL, warmup:N,<schedule> (default: ${sys:shardtrain.default.train.lr-schedule}).")
   String lrSchedule;
-  @Option(names = "--weight-decay", description = "L2 weight decay.")
+  @Option(names = "--weight-decay", description = "L2 weight decay (default: ${sys:shardtrain.default.train.weight-decay}).")
   Double weightDecay;
-  @Option(names = "--batch", description = "Examples per batch, per trainer.")
+  @Option(names = "--batch", description = "Examples per batch, per trainer (default: ${sys:shardtrain.default.train.batch}).")
   Integer batch;
-  @Option(names = "--seed", description = "Seed for initialisation and shuffling.")
+  @Option(names = "--seed", description = "Seed for initialisation and shuffling (default: ${sys:shardtrain.default.train.seed}).")
   Long seed;
-  @Option(names = "--eval-every", description = "Evaluate every N steps (0: each epoch).")
+  @Option(names = "--eval-every", description = "Evaluate every N steps (0: each epoch) (default: ${sys:shardtrain.default.train.eval-every}).")
   Long evalEvery;
-  @Option(names = "--compute-threads", description = "GEMM threads per trainer.")
+  @Option(names = "--compute-threads", description = "GEMM threads per trainer (default: ${sys:shardtrain.default.compute.threads}).")
   Integer computeThreads;
-  @Option(names = "--backend", description = "auto, cpu or cuda.")
+  @Option(names = "--backend", description = "auto, cpu or cuda (default: ${sys:shardtrain.default.compute.backend}).")
   String backend;
-  @Option(names = "--data-dir", description = "Where data sets are cached.")
+  @Option(names = "--data-dir", description = "Where data sets are cached (default: ${sys:shardtrain.default.data-dir}).")
   Path dataDir;
   @Option(names = "--init-from", paramLabel = "DIR", description = "Start from a saved model (docs/MODEL-FORMAT.md).")
   Path initFrom;
+  @Option(names = "--metrics-port", paramLabel = "PORT", description = "Local cluster: node i serves its meters in"
+      + " Prometheus' text format at http://127.0.0.1:PORT+i/metrics while it runs (0: none)"
+      + " (default: ${sys:shardtrain.default.metrics.port}).")
+  Integer metricsPort;
   @Option(names = "--no-progress", description = "No progress bar.")
   boolean noProgress;
 
@@ -103,6 +107,7 @@ final class TrainingFlags {
     put(flags, "ps.max-staleness", maxStaleness);
     put(flags, "ps.block-size", blockSize);
     put(flags, "transport.gradient-precision", gradientPrecision);
+    put(flags, "metrics.port", metricsPort);
     if (!journalIsUrl()) put(flags, "persistence.journal", journal);
     if (dataDir != null) put(flags, "data-dir", dataDir.toAbsolutePath().toString());
     if (initFrom != null) put(flags, "train.init-from", initFrom.toAbsolutePath().toString());

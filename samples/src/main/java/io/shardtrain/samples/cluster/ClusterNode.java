@@ -16,8 +16,13 @@ import io.shardtrain.actors.grpc.GrpcServer;
 import io.shardtrain.actors.grpc.GrpcSettings;
 import io.shardtrain.actors.metrics.MetricsServer;
 import io.shardtrain.actors.ps.ParameterBlock;
+import io.shardtrain.actors.security.Exposure;
+import io.shardtrain.actors.security.SecuritySettings;
+import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.persistence.journal.Journal;
+import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.SortedSet;
 import java.util.TreeSet;
@@ -61,11 +66,38 @@ public final class ClusterNode {
         }
       }
       int managementPort = startManagement(system);
+      warnIfExposed(system, grpcPort, metricsPort, managementPort);
       return new Started(system, api, grpcPort, metricsPort, managementPort);
     } catch (RuntimeException e) {
       system.terminate();
       throw e;
     }
+  }
+
+  /** Logs one warning line when a listener of this node is bound beyond loopback without TLS. */
+  private static void warnIfExposed(ActorSystem<?> system, int grpcPort, int metricsPort, int managementPort) {
+    Config c = system.settings().config();
+    boolean tls = SecuritySettings.create(system).enabled();
+    List<Exposure.Listener> listeners = new ArrayList<>();
+    String artery = c.getString("akka.remote.artery.bind.hostname");
+    if (artery.isEmpty()) artery = c.getString("akka.remote.artery.canonical.hostname");
+    listeners.add(new Exposure.Listener("Artery", InetSocketAddress.createUnresolved(artery,
+        system.address().getPort().orElse(0)), tls));
+    BulkTransport bulk = BulkTransport.get(system);
+    if (bulk.isEnabled()) listeners.add(new Exposure.Listener("bulk channel", bulk.address(), tls));
+    if (grpcPort >= 0) {
+      listeners.add(new Exposure.Listener("gRPC API", InetSocketAddress.createUnresolved(
+          GrpcSettings.create(system).host(), grpcPort), tls));
+    }
+    if (metricsPort > 0) {
+      listeners.add(new Exposure.Listener("metrics", InetSocketAddress.createUnresolved(
+          c.getString("shardtrain.metrics.host"), metricsPort), false));
+    }
+    if (managementPort > 0) {
+      listeners.add(new Exposure.Listener("Akka Management", InetSocketAddress.createUnresolved(
+          ManagementSettings.fromConfig(c).host(), managementPort), false));
+    }
+    Exposure.warning(listeners).ifPresent(line -> system.log().warn(line));
   }
 
   /**

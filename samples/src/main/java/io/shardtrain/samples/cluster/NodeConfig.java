@@ -3,6 +3,7 @@ package io.shardtrain.samples.cluster;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.config.ShardTrainConfig;
+import io.shardtrain.actors.security.SecuritySettings;
 import io.shardtrain.persistence.journal.JournalConfig;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -12,7 +13,8 @@ import java.util.Map;
 
 /**
  * The configuration of one cluster node from command-line flags, layered: flags over the user's
- * file over {@code cluster.conf} over the defaults, then the journal's persistence layer.
+ * file over {@code cluster.conf} over the defaults, then the journal's persistence layer; with
+ * {@code shardtrain.security.enabled}, Artery over TLS ({@link SecuritySettings#withArtery}).
  */
 public final class NodeConfig {
   public static final String SYSTEM_NAME = "shardtrain";
@@ -78,7 +80,7 @@ public final class NodeConfig {
         .withFallback(full);
     Config resolved = JournalConfig.of(full);
     ShardTrainConfig.validate(resolved);
-    return resolved;
+    return SecuritySettings.withArtery(resolved);
   }
 
   /** How the node joins: seed nodes, or Cluster Bootstrap through the management endpoint. */

@@ -1,12 +1,15 @@
 package io.shardtrain.samples.cluster;
 
 import io.shardtrain.actors.ShardTrain;
+import io.shardtrain.actors.config.CtrSettings;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.job.JobProtocol;
+import io.shardtrain.actors.trainer.CtrTrainer;
 import io.shardtrain.actors.trainer.StepListener;
 import io.shardtrain.actors.trainer.Trainer;
 import io.shardtrain.actors.trainer.TrainerSettings;
 import io.shardtrain.compute.backend.Backends;
+import io.shardtrain.samples.local.CtrData;
 import io.shardtrain.samples.local.DataSets;
 import java.io.PrintStream;
 import java.util.concurrent.CompletableFuture;
@@ -27,43 +30,22 @@ public final class TrainerNode {
       try {
         JobProtocol.JobStatus status = awaitJob(api);
         String dataset = status.job().dataset();
+        StepListener listener = listener(log, finished);
+        if (status.job().ctr() != null) {
+          // The job's fingerprint tells the trainer whether these are the examples it was planned on.
+          CtrData data = CtrData.load(dataset, CtrSettings.fromConfig(api.system().settings().config()),
+              status.job().seed());
+          log.printf("trainer %s: click-through job %s, data set %s%n", trainerId, status.jobId(), dataset);
+          api.startTrainer(new CtrTrainer.Setup(trainerId, api.master(), data.train(), data.test(),
+              TrainerSettings.create(api.system()), listener));
+          return;
+        }
         DataSets.TrainTest data = DataSets.load(dataset, settings.dataDir());
         log.printf("trainer %s: job %s, data set %s%n", trainerId, status.jobId(), dataset);
         int threads = settings.computeThreads();
         String backend = settings.backend();
         api.startTrainer(new Trainer.Setup(trainerId, api.master(), data.train(), data.test(),
-            () -> Backends.create(backend, threads).backend(), TrainerSettings.create(api.system()),
-            new StepListener() {
-              private long last = System.nanoTime();
-
-              @Override
-              public void onStep(String id, long step, float loss, int examples, long computeNanos) {
-                long now = System.nanoTime();
-                if (now - last > 5_000_000_000L) {
-                  log.printf("trainer %s: step %d, loss %.4f%n", id, step, loss);
-                  last = now;
-                }
-              }
-
-              @Override
-              public void onResumed(String id, int epoch, int task, long offset, long step, long version) {
-                // Printed, not logged: an operator restarting a trainer looks for this line at any log level.
-                log.printf("trainer %s resumes task %d/%d at offset %d after step %d (parameters pulled at version %d)%n",
-                    id, epoch, task, offset, step, version);
-              }
-
-              @Override
-              public void onFinished(String id, long steps, long pushes, long pulls, long stale) {
-                log.printf("trainer %s finished: %d steps, %d pushes, %d pulls%n", id, steps, pushes, pulls);
-                finished.complete(steps);
-              }
-
-              @Override
-              public void onFailed(String id, String reason) {
-                log.printf("trainer %s failed: %s%n", id, reason);
-                finished.completeExceptionally(new IllegalStateException(reason));
-              }
-            }));
+            () -> Backends.create(backend, threads).backend(), TrainerSettings.create(api.system()), listener));
       } catch (Exception e) {
         finished.completeExceptionally(e);
       }
@@ -71,6 +53,41 @@ public final class TrainerNode {
     t.setDaemon(true);
     t.start();
     return finished;
+  }
+
+  /** Prints a step now and then, the resumption, and the end; completes {@code finished}. */
+  private static StepListener listener(PrintStream log, CompletableFuture<Long> finished) {
+    return new StepListener() {
+      private long last = System.nanoTime();
+
+      @Override
+      public void onStep(String id, long step, float loss, int examples, long computeNanos) {
+        long now = System.nanoTime();
+        if (now - last > 5_000_000_000L) {
+          log.printf("trainer %s: step %d, loss %.4f%n", id, step, loss);
+          last = now;
+        }
+      }
+
+      @Override
+      public void onResumed(String id, int epoch, int task, long offset, long step, long version) {
+        // Printed, not logged: an operator restarting a trainer looks for this line at any log level.
+        log.printf("trainer %s resumes task %d/%d at offset %d after step %d (parameters pulled at version %d)%n",
+            id, epoch, task, offset, step, version);
+      }
+
+      @Override
+      public void onFinished(String id, long steps, long pushes, long pulls, long stale) {
+        log.printf("trainer %s finished: %d steps, %d pushes, %d pulls%n", id, steps, pushes, pulls);
+        finished.complete(steps);
+      }
+
+      @Override
+      public void onFailed(String id, String reason) {
+        log.printf("trainer %s failed: %s%n", id, reason);
+        finished.completeExceptionally(new IllegalStateException(reason));
+      }
+    };
   }
 
   private static JobProtocol.JobStatus awaitJob(ShardTrain api) throws InterruptedException {

@@ -81,7 +81,6 @@ public final class CtrTraining {
     long samples = 0;
     long distinctRows = 0;
     double lossEma = Double.NaN;
-    double lastLoss = Double.NaN;
     for (long s = 1; s <= totalSteps; s++) {
       Batch b = reader.next();
       long t0 = System.nanoTime();
@@ -101,7 +100,6 @@ public final class CtrTraining {
       trainNanos += System.nanoTime() - t0;
       samples += b.size();
       distinctRows += rows.distinctCount();
-      lastLoss = loss;
       metrics.step(trainNanos / 1e9, "trainer-1", s, b.size(), loss);
       lossEma = Double.isNaN(lossEma) ? loss : 0.98 * lossEma + 0.02 * loss;
       progress.update(s, samples / (trainNanos / 1e9), lossEma);
@@ -116,7 +114,7 @@ public final class CtrTraining {
     metrics.aucEvaluation(trainNanos / 1e9, totalSteps, e.auc());
     progress.message(String.format(Locale.ROOT, "step %d  loss %.4f  test_auc %.4f", totalSteps, lossEma, e.auc()));
     progress.finish();
-    return new Result(totalSteps, samples, trainNanos / 1e9, (System.nanoTime() - wallStart) / 1e9, lastLoss,
+    return new Result(totalSteps, samples, trainNanos / 1e9, (System.nanoTime() - wallStart) / 1e9, lossEma,
         e.auc(), e.exactAuc(), e.logLoss(), samples > 0 ? (double) distinctRows / samples : 0,
         table.store().size());
   }

@@ -8,6 +8,7 @@ import akka.cluster.typed.Join;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.ShardTrain;
+import io.shardtrain.actors.metrics.MetricsServer;
 import io.shardtrain.persistence.journal.Journal;
 import io.shardtrain.persistence.journal.JournalConfig;
 import java.time.Duration;
@@ -65,13 +66,15 @@ public final class LocalCluster implements AutoCloseable {
           if (i < ps) roles.add("ps");
           if (i < trainers) roles.add("trainer");
           if (i == 0) roles.add("master");
-          ActorSystem<Void> s = node(name, roles, common);
+          ActorSystem<Void> s = node(name, roles, common, i);
           if (i < ps) c.psNodes.add(s);
           if (i < trainers) c.trainerNodes.add(s);
         }
       } else {
-        for (int i = 0; i < ps; i++) c.psNodes.add(node(name, i == 0 ? List.of("ps", "master") : List.of("ps"), common));
-        for (int i = 0; i < trainers; i++) c.trainerNodes.add(node(name, List.of("trainer"), common));
+        for (int i = 0; i < ps; i++) {
+          c.psNodes.add(node(name, i == 0 ? List.of("ps", "master") : List.of("ps"), common, i));
+        }
+        for (int i = 0; i < trainers; i++) c.trainerNodes.add(node(name, List.of("trainer"), common, ps + i));
       }
       var seed = Cluster.get(c.psNodes.get(0)).selfMember().address();
       for (ActorSystem<Void> s : c.all()) Cluster.get(s).manager().tell(Join.create(seed));
@@ -91,12 +94,22 @@ public final class LocalCluster implements AutoCloseable {
     }
   }
 
-  private static ActorSystem<Void> node(String name, List<String> roles, Config common) {
-    Config own = ConfigFactory.parseMap(Map.of(
+  /**
+   * Node {@code index}: with {@code shardtrain.metrics.port} P set, it serves its meters at port
+   * P + index (one endpoint per node, as on separate machines).
+   */
+  private static ActorSystem<Void> node(String name, List<String> roles, Config common, int index) {
+    Map<String, Object> own = new java.util.HashMap<>(Map.of(
         "akka.cluster.roles", roles,
         "akka.remote.artery.canonical.port", 0,
         "akka.remote.artery.canonical.hostname", "127.0.0.1"));
-    return ActorSystem.create(Behaviors.empty(), name, own.withFallback(common).resolve());
+    int metricsPort = common.resolve().getInt("shardtrain.metrics.port");
+    if (metricsPort > 0) own.put("shardtrain.metrics.port", metricsPort + index);
+    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), name,
+        ConfigFactory.parseMap(own).withFallback(common).resolve());
+    // Before the roles start, so the first blocks and trainers already count.
+    MetricsServer.startIfConfigured(system);
+    return system;
   }
 
   private List<ActorSystem<Void>> all() {

@@ -75,7 +75,6 @@ public final class SingleProcessTraining {
     long trainNanos = 0;
     long samples = 0;
     double lossEma = Double.NaN;
-    double lastLoss = Double.NaN;
     int epoch = 0;
     // Forward and backward run where the backend keeps the model (resident on a GPU); the
     // optimizer runs here, on the host values that the step uploads again each time.
@@ -96,7 +95,6 @@ public final class SingleProcessTraining {
         }
         trainNanos += System.nanoTime() - t0;
         samples += b.size();
-        lastLoss = loss;
         metrics.step(trainNanos / 1e9, "trainer-1", step, b.size(), loss);
         lossEma = Double.isNaN(lossEma) ? loss : 0.98 * lossEma + 0.02 * loss;
         progress.update(step, samples / (trainNanos / 1e9), lossEma);
@@ -116,7 +114,7 @@ public final class SingleProcessTraining {
     progress.finish();
     double finalAcc = evaluations.isEmpty() ? evaluate(model, test) : evaluations.get(evaluations.size() - 1).testAccuracy();
     return new Result(totalSteps, epoch, samples, trainNanos / 1e9, (System.nanoTime() - wallStart) / 1e9,
-        lastLoss, finalAcc, evaluations, model);
+        lossEma, finalAcc, evaluations, model);
   }
 
   /** Accuracy of {@code model} on {@code data}, in batches of 1000. */

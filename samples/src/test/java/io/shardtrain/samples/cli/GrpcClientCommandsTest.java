@@ -138,12 +138,22 @@ class GrpcClientCommandsTest {
       assertTrue(System.nanoTime() < deadline, "no progress reported");
       Thread.sleep(100);
     }
+    // A watch prints the status again and the rate between two prints.
+    Run watch = run("status", "--grpc", grpc, "--watch", "1", "--watch-count", "2");
+    assertEquals(0, watch.exit(), watch.err());
+    assertEquals(2, watch.out().lines().filter(l -> l.matches("--- \\d\\d:\\d\\d:\\d\\d ---")).count(), watch.out());
+    assertTrue(Pattern.compile("\\d+ examples/s over the last 1\\.\\d s").matcher(watch.out()).find(), watch.out());
     Path checkpoint = dir.resolve("ckpt");
     Run c = run("checkpoint", "--grpc", grpc, "--dir", checkpoint.toString());
     assertEquals(0, c.exit(), c.err());
     assertTrue(c.out().matches("(?s)checkpoint of job cli-job at step \\d+ written to " + Pattern.quote(checkpoint.toString())
         + "\\R"), c.out());
     assertTrue(Files.isRegularFile(checkpoint.resolve("manifest.json")), "checkpoint written");
+    // While the job trains, save-model reads every block at one version (ConsistentRead).
+    Path during = dir.resolve("saved-during");
+    Run midJob = run("save-model", "--grpc", grpc, "--out", during.toString());
+    assertEquals(0, midJob.exit(), midJob.err());
+    assertTrue(midJob.out().matches("(?s)model of job cli-job at version [1-9]\\d* saved to .*"), midJob.out());
     assertEquals(400L, trained.get(120, TimeUnit.SECONDS), "the trainer ran its steps");
   }
 }

@@ -46,4 +46,29 @@ class LoadBenchmarkTest {
     assertTrue(err.toString().contains("--grpc must be 127.x.x.x:PORT or localhost:PORT, not 10.0.0.5:8080"),
         err.toString());
   }
+
+  @Test
+  void grpcBandwidthMovesTheWholeParameterThroughTheApiAndTheBulkChannelInOneRun() throws Exception {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    Path report = dir.resolve("bandwidth.json");
+    int exit = ShardTrainCli.execute(new PrintWriter(out, true), new PrintWriter(err, true), "bench", "grpc-bandwidth",
+        "--floats", "4096", "--block", "1024", "--rounds", "3", "--warmup", "2", "--report", report.toString());
+    assertEquals(0, exit, out + "\n" + err);
+    String json = Files.readString(report).replaceAll("\\s", "");
+    assertTrue(json.contains("\"floats\":4096") && json.contains("\"blocks\":4"), json);
+    // Each round checks it pulled back all 4096 floats; both paths moved bytes.
+    assertTrue(Pattern.compile("\"grpc_gbps\":[0-9.]*[1-9]").matcher(json).find(), json);
+    assertTrue(Pattern.compile("\"bulk_gbps\":[0-9.]*[1-9]").matcher(json).find(), json);
+  }
+
+  @Test
+  void grpcBandwidthRefusesAParameterThatIsNoMultipleOf64() {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int exit = ShardTrainCli.execute(new PrintWriter(out, true), new PrintWriter(err, true), "bench", "grpc-bandwidth",
+        "--floats", "1000");
+    assertEquals(2, exit);
+    assertTrue(err.toString().contains("--floats must be a positive multiple of 64, not 1000"), err.toString());
+  }
 }

@@ -49,6 +49,12 @@ class ShardTrainCliTest {
     Run local = run("local", "--help");
     assertEquals(0, local.exit());
     assertTrue(local.out().contains("--compute-threads"), local.out());
+    // The defaults shown are reference.conf's, not picocli's null.
+    String flat = local.out().replaceAll("\\s+", " ");
+    assertTrue(flat.contains("factorization machine (default: mnist)"), flat);
+    assertTrue(flat.contains("sync, async or allreduce (default: sync)"), flat);
+    assertTrue(flat.contains("Examples per batch, per trainer (default: 64)"), flat);
+    assertTrue(!flat.contains("null"), flat);
   }
 
   @Test
@@ -95,6 +101,29 @@ class ShardTrainCliTest {
         "--steps", "1", "--no-progress", "--init-from", model.toString());
     assertEquals(2, wrong.exit());
     assertTrue(wrong.err().contains("[64, 16]") && wrong.err().contains("[64, 32]"), wrong.err());
+  }
+
+  @Test
+  void aModelSavedByOneClusterInitialisesAJobOnAnotherNumberOfPsNodesAndAnotherBlockSize() throws IOException {
+    Path model = dataDir.resolve("saved-by-cluster");
+    Path first = dataDir.resolve("cluster-first.json");
+    Run trained = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--hidden", "32",
+        "--optimizer", "adam", "--lr", "0.01", "--batch", "32", "--epochs", "3", "--no-progress", "--trainers", "2",
+        "--ps", "1", "--block-size", "100000", "--journal", "memory", "--save-model", model.toString(),
+        "--report", first.toString());
+    assertEquals(0, trained.exit(), trained.err());
+    double accuracy = field(Files.readString(first), "test_accuracy");
+    assertTrue(accuracy > 0.9, Files.readString(first));
+    // Saved from whole blocks of one ps node; read into blocks of 300 floats over two: every
+    // parameter (64 x 32 and its bias, 32 x 4 and its bias) lands where it was.
+    Path second = dataDir.resolve("cluster-second.json");
+    Run resumed = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--hidden", "32",
+        "--optimizer", "sgd", "--lr", "1e-9", "--steps", "1", "--no-progress", "--trainers", "2", "--ps", "2",
+        "--block-size", "300", "--journal", "memory", "--init-from", model.toString(), "--report", second.toString());
+    assertEquals(0, resumed.exit(), resumed.err());
+    String json = Files.readString(second);
+    assertTrue(field(json, "blocks") >= 9, "64x32 in blocks of 300 alone makes 7: " + json);
+    assertEquals(accuracy, field(json, "test_accuracy"), 0.005, json);
   }
 
   @Test

@@ -1,0 +1,104 @@
+package io.shardtrain.actors.trainer;
+
+import io.shardtrain.actors.ps.BlockClient;
+import io.shardtrain.actors.ps.BlockProtocol;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The dense half of a {@link CtrTrainer}'s exchange: pushes of the dense gradient to the job's
+ * blocks (kept until answered, so a retry sends the same request under the same key), pulls, and
+ * the blocks' values written into the trainer's dense array. Remembers each block's pulled version,
+ * the base version of the next push to it.
+ */
+final class CtrBlocks {
+  /** What the trainer does with a push's answer. */
+  enum Outcome {
+    /** The block has the step (applied, taken into the barrier, a duplicate, or refused as stale). */
+    ACKED,
+    /** The client sent it again already. */
+    BOUNCED,
+    /** No answer in time: send it again after a pause. */
+    RETRY,
+    /** The block refused it for good. */
+    REFUSED
+  }
+
+  private final BlockClient<Trainer.Command> client;
+  private final TrainerCounts counts;
+  private final Map<String, Long> pulledVersion = new HashMap<>();
+  private final Map<String, BlockClient.PushRequest> unanswered = new HashMap<>();
+  private String refusal;
+
+  CtrBlocks(BlockClient<Trainer.Command> client, TrainerCounts counts) {
+    this.client = client;
+    this.counts = counts;
+  }
+
+  /** Pushes {@code values} of {@code weight} examples to {@code block} as {@code step}. */
+  void push(String block, long step, long membershipEpoch, float weight, float[] values, long generation,
+      BlockProtocol.TaskMark mark) {
+    BlockClient.PushRequest p = new BlockClient.PushRequest(block, step, pulledVersion.getOrDefault(block, 0L),
+        membershipEpoch, weight, values, generation, mark);
+    unanswered.put(block, p);
+    counts.pushStarted();
+    client.push(p);
+  }
+
+  /** Sends {@code block}'s push of {@code step} again, if it is still unanswered. */
+  void resend(String block, long step) {
+    BlockClient.PushRequest p = unanswered.get(block);
+    if (p != null && p.step() == step) client.push(p);
+  }
+
+  void pull(String block, long minVersion, long generation) {
+    counts.pullStarted();
+    client.pull(new BlockClient.PullRequest(block, minVersion, generation));
+  }
+
+  Outcome pushed(BlockExchange.PushAnswer m) {
+    BlockClient.Result<BlockProtocol.PushAck> r = client.outcome(m.reply());
+    switch (r.delivery()) {
+      case BOUNCED:
+        return Outcome.BOUNCED;
+      case TIMED_OUT:
+        return Outcome.RETRY;
+      case REFUSED:
+        refusal = r.reason();
+        return Outcome.REFUSED;
+      default:
+        break;
+    }
+    if (r.value() instanceof BlockProtocol.RolledBack b) {
+      refusal = "the block went back to a checkpoint at version " + b.version();
+      return Outcome.REFUSED;
+    }
+    if (r.value() instanceof BlockProtocol.Stale) counts.stalePush();
+    unanswered.remove(m.block());
+    return Outcome.ACKED;
+  }
+
+  /** Why the last push answered {@link Outcome#REFUSED} was, in words. */
+  String refusal() {
+    return refusal;
+  }
+
+  /**
+   * Takes a pull's answer into {@code round}, writing the values into {@code dense} (the one dense
+   * parameter's floats); one that did not deliver is sent again. True when it brought one of the
+   * round's blocks.
+   */
+  boolean pulled(float[] dense, PullRound round, BlockExchange.PullAnswer m) {
+    if (m.minVersion() != round.minVersion() || !round.awaits(m.block())) return false;
+    BlockClient.Result<BlockProtocol.BlockValues> r = client.outcome(m.reply());
+    if (r.delivery() == BlockClient.Delivery.BOUNCED) return false;
+    if (r.delivery() != BlockClient.Delivery.DELIVERED) {
+      client.pull(m.reply().request());
+      return false;
+    }
+    BlockProtocol.BlockValues v = r.value();
+    System.arraycopy(v.values(), 0, dense, v.offset(), v.values().length);
+    pulledVersion.put(m.block(), v.version());
+    return round.received(m.block(), v.version());
+  }
+}

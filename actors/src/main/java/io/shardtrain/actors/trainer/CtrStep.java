@@ -1,0 +1,77 @@
+package io.shardtrain.actors.trainer;
+
+import io.shardtrain.actors.sparse.FmSparseStep;
+import io.shardtrain.compute.data.Batch;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * One step of a {@link CtrTrainer}: which dense blocks have not acknowledged its push, whether the
+ * table acknowledged its rows, the pull round of the dense part behind the pushes, and the next
+ * batch with its rows fetched ahead ({@code next}, null when the task has no next batch). The next
+ * step may start once this one is acknowledged everywhere, its pull round is done and the next
+ * batch's rows have arrived.
+ */
+final class CtrStep {
+  /** A batch read ahead: the reader's batch, its ids, and its rows once they arrived. */
+  static final class Ahead {
+    final Batch batch;
+    final int[] ids;
+    FmSparseStep.Fetched rows;
+    /** The fetch failed and goes again once the step before is done (its buffers are then free). */
+    boolean refetch;
+
+    Ahead(Batch batch, int[] ids) {
+      this.batch = batch;
+      this.ids = ids;
+    }
+  }
+
+  final long step;
+  final int examples;
+  final long offsetAfter;
+  final float loss;
+  final long computeNanos;
+  final PullRound pulls;
+  private final Set<String> unacked;
+  private boolean rowsAcked;
+  Ahead next;
+
+  CtrStep(long step, int examples, long offsetAfter, float loss, long computeNanos, List<String> blocks,
+      long pullVersion) {
+    this.step = step;
+    this.examples = examples;
+    this.offsetAfter = offsetAfter;
+    this.loss = loss;
+    this.computeNanos = computeNanos;
+    this.pulls = new PullRound(blocks, pullVersion);
+    this.unacked = new LinkedHashSet<>(blocks);
+  }
+
+  boolean awaitsPush(String block) {
+    return unacked.contains(block);
+  }
+
+  /** {@code block} acknowledged; true when that completed the step's acknowledgements. */
+  boolean acked(String block) {
+    return unacked.remove(block) && acknowledged();
+  }
+
+  /** The table acknowledged the rows; true when that completed the step's acknowledgements. */
+  boolean rowsAcked() {
+    if (rowsAcked) return false;
+    rowsAcked = true;
+    return acknowledged();
+  }
+
+  /** Every block and the table acknowledged the step. */
+  boolean acknowledged() {
+    return rowsAcked && unacked.isEmpty();
+  }
+
+  /** Whether the next step may start: acknowledged, pulled, and the next batch's rows (if any) here. */
+  boolean readyForNext() {
+    return acknowledged() && pulls.done() && (next == null || next.rows != null);
+  }
+}
