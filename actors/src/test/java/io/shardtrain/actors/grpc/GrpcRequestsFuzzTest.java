@@ -20,6 +20,7 @@ import io.grpc.Status;
 import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.compute.fuzz.Hostile;
 import io.shardtrain.grpc.Block;
+import io.shardtrain.grpc.ClickThroughShape;
 import io.shardtrain.grpc.DatasetShape;
 import io.shardtrain.grpc.HeartbeatRequest;
 import io.shardtrain.grpc.Job;
@@ -28,6 +29,8 @@ import io.shardtrain.grpc.LeaveJobRequest;
 import io.shardtrain.grpc.PullRequest;
 import io.shardtrain.grpc.PushRequest;
 import io.shardtrain.grpc.RegisterTrainerRequest;
+import io.shardtrain.grpc.SparsePullRequest;
+import io.shardtrain.grpc.SparsePushRequest;
 import io.shardtrain.grpc.ReportProgressRequest;
 import io.shardtrain.grpc.StatusRequest;
 import io.shardtrain.grpc.StepOffset;
@@ -53,7 +56,7 @@ import net.jqwik.api.lifecycle.BeforeContainer;
  * and handed to the service. A request that parses gets an answer or a status that names the
  * problem, never INTERNAL or UNKNOWN (an exception the service did not expect), and the service
  * never allocates much more than the request's size. Save-model and checkpoint are left out: they
- * write wherever the request says.
+ * write wherever the request says. The sparse calls meet a job without a table, so only their checks.
  */
 class GrpcRequestsFuzzTest {
   static final String JOB = """
@@ -128,7 +131,17 @@ class GrpcRequestsFuzzTest {
             service::leaveJob),
         new Call<>("PullParameters", PullRequest.parser(), PullRequest.newBuilder().setJobId("fuzz-job")
             .addBlockIds(block.getBlockId()).build(), GrpcRequestsFuzzTest::pull),
-        new Call<>("PushGradient", PushRequest.parser(), push.build(), service::pushGradient));
+        new Call<>("PushGradient", PushRequest.parser(), push.build(), service::pushGradient),
+        // A click-through job is planned before the node finds its job taken, so its description is fuzzed too.
+        new Call<>("SubmitJob", SubmitJobRequest.parser(), SubmitJobRequest.newBuilder()
+            .setJobConfig("shardtrain.train { job-id = \"ctr\", mode = async, batch = 8 }\n")
+            .setShape(DatasetShape.newBuilder().setInputDim(13).setTrainExamples(40).setClickThrough(
+                ClickThroughShape.newBuilder().setFields(26).setHashSpace(1 << 20).setFingerprint(7))).build(),
+            service::submitJob),
+        new Call<>("SparsePull", SparsePullRequest.parser(), SparsePullRequest.newBuilder().setJobId("fuzz-job")
+            .addIds(3).addIds(9).build(), service::sparsePull),
+        new Call<>("SparsePush", SparsePushRequest.parser(), SparsePushRequest.newBuilder().setJobId("fuzz-job")
+            .setTrainerId("t1").setStep(1).setWeight(8f).addIds(3).addGrads(0.5f).build(), service::sparsePush));
   }
 
   /** A registration, then the trainer leaves: thousands of registered trainers would slow every call after. */
