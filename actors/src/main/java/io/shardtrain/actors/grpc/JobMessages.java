@@ -304,6 +304,14 @@ final class JobMessages {
       ShardTrainConfig.validate(config);
       TrainSettings s = TrainSettings.fromConfig(config);
       CtrSettings c = CtrSettings.fromConfig(config);
+      // Bias, a weight and factors per dense feature, built in this node's heap like a dense model.
+      long denseFloats = 1 + shape.getInputDim() * (1L + c.factors());
+      long maxFloats = node.getLong("shardtrain.grpc.max-model-floats");
+      if (denseFloats > maxFloats) {
+        throw ApiError.fail(new ApiError.BadRequest("a click-through model of input_dim " + shape.getInputDim()
+            + " and " + c.factors() + " factors has " + denseFloats
+            + " dense parameters, more than shardtrain.grpc.max-model-floats = " + maxFloats));
+      }
       PsSettings ps = PsSettings.fromConfig(config);
       String jobId = config.getString("shardtrain.train.job-id").trim();
       if (jobId.isEmpty()) jobId = "job-" + System.currentTimeMillis();

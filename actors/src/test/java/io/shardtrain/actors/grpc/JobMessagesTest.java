@@ -9,6 +9,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.grpc.Status;
 import io.shardtrain.compute.fuzz.Hostile;
+import io.shardtrain.grpc.ClickThroughShape;
 import io.shardtrain.grpc.DatasetShape;
 import org.junit.jupiter.api.Test;
 
@@ -55,5 +56,17 @@ class JobMessagesTest {
     assertTrue(Hostile.allocatedBytes() - before < 16 << 20);
     assertEquals(Status.INVALID_ARGUMENT.withDescription("a model of input_dim 40000, hidden [40000] and 2 classes has"
         + " 1600120002 parameters, more than shardtrain.grpc.max-model-floats = 67108864").toString(), s.toString());
+  }
+
+  @Test
+  void aClickThroughModelAboveTheLimitIsRefusedBeforeItIsBuilt() {
+    // 2^28 dense features with 8 factors are 2^31 + 2^28 + 1 floats: an int wraps that negative.
+    DatasetShape ctr = DatasetShape.newBuilder().setInputDim(1 << 28).setTrainExamples(40)
+        .setClickThrough(ClickThroughShape.newBuilder().setFields(26).setHashSpace(1 << 20)).build();
+    ApiError.Failure f = assertThrows(ApiError.Failure.class,
+        () -> JobMessages.ctrPlan("shardtrain.train { job-id = \"c\", mode = async }", ctr, NODE));
+    assertEquals(Status.INVALID_ARGUMENT.withDescription("a click-through model of input_dim 268435456 and 8 factors"
+        + " has 2415919105 dense parameters, more than shardtrain.grpc.max-model-floats = 67108864").toString(),
+        f.error().status().toString());
   }
 }
