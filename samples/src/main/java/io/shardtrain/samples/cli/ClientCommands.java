@@ -144,7 +144,10 @@ final class ClientCommands {
         shape = DatasetShape.newBuilder().setInputDim(data.dim()).setTrainExamples(data.size())
             .setClasses(data.numClasses()).build();
       }
-      jobText = Files.readString(job);
+      // The node takes a job's text on its own (no includes, no environment): send the file with its
+      // includes and substitutions resolved here, where they were written.
+      jobText = ShardTrainConfig.parseFile(job).resolveWith(local.withFallback(jobConfig)).root()
+          .render(com.typesafe.config.ConfigRenderOptions.concise());
     }
 
     @Override

@@ -81,7 +81,10 @@ final class LocalCommand implements Callable<Integer> {
     }
     CtrSettings ctr = CtrSettings.fromConfig(config);
     boolean cluster = flags.ps > 0 || trainers > 1;
-    if (cluster) LocalRun.blockMode(config);
+    if (cluster && LocalRun.blockMode(config) == io.shardtrain.actors.ps.BlockSpec.Mode.ALLREDUCE) {
+      throw new IllegalArgumentException("--mode allreduce trains MLPs; a click-through job's table needs a"
+          + " parameter server: use --mode sync or async");
+    }
     CtrData data = CtrData.load(settings.dataset(), ctr, settings.seed());
     if (cluster) {
       LocalRun.Outcome r = run.clusterCtr(config, settings, ctr, data, flags.ps, trainers);

@@ -106,9 +106,28 @@ class CtrLocalCommandTest {
   }
 
   @Test
-  void ctrOnSeveralTrainersIsRefusedSayingWhy() {
-    Run r = run("local", "--config", smallCtr.toString(), "--dataset", "ctr", "--trainers", "2", "--no-progress");
+  void ctrOnTwoTrainersAndTwoPsNodesReportsTheMergedAucAndTheSparseBytesPerExample() throws Exception {
+    Path report = dir.resolve("ctr-cluster.json");
+    Run r = run("local", "--config", smallCtr.toString(), "--dataset", "ctr", "--batch", "256", "--epochs", "1",
+        "--optimizer", "adagrad", "--lr", "0.05", "--lr-schedule", "constant", "--trainers", "2", "--ps", "2",
+        "--journal", "memory", "--no-progress", "--report", report.toString());
+    assertEquals(0, r.exit(), r.err());
+    String json = Files.readString(report);
+    double auc = field(json, "test_auc");
+    assertTrue(auc > field(json, "oracle_auc") - 0.06, json);
+    assertEquals(10000, field(json, "test_auc_examples"), json);
+    // Ids (8 bytes) and rows (1 + 8 factors, 4 bytes each) of at most 8 distinct rows per example.
+    double pulled = field(json, "sparse_pull_bytes_per_example");
+    assertTrue(pulled > 0 && pulled <= 8 * (8 + 4 * 9), json);
+    assertTrue(r.out().contains("sparse bytes per example: pull "), r.out());
+  }
+
+  @Test
+  void ctrInAllReduceModeIsRefusedBeforeAnyNodeStarts() {
+    Run r = run("local", "--config", smallCtr.toString(), "--dataset", "ctr", "--trainers", "2", "--mode",
+        "allreduce", "--no-progress");
     assertEquals(2, r.exit());
-    assertTrue(r.err().contains("trains in a single process only"), r.err());
+    assertTrue(r.err().contains("--mode allreduce trains MLPs"), r.err());
+    assertTrue(!r.err().contains("local cluster"), "a node started: " + r.err());
   }
 }

@@ -106,8 +106,11 @@ class GrpcClientCommandsTest {
   @Test
   void submitStatusSaveModelAndCheckpointTalkToTheNodeWithoutJoiningIt() throws Exception {
     Path job = dir.resolve("job.conf");
-    Files.writeString(job, "shardtrain.data-dir = \"" + dir + "\"\n"
-        + "shardtrain.train { job-id = cli-job, dataset = fashion-mnist, hidden = [8], steps = 400, trainers = 1 }\n");
+    // An include and a substitution are resolved on this side: the node takes the job's text on its own.
+    Files.writeString(dir.resolve("model.conf"), "shardtrain.train.hidden = [8]\n");
+    Files.writeString(job, "include \"model.conf\"\nshardtrain.data-dir = \"" + dir + "\"\n"
+        + "shardtrain.train { job-id = cli-job, dataset = fashion-mnist, steps = 400, trainers = 1,"
+        + " seed = ${shardtrain.train.trainers} }\n");
     Run submit = run("submit", "--grpc", grpc, "--job", job.toString());
     assertEquals(0, submit.exit(), submit.err());
     // 64 inputs -> 8 hidden -> 4 classes: four parameters, each one block.
