@@ -45,6 +45,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 
 /**
  * The programmatic API: start ShardTrain's roles on an {@link ActorSystem} that is (or will be)
@@ -139,9 +140,14 @@ public final class ShardTrain {
    * joined sharding (the caller retries).
    */
   public CompletionStage<Done> submit(Plan plan) {
+    return onceEnoughPsNodes(() -> place(plan));
+  }
+
+  /** Runs {@code place} once {@code shardtrain.ps.min-nodes} ps nodes joined sharding; fails, placing nothing, before. */
+  private CompletionStage<Done> onceEnoughPsNodes(Supplier<CompletionStage<Done>> place) {
     int minNodes = PsSettings.create(system).minNodes();
-    if (minNodes <= 1) return place(plan);
-    return psNodes().thenCompose(n -> n >= minNodes ? place(plan)
+    if (minNodes <= 1) return place.get();
+    return psNodes().thenCompose(n -> n >= minNodes ? place.get()
         : CompletableFuture.failedFuture(new IllegalStateException("only " + n + " of the " + minNodes
             + " ps nodes (shardtrain.ps.min-nodes) have joined sharding; the job's blocks are not placed yet")));
   }
@@ -219,13 +225,7 @@ public final class ShardTrain {
    * submits it to the master; fails like {@link #submit(Plan)} while too few {@code ps} nodes joined.
    */
   public CompletionStage<Done> submit(CtrPlan plan) {
-    int minNodes = PsSettings.create(system).minNodes();
-    CompletionStage<Integer> nodes = minNodes <= 1 ? CompletableFuture.completedFuture(1) : psNodes();
-    return nodes.thenCompose(n -> {
-      if (n < minNodes) {
-        return CompletableFuture.failedFuture(new IllegalStateException("only " + n + " of the " + minNodes
-            + " ps nodes (shardtrain.ps.min-nodes) have joined sharding; the job's blocks are not placed yet"));
-      }
+    return onceEnoughPsNodes(() -> {
       JobSpec job = plan.job();
       TableSpec table = job.table();
       List<CompletableFuture<SparseProtocol.InitReply>> shards = new ArrayList<>();

@@ -12,8 +12,9 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * The master's {@link BlockRequests}: asks through the blocks' (and tables') shard regions, each answer (or
- * failure) coming back to the master as one of the messages below.
+ * The master's {@link BlockRequests}: asks through the shard regions of the blocks (and of a
+ * click-through job's table), each answer (or failure) coming back to the master as one of the
+ * messages below.
  */
 final class AskingBlocks implements BlockRequests {
   /** Block {@code blockId} knows membership epoch {@code epoch}; -1: the update failed. */
