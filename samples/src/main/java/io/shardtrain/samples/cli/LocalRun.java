@@ -97,18 +97,8 @@ final class LocalRun {
     m.put("trainers", 1);
     m.put("steps", r.steps());
     m.put("batch", settings.batch());
-    m.put("optimizer", settings.optimizer());
-    m.put("lr", settings.lr());
-    m.put("row_optimizer", "adagrad");
-    m.put("row_lr", ctr.rowLr());
-    m.put("seed", settings.seed());
-    m.put("train_examples", data.train().size());
-    m.put("test_examples", data.test().size());
-    m.put("hash_space", data.train().hashSpace());
-    m.put("samples", r.samples());
-    m.put("samples_per_sec", r.samplesPerSec());
-    m.put("train_seconds", r.trainSeconds());
-    m.put("wall_seconds", r.wallSeconds());
+    putCtrSetup(m, settings, ctr, data);
+    putRates(m, r.samples(), r.samplesPerSec(), r.trainSeconds(), r.wallSeconds());
     m.put("test_auc", r.testAuc());
     m.put("test_auc_exact", r.testAucExact());
     m.put("oracle_auc", data.oracleAuc());
@@ -228,19 +218,9 @@ final class LocalRun {
     m.put("table_shards", r.job().ctr().tableShards());
     m.put("steps", r.steps());
     m.put("batch", settings.batch());
-    m.put("optimizer", settings.optimizer());
-    m.put("lr", settings.lr());
-    m.put("row_optimizer", "adagrad");
-    m.put("row_lr", ctr.rowLr());
-    m.put("seed", settings.seed());
     m.put("journal", runConfig.getString("shardtrain.persistence.journal"));
-    m.put("train_examples", data.train().size());
-    m.put("test_examples", data.test().size());
-    m.put("hash_space", data.train().hashSpace());
-    m.put("samples", r.samples());
-    m.put("samples_per_sec", r.samplesPerSec());
-    m.put("train_seconds", r.trainSeconds());
-    m.put("wall_seconds", r.wallSeconds());
+    putCtrSetup(m, settings, ctr, data);
+    putRates(m, r.samples(), r.samplesPerSec(), r.trainSeconds(), r.wallSeconds());
     m.put("test_auc", r.testAuc());
     m.put("test_auc_examples", r.testAucExamples());
     m.put("oracle_auc", data.oracleAuc());
@@ -259,6 +239,26 @@ final class LocalRun {
         runConfig.getString("shardtrain.metrics.host"), port, nodes > 1 ? " to port " + (port + nodes - 1) : "");
   }
 
+  /** The report fields that say how a click-through job was set up (the same on one process and a cluster). */
+  private static void putCtrSetup(Map<String, Object> m, TrainSettings settings, CtrSettings ctr, CtrData data) {
+    m.put("optimizer", settings.optimizer());
+    m.put("lr", settings.lr());
+    m.put("row_optimizer", "adagrad");
+    m.put("row_lr", ctr.rowLr());
+    m.put("seed", settings.seed());
+    m.put("train_examples", data.train().size());
+    m.put("test_examples", data.test().size());
+    m.put("hash_space", data.train().hashSpace());
+  }
+
+  private static void putRates(Map<String, Object> m, long samples, double samplesPerSec, double trainSeconds,
+      double wallSeconds) {
+    m.put("samples", samples);
+    m.put("samples_per_sec", samplesPerSec);
+    m.put("train_seconds", trainSeconds);
+    m.put("wall_seconds", wallSeconds);
+  }
+
   /** The report fields that say how the job was set up (the same in every mode). */
   private static void putSettings(Map<String, Object> m, TrainSettings s) {
     m.put("batch", s.batch());
@@ -273,10 +273,7 @@ final class LocalRun {
   /** The report fields every mode measures. */
   private static void putResult(Map<String, Object> m, long samples, double samplesPerSec, double trainSeconds,
       double wallSeconds, double testAccuracy, double finalLoss) {
-    m.put("samples", samples);
-    m.put("samples_per_sec", samplesPerSec);
-    m.put("train_seconds", trainSeconds);
-    m.put("wall_seconds", wallSeconds);
+    putRates(m, samples, samplesPerSec, trainSeconds, wallSeconds);
     m.put("test_accuracy", testAccuracy);
     m.put("final_loss", finalLoss);
   }
