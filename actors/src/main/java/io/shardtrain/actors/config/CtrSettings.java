@@ -38,6 +38,11 @@ public record CtrSettings(int examples, int testExamples, int fields, int vocabu
     }
   }
 
+  /** A cluster job's table shards: {@code table-shards} when set, else one per ps node ({@code psNodes}, at least 1). */
+  public int tableShards(int psNodes) {
+    return tableShards > 0 ? tableShards : Math.max(1, psNodes);
+  }
+
   public static CtrSettings fromConfig(Config config) {
     Config c = config.getConfig("shardtrain.train.ctr");
     return new CtrSettings(c.getInt("examples"), c.getInt("test-examples"), c.getInt("fields"),

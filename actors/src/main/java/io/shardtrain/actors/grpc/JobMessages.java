@@ -19,10 +19,10 @@ import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.ps.BlockLayout;
 import io.shardtrain.actors.ps.BlockProtocol;
-import io.shardtrain.actors.sparse.SparseProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.PsSettings;
+import io.shardtrain.actors.sparse.SparseProtocol;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.grpc.Block;
 import io.shardtrain.grpc.BlockState;
@@ -318,7 +318,7 @@ final class JobMessages {
       return ShardTrain.planCtr(s, c, jobId, ctr.getFields(), shape.getInputDim(), ctr.getHashSpace(),
           shape.getTrainExamples(), ctr.getFingerprint(), mode(config.getString("shardtrain.train.mode")),
           config.getInt("shardtrain.train.trainers"), ps.blockSize(), ps.maxStaleness(),
-          c.tableShards() > 0 ? c.tableShards() : Math.max(1, ps.minNodes()));
+          c.tableShards(ps.minNodes()));
     } catch (ConfigException | IllegalArgumentException e) {
       throw ApiError.fail(new ApiError.BadRequest("job description: " + e.getMessage()));
     }

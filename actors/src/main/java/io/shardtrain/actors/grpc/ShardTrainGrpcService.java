@@ -1,6 +1,5 @@
 package io.shardtrain.actors.grpc;
 
-import com.typesafe.config.Config;
 import akka.NotUsed;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
@@ -8,14 +7,15 @@ import akka.actor.typed.DispatcherSelector;
 import akka.actor.typed.javadsl.AskPattern;
 import akka.pattern.StatusReply;
 import akka.stream.javadsl.Source;
+import com.typesafe.config.Config;
 import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.job.TrainerNotice;
 import io.shardtrain.actors.ps.BlockProtocol;
-import io.shardtrain.actors.sparse.SparseClient;
 import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.ParameterBlock;
+import io.shardtrain.actors.sparse.SparseClient;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.grpc.BlockValues;
 import io.shardtrain.grpc.CheckpointReply;

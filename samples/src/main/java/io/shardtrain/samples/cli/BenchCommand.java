@@ -395,16 +395,9 @@ final class BenchCommand implements Runnable {
       io.shardtrain.samples.cluster.ClusterNode.Started node = null;
       String target = grpc;
       if (target == null) {
-        int port;
-        try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
-          port = free.getLocalPort();
-        }
         Map<String, Object> flags = new java.util.HashMap<>(security.flags());
-        flags.put("shardtrain.grpc.port", 0);
         flags.put("shardtrain.transport.bulk.enabled", false);
-        node = io.shardtrain.samples.cluster.ClusterNode.start(io.shardtrain.samples.cluster.NodeConfig.build(
-            List.of("ps", "master"), "127.0.0.1", port, List.of(), "memory", null, flags));
-        io.shardtrain.samples.cluster.ClusterNode.awaitUp(node.system(), java.time.Duration.ofSeconds(60));
+        node = io.shardtrain.samples.cluster.ClusterNode.startOnLoopback(List.of("ps", "master"), flags);
         target = "127.0.0.1:" + node.grpcPort();
       }
       try {

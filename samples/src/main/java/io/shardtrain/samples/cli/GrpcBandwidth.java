@@ -11,7 +11,6 @@ import io.shardtrain.grpc.PushRequest;
 import io.shardtrain.grpc.SubmitJobReply;
 import io.shardtrain.grpc.SubmitJobRequest;
 import io.shardtrain.samples.cluster.ClusterNode;
-import io.shardtrain.samples.cluster.NodeConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -66,16 +65,12 @@ final class GrpcBandwidth {
   }
 
   private static double grpcGBps(int floats, int blockFloats, int rounds, int warmup) throws Exception {
-    int port;
-    try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
-      port = free.getLocalPort();
-    }
-    ClusterNode.Started node = ClusterNode.start(NodeConfig.build(List.of("ps", "master"), "127.0.0.1", port,
-        List.of(), "memory", null, Map.of("shardtrain.grpc.port", 0, "shardtrain.transport.bulk.enabled", false,
-            // The blocks drop the events behind a snapshot, so the memory journal holds a few gradients.
-            "shardtrain.ps.snapshot-every", 10)));
+    ClusterNode.Started node = ClusterNode.startOnLoopback(List.of("ps", "master"), Map.of(
+        "shardtrain.transport.bulk.enabled", false,
+        // The blocks drop the events behind a snapshot, so the memory journal holds a few gradients.
+        "shardtrain.ps.snapshot-every", 10));
     ExecutorService pool = null;
-    try (ApiConnection api = ApiConnection.open("127.0.0.1:" + awaitGrpc(node), SecuritySettings.off())) {
+    try (ApiConnection api = ApiConnection.open("127.0.0.1:" + node.grpcPort(), SecuritySettings.off())) {
       api.connect(Duration.ofSeconds(10));
       String jobId = "grpc-bandwidth-" + System.currentTimeMillis();
       SubmitJobReply submitted = api.await("SubmitJob", SubmitJobRequest.newBuilder()
@@ -122,10 +117,5 @@ final class GrpcBandwidth {
         .addBlockIds(p.getBlockId()).setMinVersion(reply.getVersion()).build(), BlockValues.getDefaultInstance(),
         DEADLINE);
     return v.getValuesCount();
-  }
-
-  private static int awaitGrpc(ClusterNode.Started node) throws Exception {
-    ClusterNode.awaitUp(node.system(), Duration.ofSeconds(60));
-    return node.grpcPort();
   }
 }

@@ -24,6 +24,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
@@ -117,6 +118,24 @@ public final class ClusterNode {
       throw new IllegalStateException("cannot serve Akka Management at " + m.host() + ":" + m.port() + ": "
           + (e.getCause() == null ? e : e.getCause()).getMessage(), e);
     }
+  }
+
+  /**
+   * A node of its own cluster on loopback (a free Akka port, the in-memory journal) serving the gRPC
+   * API on a free port, with {@code roles} and {@code settings} over its configuration; returns once
+   * it is Up. For the benchmarks and tools that drive a node in their own JVM.
+   */
+  public static Started startOnLoopback(List<String> roles, Map<String, Object> settings) throws Exception {
+    int port;
+    try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
+      port = free.getLocalPort();
+    }
+    Map<String, Object> flags = new java.util.HashMap<>();
+    flags.put("shardtrain.grpc.port", 0);
+    flags.putAll(settings);
+    Started node = start(NodeConfig.build(roles, "127.0.0.1", port, List.of(), "memory", null, flags));
+    awaitUp(node.system(), Duration.ofSeconds(60));
+    return node;
   }
 
   /** Waits until this node is an Up member of the cluster. */

@@ -37,7 +37,7 @@ public final class JobSubmitter {
       CtrSettings ctr = CtrSettings.fromConfig(config);
       CtrData data = CtrData.load(s.dataset(), ctr, s.seed());
       ShardTrain.CtrPlan plan = ShardTrain.planCtr(s, ctr, jobId, data.train(), mode, trainers, ps.blockSize(),
-          ps.maxStaleness(), ctr.tableShards() > 0 ? ctr.tableShards() : Math.max(1, ps.minNodes()));
+          ps.maxStaleness(), ctr.tableShards(ps.minNodes()));
       return retry(jobId, patience, () -> api.submit(plan), plan.job());
     }
     DataSets.TrainTest data = DataSets.load(s.dataset(), s.dataDir());

@@ -66,7 +66,7 @@ public final class DistributedCtrTraining {
     int trainers = cluster.trainerCount();
     ShardTrain coordinator = cluster.coordinator();
     ShardTrain.CtrPlan plan = ShardTrain.planCtr(settings, ctr, "ctr-" + System.currentTimeMillis(), train, mode,
-        trainers, blockSize, maxStaleness, ctr.tableShards() > 0 ? ctr.tableShards() : Math.max(1, cluster.psCount()));
+        trainers, blockSize, maxStaleness, ctr.tableShards(cluster.psCount()));
     coordinator.submit(plan).toCompletableFuture().join();
 
     CountDownLatch finished = new CountDownLatch(trainers);

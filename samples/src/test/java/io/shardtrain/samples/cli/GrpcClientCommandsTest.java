@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.shardtrain.samples.cluster.ClusterNode;
 import io.shardtrain.actors.config.TrainSettings;
-import io.shardtrain.samples.cluster.NodeConfig;
 import io.shardtrain.samples.cluster.TrainerNode;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -14,7 +13,6 @@ import java.io.StringWriter;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -53,11 +51,8 @@ class GrpcClientCommandsTest {
   @BeforeAll
   static void startNode() throws Exception {
     TinyDataSet.write(dir);
-    var config = NodeConfig.build(List.of("ps", "master", "trainer"), "127.0.0.1", freePort(), List.of(), "memory", null,
-        Map.of("shardtrain.grpc.port", 0, "shardtrain.data-dir", dir.toString(),
-            "shardtrain.transport.bulk.enabled", false));
-    node = ClusterNode.start(config);
-    ClusterNode.awaitUp(node.system(), Duration.ofSeconds(30));
+    node = ClusterNode.startOnLoopback(List.of("ps", "master", "trainer"),
+        Map.of("shardtrain.data-dir", dir.toString(), "shardtrain.transport.bulk.enabled", false));
     grpc = "127.0.0.1:" + node.grpcPort();
   }
 

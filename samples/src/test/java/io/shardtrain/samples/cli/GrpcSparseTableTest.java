@@ -18,7 +18,6 @@ import io.shardtrain.grpc.SparsePushRequest;
 import io.shardtrain.grpc.SparseRows;
 import io.shardtrain.grpc.StatusRequest;
 import io.shardtrain.samples.cluster.ClusterNode;
-import io.shardtrain.samples.cluster.NodeConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -46,10 +45,7 @@ class GrpcSparseTableTest {
 
   @BeforeAll
   static void startNodeAndSubmitAClickThroughJob() throws Exception {
-    var config = NodeConfig.build(List.of("ps", "master"), "127.0.0.1", GrpcClientCommandsTest.freePort(), List.of(),
-        "memory", null, Map.of("shardtrain.grpc.port", 0, "shardtrain.transport.bulk.enabled", false));
-    node = ClusterNode.start(config);
-    ClusterNode.awaitUp(node.system(), Duration.ofSeconds(30));
+    node = ClusterNode.startOnLoopback(List.of("ps", "master"), Map.of("shardtrain.transport.bulk.enabled", false));
     // Through the command line: it generates the data, sends its shape and fingerprint, the node plans.
     Path jobFile = dir.resolve("ctr-job.conf");
     Files.writeString(jobFile, """
