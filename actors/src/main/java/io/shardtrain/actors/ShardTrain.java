@@ -277,22 +277,26 @@ public final class ShardTrain {
 
   /** Every block's values at version >= {@code minVersion}, written into {@code model}'s parameters. */
   public CompletionStage<Long> pullInto(Mlp model, JobSpec job, long minVersion) {
-    Map<String, Parameter> byName = new HashMap<>();
-    for (Parameter p : model.parameters()) byName.put(p.name(), p);
     List<CompletableFuture<BlockProtocol.BlockValues>> pulls = new ArrayList<>();
     for (BlockSlice slice : BlockLayout.of(model, job.blockSize())) {
       pulls.add(pull(slice.entityId(), minVersion).toCompletableFuture());
     }
-    return CompletableFuture.allOf(pulls.toArray(CompletableFuture[]::new)).thenApply(x -> {
-      long version = Long.MAX_VALUE;
-      for (var f : pulls) {
-        BlockProtocol.BlockValues v = f.join();
-        System.arraycopy(v.values(), 0, byName.get(v.parameter()).value().data(), v.offset(), v.values().length);
-        version = Math.min(version, v.version());
-      }
-      return version;
-    });
+    return CompletableFuture.allOf(pulls.toArray(CompletableFuture[]::new))
+        .thenApply(x -> writeInto(model, pulls.stream().map(CompletableFuture::join).toList()));
   }
+
+  /** Writes the blocks' {@code values} into {@code model}'s parameters; the lowest version among them. */
+  private static long writeInto(Mlp model, java.util.Collection<BlockProtocol.BlockValues> values) {
+    Map<String, Parameter> byName = new HashMap<>();
+    for (Parameter p : model.parameters()) byName.put(p.name(), p);
+    long version = Long.MAX_VALUE;
+    for (BlockProtocol.BlockValues v : values) {
+      System.arraycopy(v.values(), 0, byName.get(v.parameter()).value().data(), v.offset(), v.values().length);
+      version = Math.min(version, v.version());
+    }
+    return version;
+  }
+
 
   /**
    * The values of block {@code entityId} at version >= {@code minVersion}. With this node's bulk
@@ -305,18 +309,10 @@ public final class ShardTrain {
    * {@link ConsistentRead.Inconsistent} naming the blocks that lag.
    */
   public CompletionStage<Long> pullConsistent(Mlp model, JobSpec job) {
-    Map<String, Parameter> byName = new HashMap<>();
-    for (Parameter p : model.parameters()) byName.put(p.name(), p);
     List<String> blocks = BlockLayout.of(model, job.blockSize()).stream().map(BlockSlice::entityId).toList();
-    return new ConsistentRead(blocks, this::pull, 5).read().thenApply(read -> {
-      long version = -1;
-      for (BlockProtocol.BlockValues v : read.values()) {
-        System.arraycopy(v.values(), 0, byName.get(v.parameter()).value().data(), v.offset(), v.values().length);
-        version = v.version();
-      }
-      return version;
-    });
+    return new ConsistentRead(blocks, this::pull, 5).read().thenApply(read -> writeInto(model, read.values()));
   }
+
 
   public CompletionStage<BlockProtocol.BlockValues> pull(String entityId, long minVersion) {
     var block = ParameterBlock.entityRef(system, entityId);
