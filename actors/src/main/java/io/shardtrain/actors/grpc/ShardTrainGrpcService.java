@@ -114,13 +114,23 @@ final class ShardTrainGrpcService implements ShardTrainApi {
 
   @Override
   public CompletionStage<ClusterStatus> getStatus(StatusRequest in) {
-    return call(() -> status().thenCompose(s -> {
+    CompletionStage<JobProtocol.JobStatus> asked = in.getJobId().isEmpty() ? status()
+        : answer(api.status(in.getJobId()), "the master", timeout);
+    CompletionStage<List<JobProtocol.JobEntry>> jobs = answer(api.jobs(), "the master", timeout);
+    return call(() -> asked.thenCombine(jobs, (s, list) -> {
+      if (!in.getJobId().isEmpty() && !s.submitted()) throw ApiError.fail(new ApiError.UnknownJob(in.getJobId()));
+      return Map.entry(s, list);
+    }).thenCompose(sj -> {
+      JobProtocol.JobStatus s = sj.getKey();
       ClusterStatus.Builder b = ClusterStatus.newBuilder().addAllMembers(ClusterView.members(system))
           .setSubmitted(s.submitted()).setDone(s.done()).setEpochsDone(s.epochsDone())
           .setMembershipEpoch(s.membershipEpoch()).addAllTrainers(s.members()).setExamplesReported(s.examplesReported())
           .addAllLeases(s.leases()).setCheckpointStep(s.checkpointStep()).setGeneration(s.generation())
           .setTestAuc(s.testAuc()).setTestAucExamples(s.testAucExamples());
       if (s.checkpointDir() != null) b.setCheckpointDir(s.checkpointDir());
+      for (JobProtocol.JobEntry e : sj.getValue()) {
+        b.addJobs(io.shardtrain.grpc.JobEntry.newBuilder().setJobId(e.jobId()).setRunning(e.running()));
+      }
       if (s.submitted()) b.setJob(messages.job(s.job()));
       CompletionStage<List<io.shardtrain.grpc.BlockState>> blocks = in.getIncludeBlocks() && s.submitted()
           ? blockStates(s.job()) : CompletableFuture.completedFuture(List.of());
