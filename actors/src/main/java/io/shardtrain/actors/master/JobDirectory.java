@@ -22,6 +22,7 @@ import io.shardtrain.actors.job.JobProtocol.*;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.ParameterBlock;
+import io.shardtrain.actors.sparse.SparseProtocol;
 import io.shardtrain.actors.sparse.SparseShard;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -38,8 +39,8 @@ import java.util.List;
 public final class JobDirectory extends EventSourcedBehavior<Command, JobDirectory.Event, JobBook> {
   public static final String SINGLETON_NAME = "shardtrain-master";
 
-  /** A job's master found its job done. */
-  record JobEnded(String jobId) implements Internal {}
+  /** A job's master found its job done and its trainers gone. */
+  record JobEnded(JobSpec job) implements Internal {}
 
   /** The status of a job to delete came back (or did not). */
   private record ToErase(String jobId, JobStatus status, Throwable failure, ActorRef<StatusReply<JobDeleted>> replyTo)
@@ -112,10 +113,7 @@ public final class JobDirectory extends EventSourcedBehavior<Command, JobDirecto
           c.replyTo().tell(new JobList(book.entries()));
           return Effect().none();
         })
-        .onCommand(JobEnded.class, (book, c) -> book.stage(c.jobId()) == JobBook.Stage.RUNNING
-            ? Effect().persist(new JobFinished(c.jobId()))
-                .thenRun(b -> context.getLog().info("job {} finished", c.jobId()))
-            : Effect().none())
+        .onCommand(JobEnded.class, this::onJobEnded)
         .onCommand(DeleteJob.class, this::onDelete)
         .onCommand(ToErase.class, this::onToErase)
         .onCommand(Erased.class, this::onErased)
@@ -139,6 +137,20 @@ public final class JobDirectory extends EventSourcedBehavior<Command, JobDirecto
           : "was deleted") + ": submit the new job under another id"));
     }
     return Effect().none();
+  }
+
+  /** A finished job's blocks and table shards leave memory; its master stays to answer for it. */
+  private Effect<Event, JobBook> onJobEnded(JobBook book, JobEnded c) {
+    String id = c.job().jobId();
+    if (book.stage(id) != JobBook.Stage.RUNNING) return Effect().none();
+    return Effect().persist(new JobFinished(id)).thenRun(b -> {
+      for (String block : c.job().blocks()) blocks.tell(new ShardingEnvelope<>(block, new BlockProtocol.Retire()));
+      for (String shard : c.job().tableShards()) {
+        SparseShard.entityRef(context.getSystem(), shard).tell(new SparseProtocol.Retire());
+      }
+      context.getLog().info("job {} finished; its {} blocks and {} table shards passivate", id, c.job().blocks().size(),
+          c.job().tableShards().size());
+    });
   }
 
   private Effect<Event, JobBook> onToJob(JobBook book, ToJob c) {

@@ -375,7 +375,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
   }
 
   private Effect<Event, MasterState> onTick(MasterState s, Tick t) {
-    if (s.done() && directory != null) directory.tell(new JobDirectory.JobEnded(s.job().jobId()));
+    if (s.done() && s.members().isEmpty() && directory != null) directory.tell(new JobDirectory.JobEnded(s.job()));
     String overdue = s.done() ? null : liveness.overdue(s.members().keySet(), System.nanoTime());
     if (overdue != null) return leave(s, overdue, liveness.overdueReason());
     membership.resend(s);

@@ -161,7 +161,16 @@ public final class BlockProtocol {
    * waiting pulls with an error, so their trainers ask again at once and reach it on its new node
    * instead of waiting out their pull timeout, and stops. Sent by the local shard, never remote.
    */
-  public enum HandOff implements Command, NoSerializationVerificationNeeded { INSTANCE }
+  public enum HandOff implements Leave, NoSerializationVerificationNeeded { INSTANCE }
+
+  /** The block leaves this node's memory as on a hand-off; it recovers where it is next asked for. */
+  public sealed interface Leave extends Command permits HandOff, Retire {}
+
+  /**
+   * The block's job finished: the block passivates (sharding's own passivation is off, since a
+   * sync block must not leave in the middle of a step).
+   */
+  public record Retire() implements Leave {}
 
   record PullTimedOut(long pullId) implements Command {}
 

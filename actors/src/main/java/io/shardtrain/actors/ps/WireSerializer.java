@@ -75,6 +75,7 @@ public final class WireSerializer extends TableSerializer {
       putRef(out, m.replyTo());
     }, in -> new Publish(in.getString(), in.getLong(), in.getLong(), in.getFloats(), getRef(in)));
     entry("GetStats", GetStats.class, (out, m) -> putRef(out, m.replyTo()), in -> new GetStats(getRef(in)));
+    entry("Retire", BlockProtocol.Retire.class, (out, m) -> { }, in -> new BlockProtocol.Retire());
     entry("Checkpoint", Checkpoint.class, (out, m) -> {
       out.putLong(m.step());
       out.putLong(m.keepFrom());

@@ -117,7 +117,10 @@ public final class TrainerNode {
     };
   }
 
-  /** The status of job {@code jobId} once submitted; null: of the oldest running job not in {@code trained}. */
+  /**
+   * The status of job {@code jobId} once submitted; null: of the oldest running job not in
+   * {@code trained} and not done (which it adds to {@code trained}).
+   */
   private static JobProtocol.JobStatus awaitJob(ShardTrain api, String jobId, Set<String> trained)
       throws InterruptedException {
     while (true) {
@@ -127,7 +130,9 @@ public final class TrainerNode {
             .findFirst().orElse(null);
         if (id != null) {
           JobProtocol.JobStatus s = api.status(id).toCompletableFuture().get(10, TimeUnit.SECONDS);
-          if (s.submitted()) return s;
+          // A job whose data is all trained needs no new trainer: one that joined would only wake its blocks.
+          if (s.submitted() && s.done() && jobId == null) trained.add(id);
+          else if (s.submitted()) return s;
         }
       } catch (ExecutionException | TimeoutException e) {
         // The master singleton is still starting or moving: ask again.

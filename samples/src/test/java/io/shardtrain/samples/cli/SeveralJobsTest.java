@@ -56,9 +56,7 @@ class SeveralJobsTest {
     }
     base = NodeConfig.build(List.of("ps", "master", "trainer"), "127.0.0.1", port, List.of(),
         "jdbc:h2:" + dir.resolve("journal"), null, Map.of("shardtrain.data-dir", dir.toString(),
-            "shardtrain.transport.bulk.enabled", false,
-            // Sharding's idle passivation (2 minutes by default), short here to see a finished job's blocks go.
-            "akka.cluster.sharding.passivation.default-idle-strategy.idle-entity.timeout", "3s"));
+            "shardtrain.transport.bulk.enabled", false));
     node = ClusterNode.start(base);
     ClusterNode.awaitUp(node.system(), Duration.ofSeconds(30));
     api = node.api();
@@ -109,12 +107,12 @@ class SeveralJobsTest {
     JobSpec first = submit("first", 1, STEPS);
     assertEquals(STEPS, any.get(120, TimeUnit.SECONDS));
     assertTrue(status("first").done());
-    assertTrue(ClusterNode.blocksOf(node.system(), node.system().address(), Duration.ofSeconds(5))
-        .containsAll(first.blocks()), "the first job's blocks were in memory while it trained");
     // The same model and spec under another id: fresh blocks, not the first job's.
     JobSpec second = submit("second", 1, STEPS);
     assertEquals(first.blocks().stream().map(b -> b.replace("first/", "second/")).toList(), second.blocks());
     awaitDone("second", 120);
+    // Finished jobs' blocks leave memory; asked again, they recover what they journaled.
+    awaitPassivated("first/", "second/");
     for (String b : second.blocks()) assertEquals(STEPS, updatesOf(b), b);
     for (String b : first.blocks()) assertEquals(STEPS, updatesOf(b), b);
     // A finished job's id is not run again: its blocks are in the journal.
@@ -141,19 +139,13 @@ class SeveralJobsTest {
     assertEquals(3 * STEPS, r1.get(10, TimeUnit.SECONDS));
     assertEquals(3 * STEPS, r2.get(10, TimeUnit.SECONDS));
     assertTrue(together, "both jobs trained at the same time");
+    awaitPassivated("left/", "right/");
     for (String b : left.blocks()) assertEquals(3 * STEPS, updatesOf(b), b);
     for (String b : right.blocks()) assertEquals(3 * STEPS, updatesOf(b), b);
     assertEquals(List.of(new JobProtocol.JobEntry("first", false), new JobProtocol.JobEntry("second", false),
         new JobProtocol.JobEntry("left", false), new JobProtocol.JobEntry("right", false)),
         awaitFinished(4));
 
-    // A finished job's blocks leave memory once idle.
-    long idleDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (ClusterNode.blocksOf(node.system(), node.system().address(), Duration.ofSeconds(5)).stream()
-        .anyMatch(b -> b.startsWith("first/") || b.startsWith("second/"))) {
-      assertTrue(System.nanoTime() < idleDeadline, "the finished jobs' blocks are still in memory after 30 s");
-      Thread.sleep(200);
-    }
     // Deleting: a running job is refused; a finished one loses its master's and blocks' events.
     String block = first.blocks().get(0);
     assertTrue(eventsOf("ParameterBlock|" + block) > 0);
@@ -166,6 +158,16 @@ class SeveralJobsTest {
         .anyMatch(j -> j.jobId().equals("first")));
     Throwable twice = refusal(api.deleteJob("first").toCompletableFuture());
     assertTrue(twice.getMessage().contains("(it was deleted)"), twice.getMessage());
+  }
+
+  /** Waits until this node holds no block whose id starts with one of {@code prefixes}. */
+  static void awaitPassivated(String... prefixes) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (ClusterNode.blocksOf(node.system(), node.system().address(), Duration.ofSeconds(5)).stream()
+        .anyMatch(b -> java.util.Arrays.stream(prefixes).anyMatch(b::startsWith))) {
+      assertTrue(System.nanoTime() < deadline, "blocks of " + List.of(prefixes) + " still in memory after 30 s");
+      Thread.sleep(200);
+    }
   }
 
   static void awaitDone(String id, int seconds) throws Exception {
