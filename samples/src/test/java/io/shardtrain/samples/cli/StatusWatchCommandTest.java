@@ -19,7 +19,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -45,18 +44,13 @@ class StatusWatchCommandTest {
 
   @BeforeAll
   static void startNode() throws Exception {
-    TinyDataSet.write(dir);
-    node = ClusterNode.startOnLoopback(List.of("ps", "master", "trainer"),
-        Map.of("shardtrain.data-dir", dir.toString(), "shardtrain.transport.bulk.enabled", false));
+    node = GrpcClientCommandsTest.startLoopbackNode(dir);
     grpc = "127.0.0.1:" + node.grpcPort();
   }
 
   @AfterAll
   static void stopNode() throws Exception {
-    if (node != null) {
-      node.system().terminate();
-      node.system().getWhenTerminated().toCompletableFuture().get();
-    }
+    GrpcClientCommandsTest.stop(node);
   }
 
   @Test
