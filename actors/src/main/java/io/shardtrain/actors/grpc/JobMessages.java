@@ -171,7 +171,7 @@ final class JobMessages {
     return layouts.computeIfAbsent(job.jobId(), id -> {
       Map<String, BlockSlice> byId = new LinkedHashMap<>();
       List<BlockSlice> slices = job.ctr() != null ? job.denseLayout()
-          : BlockLayout.of(job.newModel(CpuBackend.create(1)), job.blockSize());
+          : job.layout(job.newModel(CpuBackend.create(1)));
       for (BlockSlice b : slices) byId.put(b.entityId(), b);
       return byId;
     });

@@ -67,7 +67,7 @@ final class BlockRules {
   String initializeRefusal(BlockState state, Initialize cmd) {
     BlockSpec spec = cmd.spec();
     if (spec == null || cmd.values() == null) return "Initialize of block " + entityId + " needs a spec and values";
-    if (!spec.entityId().equals(entityId)) {
+    if (!BlockSlice.names(entityId, spec.parameter(), spec.index())) {
       return "Initialize for block " + spec.entityId() + " was sent to block " + entityId;
     }
     if (cmd.values().length != spec.length()) {

@@ -64,6 +64,21 @@ class MasterSerializationTest {
   }
 
   @Test
+  void aCommandForOneJobRoundTripsWithTheCommandInside() {
+    var probe = kit.<StatusReply<akka.Done>>createTestProbe().ref();
+    var serialization = kit.serializationTestKit();
+    serialization.verifySerialization(new JobProtocol.ToJob("job-2", new JobProtocol.ReportProgress("a", 0, 1,
+        List.of(new JobProtocol.StepOffset(4, 32)), 0, probe)), true);
+    serialization.verifySerialization(new JobProtocol.ToJob("job-2", new JobProtocol.Heartbeat("a")), true);
+    serialization.verifySerialization(new JobProtocol.JobList(List.of(new JobProtocol.JobEntry("job-1", false),
+        new JobProtocol.JobEntry("job-2", true))), true);
+    serialization.verifySerialization(new JobProtocol.JobDeleted("job-1", 9), true);
+    serialization.verifySerialization(new JobDirectory.JobOpened("job-2"), true);
+    serialization.verifySerialization(new JobDirectory.JobFinished("job-2"), true);
+    serialization.verifySerialization(new JobDirectory.JobErased("job-2"), true);
+  }
+
+  @Test
   void aProgressReportOfSeveralStepsRoundTrips() {
     kit.serializationTestKit().verifySerialization(new JobProtocol.ReportProgress("a", 0, 1,
         List.of(new JobProtocol.StepOffset(4, 32), new JobProtocol.StepOffset(5, 40)), 2,

@@ -9,6 +9,8 @@ import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.grpc.GrpcSettings;
 import io.shardtrain.grpc.CheckpointReply;
 import io.shardtrain.grpc.CheckpointRequest;
+import io.shardtrain.grpc.DeleteJobReply;
+import io.shardtrain.grpc.DeleteJobRequest;
 import io.shardtrain.grpc.ClickThroughShape;
 import io.shardtrain.grpc.ClusterStatus;
 import io.shardtrain.grpc.DatasetShape;
@@ -263,6 +265,22 @@ final class ClientCommands {
           "save-model");
       w.printf("model of job %s at version %d saved to %s on %s%n", r.getJobId(), r.getVersion(), r.getDir(), api.target());
       if (npy != null) w.printf("npy files in %s%n", npy.toAbsolutePath());
+      return 0;
+    }
+  }
+
+  @Command(name = "delete-job", mixinStandardHelpOptions = true,
+      description = "Delete a finished job's journal: the events and snapshots of its master, its parameter blocks and"
+          + " its table's shards. A running job is refused; the job id stays taken.")
+  static final class DeleteJob extends Client {
+    @picocli.CommandLine.Parameters(paramLabel = "JOB_ID", description = "The finished job to delete.")
+    String jobId;
+
+    @Override
+    int run(ApiConnection api, PrintWriter w) {
+      DeleteJobReply r = api.await("DeleteJob", DeleteJobRequest.newBuilder().setJobId(jobId).build(),
+          DeleteJobReply.getDefaultInstance(), timeout().plusSeconds(60), "delete-job");
+      w.printf("job %s deleted: the journal of %d entities (its master and blocks)%n", r.getJobId(), r.getEntities());
       return 0;
     }
   }
