@@ -37,7 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * One node (ps, master, trainer) on one H2 database runs job after job and two jobs at once: a
  * trainer that was given no job trains each job as it comes; trainers given a job train that one;
- * no job finds another's blocks; a finished job's journal is deleted with one call.
+ * no job finds another's blocks; a finished job's blocks passivate; its journal is deleted with one call.
  */
 class SeveralJobsTest {
   private static final int STEPS = 40;
@@ -56,7 +56,9 @@ class SeveralJobsTest {
     }
     base = NodeConfig.build(List.of("ps", "master", "trainer"), "127.0.0.1", port, List.of(),
         "jdbc:h2:" + dir.resolve("journal"), null, Map.of("shardtrain.data-dir", dir.toString(),
-            "shardtrain.transport.bulk.enabled", false));
+            "shardtrain.transport.bulk.enabled", false,
+            // Sharding's idle passivation (2 minutes by default), short here to see a finished job's blocks go.
+            "akka.cluster.sharding.passivation.default-idle-strategy.idle-entity.timeout", "3s"));
     node = ClusterNode.start(base);
     ClusterNode.awaitUp(node.system(), Duration.ofSeconds(30));
     api = node.api();
@@ -107,6 +109,8 @@ class SeveralJobsTest {
     JobSpec first = submit("first", 1, STEPS);
     assertEquals(STEPS, any.get(120, TimeUnit.SECONDS));
     assertTrue(status("first").done());
+    assertTrue(ClusterNode.blocksOf(node.system(), node.system().address(), Duration.ofSeconds(5))
+        .containsAll(first.blocks()), "the first job's blocks were in memory while it trained");
     // The same model and spec under another id: fresh blocks, not the first job's.
     JobSpec second = submit("second", 1, STEPS);
     assertEquals(first.blocks().stream().map(b -> b.replace("first/", "second/")).toList(), second.blocks());
@@ -143,6 +147,13 @@ class SeveralJobsTest {
         new JobProtocol.JobEntry("left", false), new JobProtocol.JobEntry("right", false)),
         awaitFinished(4));
 
+    // A finished job's blocks leave memory once idle.
+    long idleDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (ClusterNode.blocksOf(node.system(), node.system().address(), Duration.ofSeconds(5)).stream()
+        .anyMatch(b -> b.startsWith("first/") || b.startsWith("second/"))) {
+      assertTrue(System.nanoTime() < idleDeadline, "the finished jobs' blocks are still in memory after 30 s");
+      Thread.sleep(200);
+    }
     // Deleting: a running job is refused; a finished one loses its master's and blocks' events.
     String block = first.blocks().get(0);
     assertTrue(eventsOf("ParameterBlock|" + block) > 0);
