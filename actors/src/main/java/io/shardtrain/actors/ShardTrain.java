@@ -16,6 +16,7 @@ import io.shardtrain.actors.job.CtrModel;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.master.JobDirectory;
+import io.shardtrain.actors.metrics.NodeMetrics;
 import io.shardtrain.actors.ps.BlockLayout;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
@@ -87,6 +88,8 @@ public final class ShardTrain {
    */
   public static ShardTrain start(ActorSystem<?> system) {
     AkkaVersionGuard.require();
+    // Starts the node's traffic reporter, which the status view reads on every member.
+    NodeMetrics.get(system);
     ParameterBlock.init(system);
     SparseShard.init(system);
     return new ShardTrain(system, JobDirectory.initSingleton(system));

@@ -126,7 +126,8 @@ final class ShardTrainGrpcService implements ShardTrainApi {
           .setSubmitted(s.submitted()).setDone(s.done()).setEpochsDone(s.epochsDone())
           .setMembershipEpoch(s.membershipEpoch()).addAllTrainers(s.members()).setExamplesReported(s.examplesReported())
           .addAllLeases(s.leases()).setCheckpointStep(s.checkpointStep()).setGeneration(s.generation())
-          .setTestAuc(s.testAuc()).setTestAucExamples(s.testAucExamples());
+          .setTestAuc(s.testAuc()).setTestAucExamples(s.testAucExamples())
+          .addAllTrainerProgress(JobMessages.trainerProgress(s.progress(), system.address()));
       if (s.checkpointDir() != null) b.setCheckpointDir(s.checkpointDir());
       for (JobProtocol.JobEntry e : sj.getValue()) {
         b.addJobs(io.shardtrain.grpc.JobEntry.newBuilder().setJobId(e.jobId()).setRunning(e.running()));
@@ -134,8 +135,11 @@ final class ShardTrainGrpcService implements ShardTrainApi {
       if (s.submitted()) b.setJob(messages.job(s.job()));
       CompletionStage<List<io.shardtrain.grpc.BlockState>> blocks = in.getIncludeBlocks() && s.submitted()
           ? blockStates(s.job()) : CompletableFuture.completedFuture(List.of());
+      CompletionStage<List<io.shardtrain.grpc.NodeTraffic>> traffic = in.getIncludeBlocks()
+          ? ClusterView.traffic(system, timeout) : CompletableFuture.completedFuture(List.of());
       return ClusterView.placement(system, timeout)
-          .thenCombine(blocks, (placement, states) -> b.addAllPlacement(placement).addAllBlocks(states).build());
+          .thenCombine(blocks, (placement, states) -> b.addAllPlacement(placement).addAllBlocks(states))
+          .thenCombine(traffic, (built, nodes) -> built.addAllTraffic(nodes).build());
     }));
   }
 
@@ -147,8 +151,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
               : io.shardtrain.grpc.BlockState.newBuilder().setBlockId(id).setAnswered(false).build())
           .toCompletableFuture());
     }
-    return CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new))
-        .thenApply(x -> asks.stream().map(CompletableFuture::join).toList());
+    return ClusterView.all(asks);
   }
 
   // ---- trainers ----

@@ -211,16 +211,27 @@ public final class JobProtocol {
    * step of the last committed checkpoint (-1: none), written to {@code checkpointDir};
    * {@code generation}: how many times the job rolled back to a checkpoint. {@code testAuc}: a
    * click-through job's test AUC merged from every trainer's share over {@code testAucExamples}
-   * examples, NaN until every planned trainer sent its share.
+   * examples, NaN until every planned trainer sent its share. {@code progress}: where each member
+   * trainer is, in membership order.
    */
   public record JobStatus(String jobId, boolean submitted, boolean done, int epochsDone, long membershipEpoch,
-      List<String> members, long examplesReported, List<String> leases, JobSpec job, long checkpointStep,
-      String checkpointDir, long generation, double testAuc, long testAucExamples) implements CborSerializable {
+      List<String> members, long examplesReported, List<String> leases, List<TrainerProgress> progress, JobSpec job,
+      long checkpointStep, String checkpointDir, long generation, double testAuc, long testAucExamples)
+      implements CborSerializable {
 
     /** This status with the merged test AUC of a click-through job over {@code examples} test examples. */
     public JobStatus withTestAuc(double auc, long examples) {
-      return new JobStatus(jobId, submitted, done, epochsDone, membershipEpoch, members, examplesReported, leases, job,
-          checkpointStep, checkpointDir, generation, auc, examples);
+      return new JobStatus(jobId, submitted, done, epochsDone, membershipEpoch, members, examplesReported, leases,
+          progress, job, checkpointStep, checkpointDir, generation, auc, examples);
     }
   }
+
+  /**
+   * Member trainer {@code trainerId} (talked to through {@code ref}, whose address is its node) holds
+   * task {@code task} of epoch {@code epoch}, {@code length} examples of which it read up to
+   * {@code offset}; epoch and task are -1 while it holds none. {@code lastStep}: the last step it
+   * reported (0: none).
+   */
+  public record TrainerProgress(String trainerId, ActorRef<TrainerNotice> ref, int epoch, int task, long offset,
+      long length, long lastStep) implements CborSerializable {}
 }

@@ -436,8 +436,15 @@ public final class MasterState implements CborSerializable {
     for (TaskState t : tasks) {
       if (t.leasedTo != null) leases.add(t.epoch + "/" + t.index + "@" + t.offset + " -> " + t.leasedTo);
     }
+    List<JobProtocol.TrainerProgress> progress = new ArrayList<>();
+    members.forEach((id, ref) -> {
+      TaskState t = leaseOf(id);
+      long step = lastStep.getOrDefault(id, 0L);
+      progress.add(t == null ? new JobProtocol.TrainerProgress(id, ref, -1, -1, 0, 0, step)
+          : new JobProtocol.TrainerProgress(id, ref, t.epoch, t.index, t.offset, t.length(), step));
+    });
     return new JobProtocol.JobStatus(job == null ? "" : job.jobId(), job != null, done(),
-        firstOpenEpoch, membershipEpoch, List.copyOf(members.keySet()), examplesReported, leases, job,
+        firstOpenEpoch, membershipEpoch, List.copyOf(members.keySet()), examplesReported, leases, progress, job,
         checkpoint == null ? -1 : checkpoint.step(), checkpoint == null ? "" : checkpoint.dir(), generation,
         Double.NaN, 0);
   }

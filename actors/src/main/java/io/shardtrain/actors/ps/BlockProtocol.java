@@ -237,7 +237,9 @@ public final class BlockProtocol {
    * events the last recovery replayed on top of its snapshot. {@code bulkPushes} and
    * {@code bulkPulls} count pushes and pull replies that went by bulk letter.
    * {@code examplesApplied}: the examples behind the updates applied so far (the sum of their
-   * pushes' weights; kept in the snapshot, so it survives a move).
+   * pushes' weights; kept in the snapshot, so it survives a move). {@code lastError}: the last error
+   * the block answered a command with (a refused push or pull, a pull that timed out), "" if none,
+   * at {@code lastErrorAtMillis} (epoch milliseconds, 0 if none).
    */
   public record BlockStats(
       String entityId,
@@ -261,9 +263,12 @@ public final class BlockProtocol {
       long eventsReplayed,
       long bulkPushes,
       long bulkPulls,
-      long examplesApplied) {
+      long examplesApplied,
+      String lastError,
+      long lastErrorAtMillis) {
     public BlockStats {
       waitingFor = List.copyOf(waitingFor);
+      lastError = lastError == null ? "" : lastError;
     }
   }
 

@@ -310,8 +310,8 @@ public final class ParameterBlock
     Pull pull = pulls.remove(timeout.pullId());
     if (pull != null) {
       counters.pullTimeouts++;
-      pull.replyTo().tell(StatusReply.error("block " + entityId + " did not reach version " + pull.minVersion()
-          + " within " + settings.pullTimeout().toMillis() + " ms (it is at version " + state.version() + ")"));
+      replies.error(pull.replyTo(), "block " + entityId + " did not reach version " + pull.minVersion()
+          + " within " + settings.pullTimeout().toMillis() + " ms (it is at version " + state.version() + ")");
     }
     return Effect().none();
   }

@@ -254,6 +254,8 @@ public final class WireSerializer extends TableSerializer {
     out.putLong(m.bulkPushes());
     out.putLong(m.bulkPulls());
     out.putLong(m.examplesApplied());
+    out.putString(m.lastError());
+    out.putLong(m.lastErrorAtMillis());
   }
 
   private static BlockStats getStats(In in) {
@@ -267,7 +269,9 @@ public final class WireSerializer extends TableSerializer {
     long replayed = in.getLong();
     long bulkPushes = in.getLong();
     long bulkPulls = in.getLong();
+    long examplesApplied = in.getLong();
     return new BlockStats(entityId, initialised, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9],
-        v[10], v[11], v[12], waitingFor, epoch, pendingPulls, replayed, bulkPushes, bulkPulls, in.getLong());
+        v[10], v[11], v[12], waitingFor, epoch, pendingPulls, replayed, bulkPushes, bulkPulls, examplesApplied,
+        in.getString(), in.getLong());
   }
 }
