@@ -197,7 +197,7 @@ final class ClientCommands {
 
   @Command(name = "status", mixinStandardHelpOptions = true,
       description = "Show members and roles, each node's examples/s and bytes/s, which node holds which parameter"
-          + " blocks, the job's progress with each trainer's task and offset, which trainers each waiting block's sync"
+          + " blocks, the cluster's jobs, a job's progress with each trainer's task and offset, which trainers each waiting block's sync"
           + " barrier waits for, and the last error of each block that had one.")
   static final class StatusCommand extends Client {
     @Option(names = "--watch", paramLabel = "SECONDS", arity = "0..1", fallbackValue = "2",
@@ -209,13 +209,16 @@ final class ClientCommands {
     /** Stops a watch after this many prints (tests). */
     @Option(names = "--watch-count", hidden = true, defaultValue = "2147483647")
     int watchCount;
+    @Option(names = "--job", paramLabel = "JOB_ID",
+        description = "The job to show (default: the newest running job, else the newest finished one).")
+    String job = "";
 
     @Override
     int run(ApiConnection api, PrintWriter out) throws InterruptedException {
       if (watch != null && watch < 1) throw new IllegalArgumentException("--watch must be at least 1 second, not " + watch);
       StatusView view = new StatusView(out);
       for (int n = 1; ; n++) {
-        ClusterStatus s = api.probe(true, connect(), timeout());
+        ClusterStatus s = api.probe(true, job, connect(), timeout());
         if (watch != null) out.printf("--- %s ---%n", java.time.LocalTime.now().format(CLOCK));
         view.print(s, System.nanoTime());
         out.flush();

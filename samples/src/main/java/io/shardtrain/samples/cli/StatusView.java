@@ -69,6 +69,10 @@ final class StatusView {
         out.printf("  %s  no answer%n", p.getNode());
       }
     }
+    if (s.getJobsCount() > 1) {
+      out.printf("jobs: %s%n", String.join(", ", s.getJobsList().stream()
+          .map(j -> j.getJobId() + (j.getRunning() ? " (running)" : " (finished)")).toList()));
+    }
     if (s.getSubmitted()) printJob(s, at);
     else out.println("job: none submitted");
     previous = s;
