@@ -197,8 +197,8 @@ final class ClientCommands {
 
   @Command(name = "status", mixinStandardHelpOptions = true,
       description = "Show members and roles, each node's examples/s and bytes/s, which node holds which parameter"
-          + " blocks, the cluster's jobs, a job's progress with each trainer's task and offset, which trainers each waiting block's sync"
-          + " barrier waits for, and the last error of each block that had one.")
+          + " blocks, the cluster's jobs, a job's progress with each trainer's task and offset, which trainers each"
+          + " waiting block's sync barrier waits for, and the last error of each block that had one.")
   static final class StatusCommand extends Client {
     @Option(names = "--watch", paramLabel = "SECONDS", arity = "0..1", fallbackValue = "2",
         description = "Print the status again every SECONDS (2 when not given) until the job is done, each time with"
