@@ -165,14 +165,19 @@ public final class ShardTrain {
    * joined sharding (the caller retries).
    */
   public CompletionStage<Done> submit(Plan plan) {
-    return onceEnoughPsNodes(() -> place(plan));
+    return onceEnoughPsNodes(plan.job().jobId(), () -> place(plan));
   }
 
-  /** Runs {@code place} once {@code shardtrain.ps.min-nodes} ps nodes joined sharding; fails, placing nothing, before. */
-  private CompletionStage<Done> onceEnoughPsNodes(Supplier<CompletionStage<Done>> place) {
+  /**
+   * Runs {@code place} once the master said job {@code jobId} may be submitted (it did not finish
+   * before) and {@code shardtrain.ps.min-nodes} ps nodes joined sharding; fails, placing nothing, before.
+   */
+  private CompletionStage<Done> onceEnoughPsNodes(String jobId, Supplier<CompletionStage<Done>> place) {
     int minNodes = PsSettings.create(system).minNodes();
-    if (minNodes <= 1) return place.get();
-    return psNodes().thenCompose(n -> n >= minNodes ? place.get()
+    CompletionStage<Done> allowed = AskPattern.askWithStatus(master, r -> new JobProtocol.MaySubmit(jobId, r), timeout,
+        system.scheduler());
+    if (minNodes <= 1) return allowed.thenCompose(ok -> place.get());
+    return allowed.thenCompose(ok -> psNodes()).thenCompose(n -> n >= minNodes ? place.get()
         : CompletableFuture.failedFuture(new IllegalStateException("only " + n + " of the " + minNodes
             + " ps nodes (shardtrain.ps.min-nodes) have joined sharding; the job's blocks are not placed yet")));
   }
@@ -250,7 +255,7 @@ public final class ShardTrain {
    * submits it to the master; fails like {@link #submit(Plan)} while too few {@code ps} nodes joined.
    */
   public CompletionStage<Done> submit(CtrPlan plan) {
-    return onceEnoughPsNodes(() -> {
+    return onceEnoughPsNodes(plan.job().jobId(), () -> {
       JobSpec job = plan.job();
       TableSpec table = job.table();
       List<CompletableFuture<SparseProtocol.InitReply>> shards = new ArrayList<>();

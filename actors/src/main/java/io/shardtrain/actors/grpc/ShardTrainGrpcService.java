@@ -133,7 +133,8 @@ final class ShardTrainGrpcService implements ShardTrainApi {
         b.addJobs(io.shardtrain.grpc.JobEntry.newBuilder().setJobId(e.jobId()).setRunning(e.running()));
       }
       if (s.submitted()) b.setJob(messages.job(s.job()));
-      CompletionStage<List<io.shardtrain.grpc.BlockState>> blocks = in.getIncludeBlocks() && s.submitted()
+      // A finished job's blocks have left memory: asking them would only wake them.
+      CompletionStage<List<io.shardtrain.grpc.BlockState>> blocks = in.getIncludeBlocks() && s.submitted() && !s.done()
           ? blockStates(s.job()) : CompletableFuture.completedFuture(List.of());
       CompletionStage<List<io.shardtrain.grpc.NodeTraffic>> traffic = in.getIncludeBlocks()
           ? ClusterView.traffic(system, timeout) : CompletableFuture.completedFuture(List.of());

@@ -19,7 +19,7 @@ public final class JobProtocol {
   /** What the master accepts: the requests below, and its own messages ({@link Internal}). */
   public sealed interface Command extends CborSerializable
       permits SubmitJob, RegisterTrainer, RequestTask, ReportProgress, Heartbeat, LeaveJob, GetStatus, TakeCheckpoint,
-      RollBackToCheckpoint, SettleFromRing, RequestAucShare, ReportAuc, ToJob, DeleteJob, ListJobs, Internal {}
+      RollBackToCheckpoint, SettleFromRing, RequestAucShare, ReportAuc, ToJob, DeleteJob, ListJobs, MaySubmit, Internal {}
 
   /**
    * The master's messages to itself (timers, answers to its own asks): declared beside the master,
@@ -49,6 +49,12 @@ public final class JobProtocol {
 
   /** Job {@code jobId}'s journal was deleted: {@code entities} persistent entities (master, blocks, shards). */
   public record JobDeleted(String jobId, int entities) implements CborSerializable {}
+
+  /**
+   * Whether a job {@code jobId} may be submitted: acknowledged for a new id or a running job,
+   * refused (saying why) for a finished or deleted one. Asked before a job's blocks are placed.
+   */
+  public record MaySubmit(String jobId, ActorRef<StatusReply<Done>> replyTo) implements Command {}
 
   /** The cluster's jobs, oldest first. */
   public record ListJobs(ActorRef<JobList> replyTo) implements Command {}

@@ -109,6 +109,11 @@ public final class JobDirectory extends EventSourcedBehavior<Command, JobDirecto
         .forAnyState()
         .onCommand(SubmitJob.class, this::onSubmit)
         .onCommand(ToJob.class, this::onToJob)
+        .onCommand(MaySubmit.class, (book, c) -> {
+          String refusal = refusal(book, c.jobId());
+          c.replyTo().tell(refusal == null ? StatusReply.ack() : StatusReply.error(refusal));
+          return Effect().none();
+        })
         .onCommand(ListJobs.class, (book, c) -> {
           c.replyTo().tell(new JobList(book.entries()));
           return Effect().none();
@@ -129,14 +134,18 @@ public final class JobDirectory extends EventSourcedBehavior<Command, JobDirecto
         master(id).tell(c);
       });
     }
-    if (stage == JobBook.Stage.RUNNING) {
-      master(id).tell(c);
-    } else {
-      c.replyTo().tell(StatusReply.error("job '" + id + "' " + (stage == JobBook.Stage.FINISHED
-          ? "has finished; its blocks stay in the journal until `shardtrain delete-job " + id + "`"
-          : "was deleted") + ": submit the new job under another id"));
-    }
+    if (stage == JobBook.Stage.RUNNING) master(id).tell(c);
+    else c.replyTo().tell(StatusReply.error(refusal(book, id)));
     return Effect().none();
+  }
+
+  /** Why job {@code id} may not be submitted (it finished, or was deleted); null when it may. */
+  private static String refusal(JobBook book, String id) {
+    JobBook.Stage stage = book.stage(id);
+    if (stage == null || stage == JobBook.Stage.RUNNING) return null;
+    return "job '" + id + "' " + (stage == JobBook.Stage.FINISHED
+        ? "has finished; its blocks stay in the journal until `shardtrain delete-job " + id + "`"
+        : "was deleted") + ": submit the new job under another id";
   }
 
   /** A finished job's blocks and table shards leave memory; its master stays to answer for it. */
@@ -144,13 +153,16 @@ public final class JobDirectory extends EventSourcedBehavior<Command, JobDirecto
     String id = c.job().jobId();
     if (book.stage(id) != JobBook.Stage.RUNNING) return Effect().none();
     return Effect().persist(new JobFinished(id)).thenRun(b -> {
-      for (String block : c.job().blocks()) blocks.tell(new ShardingEnvelope<>(block, new BlockProtocol.Retire()));
-      for (String shard : c.job().tableShards()) {
-        SparseShard.entityRef(context.getSystem(), shard).tell(new SparseProtocol.Retire());
-      }
+      retire(c.job());
       context.getLog().info("job {} finished; its {} blocks and {} table shards passivate", id, c.job().blocks().size(),
           c.job().tableShards().size());
     });
+  }
+
+  /** Tells the job's blocks and table shards to leave memory (a status or a late trainer may have woken them). */
+  private void retire(JobSpec job) {
+    for (String block : job.blocks()) blocks.tell(new ShardingEnvelope<>(block, new BlockProtocol.Retire()));
+    for (String shard : job.tableShards()) SparseShard.entityRef(context.getSystem(), shard).tell(new SparseProtocol.Retire());
   }
 
   private Effect<Event, JobBook> onToJob(JobBook book, ToJob c) {
@@ -217,6 +229,7 @@ public final class JobDirectory extends EventSourcedBehavior<Command, JobDirecto
     for (String b : job.blocks()) ids.add(PersistenceId.of(ParameterBlock.ENTITY_KEY.name(), b).id());
     for (String s : job.tableShards()) ids.add(PersistenceId.of(SparseShard.ENTITY_KEY.name(), s).id());
     context.getChild(childName(c.jobId())).ifPresent(context::stop);
+    retire(job);
     context.pipeToSelf(JournalEraser.erase(context.getSystem(), ids, settings.askTimeout().multipliedBy(4)),
         (n, failure) -> new Erased(c.jobId(), n == null ? 0 : n, failure, c.replyTo()));
     return Effect().none();

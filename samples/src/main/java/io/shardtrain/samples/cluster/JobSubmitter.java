@@ -58,10 +58,9 @@ public final class JobSubmitter {
       } catch (java.util.concurrent.ExecutionException e) {
         last = e;
         Throwable cause = e.getCause();
-        // The master refusing the job (another one runs) is final; timeouts mean "not yet".
-        if (cause != null && cause.getMessage() != null && cause.getMessage().contains("already running")) {
-          throw new IllegalStateException(cause.getMessage());
-        }
+        // A refusal of the master or a block (a finished job's id, another spec) is final; timeouts
+        // and too few ps nodes mean "not yet".
+        if (cause instanceof akka.pattern.StatusReply.ErrorMessage) throw new IllegalStateException(cause.getMessage());
         Thread.sleep(1000);
       }
     }

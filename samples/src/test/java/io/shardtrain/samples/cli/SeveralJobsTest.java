@@ -158,6 +158,10 @@ class SeveralJobsTest {
         .anyMatch(j -> j.jobId().equals("first")));
     Throwable twice = refusal(api.deleteJob("first").toCompletableFuture());
     assertTrue(twice.getMessage().contains("(it was deleted)"), twice.getMessage());
+    // Its id stays taken, and a submit under it places no block.
+    Exception reused = assertThrows(Exception.class, () -> submit("first", 1, STEPS));
+    assertTrue(String.valueOf(reused.getMessage()).contains("job 'first' was deleted"), String.valueOf(reused));
+    for (String b : first.blocks()) assertEquals(0, eventsOf("ParameterBlock|" + b), b);
   }
 
   /** Waits until this node holds no block whose id starts with one of {@code prefixes}. */
