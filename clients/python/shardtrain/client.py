@@ -161,31 +161,32 @@ class Client:
 
     # ---- trainers ----
 
-    def register(self, trainer_id):
-        """Joins the running job; the RegisterTrainerReply (job, membership epoch, last step, generation)."""
-        return self._call("RegisterTrainer", pb.RegisterTrainerRequest(trainer_id=trainer_id))
+    def register(self, trainer_id, job_id=""):
+        """Joins job job_id ("": the newest running job); the RegisterTrainerReply (job, membership epoch, last step,
+        generation)."""
+        return self._call("RegisterTrainer", pb.RegisterTrainerRequest(trainer_id=trainer_id, job_id=job_id))
 
-    def heartbeat(self, trainer_id):
+    def heartbeat(self, trainer_id, job_id=""):
         """Keeps the trainer in the job; the rollbacks (step, generation) the master announced since the last one."""
-        return list(self._call("Heartbeat", pb.HeartbeatRequest(trainer_id=trainer_id)).rollbacks)
+        return list(self._call("Heartbeat", pb.HeartbeatRequest(trainer_id=trainer_id, job_id=job_id)).rollbacks)
 
-    def lease(self, trainer_id):
+    def lease(self, trainer_id, job_id=""):
         """The master's LeaseTaskReply: one of lease, wait, no_task, not_registered (WhichOneof('reply'))."""
-        return self._call("LeaseTask", pb.LeaseTaskRequest(trainer_id=trainer_id))
+        return self._call("LeaseTask", pb.LeaseTaskRequest(trainer_id=trainer_id, job_id=job_id))
 
-    def report_async(self, trainer_id, epoch, task, steps, generation):
+    def report_async(self, trainer_id, epoch, task, steps, generation, job_id=""):
         """Reports (step, reader offset after it) pairs of one task."""
         if not steps:
             raise ValueError("a progress report needs a step")
         request = pb.ReportProgressRequest(trainer_id=trainer_id, epoch=epoch, task=task, generation=generation,
-                                           steps=[pb.StepOffset(step=s, offset=o) for s, o in steps])
+                                           steps=[pb.StepOffset(step=s, offset=o) for s, o in steps], job_id=job_id)
         return self._async("ReportProgress", request)
 
-    def report(self, trainer_id, epoch, task, steps, generation):
-        return self.report_async(trainer_id, epoch, task, steps, generation).result()
+    def report(self, trainer_id, epoch, task, steps, generation, job_id=""):
+        return self.report_async(trainer_id, epoch, task, steps, generation, job_id).result()
 
-    def leave(self, trainer_id):
-        self._call("LeaveJob", pb.LeaveJobRequest(trainer_id=trainer_id))
+    def leave(self, trainer_id, job_id=""):
+        self._call("LeaveJob", pb.LeaveJobRequest(trainer_id=trainer_id, job_id=job_id))
 
     # ---- parameters ----
 

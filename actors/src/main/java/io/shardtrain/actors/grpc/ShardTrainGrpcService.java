@@ -162,8 +162,8 @@ final class ShardTrainGrpcService implements ShardTrainApi {
     return call(() -> {
       String id = trainerId(in.getTrainerId());
       ActorRef<TrainerNotice> ref = trainers.refFor(id);
-      return askMaster((ActorRef<StatusReply<JobProtocol.Registration>> replyTo) -> new JobProtocol.RegisterTrainer(id, ref,
-          replyTo)).thenApply(messages::registration);
+      return askMaster(in.getJobId(), (ActorRef<StatusReply<JobProtocol.Registration>> replyTo)
+          -> new JobProtocol.RegisterTrainer(id, ref, replyTo)).thenApply(messages::registration);
     });
   }
 
@@ -171,7 +171,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
   public CompletionStage<HeartbeatReply> heartbeat(HeartbeatRequest in) {
     return call(() -> {
       String id = trainerId(in.getTrainerId());
-      master.tell(new JobProtocol.Heartbeat(id));
+      masterOf(in.getJobId()).tell(new JobProtocol.Heartbeat(id));
       HeartbeatReply.Builder b = HeartbeatReply.newBuilder();
       for (TrainerNotice n : trainers.drain(id)) {
         if (n instanceof TrainerNotice.RollBack r) {
@@ -186,7 +186,8 @@ final class ShardTrainGrpcService implements ShardTrainApi {
   public CompletionStage<LeaseTaskReply> leaseTask(LeaseTaskRequest in) {
     return call(() -> {
       String id = trainerId(in.getTrainerId());
-      return askMaster((ActorRef<StatusReply<JobProtocol.TaskReply>> replyTo) -> new JobProtocol.RequestTask(id, replyTo))
+      return askMaster(in.getJobId(),
+              (ActorRef<StatusReply<JobProtocol.TaskReply>> replyTo) -> new JobProtocol.RequestTask(id, replyTo))
           .thenApply(JobMessages::lease);
     });
   }
@@ -198,8 +199,8 @@ final class ShardTrainGrpcService implements ShardTrainApi {
       if (in.getStepsCount() == 0) throw ApiError.fail(new ApiError.BadRequest("a progress report needs a step"));
       List<JobProtocol.StepOffset> steps = new ArrayList<>();
       for (var s : in.getStepsList()) steps.add(new JobProtocol.StepOffset(s.getStep(), s.getOffset()));
-      return askMaster((ActorRef<StatusReply<akka.Done>> replyTo) -> new JobProtocol.ReportProgress(id, in.getEpoch(),
-          in.getTask(), steps, in.getGeneration(), replyTo)).thenApply(d -> ReportProgressReply.getDefaultInstance());
+      return askMaster(in.getJobId(), (ActorRef<StatusReply<akka.Done>> replyTo) -> new JobProtocol.ReportProgress(id,
+          in.getEpoch(), in.getTask(), steps, in.getGeneration(), replyTo)).thenApply(d -> ReportProgressReply.getDefaultInstance());
     });
   }
 
@@ -207,7 +208,8 @@ final class ShardTrainGrpcService implements ShardTrainApi {
   public CompletionStage<LeaveJobReply> leaveJob(LeaveJobRequest in) {
     return call(() -> {
       String id = trainerId(in.getTrainerId());
-      return askMaster((ActorRef<StatusReply<akka.Done>> replyTo) -> new JobProtocol.LeaveJob(id, replyTo))
+      return askMaster(in.getJobId(),
+              (ActorRef<StatusReply<akka.Done>> replyTo) -> new JobProtocol.LeaveJob(id, replyTo))
           .thenApply(d -> {
             trainers.stop(id);
             return LeaveJobReply.getDefaultInstance();
@@ -416,8 +418,14 @@ final class ShardTrainGrpcService implements ShardTrainApi {
     return answer(AskPattern.ask(master, JobProtocol.GetStatus::new, timeout, system.scheduler()), "the master", timeout);
   }
 
-  private <T> CompletionStage<T> askMaster(Function<ActorRef<StatusReply<T>>, JobProtocol.Command> message) {
-    return answer(AskPattern.askWithStatus(master, message::apply, timeout, system.scheduler()), "the master", timeout);
+  /** The master of job {@code jobId}; "": the cluster's master, which passes the command to the newest running job. */
+  private ActorRef<JobProtocol.Command> masterOf(String jobId) {
+    return jobId.isEmpty() ? master : api.master(jobId);
+  }
+
+  private <T> CompletionStage<T> askMaster(String jobId, Function<ActorRef<StatusReply<T>>, JobProtocol.Command> message) {
+    return answer(AskPattern.askWithStatus(masterOf(jobId), message::apply, timeout, system.scheduler()), "the master",
+        timeout);
   }
 
   /** {@code stage}, its failure turned into the API's error as an answer of {@code from}. */

@@ -72,9 +72,11 @@ class GrpcApiTest {
   static ShardTrainApiClient client;
   static Job job;
 
-  @BeforeAll
-  static void startNodeAndSubmit() throws Exception {
-    kit = ActorTestKit.create("GrpcApiTest", ConfigFactory.parseString("""
+  /** A one-node cluster (ps, master) in memory whose gRPC API {@code client} calls. */
+  record Node(ActorTestKit kit, ShardTrainApiClient client) {}
+
+  static Node startNode(String name) throws Exception {
+    ActorTestKit kit = ActorTestKit.create(name, ConfigFactory.parseString("""
           akka.actor.provider = cluster
           akka.remote.artery.canonical.port = 0
           akka.remote.artery.canonical.hostname = 127.0.0.1
@@ -94,8 +96,15 @@ class GrpcApiTest {
     }
     var binding = GrpcServer.startIfConfigured(st).orElseThrow().toCompletableFuture().get(10, TimeUnit.SECONDS);
     int port = binding.localAddress().getPort();
-    client = ShardTrainApiClient.create(
-        GrpcClientSettings.connectToServiceAt("127.0.0.1", port, kit.system()).withTls(false), kit.system());
+    return new Node(kit, ShardTrainApiClient.create(
+        GrpcClientSettings.connectToServiceAt("127.0.0.1", port, kit.system()).withTls(false), kit.system()));
+  }
+
+  @BeforeAll
+  static void startNodeAndSubmit() throws Exception {
+    Node node = startNode("GrpcApiTest");
+    kit = node.kit();
+    client = node.client();
     SubmitJobReply submitted = get(client.submitJob(SubmitJobRequest.newBuilder().setJobConfig(JOB).setShape(SHAPE).build()));
     job = submitted.getJob();
   }
