@@ -216,11 +216,15 @@ public final class MasterState implements CborSerializable {
 
   // ---- event application ----
 
-  MasterState submitted(JobSpec j) {
+  /** {@code from} (null: the job's start): the checkpoint a resumed job starts from, as after a rollback to it. */
+  MasterState submitted(JobSpec j, JobProtocol.ResumePoint from) {
     job = j;
     openEpoch(0);
     openEpoch(1);
-    return this;
+    if (from == null) return this;
+    for (JobProtocol.TaskOffset o : from.offsets()) openEpoch(o.epoch());
+    checkpoint = ResumedCheckpoint.committed(from);
+    return rolledBack(from.step(), 0);
   }
 
   MasterState started(long epoch) {

@@ -10,7 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 class MasterStateTest {
   @Test
   void aCopyIsUnchangedByEventsAppliedToTheStateItWasTakenFrom() {
-    MasterState s = new MasterState().submitted(MasterTest.job());
+    MasterState s = new MasterState().submitted(MasterTest.job(), null);
     s.joined("a", null);
     s.joined("b", null);
     s.started(2);
