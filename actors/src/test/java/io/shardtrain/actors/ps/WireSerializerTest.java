@@ -207,6 +207,13 @@ class WireSerializerTest {
     assertEquals(List.of(30L, 2L), List.of(b.step(), b.generation()));
     assertEquals(new BlockProtocol.Captured("w#1", 40, 39, 2, 1248), roundTrip(new BlockProtocol.Captured("w#1", 40, 39, 2, 1248)));
     assertEquals(new BlockProtocol.RolledBack(30), roundTrip(new BlockProtocol.RolledBack(30)));
+    BlockProtocol.Resume resume = roundTrip(new BlockProtocol.Resume(new BlockEvents.Resumed(spec(), 40, VALUES,
+        new float[][] {VALUES}, 39, 1248), probe.ref().unsafeUpcast()));
+    assertEquals(List.of(spec(), 40L, 39L, 1248L),
+        List.of(resume.state().spec(), resume.state().step(), resume.state().updates(), resume.state().examples()));
+    assertBitsEqual(VALUES, resume.state().values(), "Resume values");
+    assertBitsEqual(VALUES, resume.state().slots()[0], "Resume slot 0");
+    assertEquals(probe.ref(), resume.replyTo());
     PushGradient push = roundTrip(new PushGradient("t", 5, 4, 2, 32f, VALUES, 3, probe.ref().unsafeUpcast()));
     assertEquals(3, push.generation());
   }
