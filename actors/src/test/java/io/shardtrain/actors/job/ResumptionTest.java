@@ -34,7 +34,7 @@ class ResumptionTest {
   }
 
   static JobSpec job() {
-    return job(BlockSpec.Mode.SYNC, 2, List.of(3), "momentum", 2, 0);
+    return sync(2, List.of(3), "momentum", 2, 0);
   }
 
   /**
@@ -65,6 +65,18 @@ class ResumptionTest {
 
   static Resumption load(Path dir, JobSpec job) {
     return Resumption.load(dir, job, job.newModel(CpuBackend.create(1)), OptimizerSpec.parse(job.optimizer()));
+  }
+
+  /** Why {@link #load} refuses: its message, less the "cannot resume from DIR: " every refusal starts with. */
+  static String refusal(Path dir, JobSpec job) {
+    String m = assertThrows(IllegalArgumentException.class, () -> load(dir, job)).getMessage();
+    String prefix = "cannot resume from " + dir + ": ";
+    assertTrue(m.startsWith(prefix), m);
+    return m.substring(prefix.length());
+  }
+
+  static JobSpec sync(int trainers, List<Integer> hidden, String optimizer, int epochs, long steps) {
+    return job(BlockSpec.Mode.SYNC, trainers, hidden, optimizer, epochs, steps);
   }
 
   @Test
@@ -114,29 +126,23 @@ class ResumptionTest {
   @Test
   void aCheckpointOfAnotherModelShapeIsRefusedNamingTheParameter() throws Exception {
     Path dir = checkpoint();
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> load(dir, job(BlockSpec.Mode.SYNC, 2, List.of(5), "momentum", 2, 0)));
-    assertEquals("cannot resume from " + dir + ": it holds another model than the job's: parameter dense1.weight"
-        + " has shape [4, 3] in the saved model but [4, 5] in the model", e.getMessage());
+    assertEquals("it holds another model than the job's: parameter dense1.weight has shape [4, 3] in the saved"
+        + " model but [4, 5] in the model", refusal(dir, sync(2, List.of(5), "momentum", 2, 0)));
   }
 
   @Test
   void aCheckpointOfAnotherOptimizerIsRefused() throws Exception {
     Path dir = checkpoint();
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> load(dir, job(BlockSpec.Mode.SYNC, 2, List.of(3), "adam", 2, 0)));
-    assertEquals("cannot resume from " + dir + ": it holds 1 optimizer slots for dense1.weight but the job's optimizer"
-        + " adam keeps 2 (was it written by a job with another optimizer?)", e.getMessage());
+    assertEquals("it holds 1 optimizer slots for dense1.weight but the job's optimizer adam keeps 2 (was it written"
+        + " by a job with another optimizer?)", refusal(dir, sync(2, List.of(3), "adam", 2, 0)));
   }
 
   @Test
   void anAsyncOrAllReduceJobIsRefusedBeforeTheCheckpointIsRead() {
     Path dir = tmp.resolve("nothing-here");
     for (BlockSpec.Mode mode : List.of(BlockSpec.Mode.ASYNC, BlockSpec.Mode.ALLREDUCE)) {
-      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-          () -> load(dir, job(mode, 2, List.of(3), "momentum", 2, 0)));
-      assertEquals("cannot resume from " + dir + ": only a sync job resumes (one global step), this job is "
-          + mode.name().toLowerCase(java.util.Locale.ROOT), e.getMessage());
+      assertEquals("only a sync job resumes (one global step), this job is "
+          + mode.name().toLowerCase(java.util.Locale.ROOT), refusal(dir, job(mode, 2, List.of(3), "momentum", 2, 0)));
     }
   }
 
@@ -147,14 +153,11 @@ class ResumptionTest {
     byte[] bytes = Files.readAllBytes(slot);
     bytes[1] ^= 4;
     Files.write(slot, bytes);
-    IllegalArgumentException corrupt = assertThrows(IllegalArgumentException.class, () -> load(dir, job()));
-    assertTrue(corrupt.getMessage().startsWith("cannot resume from " + dir + ": ")
-        && corrupt.getMessage().contains("dense2.bias.slot0.f32") && corrupt.getMessage().contains("SHA-256"),
-        corrupt.getMessage());
+    String corrupt = refusal(dir, job());
+    assertTrue(corrupt.contains("dense2.bias.slot0.f32") && corrupt.contains("SHA-256"), corrupt);
     Files.delete(slot);
-    IllegalArgumentException missing = assertThrows(IllegalArgumentException.class, () -> load(dir, job()));
-    assertTrue(missing.getMessage().startsWith("cannot resume from " + dir + ": ")
-        && missing.getMessage().contains("dense2.bias.slot0.f32"), missing.getMessage());
+    String missing = refusal(dir, job());
+    assertTrue(missing.contains("dense2.bias.slot0.f32"), missing);
   }
 
   @Test
@@ -162,40 +165,31 @@ class ResumptionTest {
     JobSpec job = job();
     Path dir = tmp.resolve("model");
     ModelFiles.save(dir, job.snapshot(job.newModel(CpuBackend.create(1)), 7));
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> load(dir, job));
-    assertEquals("cannot resume from " + dir + ": " + dir + " is a model but not a checkpoint: it has no "
-        + CheckpointFiles.FILE, e.getMessage());
+    assertEquals(dir + " is a model but not a checkpoint: it has no " + CheckpointFiles.FILE, refusal(dir, job));
   }
 
   @Test
   void aCheckpointOfAnotherTrainerCountIsRefused() throws Exception {
     Path dir = checkpoint();
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> load(dir, job(BlockSpec.Mode.SYNC, 4, List.of(3), "momentum", 2, 0)));
-    assertEquals("cannot resume from " + dir + ": its reader offset 30 of task 1 of epoch 1 does not fit the job's"
+    String e = refusal(dir, sync(4, List.of(3), "momentum", 2, 0));
+    assertEquals("its reader offset 30 of task 1 of epoch 1 does not fit the job's"
         + " 4 tasks of 25 examples (100 examples over 4 trainers): was it written by a job of another data set or"
-        + " trainer count?", e.getMessage());
-    IllegalArgumentException fewer = assertThrows(IllegalArgumentException.class,
-        () -> load(dir, job(BlockSpec.Mode.SYNC, 1, List.of(3), "momentum", 2, 0)));
-    assertTrue(fewer.getMessage().contains("task 1 of epoch 1 does not fit the job's 1 tasks"), fewer.getMessage());
-    IllegalArgumentException more = assertThrows(IllegalArgumentException.class,
-        () -> load(dir, job(BlockSpec.Mode.SYNC, 3, List.of(3), "momentum", 2, 0)));
-    assertEquals("cannot resume from " + dir + ": its reader offsets of epoch 1 name tasks [0, 1] but the job cuts an"
-        + " epoch into 3 tasks (3 trainers): was it written by a job of another trainer count?", more.getMessage());
+        + " trainer count?", e);
+    String fewer = refusal(dir, sync(1, List.of(3), "momentum", 2, 0));
+    assertTrue(fewer.contains("task 1 of epoch 1 does not fit the job's 1 tasks"), fewer);
+    String more = refusal(dir, sync(3, List.of(3), "momentum", 2, 0));
+    assertEquals("its reader offsets of epoch 1 name tasks [0, 1] but the job cuts an"
+        + " epoch into 3 tasks (3 trainers): was it written by a job of another trainer count?", more);
   }
 
   @Test
   void aJobWithNothingLeftAfterTheCheckpointIsRefused() throws Exception {
     Path dir = checkpoint();
-    IllegalArgumentException steps = assertThrows(IllegalArgumentException.class,
-        () -> load(dir, job(BlockSpec.Mode.SYNC, 2, List.of(3), "momentum", 0, 7)));
-    assertEquals("cannot resume from " + dir + ": it was taken at step 7 and the job ends at step 7: nothing is left",
-        steps.getMessage());
-    IllegalArgumentException epochs = assertThrows(IllegalArgumentException.class,
-        () -> load(dir, job(BlockSpec.Mode.SYNC, 2, List.of(3), "momentum", 1, 0)));
-    assertEquals("cannot resume from " + dir + ": all 1 epochs of the job were done at step 7: nothing is left",
-        epochs.getMessage());
+    assertEquals("it was taken at step 7 and the job ends at step 7: nothing is left",
+        refusal(dir, sync(2, List.of(3), "momentum", 0, 7)));
+    assertEquals("all 1 epochs of the job were done at step 7: nothing is left",
+        refusal(dir, sync(2, List.of(3), "momentum", 1, 0)));
     // A step-bounded job continues past the checkpoint's step.
-    assertEquals(7, load(dir, job(BlockSpec.Mode.SYNC, 2, List.of(3), "momentum", 0, 8)).point().step());
+    assertEquals(7, load(dir, sync(2, List.of(3), "momentum", 0, 8)).point().step());
   }
 }

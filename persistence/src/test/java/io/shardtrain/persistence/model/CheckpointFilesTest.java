@@ -27,6 +27,15 @@ class CheckpointFilesTest {
         List.of(new Checkpoint.ReaderOffset(0, 0, 1280), new Checkpoint.ReaderOffset(0, 1, 1248)), 0);
   }
 
+  /** {@link #sample()} saved, with {@code from} replaced by {@code to} in its {@code checkpoint.json}. */
+  private Path sampleWith(String from, String to) throws java.io.IOException {
+    Path dir = tmp.resolve("ckpt");
+    CheckpointFiles.save(dir, sample(), ModelFiles.IfExists.FAIL);
+    Path file = dir.resolve(CheckpointFiles.FILE);
+    Files.writeString(file, Files.readString(file).replace(from, to));
+    return dir;
+  }
+
   @Test
   void savedCheckpointLoadsBackBitForBitWithSlotsAndReaderOffsets() throws Exception {
     Checkpoint c = sample();
@@ -51,11 +60,7 @@ class CheckpointFilesTest {
 
   @Test
   void aCheckpointWithoutExamplesPerParameterLoadsWithExamplesUnknown() throws Exception {
-    Path dir = tmp.resolve("ckpt");
-    CheckpointFiles.save(dir, sample(), ModelFiles.IfExists.FAIL);
-    Path file = dir.resolve(CheckpointFiles.FILE);
-    Files.writeString(file, Files.readString(file).replace(", \"examples\": 544", ""));
-    Checkpoint back = CheckpointFiles.load(dir);
+    Checkpoint back = CheckpointFiles.load(sampleWith(", \"examples\": 544", ""));
     assertEquals(-1, back.slotsOf("dense1.bias").examples());
     assertEquals(17, back.slotsOf("dense1.bias").updates());
   }
@@ -116,10 +121,8 @@ class CheckpointFilesTest {
 
   @Test
   void slotsOfAParameterTheModelLacksAreRefusedNamingTheCheckpointFile() throws Exception {
-    Path dir = tmp.resolve("ckpt");
-    CheckpointFiles.save(dir, sample(), ModelFiles.IfExists.FAIL);
+    Path dir = sampleWith("\"parameter\": \"dense1.bias\"", "\"parameter\": \"dense9.bias\"");
     Path file = dir.resolve(CheckpointFiles.FILE);
-    Files.writeString(file, Files.readString(file).replace("\"parameter\": \"dense1.bias\"", "\"parameter\": \"dense9.bias\""));
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CheckpointFiles.load(dir));
     assertTrue(e.getMessage().startsWith(file + ": slots of dense9.bias, which the model lacks; it has ["), e.getMessage());
   }
