@@ -4,8 +4,10 @@ import akka.Done;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.DispatcherSelector;
+import akka.actor.typed.Props;
 import akka.actor.typed.javadsl.Adapter;
 import akka.actor.typed.javadsl.AskPattern;
+import akka.actor.typed.javadsl.Behaviors;
 import akka.cluster.sharding.ShardRegion;
 import akka.pattern.Patterns;
 import io.shardtrain.actors.config.CtrSettings;
@@ -14,7 +16,8 @@ import io.shardtrain.actors.job.CtrModel;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.job.Resumption;
-import io.shardtrain.actors.master.Master;
+import io.shardtrain.actors.master.JobDirectory;
+import io.shardtrain.actors.metrics.NodeMetrics;
 import io.shardtrain.actors.ps.BlockEvents;
 import io.shardtrain.actors.ps.BlockLayout;
 import io.shardtrain.actors.ps.BlockProtocol;
@@ -39,6 +42,8 @@ import io.shardtrain.compute.optim.OptimizerSpec;
 import io.shardtrain.persistence.model.ModelFiles;
 import io.shardtrain.persistence.model.ModelParameters;
 import io.shardtrain.persistence.model.ModelSnapshot;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -47,6 +52,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
@@ -66,6 +73,9 @@ public final class ShardTrain {
   private final ActorSystem<?> system;
   private final ActorRef<JobProtocol.Command> master;
   private final Duration timeout;
+  private static final AtomicInteger JOB_MASTERS = new AtomicInteger();
+  private static final AtomicInteger TRAINERS = new AtomicInteger();
+  private final Map<String, ActorRef<JobProtocol.Command>> jobMasters = new ConcurrentHashMap<>();
 
   private ShardTrain(ActorSystem<?> system, ActorRef<JobProtocol.Command> master) {
     this.system = system;
@@ -80,13 +90,28 @@ public final class ShardTrain {
    */
   public static ShardTrain start(ActorSystem<?> system) {
     AkkaVersionGuard.require();
+    // Starts the node's traffic reporter, which the status view reads on every member.
+    NodeMetrics.get(system);
     ParameterBlock.init(system);
     SparseShard.init(system);
-    return new ShardTrain(system, Master.initSingleton(system));
+    return new ShardTrain(system, JobDirectory.initSingleton(system));
   }
 
+  /** The cluster's master: a command sent here reaches the newest running job (see {@link JobDirectory}). */
   public ActorRef<JobProtocol.Command> master() {
     return master;
+  }
+
+  /**
+   * The master of job {@code jobId}: what this node sends here reaches that job whichever others
+   * run. A local actor that wraps each command in {@link JobProtocol.ToJob}; one per job and node.
+   */
+  public ActorRef<JobProtocol.Command> master(String jobId) {
+    return jobMasters.computeIfAbsent(jobId, id -> system.systemActorOf(
+        Behaviors.<JobProtocol.Command>receiveMessage(c -> {
+          master.tell(new JobProtocol.ToJob(id, c));
+          return Behaviors.same();
+        }), "job-master-" + JOB_MASTERS.incrementAndGet() + "-" + URLEncoder.encode(id, StandardCharsets.UTF_8), Props.empty()));
   }
 
   public ActorSystem<?> system() {
@@ -110,7 +135,7 @@ public final class ShardTrain {
     Mlp model = Mlp.create(CpuBackend.create(1), inputDim, s.hidden(), classes,
         Activation.valueOf(s.activation().toUpperCase(Locale.ROOT)), s.seed());
     if (s.initFrom() != null) initFrom(s.initFrom(), model);
-    List<String> blocks = BlockLayout.of(model, blockSize).stream().map(BlockSlice::entityId).toList();
+    List<String> blocks = BlockLayout.of(model, blockSize, jobId).stream().map(BlockSlice::entityId).toList();
     long stepsPerTrainer = s.stepsPerTrainer(trainExamples, trainers);
     // Sync and all-reduce: one update per step; async: one per push of every trainer.
     long updates = mode.lockstep() ? stepsPerTrainer : stepsPerTrainer * trainers;
@@ -170,8 +195,8 @@ public final class ShardTrain {
   private CompletionStage<Done> place(Plan plan) {
     Map<String, float[]> values = new HashMap<>();
     for (Parameter p : plan.model().parameters()) values.put(p.name(), p.value().data());
-    return placeBlocks(plan.job(), BlockLayout.of(plan.model(), plan.job().blockSize()), values, plan.optimizer(),
-        plan.resume()).thenCompose(x -> submitJob(plan.job(), plan.resume() == null ? null : plan.resume().point()));
+    return placeBlocks(plan.job(), plan.job().layout(plan.model()), values, plan.optimizer(), plan.resume())
+        .thenCompose(x -> submitJob(plan.job(), plan.resume() == null ? null : plan.resume().point()));
   }
 
   /**
@@ -224,7 +249,7 @@ public final class ShardTrain {
     float[] dense = model.machine().initialDense((float) ctr.initStd(), s.seed());
     long updates = mode.lockstep() ? s.stepsPerTrainer(trainExamples, trainers)
         : s.stepsPerTrainer(trainExamples, trainers) * trainers;
-    List<String> blocks = BlockLayout.of(List.of(new ParamShape(JobSpec.CTR_DENSE, dense.length)), blockSize)
+    List<String> blocks = BlockLayout.of(List.of(new ParamShape(JobSpec.CTR_DENSE, dense.length)), blockSize, jobId)
         .stream().map(BlockSlice::entityId).toList();
     JobSpec job = new JobSpec(jobId, s.dataset(), trainExamples, denseDim, 2, List.of(), s.activation(), s.seed(),
         mode, trainers, s.batch(), s.steps() > 0 ? 0 : s.epochs(), s.steps(), s.optimizer(), (float) s.lr(),
@@ -261,18 +286,42 @@ public final class ShardTrain {
 
   /** Spawns a trainer on this node, on the trainer dispatcher (compute blocks its thread). */
   public ActorRef<Trainer.Command> startTrainer(Trainer.Setup setup) {
-    return system.systemActorOf(Trainer.create(setup), "trainer-" + setup.trainerId(),
+    return system.systemActorOf(Trainer.create(setup), trainerName(setup.trainerId()),
         DispatcherSelector.fromConfig("shardtrain.trainer.dispatcher"));
   }
 
   /** Spawns a click-through job's trainer on this node, on the trainer dispatcher. */
   public ActorRef<Trainer.Command> startTrainer(CtrTrainer.Setup setup) {
-    return system.systemActorOf(CtrTrainer.create(setup), "trainer-" + setup.trainerId(),
+    return system.systemActorOf(CtrTrainer.create(setup), trainerName(setup.trainerId()),
         DispatcherSelector.fromConfig("shardtrain.trainer.dispatcher"));
   }
 
+  /** A node's trainer of one id trains job after job: each trainer actor gets a name of its own. */
+  private static String trainerName(String trainerId) {
+    return "trainer-" + URLEncoder.encode(trainerId, StandardCharsets.UTF_8) + "-" + TRAINERS.incrementAndGet();
+  }
+
+  /** The status of the newest running job (else the newest finished one; none submitted: an empty status). */
   public CompletionStage<JobProtocol.JobStatus> status() {
     return AskPattern.ask(master, JobProtocol.GetStatus::new, timeout, system.scheduler());
+  }
+
+  /** The status of job {@code jobId}; an empty status when the cluster has no such job. */
+  public CompletionStage<JobProtocol.JobStatus> status(String jobId) {
+    return AskPattern.ask(master, r -> new JobProtocol.ToJob(jobId, new JobProtocol.GetStatus(r)), timeout,
+        system.scheduler());
+  }
+
+  /** The cluster's jobs, oldest first. */
+  public CompletionStage<List<JobProtocol.JobEntry>> jobs() {
+    return AskPattern.<JobProtocol.Command, JobProtocol.JobList>ask(master, JobProtocol.ListJobs::new, timeout,
+        system.scheduler()).thenApply(JobProtocol.JobList::jobs);
+  }
+
+  /** Deletes finished job {@code jobId}'s journal (its master's, blocks' and table shards' events and snapshots). */
+  public CompletionStage<JobProtocol.JobDeleted> deleteJob(String jobId) {
+    return AskPattern.askWithStatus(master, r -> new JobProtocol.DeleteJob(jobId, r), timeout.multipliedBy(5),
+        system.scheduler());
   }
 
   /**
@@ -290,7 +339,7 @@ public final class ShardTrain {
   /** Every block's values at version >= {@code minVersion}, written into {@code model}'s parameters. */
   public CompletionStage<Long> pullInto(Mlp model, JobSpec job, long minVersion) {
     List<CompletableFuture<BlockProtocol.BlockValues>> pulls = new ArrayList<>();
-    for (BlockSlice slice : BlockLayout.of(model, job.blockSize())) {
+    for (BlockSlice slice : job.layout(model)) {
       pulls.add(pull(slice.entityId(), minVersion).toCompletableFuture());
     }
     return CompletableFuture.allOf(pulls.toArray(CompletableFuture[]::new))
@@ -311,21 +360,20 @@ public final class ShardTrain {
 
 
   /**
-   * The values of block {@code entityId} at version >= {@code minVersion}. With this node's bulk
-   * channel on they come over it (a {@link io.shardtrain.actors.ps.BlockLetters.ValuesLetter}) where the block's node can
-   * send them, and inline again if that fails.
-   */
-  /**
    * Reads {@code job}'s blocks into {@code model} all at one version (a sync job that trains: see
    * {@link ConsistentRead}), at most 5 reads; completes with that version, or fails with
    * {@link ConsistentRead.Inconsistent} naming the blocks that lag.
    */
   public CompletionStage<Long> pullConsistent(Mlp model, JobSpec job) {
-    List<String> blocks = BlockLayout.of(model, job.blockSize()).stream().map(BlockSlice::entityId).toList();
+    List<String> blocks = job.layout(model).stream().map(BlockSlice::entityId).toList();
     return new ConsistentRead(blocks, this::pull, 5).read().thenApply(read -> writeInto(model, read.values()));
   }
 
-
+  /**
+   * The values of block {@code entityId} at version >= {@code minVersion}. With this node's bulk
+   * channel on they come over it (a {@link io.shardtrain.actors.ps.BlockLetters.ValuesLetter}) where the block's node can
+   * send them, and inline again if that fails.
+   */
   public CompletionStage<BlockProtocol.BlockValues> pull(String entityId, long minVersion) {
     var block = ParameterBlock.entityRef(system, entityId);
     BulkTransport bulk = BulkTransport.get(system);

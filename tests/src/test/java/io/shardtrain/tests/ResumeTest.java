@@ -81,11 +81,13 @@ class ResumeTest {
     assertEquals(STEPS - step, r.steps());
     assertEquals(STEPS * 2 * 8, uninterruptedExamples);
     assertEquals(uninterruptedExamples, resumedExamples);
+    // The resumed job has an id of its own, so its blocks other entity ids: resume matches them by parameter.
+    assertTrue(!uninterrupted.job().jobId().equals(r.job().jobId()));
     for (int i = 0; i < uninterrupted.blockStats().size(); i++) {
       BlockProtocol.BlockStats a = uninterrupted.blockStats().get(i);
       BlockProtocol.BlockStats b = r.blockStats().get(i);
-      assertEquals(List.of(a.entityId(), STEPS, STEPS, uninterruptedExamples),
-          List.of(b.entityId(), b.version(), b.updates(), b.examplesApplied()), "block " + a.entityId());
+      assertEquals(List.of(local(a.entityId()), STEPS, STEPS, uninterruptedExamples),
+          List.of(local(b.entityId()), b.version(), b.updates(), b.examplesApplied()), "block " + a.entityId());
     }
     assertBitForBitEqual(uninterrupted.model(), r.model());
     Mlp initial = Mlp.create(CpuBackend.create(1), SyncEquivalenceTest.DIM, new int[] {16}, SyncEquivalenceTest.CLASSES,
@@ -97,6 +99,11 @@ class ResumeTest {
       throws InterruptedException {
     return new DistributedTraining(s, BlockSpec.Mode.SYNC, 40, -1, ClusterTestSupport.quiet(),
         ClusterTestSupport.metrics()).run(cluster, train, test);
+  }
+
+  /** A block's entity id without its job's namespace: {@code parameter#index}. */
+  private static String local(String entityId) {
+    return entityId.substring(entityId.indexOf('/') + 1);
   }
 
   private static JobProtocol.JobStatus status(LocalCluster cluster) {

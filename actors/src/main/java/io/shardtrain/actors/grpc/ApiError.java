@@ -54,25 +54,14 @@ public sealed interface ApiError {
     }
   }
 
-  /** The call names a job that is not the cluster's job. */
-  record UnknownJob(String asked, String running) implements ApiError {
+  /** The call names a job the cluster does not have (never submitted, or deleted). */
+  record UnknownJob(String asked) implements ApiError {
     public Status.Code code() {
       return Status.Code.FAILED_PRECONDITION;
     }
 
     public String message() {
-      return "unknown job '" + asked + "': this cluster runs job '" + running + "'";
-    }
-  }
-
-  /** A submit while another job holds the cluster (one journal holds one job). */
-  record OtherJobRunning(String running, String submitted) implements ApiError {
-    public Status.Code code() {
-      return Status.Code.FAILED_PRECONDITION;
-    }
-
-    public String message() {
-      return "job '" + running + "' holds this cluster; '" + submitted + "' was not started";
+      return "unknown job '" + asked + "': this cluster has no such job";
     }
   }
 

@@ -1,5 +1,6 @@
 package io.shardtrain.actors.grpc;
 
+import akka.actor.Address;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
@@ -36,6 +37,7 @@ import io.shardtrain.grpc.NotRegistered;
 import io.shardtrain.grpc.Parameter;
 import io.shardtrain.grpc.PushReply;
 import io.shardtrain.grpc.RegisterTrainerReply;
+import io.shardtrain.grpc.TrainerProgress;
 import io.shardtrain.grpc.WaitForTrainers;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -169,7 +171,7 @@ final class JobMessages {
     return layouts.computeIfAbsent(job.jobId(), id -> {
       Map<String, BlockSlice> byId = new LinkedHashMap<>();
       List<BlockSlice> slices = job.ctr() != null ? job.denseLayout()
-          : BlockLayout.of(job.newModel(CpuBackend.create(1)), job.blockSize());
+          : job.layout(job.newModel(CpuBackend.create(1)));
       for (BlockSlice b : slices) byId.put(b.entityId(), b);
       return byId;
     });
@@ -285,7 +287,22 @@ final class JobMessages {
   static BlockState blockState(BlockProtocol.BlockStats s) {
     return BlockState.newBuilder().setBlockId(s.entityId()).setAnswered(true).setVersion(s.version())
         .setUpdates(s.updates()).setPendingStep(s.pendingStep()).addAllWaitingFor(s.waitingFor())
-        .setMembershipEpoch(s.membershipEpoch()).setPendingPulls(s.pendingPulls()).build();
+        .setMembershipEpoch(s.membershipEpoch()).setPendingPulls(s.pendingPulls()).setLastError(s.lastError())
+        .setLastErrorAtMillis(s.lastErrorAtMillis()).build();
+  }
+
+  /**
+   * The master's trainer rows; a trainer's node is the address of the actor the master talks to it
+   * through, which is {@code here} (the serving node) when that actor is local to it.
+   */
+  static List<TrainerProgress> trainerProgress(List<JobProtocol.TrainerProgress> rows, Address here) {
+    List<TrainerProgress> out = new ArrayList<>();
+    for (JobProtocol.TrainerProgress p : rows) {
+      Address node = p.ref() == null || !p.ref().path().address().hasGlobalScope() ? here : p.ref().path().address();
+      out.add(TrainerProgress.newBuilder().setTrainerId(p.trainerId()).setNode(node.toString()).setEpoch(p.epoch())
+          .setTask(p.task()).setOffset(p.offset()).setTaskLength(p.length()).setLastStep(p.lastStep()).build());
+    }
+    return out;
   }
 
   /**

@@ -20,6 +20,8 @@ import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.grpc.BlockValues;
 import io.shardtrain.grpc.CheckpointReply;
 import io.shardtrain.grpc.CheckpointRequest;
+import io.shardtrain.grpc.DeleteJobReply;
+import io.shardtrain.grpc.DeleteJobRequest;
 import io.shardtrain.grpc.HeartbeatReply;
 import io.shardtrain.grpc.HeartbeatRequest;
 import io.shardtrain.grpc.LeaseTaskReply;
@@ -50,6 +52,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -72,7 +75,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
   private final GrpcTrainers trainers;
   private final Executor blocking;
   /** The cluster's job once seen: one journal holds one job, so it does not change under a running node. */
-  private volatile JobSpec knownJob;
+  private final Map<String, JobSpec> knownJobs = new ConcurrentHashMap<>();
 
   ShardTrainGrpcService(ShardTrain api, GrpcSettings settings) {
     this.api = api;
@@ -96,8 +99,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
       ShardTrain.CtrPlan ctr = mlp != null ? null : JobMessages.ctrPlan(in.getJobConfig(), in.getShape(), node);
       JobSpec planned = mlp != null ? mlp.job() : ctr.job();
       String id = planned.jobId();
-      return status().thenCompose(s -> {
-        if (s.submitted() && !s.jobId().equals(id)) throw ApiError.fail(new ApiError.OtherJobRunning(s.jobId(), id));
+      return CompletableFuture.completedFuture(id).thenCompose(s -> {
         // The one refusal of ShardTrain.submit: too few ps nodes joined yet, which passes. Placing checks
         // each block's spec (its learning-rate schedule, say) and throws at once: a bad request, through call.
         return call(() -> mlp != null ? api.submit(mlp) : api.submit(ctr)).handle((done, failure) -> {
@@ -112,18 +114,32 @@ final class ShardTrainGrpcService implements ShardTrainApi {
 
   @Override
   public CompletionStage<ClusterStatus> getStatus(StatusRequest in) {
-    return call(() -> status().thenCompose(s -> {
+    CompletionStage<JobProtocol.JobStatus> asked = in.getJobId().isEmpty() ? status()
+        : answer(api.status(in.getJobId()), "the master", timeout);
+    CompletionStage<List<JobProtocol.JobEntry>> jobs = answer(api.jobs(), "the master", timeout);
+    return call(() -> asked.thenCombine(jobs, (s, list) -> {
+      if (!in.getJobId().isEmpty() && !s.submitted()) throw ApiError.fail(new ApiError.UnknownJob(in.getJobId()));
+      return Map.entry(s, list);
+    }).thenCompose(sj -> {
+      JobProtocol.JobStatus s = sj.getKey();
       ClusterStatus.Builder b = ClusterStatus.newBuilder().addAllMembers(ClusterView.members(system))
           .setSubmitted(s.submitted()).setDone(s.done()).setEpochsDone(s.epochsDone())
           .setMembershipEpoch(s.membershipEpoch()).addAllTrainers(s.members()).setExamplesReported(s.examplesReported())
           .addAllLeases(s.leases()).setCheckpointStep(s.checkpointStep()).setGeneration(s.generation())
-          .setTestAuc(s.testAuc()).setTestAucExamples(s.testAucExamples());
+          .setTestAuc(s.testAuc()).setTestAucExamples(s.testAucExamples())
+          .addAllTrainerProgress(JobMessages.trainerProgress(s.progress(), system.address()));
       if (s.checkpointDir() != null) b.setCheckpointDir(s.checkpointDir());
+      for (JobProtocol.JobEntry e : sj.getValue()) {
+        b.addJobs(io.shardtrain.grpc.JobEntry.newBuilder().setJobId(e.jobId()).setRunning(e.running()));
+      }
       if (s.submitted()) b.setJob(messages.job(s.job()));
       CompletionStage<List<io.shardtrain.grpc.BlockState>> blocks = in.getIncludeBlocks() && s.submitted()
           ? blockStates(s.job()) : CompletableFuture.completedFuture(List.of());
+      CompletionStage<List<io.shardtrain.grpc.NodeTraffic>> traffic = in.getIncludeBlocks()
+          ? ClusterView.traffic(system, timeout) : CompletableFuture.completedFuture(List.of());
       return ClusterView.placement(system, timeout)
-          .thenCombine(blocks, (placement, states) -> b.addAllPlacement(placement).addAllBlocks(states).build());
+          .thenCombine(blocks, (placement, states) -> b.addAllPlacement(placement).addAllBlocks(states))
+          .thenCombine(traffic, (built, nodes) -> built.addAllTraffic(nodes).build());
     }));
   }
 
@@ -135,8 +151,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
               : io.shardtrain.grpc.BlockState.newBuilder().setBlockId(id).setAnswered(false).build())
           .toCompletableFuture());
     }
-    return CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new))
-        .thenApply(x -> asks.stream().map(CompletableFuture::join).toList());
+    return ClusterView.all(asks);
   }
 
   // ---- trainers ----
@@ -215,12 +230,12 @@ final class ShardTrainGrpcService implements ShardTrainApi {
     return Source.completionStage(ids)
         .flatMapConcat(list -> Source.from(list)
             .mapAsyncUnordered(Math.max(1, Math.min(list.size(), 64)),
-                id -> answer(api.pull(id, minVersion), "block " + id, apiTimeout).thenApply(ShardTrainGrpcService::values)));
+                id -> answer(api.pull(id, minVersion), "block " + id, apiTimeout).thenApply(v -> values(id, v))));
   }
 
-  private static BlockValues values(BlockProtocol.BlockValues v) {
+  private static BlockValues values(String blockId, BlockProtocol.BlockValues v) {
     BlockValues.Builder b = BlockValues.newBuilder()
-        .setBlockId(BlockSlice.entityId(v.parameter(), v.index())).setParameter(v.parameter())
+        .setBlockId(blockId).setParameter(v.parameter())
         .setIndex(v.index()).setOffset(v.offset()).setVersion(v.version());
     for (float f : v.values()) b.addValues(f);
     return b.build();
@@ -368,6 +383,15 @@ final class ShardTrainGrpcService implements ShardTrainApi {
         .thenApply(c -> CheckpointReply.newBuilder().setJobId(c.jobId()).setStep(c.step()).setDir(c.dir()).build()));
   }
 
+  @Override
+  public CompletionStage<DeleteJobReply> deleteJob(DeleteJobRequest in) {
+    return call(() -> {
+      if (in.getJobId().isBlank()) throw ApiError.fail(new ApiError.BadRequest("delete-job needs a job id"));
+      return answer(api.deleteJob(in.getJobId()), "the master", timeout.multipliedBy(5))
+          .thenApply(d -> DeleteJobReply.newBuilder().setJobId(d.jobId()).setEntities(d.entities()).build());
+    });
+  }
+
   // ---- helpers ----
 
   /**
@@ -375,12 +399,14 @@ final class ShardTrainGrpcService implements ShardTrainApi {
    * act on the cluster's job); the API's typed errors when there is none or it is another.
    */
   private CompletionStage<JobSpec> job(String jobId) {
-    JobSpec known = knownJob;
-    if (known != null && (jobId.isEmpty() || known.jobId().equals(jobId))) return CompletableFuture.completedFuture(known);
-    return status().thenApply(s -> {
-      if (!s.submitted()) throw ApiError.fail(new ApiError.NoJob());
-      knownJob = s.job();
-      if (!jobId.isEmpty() && !s.jobId().equals(jobId)) throw ApiError.fail(new ApiError.UnknownJob(jobId, s.jobId()));
+    JobSpec known = jobId.isEmpty() ? null : knownJobs.get(jobId);
+    if (known != null) return CompletableFuture.completedFuture(known);
+    CompletionStage<JobProtocol.JobStatus> asked = jobId.isEmpty() ? status()
+        : answer(api.status(jobId), "the master", timeout);
+    return asked.thenApply(s -> {
+      if (!s.submitted() && jobId.isEmpty()) throw ApiError.fail(new ApiError.NoJob());
+      if (!s.submitted()) throw ApiError.fail(new ApiError.UnknownJob(jobId));
+      knownJobs.put(s.jobId(), s.job());
       return s.job();
     });
   }

@@ -3,6 +3,7 @@ package io.shardtrain.actors.job;
 import akka.Done;
 import akka.actor.typed.ActorRef;
 import akka.pattern.StatusReply;
+import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import java.util.List;
 import java.util.Map;
 
@@ -18,7 +19,7 @@ public final class JobProtocol {
   /** What the master accepts: the requests below, and its own messages ({@link Internal}). */
   public sealed interface Command extends CborSerializable
       permits SubmitJob, RegisterTrainer, RequestTask, ReportProgress, Heartbeat, LeaveJob, GetStatus, TakeCheckpoint,
-      RollBackToCheckpoint, SettleFromRing, RequestAucShare, ReportAuc, Internal {}
+      RollBackToCheckpoint, SettleFromRing, RequestAucShare, ReportAuc, ToJob, DeleteJob, ListJobs, Internal {}
 
   /**
    * The master's messages to itself (timers, answers to its own asks): declared beside the master,
@@ -27,8 +28,41 @@ public final class JobProtocol {
   public non-sealed interface Internal extends Command {}
 
   /**
+   * {@code command} for the master of job {@code jobId}. The cluster's master runs one master per
+   * job; a command sent without this envelope reaches its newest running job (on a cluster that
+   * runs one job at a time: the job), and a submit reaches the job it names.
+   */
+  public record ToJob(String jobId, @JsonTypeInfo(use = JsonTypeInfo.Id.CLASS) Command command) implements Command {
+    public ToJob {
+      if (jobId == null || jobId.isBlank()) throw new IllegalArgumentException("a command for a job needs its job id");
+      if (command == null || command instanceof ToJob) {
+        throw new IllegalArgumentException("job " + jobId + ": a command for a job must be one command, not " + command);
+      }
+    }
+  }
+
+  /**
+   * Deletes finished job {@code jobId}'s journal: the events and snapshots of its master, its
+   * blocks and its table's shards. A running job is refused; the id stays taken.
+   */
+  public record DeleteJob(String jobId, ActorRef<StatusReply<JobDeleted>> replyTo) implements Command {}
+
+  /** Job {@code jobId}'s journal was deleted: {@code entities} persistent entities (master, blocks, shards). */
+  public record JobDeleted(String jobId, int entities) implements CborSerializable {}
+
+  /** The cluster's jobs, oldest first. */
+  public record ListJobs(ActorRef<JobList> replyTo) implements Command {}
+
+  /** The jobs the cluster knows, oldest first; a deleted job is no longer among them. */
+  public record JobList(List<JobEntry> jobs) implements CborSerializable {}
+
+  /** Job {@code jobId}: running (trainers may join it), or finished. */
+  public record JobEntry(String jobId, boolean running) {}
+
+  /**
    * Starts a job, from {@code resumeFrom}'s reader offsets when not null (its blocks were resumed
-   * from the same checkpoint); a second submit of the same job id is acknowledged, another job is refused.
+   * from the same checkpoint); a second submit of the same job with the same spec is acknowledged,
+   * one with another spec is refused, as is a job id that finished (until its journal is deleted).
    */
   public record SubmitJob(JobSpec job, ResumePoint resumeFrom, ActorRef<StatusReply<Done>> replyTo)
       implements Command {
@@ -199,16 +233,27 @@ public final class JobProtocol {
    * step of the last committed checkpoint (-1: none), written to {@code checkpointDir};
    * {@code generation}: how many times the job rolled back to a checkpoint. {@code testAuc}: a
    * click-through job's test AUC merged from every trainer's share over {@code testAucExamples}
-   * examples, NaN until every planned trainer sent its share.
+   * examples, NaN until every planned trainer sent its share. {@code progress}: where each member
+   * trainer is, in membership order.
    */
   public record JobStatus(String jobId, boolean submitted, boolean done, int epochsDone, long membershipEpoch,
-      List<String> members, long examplesReported, List<String> leases, JobSpec job, long checkpointStep,
-      String checkpointDir, long generation, double testAuc, long testAucExamples) implements CborSerializable {
+      List<String> members, long examplesReported, List<String> leases, List<TrainerProgress> progress, JobSpec job,
+      long checkpointStep, String checkpointDir, long generation, double testAuc, long testAucExamples)
+      implements CborSerializable {
 
     /** This status with the merged test AUC of a click-through job over {@code examples} test examples. */
     public JobStatus withTestAuc(double auc, long examples) {
-      return new JobStatus(jobId, submitted, done, epochsDone, membershipEpoch, members, examplesReported, leases, job,
-          checkpointStep, checkpointDir, generation, auc, examples);
+      return new JobStatus(jobId, submitted, done, epochsDone, membershipEpoch, members, examplesReported, leases,
+          progress, job, checkpointStep, checkpointDir, generation, auc, examples);
     }
   }
+
+  /**
+   * Member trainer {@code trainerId} (talked to through {@code ref}, whose address is its node) holds
+   * task {@code task} of epoch {@code epoch}, {@code length} examples of which it read up to
+   * {@code offset}; epoch and task are -1 while it holds none. {@code lastStep}: the last step it
+   * reported (0: none).
+   */
+  public record TrainerProgress(String trainerId, ActorRef<TrainerNotice> ref, int epoch, int task, long offset,
+      long length, long lastStep) implements CborSerializable {}
 }

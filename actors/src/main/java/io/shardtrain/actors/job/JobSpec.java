@@ -19,7 +19,8 @@ import java.util.Map;
 /**
  * One training job as the master stores it and every trainer reads it: the model, the data, the
  * optimizer and how trainers and blocks synchronise. {@code blocks} are the parameter-block
- * entity ids, computed once by whoever submits the job from the real model. A click-through job
+ * entity ids, computed once by whoever submits the job from the real model, each in the job's
+ * namespace ({@code jobId/parameter#index}), so jobs on one journal never share a block. A click-through job
  * ({@code ctr} non-null) trains a factorization machine instead of the MLP: {@code blocks} then hold
  * its dense part, its id rows live in the sparse table {@link #table()}.
  */
@@ -72,7 +73,12 @@ public record JobSpec(
 
   /** The blocks of a click-through job's dense part ({@link #CTR_DENSE}). */
   public List<BlockSlice> denseLayout() {
-    return BlockLayout.of(List.of(new ParamShape(CTR_DENSE, ctr.machine().denseSize())), blockSize);
+    return BlockLayout.of(List.of(new ParamShape(CTR_DENSE, ctr.machine().denseSize())), blockSize, jobId);
+  }
+
+  /** The blocks of {@code model}'s parameters, named in this job's namespace. */
+  public List<BlockSlice> layout(Mlp model) {
+    return BlockLayout.of(model, blockSize, jobId);
   }
 
   /** The entity ids of the sparse table's shards; none for an MLP job. */

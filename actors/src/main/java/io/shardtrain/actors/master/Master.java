@@ -1,7 +1,7 @@
 package io.shardtrain.actors.master;
 
+import akka.Done;
 import akka.actor.typed.ActorRef;
-import akka.actor.typed.ActorSystem;
 import akka.actor.typed.Behavior;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
@@ -9,9 +9,6 @@ import akka.actor.typed.javadsl.TimerScheduler;
 import akka.cluster.ClusterEvent;
 import akka.cluster.sharding.typed.ShardingEnvelope;
 import akka.cluster.typed.Cluster;
-import akka.cluster.typed.ClusterSingleton;
-import akka.cluster.typed.ClusterSingletonSettings;
-import akka.cluster.typed.SingletonActor;
 import akka.cluster.typed.Subscribe;
 import akka.pattern.StatusReply;
 import akka.persistence.typed.PersistenceId;
@@ -41,7 +38,7 @@ import java.util.function.BiConsumer;
 import java.util.function.BiFunction;
 
 /**
- * The job's master: a cluster singleton (role {@code master}) and an event-sourced actor. It owns
+ * The job's master: an event-sourced actor, one per job under the cluster's {@link JobDirectory}. It owns
  * the job, the data tasks of each epoch with their leases and reader offsets ({@link MasterState}),
  * and the trainer membership whose numbered epochs tell sync barriers whom to wait for. This class
  * routes the protocol ({@link io.shardtrain.actors.job.JobProtocol}) and journals its events; the
@@ -65,7 +62,6 @@ import java.util.function.BiFunction;
  * checkpoint ({@link RolledBackToCheckpoint}) and the trainers continue from there.
  */
 public final class Master extends EventSourcedBehavior<Command, Master.Event, MasterState> {
-  public static final String SINGLETON_NAME = "shardtrain-master";
   // ---- the master's own messages ----
   private record MemberRemoved(String address, boolean ps) implements Internal {}
   /** The actor {@code trainer} registered as {@code trainerId} stopped (or its node was removed). */
@@ -121,19 +117,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
   private final Rollbacks rollbacks;
   private final CheckpointQueue checkpoints;
   private final TestAuc testAuc;
-
-  /**
-   * Starts (or finds) the singleton on this node's cluster and returns its proxy; membership
-   * updates go to the parameter blocks through this node's shard region.
-   */
-  public static ActorRef<Command> initSingleton(ActorSystem<?> system) {
-    MasterSettings settings = MasterSettings.create(system);
-    CheckpointSettings checkpoints = CheckpointSettings.create(system);
-    ActorRef<ShardingEnvelope<BlockProtocol.Command>> blocks = ParameterBlock.init(system);
-    return ClusterSingleton.get(system).init(
-        SingletonActor.of(create(settings, checkpoints, blocks), SINGLETON_NAME)
-            .withSettings(ClusterSingletonSettings.create(system).withRole("master")));
-  }
+  private final ActorRef<Command> directory;
 
   /** The master, sending membership updates to parameter blocks through {@code blocks}; no periodic checkpoints. */
   public static Behavior<Command> create(MasterSettings settings,
@@ -141,9 +125,15 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
     return create(settings, CheckpointSettings.OFF, blocks);
   }
 
-  /** The master with these checkpoint settings. */
+  /** The master with these checkpoint settings, of whichever job is submitted to it. */
   public static Behavior<Command> create(MasterSettings settings, CheckpointSettings checkpoints,
       ActorRef<ShardingEnvelope<BlockProtocol.Command>> blocks) {
+    return create(null, settings, checkpoints, blocks, null);
+  }
+
+  /** The master of job {@code jobId}, which tells {@code directory} when the job is done. */
+  static Behavior<Command> create(String jobId, MasterSettings settings, CheckpointSettings checkpoints,
+      ActorRef<ShardingEnvelope<BlockProtocol.Command>> blocks, ActorRef<Command> directory) {
     return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
       if (checkpoints.checkpointDurability()
           && "cluster".equals(ctx.getSystem().settings().config().getString("akka.actor.provider"))) {
@@ -152,13 +142,15 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
             e -> new MemberRemoved(e.member().address().toString(), e.member().hasRole(ParameterBlock.ROLE)));
         Cluster.get(ctx.getSystem()).subscriptions().tell(Subscribe.create(removed, ClusterEvent.MemberRemoved.class));
       }
-      return new Master(ctx, timers, settings, checkpoints, blocks);
+      return new Master(jobId, ctx, timers, settings, checkpoints, blocks, directory);
     }));
   }
 
-  private Master(ActorContext<Command> context, TimerScheduler<Command> timers, MasterSettings settings,
-      CheckpointSettings checkpointSettings, ActorRef<ShardingEnvelope<BlockProtocol.Command>> blocks) {
-    super(PersistenceId.ofUniqueId("shardtrain-master"));
+  private Master(String jobId, ActorContext<Command> context, TimerScheduler<Command> timers, MasterSettings settings,
+      CheckpointSettings checkpointSettings, ActorRef<ShardingEnvelope<BlockProtocol.Command>> blocks,
+      ActorRef<Command> directory) {
+    super(persistenceId(jobId));
+    this.directory = directory;
     this.context = context;
     this.timers = timers;
     this.settings = settings;
@@ -172,6 +164,11 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
     this.checkpoints = new CheckpointQueue(checkpointSettings.everySteps(),
         new CheckpointStarter(context, taker, checkpointSettings, rollbacks::started));
     timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.tick());
+  }
+
+  /** Where the master of job {@code jobId} journals; null: a master outside a directory (tests). */
+  static PersistenceId persistenceId(String jobId) {
+    return PersistenceId.ofUniqueId(jobId == null ? "shardtrain-master" : "shardtrain-master|" + jobId);
   }
 
   @Override
@@ -259,8 +256,10 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
 
   private Effect<Event, MasterState> onSubmit(MasterState s, SubmitJob c) {
     if (s.job() != null) {
+      if (s.job().equals(c.job())) return answer(c.replyTo(), Done.getInstance());
       if (s.job().jobId().equals(c.job().jobId())) {
-        c.replyTo().tell(StatusReply.ack());
+        c.replyTo().tell(StatusReply.error("job '" + s.job().jobId() + "' runs with another spec; change its id to"
+            + " submit a different job"));
         return Effect().none();
       }
       c.replyTo().tell(StatusReply.error(s.done()
@@ -377,6 +376,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
   }
 
   private Effect<Event, MasterState> onTick(MasterState s, Tick t) {
+    if (s.done() && s.members().isEmpty() && directory != null) directory.tell(new JobDirectory.JobEnded(s.job()));
     String overdue = s.done() ? null : liveness.overdue(s.members().keySet(), System.nanoTime());
     if (overdue != null) return leave(s, overdue, liveness.overdueReason());
     membership.resend(s);

@@ -216,15 +216,11 @@ public final class MasterState implements CborSerializable {
 
   // ---- event application ----
 
-  /** {@code from} (null: the job's start): the checkpoint a resumed job starts from, as after a rollback to it. */
   MasterState submitted(JobSpec j, JobProtocol.ResumePoint from) {
     job = j;
     openEpoch(0);
     openEpoch(1);
-    if (from == null) return this;
-    for (JobProtocol.TaskOffset o : from.offsets()) openEpoch(o.epoch());
-    checkpoint = ResumedCheckpoint.committed(from);
-    return rolledBack(from.step(), 0);
+    return from == null ? this : ResumedCheckpoint.resume(this, from);
   }
 
   MasterState started(long epoch) {
@@ -440,8 +436,15 @@ public final class MasterState implements CborSerializable {
     for (TaskState t : tasks) {
       if (t.leasedTo != null) leases.add(t.epoch + "/" + t.index + "@" + t.offset + " -> " + t.leasedTo);
     }
+    List<JobProtocol.TrainerProgress> progress = new ArrayList<>();
+    members.forEach((id, ref) -> {
+      TaskState t = leaseOf(id);
+      long step = lastStep.getOrDefault(id, 0L);
+      progress.add(t == null ? new JobProtocol.TrainerProgress(id, ref, -1, -1, 0, 0, step)
+          : new JobProtocol.TrainerProgress(id, ref, t.epoch, t.index, t.offset, t.length(), step));
+    });
     return new JobProtocol.JobStatus(job == null ? "" : job.jobId(), job != null, done(),
-        firstOpenEpoch, membershipEpoch, List.copyOf(members.keySet()), examplesReported, leases, job,
+        firstOpenEpoch, membershipEpoch, List.copyOf(members.keySet()), examplesReported, leases, progress, job,
         checkpoint == null ? -1 : checkpoint.step(), checkpoint == null ? "" : checkpoint.dir(), generation,
         Double.NaN, 0);
   }
@@ -450,7 +453,7 @@ public final class MasterState implements CborSerializable {
     return job.boundedByEpochs() ? job.epochs() : Integer.MAX_VALUE;
   }
 
-  private void openEpoch(int epoch) {
+  void openEpoch(int epoch) {
     if (epoch >= epochLimit() || tasksOf(epoch) > 0) return;
     cut(epoch);
   }

@@ -4,9 +4,19 @@ import io.shardtrain.actors.job.JobProtocol;
 import java.util.List;
 import java.util.Map;
 
-/** The committed checkpoint a resumed job's master starts with: the one it resumed from. */
+/** A resumed job's master state: as after a rollback to the checkpoint it resumed from. */
 final class ResumedCheckpoint {
   private ResumedCheckpoint() {}
+
+  /**
+   * {@code s}, a job just submitted, with {@code from} committed and rolled back to: each task's
+   * reader offset, the epochs done and the examples of the checkpoint.
+   */
+  static MasterState resume(MasterState s, JobProtocol.ResumePoint from) {
+    for (JobProtocol.TaskOffset o : from.offsets()) s.openEpoch(o.epoch());
+    s.checkpointCommitted(committed(from));
+    return s.rolledBack(from.step(), 0);
+  }
 
   /** {@code from} as the master's committed checkpoint; no trainer has a step of its own yet. */
   static MasterState.CommittedCheckpoint committed(JobProtocol.ResumePoint from) {

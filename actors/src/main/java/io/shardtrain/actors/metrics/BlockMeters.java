@@ -11,7 +11,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * One parameter block's meters, tagged with its id: pushes and pulls with their bytes (the values'
  * fp32 size, 4 bytes a value, whatever precision the wire carried), how long applying an update
- * and writing the journal took, how long a sync barrier stayed open, and whom it waits for.
+ * and writing the journal took, how long a sync barrier stayed open, and whom it waits for. The
+ * bytes also count in the node's {@link NodeTraffic}.
  * Counters and timers only: recording takes no lock the block's actor could wait on.
  */
 public final class BlockMeters {
@@ -33,10 +34,12 @@ public final class BlockMeters {
   private final Timer journalWrite;
   private final Timer barrierWait;
   private final BarrierRows barriers;
+  private final NodeTraffic traffic;
 
-  private BlockMeters(MeterRegistry registry, BarrierRows barriers, String block) {
+  private BlockMeters(MeterRegistry registry, BarrierRows barriers, NodeTraffic traffic, String block) {
     this.block = block;
     this.barriers = barriers;
+    this.traffic = traffic;
     pushes = Counter.builder(PUSHES).tag("block", block).description("gradient pushes the block received")
         .register(registry);
     pushBytes = Counter.builder(PUSH_BYTES).tag("block", block).baseUnit("bytes")
@@ -57,30 +60,32 @@ public final class BlockMeters {
   /** The meters of block {@code block} on {@code system}'s node. */
   public static BlockMeters of(ActorSystem<?> system, String block) {
     NodeMetrics node = NodeMetrics.get(system);
-    return new BlockMeters(node.registry(), node.barriers(), block);
+    return new BlockMeters(node.registry(), node.barriers(), node.traffic(), block);
   }
 
   /** Meters that record nothing, for a block's pieces tested alone. */
   public static BlockMeters none() {
     MeterRegistry nowhere = new CompositeMeterRegistry();
-    return new BlockMeters(nowhere, new BarrierRows(nowhere), "none");
+    return new BlockMeters(nowhere, new BarrierRows(nowhere), new NodeTraffic(), "none");
   }
 
   /** On a plain registry, without a node (tests). */
-  static BlockMeters of(MeterRegistry registry, BarrierRows barriers, String block) {
-    return new BlockMeters(registry, barriers, block);
+  static BlockMeters of(MeterRegistry registry, BarrierRows barriers, NodeTraffic traffic, String block) {
+    return new BlockMeters(registry, barriers, traffic, block);
   }
 
   /** A push of {@code floats} values arrived. */
   public void pushed(int floats) {
     pushes.increment();
     pushBytes.increment(4.0 * floats);
+    traffic.moved(4L * floats);
   }
 
   /** A pull was answered with {@code floats} values. */
   public void pulled(int floats) {
     pulls.increment();
     pullBytes.increment(4.0 * floats);
+    traffic.moved(4L * floats);
   }
 
   public void applied(long nanos) {

@@ -21,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * meters when {@code shardtrain.metrics.port} is set, else a registry without children, whose
  * meters do nothing. Blocks, trainers and sparse shards take their meters from here
  * ({@link BlockMeters}, {@link TrainerMeters}, {@link SparseMeters}); {@link MetricsServer} serves {@link #scrape()}.
+ * Whatever the settings, it counts the node's {@link NodeTraffic} and starts its {@link TrafficReporter}.
  */
 public final class NodeMetrics implements Extension {
 
@@ -46,11 +47,13 @@ public final class NodeMetrics implements Extension {
   /** Null when metrics are off. */
   private final PrometheusMeterRegistry prometheus;
   private final BarrierRows barriers;
+  private final NodeTraffic traffic = new NodeTraffic();
   private final Map<String, TrainerMeters> trainers = new ConcurrentHashMap<>();
   private final Map<String, SparseMeters> sparseShards = new ConcurrentHashMap<>();
 
   private NodeMetrics(ActorSystem<?> system, MetricsSettings settings) {
     this.settings = settings;
+    TrafficReporter.start(system, traffic);
     if (!settings.serves()) {
       prometheus = null;
       registry = new CompositeMeterRegistry();
@@ -87,12 +90,17 @@ public final class NodeMetrics implements Extension {
 
   /** The meters of trainer {@code id} on this node: one set per id, a restarted trainer's included. */
   public TrainerMeters trainer(String id) {
-    return trainers.computeIfAbsent(id, t -> TrainerMeters.of(registry, t));
+    return trainers.computeIfAbsent(id, t -> TrainerMeters.of(registry, traffic, t));
   }
 
   /** The meters of sparse table shard {@code id} on this node, one set per id (gauges hold their value). */
   public SparseMeters sparseShard(String id) {
     return sparseShards.computeIfAbsent(id, s -> SparseMeters.of(registry, s));
+  }
+
+  /** What this node's trainers trained on and its blocks moved, whether or not metrics are served. */
+  public NodeTraffic traffic() {
+    return traffic;
   }
 
   /** The barrier rows of this node's blocks ({@link BlockMeters}). */

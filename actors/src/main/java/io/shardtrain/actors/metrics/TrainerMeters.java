@@ -11,7 +11,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * One trainer's meters, tagged with its id: the steps it completed with their time split into
  * compute, push wait, pull wait and master wait (the parts of its step profile, so a dashboard
- * can stack them), the examples it trained on (samples/s as their rate) and its last loss.
+ * can stack them), the examples it trained on (samples/s as their rate; also counted in the node's
+ * {@link NodeTraffic}) and its last loss.
  */
 public final class TrainerMeters {
   public static final String STEP = "shardtrain.trainer.step";
@@ -23,10 +24,12 @@ public final class TrainerMeters {
   private final Timer pullWait;
   private final Timer masterWait;
   private final Counter examples;
+  private final NodeTraffic traffic;
   /** The last loss' bits: a gauge reads it on the scraping thread. */
   private final AtomicLong lossBits = new AtomicLong(Double.doubleToLongBits(Double.NaN));
 
-  private TrainerMeters(MeterRegistry registry, String trainer) {
+  private TrainerMeters(MeterRegistry registry, NodeTraffic traffic, String trainer) {
+    this.traffic = traffic;
     compute = part(registry, trainer, "compute");
     pushWait = part(registry, trainer, "push_wait");
     pullWait = part(registry, trainer, "pull_wait");
@@ -43,13 +46,13 @@ public final class TrainerMeters {
   }
 
   /** Registers trainer {@code trainer}'s meters; once per registry and id ({@link NodeMetrics#trainer}). */
-  static TrainerMeters of(MeterRegistry registry, String trainer) {
-    return new TrainerMeters(registry, trainer);
+  static TrainerMeters of(MeterRegistry registry, NodeTraffic traffic, String trainer) {
+    return new TrainerMeters(registry, traffic, trainer);
   }
 
   /** Meters that record nothing, for a trainer's pieces tested alone. */
   public static TrainerMeters none() {
-    return new TrainerMeters(new CompositeMeterRegistry(), "none");
+    return new TrainerMeters(new CompositeMeterRegistry(), new NodeTraffic(), "none");
   }
 
   /** A completed step's parts, in nanoseconds. */
@@ -63,6 +66,7 @@ public final class TrainerMeters {
   /** A step trained on {@code n} examples with loss {@code loss}. */
   public void trained(int n, float loss) {
     examples.increment(n);
+    traffic.trained(n);
     lossBits.set(Double.doubleToLongBits(loss));
   }
 }

@@ -27,6 +27,9 @@ final class BlockCounters {
   long eventsHandled;
   /** Events the last recovery replayed on top of its snapshot. */
   long eventsReplayed;
+  /** The last error the block answered with ("" if none) and when (epoch milliseconds). */
+  String lastError = "";
+  long lastErrorAtMillis;
 
   BlockCounters(BlockMeters meters) {
     this.meters = meters;
@@ -47,6 +50,12 @@ final class BlockCounters {
     return next;
   }
 
+  /** The block answered a command with error {@code message}. */
+  void failed(String message) {
+    lastError = message;
+    lastErrorAtMillis = System.currentTimeMillis();
+  }
+
   /** The counters with the barrier of {@code state} and the number of waiting pulls. */
   BlockStats stats(String entityId, BlockState state, int pendingPulls) {
     boolean waiting = state.isWaiting();
@@ -54,6 +63,6 @@ final class BlockCounters {
         rejectedStale, rejectedNonFinite, rejectedBadLength, rejectedNotInitialised, rejectedAhead, rejectedMalformed,
         skippedNonFinite, pullTimeouts, waiting ? state.version() + 1 : -1,
         waiting ? state.barrier().missing() : List.of(), state.membershipEpoch(), pendingPulls, eventsReplayed,
-        bulkPushes, bulkPulls, state.examplesApplied());
+        bulkPushes, bulkPulls, state.examplesApplied(), lastError, lastErrorAtMillis);
   }
 }

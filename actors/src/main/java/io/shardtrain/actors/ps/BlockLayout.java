@@ -19,14 +19,22 @@ public final class BlockLayout {
    * The blocks of {@code model}'s parameters, in the model's order: the one way a job's blocks are
    * derived from its model, by whoever plans the job, places its blocks, trains or reads it back.
    */
-  public static List<BlockSlice> of(Mlp model, int blockSize) {
+  public static List<BlockSlice> of(Mlp model, int blockSize, String job) {
     List<ParamShape> shapes = new ArrayList<>();
     for (Parameter p : model.parameters()) shapes.add(new ParamShape(p.name(), p.size()));
-    return of(shapes, blockSize);
+    return of(shapes, blockSize, job);
   }
 
-  /** The blocks of every parameter, parameter by parameter, each parameter covered exactly once. */
+  /** The blocks of every parameter outside any job's namespace. */
   public static List<BlockSlice> of(List<ParamShape> parameters, int blockSize) {
+    return of(parameters, blockSize, "");
+  }
+
+  /**
+   * The blocks of every parameter, parameter by parameter, each parameter covered exactly once, in
+   * the namespace of job {@code job} ("": none).
+   */
+  public static List<BlockSlice> of(List<ParamShape> parameters, int blockSize, String job) {
     if (parameters == null) throw new IllegalArgumentException("parameter list must not be null");
     if (blockSize < 1) throw new IllegalArgumentException("block size must be >= 1 float, not " + blockSize);
     List<BlockSlice> blocks = new ArrayList<>();
@@ -39,7 +47,7 @@ public final class BlockLayout {
       int index = 0;
       for (long offset = 0; offset < p.size(); offset += blockSize, index++) {
         int length = (int) Math.min(blockSize, p.size() - offset);
-        blocks.add(new BlockSlice(p.name(), index, (int) offset, length));
+        blocks.add(new BlockSlice(job, p.name(), index, (int) offset, length));
       }
     }
     return List.copyOf(blocks);

@@ -171,7 +171,16 @@ public final class BlockProtocol {
    * waiting pulls with an error, so their trainers ask again at once and reach it on its new node
    * instead of waiting out their pull timeout, and stops. Sent by the local shard, never remote.
    */
-  public enum HandOff implements Command, NoSerializationVerificationNeeded { INSTANCE }
+  public enum HandOff implements Leave, NoSerializationVerificationNeeded { INSTANCE }
+
+  /** The block leaves this node's memory as on a hand-off; it recovers where it is next asked for. */
+  public sealed interface Leave extends Command permits HandOff, Retire {}
+
+  /**
+   * The block's job finished: the block passivates (sharding's own passivation is off, since a
+   * sync block must not leave in the middle of a step).
+   */
+  public record Retire() implements Leave {}
 
   record PullTimedOut(long pullId) implements Command {}
 
@@ -238,7 +247,9 @@ public final class BlockProtocol {
    * events the last recovery replayed on top of its snapshot. {@code bulkPushes} and
    * {@code bulkPulls} count pushes and pull replies that went by bulk letter.
    * {@code examplesApplied}: the examples behind the updates applied so far (the sum of their
-   * pushes' weights; kept in the snapshot, so it survives a move).
+   * pushes' weights; kept in the snapshot, so it survives a move). {@code lastError}: the last error
+   * the block answered a command with (a refused push or pull, a pull that timed out), "" if none,
+   * at {@code lastErrorAtMillis} (epoch milliseconds, 0 if none).
    */
   public record BlockStats(
       String entityId,
@@ -262,9 +273,12 @@ public final class BlockProtocol {
       long eventsReplayed,
       long bulkPushes,
       long bulkPulls,
-      long examplesApplied) {
+      long examplesApplied,
+      String lastError,
+      long lastErrorAtMillis) {
     public BlockStats {
       waitingFor = List.copyOf(waitingFor);
+      lastError = lastError == null ? "" : lastError;
     }
   }
 

@@ -63,8 +63,9 @@ final class BlockReplies {
         });
   }
 
-  /** An error reply, always as a message. */
+  /** An error reply, always as a message; the block's stats keep the last one. */
   <T> void error(ActorRef<StatusReply<T>> replyTo, String message) {
+    counters.failed(message);
     letterReplies.remove(replyTo);
     if (replyTo != null) replyTo.tell(StatusReply.error(message));
   }

@@ -99,7 +99,7 @@ final class BlockRules {
 
   private String initializeRefusal(BlockState state, String command, BlockSpec spec, float[] values) {
     if (spec == null || values == null) return command + " of block " + entityId + " needs a spec and values";
-    if (!spec.entityId().equals(entityId)) {
+    if (!BlockSlice.names(entityId, spec.parameter(), spec.index())) {
       return command + " for block " + spec.entityId() + " was sent to block " + entityId;
     }
     if (values.length != spec.length()) {

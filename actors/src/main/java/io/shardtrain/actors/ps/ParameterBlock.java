@@ -42,7 +42,7 @@ import io.shardtrain.actors.ps.BlockProtocol.Checkpoint;
 import io.shardtrain.actors.ps.BlockProtocol.Command;
 import io.shardtrain.actors.ps.BlockProtocol.GetStats;
 import io.shardtrain.actors.ps.BlockProtocol.GetTaskMark;
-import io.shardtrain.actors.ps.BlockProtocol.HandOff;
+import io.shardtrain.actors.ps.BlockProtocol.Leave;
 import io.shardtrain.actors.ps.BlockProtocol.Initialize;
 import io.shardtrain.actors.ps.BlockProtocol.LetterPush;
 import io.shardtrain.actors.ps.BlockProtocol.Publish;
@@ -100,7 +100,7 @@ public final class ParameterBlock
     PsSettings settings = PsSettings.create(system);
     return ClusterSharding.get(system).init(
         Entity.of(ENTITY_KEY, ctx -> create(ctx.getEntityId(), settings)).withRole(ROLE)
-            .withStopMessage(HandOff.INSTANCE));
+            .withStopMessage(BlockProtocol.HandOff.INSTANCE));
   }
 
   /** A reference to the block {@code entityId} ({@code parameter#index}) through sharding. */
@@ -200,7 +200,7 @@ public final class ParameterBlock
             Effect().reply(cmd.replyTo(), counters.stats(entityId, state, pulls.size())))
         .onCommand(PullTimedOut.class, this::onPullTimedOut)
         .onCommand(BarrierCheck.class, (state, check) -> onBarrierCheck(state))
-        .onCommand(HandOff.class, (state, h) -> onHandOff(state))
+        .onCommand(Leave.class, (state, h) -> onHandOff(state))
         .onCommand(Checkpoint.class, this::onCheckpoint)
         .onCommand(ReadCheckpoint.class, this::onReadCheckpoint)
         .onCommand(RollBack.class, this::onRollBack)
@@ -311,8 +311,8 @@ public final class ParameterBlock
     Pull pull = pulls.remove(timeout.pullId());
     if (pull != null) {
       counters.pullTimeouts++;
-      pull.replyTo().tell(StatusReply.error("block " + entityId + " did not reach version " + pull.minVersion()
-          + " within " + settings.pullTimeout().toMillis() + " ms (it is at version " + state.version() + ")"));
+      replies.error(pull.replyTo(), "block " + entityId + " did not reach version " + pull.minVersion()
+          + " within " + settings.pullTimeout().toMillis() + " ms (it is at version " + state.version() + ")");
     }
     return Effect().none();
   }

@@ -79,6 +79,7 @@ public final class WireSerializer extends TableSerializer {
       putRef(out, m.replyTo());
     }, in -> new Publish(in.getString(), in.getLong(), in.getLong(), in.getFloats(), getRef(in)));
     entry("GetStats", GetStats.class, (out, m) -> putRef(out, m.replyTo()), in -> new GetStats(getRef(in)));
+    entry("Retire", BlockProtocol.Retire.class, (out, m) -> { }, in -> new BlockProtocol.Retire());
     entry("Checkpoint", Checkpoint.class, (out, m) -> {
       out.putLong(m.step());
       out.putLong(m.keepFrom());
@@ -258,6 +259,8 @@ public final class WireSerializer extends TableSerializer {
     out.putLong(m.bulkPushes());
     out.putLong(m.bulkPulls());
     out.putLong(m.examplesApplied());
+    out.putString(m.lastError());
+    out.putLong(m.lastErrorAtMillis());
   }
 
   private static BlockStats getStats(In in) {
@@ -271,7 +274,9 @@ public final class WireSerializer extends TableSerializer {
     long replayed = in.getLong();
     long bulkPushes = in.getLong();
     long bulkPulls = in.getLong();
+    long examplesApplied = in.getLong();
     return new BlockStats(entityId, initialised, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9],
-        v[10], v[11], v[12], waitingFor, epoch, pendingPulls, replayed, bulkPushes, bulkPulls, in.getLong());
+        v[10], v[11], v[12], waitingFor, epoch, pendingPulls, replayed, bulkPushes, bulkPulls, examplesApplied,
+        in.getString(), in.getLong());
   }
 }

@@ -43,7 +43,13 @@ public final class SparseProtocol {
   public record GetStats(ActorRef<ShardStats> replyTo) implements Command {}
 
   /** Cluster Sharding moves this shard: waiting pushes and pulls are told to ask again, and it stops. */
-  public enum HandOff implements Command, NoSerializationVerificationNeeded { INSTANCE }
+  public enum HandOff implements Leave, NoSerializationVerificationNeeded { INSTANCE }
+
+  /** The shard leaves this node's memory as on a hand-off; it recovers where it is next asked for. */
+  public sealed interface Leave extends Command permits HandOff, Retire {}
+
+  /** The shard's job finished: it passivates (sharding's own passivation is off). */
+  public record Retire() implements Leave {}
 
   record PullTimedOut(long pullId) implements Command, NoSerializationVerificationNeeded {}
 

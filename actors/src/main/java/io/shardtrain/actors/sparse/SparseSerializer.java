@@ -78,6 +78,7 @@ public final class SparseSerializer extends SerializerWithStringManifest {
       ref(o, m.replyTo());
     }, in -> new UpdateMembership(in.l(), in.strings(), ref(in)));
     entry("GetStats", GetStats.class, (o, m) -> ref(o, m.replyTo()), in -> new GetStats(ref(in)));
+    entry("Retire", SparseProtocol.Retire.class, (o, m) -> { }, in -> new SparseProtocol.Retire());
     // Replies
     entry("ShardReady", ShardReady.class, (o, m) -> o.l(m.version()), in -> new ShardReady(in.l()));
     entry("Rows", Rows.class, (o, m) -> o.s(m.table()).i(m.shard()).l(m.version()).longs(m.ids()).floats(m.values()),

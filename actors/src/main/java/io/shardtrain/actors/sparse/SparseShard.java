@@ -36,6 +36,7 @@ import io.shardtrain.actors.sparse.SparseProtocol.Applied;
 import io.shardtrain.actors.sparse.SparseProtocol.Command;
 import io.shardtrain.actors.sparse.SparseProtocol.GetStats;
 import io.shardtrain.actors.sparse.SparseProtocol.HandOff;
+import io.shardtrain.actors.sparse.SparseProtocol.Leave;
 import io.shardtrain.actors.sparse.SparseProtocol.InitShard;
 import io.shardtrain.actors.sparse.SparseProtocol.MembershipInForce;
 import io.shardtrain.actors.sparse.SparseProtocol.Problem;
@@ -248,7 +249,7 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
         .onCommand(UpdateMembership.class, this::onUpdateMembership)
         .onCommand(PullTimedOut.class, this::onPullTimedOut)
         .onCommand(TakeSnapshot.class, (state, t) -> onTakeSnapshot(state))
-        .onCommand(HandOff.class, (state, h) -> onHandOff(state))
+        .onCommand(Leave.class, (state, h) -> onHandOff(state))
         .build();
   }
 

@@ -87,7 +87,8 @@ public final class CtrTrainer {
 
   public static Behavior<Trainer.Command> create(Setup setup) {
     return Behaviors.intercept(() -> new ReportFailure(setup.trainerId(), setup.master(), setup.listener()),
-        Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new CtrTrainer(ctx, timers, setup).register())));
+        Behaviors.setup(ctx -> Behaviors.withTimers(
+            timers -> new CtrTrainer(ctx, timers, MeteredSteps.around(setup, ctx.getSystem())).register())));
   }
 
   private CtrTrainer(ActorContext<Trainer.Command> context, TimerScheduler<Trainer.Command> timers, Setup setup) {

@@ -26,6 +26,13 @@ final class MeteredSteps implements StepListener {
         setup.settings(), metered);
   }
 
+  /** A click-through trainer's {@code setup}, its listener wrapped the same way. */
+  static CtrTrainer.Setup around(CtrTrainer.Setup setup, ActorSystem<?> system) {
+    MeteredSteps metered = new MeteredSteps(meters(system, setup.trainerId()), setup.listener());
+    return new CtrTrainer.Setup(setup.trainerId(), setup.master(), setup.train(), setup.test(), setup.settings(),
+        metered);
+  }
+
   /** The meters of trainer {@code trainerId} on {@code system}'s node. */
   static TrainerMeters meters(ActorSystem<?> system, String trainerId) {
     return NodeMetrics.get(system).trainer(trainerId);
@@ -50,6 +57,11 @@ final class MeteredSteps implements StepListener {
   @Override
   public void onReplica(String trainerId, long step, Map<String, float[]> values) {
     listener.onReplica(trainerId, step, values);
+  }
+
+  @Override
+  public void onSparseTraffic(String trainerId, double pullBytesPerExample, double pushBytesPerExample) {
+    listener.onSparseTraffic(trainerId, pullBytesPerExample, pushBytesPerExample);
   }
 
   @Override

@@ -57,7 +57,7 @@ final class TrainerModel implements AutoCloseable {
   static TrainerModel build(String trainerId, JobSpec job, Supplier<Backend> backends) {
     Backend backend = backends.get();
     Mlp model = job.newModel(backend);
-    List<BlockSlice> layout = BlockLayout.of(model, job.blockSize());
+    List<BlockSlice> layout = job.layout(model);
     List<String> ids = layout.stream().map(BlockSlice::entityId).toList();
     if (!ids.equals(job.blocks())) {
       throw new IllegalStateException("trainer " + trainerId + ": the model's blocks " + ids

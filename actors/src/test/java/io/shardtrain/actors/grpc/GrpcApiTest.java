@@ -297,7 +297,7 @@ class GrpcApiTest {
     Block b = job.getBlocks(0);
     Status push = failure(client.pushGradient(push("t1", b, gradient(8)).setJobId("other-job").build()));
     assertEquals(Status.Code.FAILED_PRECONDITION, push.getCode());
-    assertEquals("unknown job 'other-job': this cluster runs job 'grpc-job'", push.getDescription());
+    assertEquals("unknown job 'other-job': this cluster has no such job", push.getDescription());
     Status pull = failure(client.pullParameters(PullRequest.newBuilder().setJobId("other-job").build())
         .runWith(Sink.seq(), kit.system()));
     assertEquals(Status.Code.FAILED_PRECONDITION, pull.getCode());
@@ -312,7 +312,7 @@ class GrpcApiTest {
   }
 
   @Test
-  void aJobFileThatDoesNotParseOrAnotherJobIsRefused() throws Exception {
+  void aJobFileThatDoesNotParseOrAnotherSpecUnderTheRunningIdIsRefused() throws Exception {
     Status syntax = failure(client.submitJob(SubmitJobRequest.newBuilder().setJobConfig("shardtrain.train { batch = ")
         .setShape(SHAPE).build()));
     assertEquals(Status.Code.INVALID_ARGUMENT, syntax.getCode());
@@ -321,10 +321,12 @@ class GrpcApiTest {
         .setJobConfig("shardtrain.train.bacth = 3").setShape(SHAPE).build()));
     assertEquals(Status.Code.INVALID_ARGUMENT, unknownKey.getCode());
     assertTrue(unknownKey.getDescription().contains("shardtrain.train.bacth"), unknownKey.getDescription());
-    Status other = failure(client.submitJob(SubmitJobRequest.newBuilder()
-        .setJobConfig(JOB.replace("grpc-job", "second-job")).setShape(SHAPE).build()));
-    assertEquals(Status.Code.FAILED_PRECONDITION, other.getCode());
-    assertEquals("job 'grpc-job' holds this cluster; 'second-job' was not started", other.getDescription());
+    // Another job under the running job's id would find that job's blocks: refused.
+    Status sameId = failure(client.submitJob(SubmitJobRequest.newBuilder()
+        .setJobConfig(JOB + "\nshardtrain.train.seed = 99").setShape(SHAPE).build()));
+    assertEquals(Status.Code.FAILED_PRECONDITION, sameId.getCode());
+    assertEquals("the cluster (placing job grpc-job) refused: job 'grpc-job' runs with another spec; change its id"
+        + " to submit a different job", sameId.getDescription());
     // The running job's own id again is acknowledged.
     assertEquals("grpc-job", get(client.submitJob(SubmitJobRequest.newBuilder().setJobConfig(JOB).setShape(SHAPE)
         .build())).getJob().getJobId());

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.shardtrain.actors.ps.BlockEvents;
-import io.shardtrain.actors.ps.BlockLayout;
 import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.compute.backend.CpuBackend;
@@ -97,9 +96,10 @@ class ResumptionTest {
     Mlp model = job.newModel(CpuBackend.create(1));
     Resumption r = Resumption.load(checkpoint(), job, model, OptimizerSpec.parse("momentum"));
     // dense1.weight is 4 x 3 = 12 floats: its second block of 5 holds values 5..9.
-    BlockSlice slice = BlockLayout.of(model, 5).get(1);
-    assertEquals(List.of("dense1.weight", 1, 5, 5), List.of(slice.parameter(), slice.index(), slice.offset(),
-        slice.length()));
+    BlockSlice slice = job.layout(model).get(1);
+    // Blocks are named in the job's namespace; the checkpoint is matched by parameter name and offset.
+    assertEquals(List.of("resumed/dense1.weight#1", "dense1.weight", 1, 5, 5), List.of(slice.entityId(),
+        slice.parameter(), slice.index(), slice.offset(), slice.length()));
     BlockEvents.Resumed b = r.block(BlockSpec.of(slice, OptimizerSpec.parse("momentum"), "constant", 0.1f,
         BlockSpec.Mode.SYNC, -1));
     assertArrayEquals(new float[] {1.25f, 1.5f, 1.75f, 2f, 2.25f}, b.values());
@@ -118,7 +118,7 @@ class ResumptionTest {
     JobSpec job = job();
     Mlp model = job.newModel(CpuBackend.create(1));
     Resumption r = Resumption.load(dir, job, model, OptimizerSpec.parse("momentum"));
-    BlockSpec spec = BlockSpec.of(BlockLayout.of(model, 5).get(0), OptimizerSpec.parse("momentum"), "constant", 0.1f,
+    BlockSpec spec = BlockSpec.of(job.layout(model).get(0), OptimizerSpec.parse("momentum"), "constant", 0.1f,
         BlockSpec.Mode.SYNC, -1);
     assertEquals(150, r.block(spec).examples());
   }

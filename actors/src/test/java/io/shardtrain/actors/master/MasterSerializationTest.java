@@ -42,7 +42,8 @@ class MasterSerializationTest {
     serialization.verifySerialization(new JobProtocol.NoTask(true), true);
     serialization.verifySerialization(new JobProtocol.WaitForTrainers(1, 2), true);
     serialization.verifySerialization(new JobProtocol.JobStatus("job-1", true, false, 1, 4, List.of("a"), 120,
-        List.of("1/0@20 -> a"), MasterTest.job(), 40, "/tmp/ckpt/job-1/step-40", 1, 0.75, 300), true);
+        List.of("1/0@20 -> a"), List.of(new JobProtocol.TrainerProgress("a", kit.<TrainerNotice>createTestProbe().ref(),
+            1, 0, 20, 50, 3)), MasterTest.job(), 40, "/tmp/ckpt/job-1/step-40", 1, 0.75, 300), true);
     serialization.verifySerialization(new JobProtocol.CheckpointWritten("job-1", 40, "/tmp/ckpt"), true);
     serialization.verifySerialization(new TrainerNotice.RollBack(40, 2), true);
     serialization.verifySerialization(new JobProtocol.RollBackToCheckpoint("ps node lost", -1, "a"), true);
@@ -60,6 +61,21 @@ class MasterSerializationTest {
     kit.serializationTestKit().verifySerialization(new JobProtocol.RegisterTrainer("a",
         kit.<TrainerNotice>createTestProbe().ref(), kit.<StatusReply<JobProtocol.Registration>>createTestProbe().ref()),
         true);
+  }
+
+  @Test
+  void aCommandForOneJobRoundTripsWithTheCommandInside() {
+    var probe = kit.<StatusReply<akka.Done>>createTestProbe().ref();
+    var serialization = kit.serializationTestKit();
+    serialization.verifySerialization(new JobProtocol.ToJob("job-2", new JobProtocol.ReportProgress("a", 0, 1,
+        List.of(new JobProtocol.StepOffset(4, 32)), 0, probe)), true);
+    serialization.verifySerialization(new JobProtocol.ToJob("job-2", new JobProtocol.Heartbeat("a")), true);
+    serialization.verifySerialization(new JobProtocol.JobList(List.of(new JobProtocol.JobEntry("job-1", false),
+        new JobProtocol.JobEntry("job-2", true))), true);
+    serialization.verifySerialization(new JobProtocol.JobDeleted("job-1", 9), true);
+    serialization.verifySerialization(new JobDirectory.JobOpened("job-2"), true);
+    serialization.verifySerialization(new JobDirectory.JobFinished("job-2"), true);
+    serialization.verifySerialization(new JobDirectory.JobErased("job-2"), true);
   }
 
   @Test

@@ -21,6 +21,7 @@ class MetersTest {
 
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final BarrierRows barriers = new BarrierRows(registry);
+  private final NodeTraffic traffic = new NodeTraffic();
 
   /** Every sample of the scrape, keyed {@code name{labels}} as the text has it. */
   private Map<String, Double> scrape() {
@@ -37,8 +38,8 @@ class MetersTest {
 
   @Test
   void blockPushesPullsAndTheirBytesAreCountedPerBlock() {
-    BlockMeters w = BlockMeters.of(registry, barriers, "dense1.weight#0");
-    BlockMeters b = BlockMeters.of(registry, barriers, "dense1.bias#0");
+    BlockMeters w = BlockMeters.of(registry, barriers, traffic, "dense1.weight#0");
+    BlockMeters b = BlockMeters.of(registry, barriers, traffic, "dense1.bias#0");
     for (int i = 0; i < 3; i++) w.pushed(1000);
     b.pushed(8);
     w.pulled(1000);
@@ -55,7 +56,7 @@ class MetersTest {
 
   @Test
   void applyJournalAndBarrierTimesAreSecondsWithTheirCounts() {
-    BlockMeters w = BlockMeters.of(registry, barriers, "w#0");
+    BlockMeters w = BlockMeters.of(registry, barriers, traffic, "w#0");
     w.applied(2_000_000);
     w.applied(4_000_000);
     w.journaled(10_000_000);
@@ -71,8 +72,8 @@ class MetersTest {
 
   @Test
   void aBarrierShowsTheTrainersItWaitsForUntilItClosesAndNoLonger() {
-    BlockMeters w = BlockMeters.of(registry, barriers, "w#0");
-    BlockMeters b = BlockMeters.of(registry, barriers, "b#0");
+    BlockMeters w = BlockMeters.of(registry, barriers, traffic, "w#0");
+    BlockMeters b = BlockMeters.of(registry, barriers, traffic, "b#0");
     w.waitingFor(List.of("t2", "t3"));
     b.waitingFor(List.of("t3"));
     Map<String, Double> s = scrape();
@@ -89,8 +90,8 @@ class MetersTest {
 
   @Test
   void aTrainersStepPartsExamplesAndLastLossAreItsOwn() {
-    TrainerMeters t1 = TrainerMeters.of(registry, "t1");
-    TrainerMeters t2 = TrainerMeters.of(registry, "t2");
+    TrainerMeters t1 = TrainerMeters.of(registry, traffic, "t1");
+    TrainerMeters t2 = TrainerMeters.of(registry, traffic, "t2");
     t1.step(30_000_000, 5_000_000, 10_000_000, 0);
     t1.step(20_000_000, 5_000_000, 10_000_000, 1_000_000);
     t1.trained(64, 2.25f);
@@ -107,6 +108,23 @@ class MetersTest {
     assertEquals(32.0, s.get("shardtrain_trainer_examples_total{trainer=\"t2\"}"));
     assertEquals(0.75, s.get("shardtrain_trainer_loss{trainer=\"t2\"}"));
     assertEquals(0.0, s.get("shardtrain_trainer_step_seconds_count{part=\"compute\",trainer=\"t2\"}"));
+  }
+
+  @Test
+  void theNodesTrafficAddsUpItsTrainersExamplesAndItsBlocksPushedAndPulledBytes() {
+    BlockMeters w = BlockMeters.of(registry, barriers, traffic, "w#0");
+    BlockMeters b = BlockMeters.of(registry, barriers, traffic, "b#0");
+    TrainerMeters t1 = TrainerMeters.of(registry, traffic, "t1");
+    TrainerMeters t2 = TrainerMeters.of(registry, traffic, "t2");
+    w.pushed(1000);
+    b.pushed(8);
+    w.pulled(1000);
+    t1.trained(64, 1f);
+    t2.trained(32, 1f);
+    NodeTraffic.Counts c = traffic.counts();
+    assertEquals(96, c.examples());
+    assertEquals(4 * (1000 + 8 + 1000), c.bytes());
+    assertTrue(traffic.counts().uptimeNanos() >= c.uptimeNanos());
   }
 
   @Test

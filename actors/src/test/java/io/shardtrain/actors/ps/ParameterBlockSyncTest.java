@@ -310,6 +310,28 @@ class ParameterBlockSyncTest {
   }
 
   @Test
+  void theStatsKeepTheLastErrorTheBlockAnsweredWithAndWhen() {
+    BlockSpec spec = adamSpec();
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec, settings(), "a", "b");
+    assertEquals("", stats(tk).lastError());
+    assertEquals(0, stats(tk).lastErrorAtMillis());
+    long before = System.currentTimeMillis();
+    assertError(tk.<StatusReply<PushAck>>runCommand(r -> new BlockProtocol.PushGradient("b", 1, 0, 1, 1f, new float[3], r)),
+        "length 3");
+    BlockStats s = stats(tk);
+    assertEquals("gradient of length 3 from trainer b does not match block " + spec.entityId() + " of length 5",
+        s.lastError());
+    assertTrue(s.lastErrorAtMillis() >= before && s.lastErrorAtMillis() <= System.currentTimeMillis(),
+        s.lastErrorAtMillis() + " not in [" + before + ", now]");
+    assertError(tk.<StatusReply<PushAck>>runCommand(r -> new BlockProtocol.PushGradient("b", 5, 0, 1, 1f, GB, r)),
+        "ahead");
+    assertTrue(stats(tk).lastError().startsWith("push of trainer b for step 5 is ahead of block"), stats(tk).lastError());
+    // An accepted push leaves the last error as it was.
+    send(kit, tk, "b", 1, 0, 1f, GB);
+    assertTrue(stats(tk).lastError().contains("step 5 is ahead"), stats(tk).lastError());
+  }
+
+  @Test
   void nonFiniteGradientUnderSkipPolicyIsCountedNotAppliedAndDoesNotHoldTheBarrier() {
     BlockSpec spec = adamSpec();
     PsSettings skip = settings(100, Duration.ofSeconds(5), PsSettings.NonFinitePolicy.SKIP);

@@ -92,7 +92,7 @@ class WireSerializerTest {
         values.version()));
     assertBitsEqual(VALUES, values.values(), "BlockValues values");
     BlockStats stats = new BlockStats("layer.w#3", true, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, List.of("b", "c"),
-        14, 15, 16, 17, 18, 19);
+        14, 15, 16, 17, 18, 19, "gradient of length 3 from trainer b does not match block layer.w#3 of length 4", 20);
     assertEquals(stats, roundTrip(stats));
   }
 

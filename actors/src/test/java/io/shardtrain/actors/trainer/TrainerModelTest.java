@@ -23,8 +23,8 @@ import org.junit.jupiter.api.Test;
 
 class TrainerModelTest {
   /** 4 inputs, 5 hidden, 3 classes: weights of 20 and 15 floats, biases of 5 and 3; blocks of 8. */
-  private static final List<String> BLOCKS = List.of("dense1.weight#0", "dense1.weight#1", "dense1.weight#2",
-      "dense1.bias#0", "dense2.weight#0", "dense2.weight#1", "dense2.bias#0");
+  private static final List<String> BLOCKS = List.of("job/dense1.weight#0", "job/dense1.weight#1",
+      "job/dense1.weight#2", "job/dense1.bias#0", "job/dense2.weight#0", "job/dense2.weight#1", "job/dense2.bias#0");
 
   private static JobSpec job(List<String> blocks) {
     return new JobSpec("job", "synthetic", 100, 4, 3, List.of(5), "relu", 7L, BlockSpec.Mode.SYNC, 1, 10, 1, 0,
@@ -34,10 +34,10 @@ class TrainerModelTest {
   @Test
   void theLayoutOfAModelCutsEachParameterInOrder() {
     Mlp model = job(BLOCKS).newModel(CpuBackend.create(1));
-    List<BlockSlice> layout = BlockLayout.of(model, 8);
+    List<BlockSlice> layout = job(BLOCKS).layout(model);
     assertEquals(BLOCKS, layout.stream().map(BlockSlice::entityId).toList());
-    assertEquals(new BlockSlice("dense1.weight", 2, 16, 4), layout.get(2));
-    assertEquals(new BlockSlice("dense2.weight", 1, 8, 7), layout.get(5));
+    assertEquals(new BlockSlice("job", "dense1.weight", 2, 16, 4), layout.get(2));
+    assertEquals(new BlockSlice("job", "dense2.weight", 1, 8, 7), layout.get(5));
   }
 
   @Test
@@ -55,7 +55,7 @@ class TrainerModelTest {
           handedOut.stream().map(Parameter::name).toList(), "last layer first");
       Parameter w2 = handedOut.get(0);
       assertArrayEquals(values, java.util.Arrays.copyOfRange(w2.value().data(), 8, 15));
-      assertEquals(List.of(new BlockSlice("dense2.weight", 0, 0, 8), new BlockSlice("dense2.weight", 1, 8, 7)),
+      assertEquals(List.of(new BlockSlice("job", "dense2.weight", 0, 0, 8), new BlockSlice("job", "dense2.weight", 1, 8, 7)),
           model.slicesOf(w2));
       float[] slice = TrainerModel.gradientOf(w2, model.slicesOf(w2).get(1));
       assertArrayEquals(java.util.Arrays.copyOfRange(w2.grad().data(), 8, 15), slice);

@@ -111,9 +111,9 @@ class TrainerOverlapTest {
     ShardTrain.Plan plan = TrainerRejoinTest.startJob(kit, st, "overlap");
     // dense1.weight (80 floats) is 3 blocks, every other parameter one.
     Map<String, BlockSlice> slices = new HashMap<>();
-    for (BlockSlice s : BlockLayout.of(plan.model(), 32)) slices.put(s.entityId(), s);
-    List<String> first = plan.job().blocks().stream().filter(b -> b.startsWith("dense1.")).toList();
-    List<String> last = plan.job().blocks().stream().filter(b -> b.startsWith("dense2.")).toList();
+    for (BlockSlice s : plan.job().layout(plan.model())) slices.put(s.entityId(), s);
+    List<String> first = plan.job().blocks().stream().filter(b -> b.startsWith("overlap/dense1.")).toList();
+    List<String> last = plan.job().blocks().stream().filter(b -> b.startsWith("overlap/dense2.")).toList();
     assertEquals(4, first.size());
     assertEquals(2, last.size());
 
@@ -151,7 +151,7 @@ class TrainerOverlapTest {
     // ...on the first layer's values of version 1, every one of them.
     float[] w1AtVersion1 = new float[TrainerRejoinTest.DIM * HIDDEN];
     for (String b : first) {
-      if (!b.startsWith("dense1.weight")) continue;
+      if (!b.startsWith("overlap/dense1.weight")) continue;
       BlockProtocol.BlockValues v = st.pull(b, 1).toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
       assertEquals(1, v.version(), b);
       System.arraycopy(v.values(), 0, w1AtVersion1, slices.get(b).offset(), v.values().length);

@@ -129,8 +129,13 @@ final class ApiConnection implements AutoCloseable {
 
   /** {@link #connect}, then the cluster's status within {@code timeout}. */
   ClusterStatus probe(boolean includeBlocks, Duration within, Duration timeout) {
+    return probe(includeBlocks, "", within, timeout);
+  }
+
+  /** {@link #connect}, then the status of job {@code jobId} ("": the newest running one) within {@code timeout}. */
+  ClusterStatus probe(boolean includeBlocks, String jobId, Duration within, Duration timeout) {
     connect(within);
-    return await("GetStatus", StatusRequest.newBuilder().setIncludeBlocks(includeBlocks).build(),
+    return await("GetStatus", StatusRequest.newBuilder().setIncludeBlocks(includeBlocks).setJobId(jobId).build(),
         ClusterStatus.getDefaultInstance(), timeout, "status");
   }
 

@@ -7,15 +7,14 @@ import io.shardtrain.actors.config.CtrSettings;
 import io.shardtrain.actors.config.ShardTrainConfig;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.grpc.GrpcSettings;
-import io.shardtrain.grpc.BlockState;
 import io.shardtrain.grpc.CheckpointReply;
 import io.shardtrain.grpc.CheckpointRequest;
+import io.shardtrain.grpc.DeleteJobReply;
+import io.shardtrain.grpc.DeleteJobRequest;
 import io.shardtrain.grpc.ClickThroughShape;
 import io.shardtrain.grpc.ClusterStatus;
 import io.shardtrain.grpc.DatasetShape;
 import io.shardtrain.grpc.Job;
-import io.shardtrain.grpc.Member;
-import io.shardtrain.grpc.Placement;
 import io.shardtrain.grpc.SaveModelReply;
 import io.shardtrain.grpc.SaveModelRequest;
 import io.shardtrain.grpc.StatusRequest;
@@ -30,8 +29,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -210,12 +207,13 @@ final class ClientCommands {
   }
 
   @Command(name = "status", mixinStandardHelpOptions = true,
-      description = "Show members and roles, which node holds which parameter blocks, the job's progress, and which"
-          + " trainers each waiting block's sync barrier waits for.")
+      description = "Show members and roles, each node's examples/s and bytes/s, which node holds which parameter"
+          + " blocks, the job's progress with each trainer's task and offset, which trainers each waiting block's sync"
+          + " barrier waits for, and the last error of each block that had one.")
   static final class StatusCommand extends Client {
     @Option(names = "--watch", paramLabel = "SECONDS", arity = "0..1", fallbackValue = "2",
         description = "Print the status again every SECONDS (2 when not given) until the job is done, each time with"
-            + " the examples per second since the print before and how long each sync barrier has waited.")
+            + " each node's and the job's rates since the print before and how long each sync barrier has waited.")
     Integer watch;
     private static final java.time.format.DateTimeFormatter CLOCK =
         java.time.format.DateTimeFormatter.ofPattern("HH:mm:ss");
@@ -225,87 +223,16 @@ final class ClientCommands {
 
     @Override
     int run(ApiConnection api, PrintWriter out) throws InterruptedException {
-      ClusterStatus s = api.probe(true, connect(), timeout());
-      if (watch == null) {
-        print(s, out);
-        return 0;
-      }
-      if (watch < 1) throw new IllegalArgumentException("--watch must be at least 1 second, not " + watch);
-      // When each waiting barrier (block and step) was first seen waiting.
-      Map<String, Long> waitingSince = new HashMap<>();
-      long lastExamples = s.getExamplesReported();
-      long lastAt = System.nanoTime();
+      if (watch != null && watch < 1) throw new IllegalArgumentException("--watch must be at least 1 second, not " + watch);
+      StatusView view = new StatusView(out);
       for (int n = 1; ; n++) {
-        long now = System.nanoTime();
-        out.printf("--- %s ---%n", java.time.LocalTime.now().format(CLOCK));
-        print(s, out);
-        if (n > 1 && s.getSubmitted()) {
-          out.printf(java.util.Locale.ROOT, "  %.0f examples/s over the last %.1f s%n",
-              (s.getExamplesReported() - lastExamples) / ((now - lastAt) / 1e9), (now - lastAt) / 1e9);
-        }
-        Map<String, Long> still = new HashMap<>();
-        for (BlockState b : s.getBlocksList()) {
-          if (b.getWaitingForCount() == 0) continue;
-          String key = b.getBlockId() + "@" + b.getPendingStep();
-          long since = waitingSince.getOrDefault(key, now);
-          still.put(key, since);
-          if (since < now) {
-            out.printf(java.util.Locale.ROOT, "  %s has waited at least %.1f s for %s at step %d%n", b.getBlockId(),
-                (now - since) / 1e9, b.getWaitingForList(), b.getPendingStep());
-          }
-        }
-        waitingSince = still;
+        ClusterStatus s = api.probe(true, connect(), timeout());
+        if (watch != null) out.printf("--- %s ---%n", java.time.LocalTime.now().format(CLOCK));
+        view.print(s, System.nanoTime());
         out.flush();
-        if (s.getDone() || n >= watchCount) return 0;
-        lastExamples = s.getExamplesReported();
-        lastAt = now;
+        if (watch == null || s.getDone() || n >= watchCount) return 0;
         Thread.sleep(watch * 1000L);
-        s = api.probe(true, connect(), timeout());
       }
-    }
-
-    static void print(ClusterStatus s, PrintWriter out) {
-      out.println("members:");
-      for (Member m : s.getMembersList()) {
-        if (m.getRolesList().contains("client")) continue;
-        out.printf("  %s  %s  %s%n", m.getAddress(), m.getStatus(), m.getRolesList());
-      }
-      out.println("parameter blocks:");
-      for (Placement p : s.getPlacementList()) {
-        if (p.getAnswered()) {
-          out.printf("  %s  %d blocks%s%n", p.getNode(), p.getBlockIdsCount(),
-              p.getBlockIdsCount() == 0 ? "" : ": " + String.join(" ", p.getBlockIdsList()));
-        } else {
-          out.printf("  %s  no answer%n", p.getNode());
-        }
-      }
-      if (!s.getSubmitted()) {
-        out.println("job: none submitted");
-        return;
-      }
-      Job j = s.getJob();
-      out.printf("job %s: %s, %s mode, epochs done %d of %s, %d examples reported%n", j.getJobId(),
-          s.getDone() ? "done" : "running", j.getMode(), s.getEpochsDone(),
-          j.getSteps() <= 0 ? String.valueOf(j.getEpochs()) : "unbounded (" + j.getSteps() + " steps)",
-          s.getExamplesReported());
-      out.printf("  trainers (membership epoch %d): %s%n", s.getMembershipEpoch(), s.getTrainersList());
-      if (s.getCheckpointStep() >= 0) {
-        out.printf("  last checkpoint: step %d in %s%n", s.getCheckpointStep(), s.getCheckpointDir());
-      }
-      if (!Double.isNaN(s.getTestAuc()) && s.getTestAucExamples() > 0) {
-        out.printf(java.util.Locale.ROOT, "  test_auc %.4f over %d test examples%n", s.getTestAuc(),
-            s.getTestAucExamples());
-      }
-      if (s.getGeneration() > 0) out.printf("  rolled back to a checkpoint %d time(s)%n", s.getGeneration());
-      for (String lease : s.getLeasesList()) out.printf("  lease %s%n", lease);
-      List<BlockState> waiting = s.getBlocksList().stream().filter(b -> b.getWaitingForCount() > 0).toList();
-      List<BlockState> silent = s.getBlocksList().stream().filter(b -> !b.getAnswered()).toList();
-      if (!waiting.isEmpty()) out.println("  sync barriers waiting:");
-      for (BlockState b : waiting) {
-        out.printf("    %s  version %d, step %d waits for %s%n", b.getBlockId(), b.getVersion(), b.getPendingStep(),
-            b.getWaitingForList());
-      }
-      for (BlockState b : silent) out.printf("    %s  no answer%n", b.getBlockId());
     }
   }
 
@@ -349,6 +276,22 @@ final class ClientCommands {
           "save-model");
       w.printf("model of job %s at version %d saved to %s on %s%n", r.getJobId(), r.getVersion(), r.getDir(), api.target());
       if (npy != null) w.printf("npy files in %s%n", npy.toAbsolutePath());
+      return 0;
+    }
+  }
+
+  @Command(name = "delete-job", mixinStandardHelpOptions = true,
+      description = "Delete a finished job's journal: the events and snapshots of its master, its parameter blocks and"
+          + " its table's shards. A running job is refused; the job id stays taken.")
+  static final class DeleteJob extends Client {
+    @picocli.CommandLine.Parameters(paramLabel = "JOB_ID", description = "The finished job to delete.")
+    String jobId;
+
+    @Override
+    int run(ApiConnection api, PrintWriter w) {
+      DeleteJobReply r = api.await("DeleteJob", DeleteJobRequest.newBuilder().setJobId(jobId).build(),
+          DeleteJobReply.getDefaultInstance(), timeout().plusSeconds(60), "delete-job");
+      w.printf("job %s deleted: the journal of %d entities (its master and blocks)%n", r.getJobId(), r.getEntities());
       return 0;
     }
   }

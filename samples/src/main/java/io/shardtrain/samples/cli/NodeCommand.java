@@ -39,6 +39,9 @@ final class NodeCommand implements Callable<Integer> {
   Path config;
   @Option(names = "--job", paramLabel = "FILE", description = "Submit this job (HOCON, shardtrain.train.*) once the cluster is up.")
   Path job;
+  @Option(names = "--join", paramLabel = "JOB_ID", description = "Train job JOB_ID only (default: each running"
+      + " job, oldest first, one after another, then wait for the next).")
+  String join;
   @Option(names = "--trainer-id", description = "Stable trainer id (default: HOST:PORT), so a restart resumes.")
   String trainerId;
   @Option(names = "--data-dir", description = "Where data sets are cached.")
@@ -60,7 +63,7 @@ final class NodeCommand implements Callable<Integer> {
   @Option(names = "--contact-points", paramLabel = "HOST:PORT,...", description = "The nodes' management"
       + " endpoints, for --discovery config; the lowest-addressed forms the cluster once all answer.")
   String contactPoints;
-  @Option(names = "--exit-when-done", description = "Stop this node when its trainer has finished.")
+  @Option(names = "--exit-when-done", description = "Stop this node when its trainer has finished (its first job).")
   boolean exitWhenDone;
   @picocli.CommandLine.Mixin
   SecurityOption security = new SecurityOption();
@@ -116,7 +119,7 @@ final class NodeCommand implements Callable<Integer> {
     }
     if (roleList.contains("trainer")) {
       String id = trainerId != null ? trainerId : host + ":" + port;
-      var finished = TrainerNode.start(node.api(), id, TrainSettings.fromConfig(nodeConfig), System.out);
+      var finished = TrainerNode.start(node.api(), id, TrainSettings.fromConfig(nodeConfig), System.out, join);
       if (exitWhenDone) {
         finished.whenComplete((steps, failure) -> node.system().terminate());
       }

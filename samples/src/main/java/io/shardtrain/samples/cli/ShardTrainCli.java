@@ -13,7 +13,7 @@ import picocli.CommandLine.Command;
     versionProvider = ShardTrainCli.Version.class,
     description = "Distributed deep-learning training on Akka: parameter shards, trainers, a master.",
     subcommands = {LocalCommand.class, ExperimentCommand.class, NodeCommand.class, ClientCommands.Submit.class, ClientCommands.StatusCommand.class,
-        ClientCommands.CheckpointNow.class, ClientCommands.SaveModel.class,
+        ClientCommands.CheckpointNow.class, ClientCommands.SaveModel.class, ClientCommands.DeleteJob.class,
         BenchCommand.class, CommandLine.HelpCommand.class})
 public final class ShardTrainCli implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;

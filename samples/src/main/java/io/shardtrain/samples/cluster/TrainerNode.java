@@ -1,5 +1,6 @@
 package io.shardtrain.samples.cluster;
 
+import akka.actor.typed.ActorRef;
 import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.config.CtrSettings;
 import io.shardtrain.actors.config.TrainSettings;
@@ -12,47 +13,73 @@ import io.shardtrain.compute.backend.Backends;
 import io.shardtrain.samples.local.CtrData;
 import io.shardtrain.samples.local.DataSets;
 import java.io.PrintStream;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
- * The trainer of a {@code trainer} node: waits for the master to have a job, loads that job's
- * data set, and trains under a stable id (a restarted node resumes where its task stopped).
+ * The trainer of a {@code trainer} node: waits for a job, loads that job's data set, and trains
+ * under a stable id (a restarted node resumes where its task stopped); then waits for the next job.
+ * Given a job id it joins that job only.
  */
 public final class TrainerNode {
   private TrainerNode() {}
 
-  /** Completes with the trainer's step count when it finishes. */
+  /** Trains the cluster's jobs one after another; completes with the first job's step count. */
   public static CompletableFuture<Long> start(ShardTrain api, String trainerId, TrainSettings settings,
       PrintStream log) {
-    CompletableFuture<Long> finished = new CompletableFuture<>();
+    return start(api, trainerId, settings, log, null);
+  }
+
+  /**
+   * Trains job {@code jobId} (null: each running job the cluster has, oldest first, one after
+   * another, waiting for the next when none is left); completes with the first job's step count.
+   */
+  public static CompletableFuture<Long> start(ShardTrain api, String trainerId, TrainSettings settings,
+      PrintStream log, String jobId) {
+    CompletableFuture<Long> first = new CompletableFuture<>();
     Thread t = new Thread(() -> {
+      Set<String> trained = new HashSet<>();
       try {
-        JobProtocol.JobStatus status = awaitJob(api);
-        String dataset = status.job().dataset();
-        StepListener listener = listener(log, finished);
-        if (status.job().ctr() != null) {
-          // The job's fingerprint tells the trainer whether these are the examples it was planned on.
-          CtrData data = CtrData.load(dataset, CtrSettings.fromConfig(api.system().settings().config()),
-              status.job().seed());
-          log.printf("trainer %s: click-through job %s, data set %s%n", trainerId, status.jobId(), dataset);
-          api.startTrainer(new CtrTrainer.Setup(trainerId, api.master(), data.train(), data.test(),
-              TrainerSettings.create(api.system()), listener));
-          return;
-        }
-        DataSets.TrainTest data = DataSets.load(dataset, settings.dataDir());
-        log.printf("trainer %s: job %s, data set %s%n", trainerId, status.jobId(), dataset);
-        int threads = settings.computeThreads();
-        String backend = settings.backend();
-        api.startTrainer(new Trainer.Setup(trainerId, api.master(), data.train(), data.test(),
-            () -> Backends.create(backend, threads).backend(), TrainerSettings.create(api.system()), listener));
+        do {
+          JobProtocol.JobStatus status = awaitJob(api, jobId, trained);
+          CompletableFuture<Long> finished = new CompletableFuture<>();
+          train(api, trainerId, settings, log, status, listener(log, finished));
+          long steps = finished.get();
+          first.complete(steps);
+          trained.add(status.jobId());
+        } while (jobId == null);
       } catch (Exception e) {
-        finished.completeExceptionally(e);
+        first.completeExceptionally(e instanceof ExecutionException x ? x.getCause() : e);
       }
     }, "shardtrain-trainer-node");
     t.setDaemon(true);
     t.start();
-    return finished;
+    return first;
+  }
+
+  private static void train(ShardTrain api, String trainerId, TrainSettings settings, PrintStream log,
+      JobProtocol.JobStatus status, StepListener listener) throws Exception {
+    String dataset = status.job().dataset();
+    ActorRef<JobProtocol.Command> master = api.master(status.jobId());
+    if (status.job().ctr() != null) {
+      // The job's fingerprint tells the trainer whether these are the examples it was planned on.
+      CtrData data = CtrData.load(dataset, CtrSettings.fromConfig(api.system().settings().config()),
+          status.job().seed());
+      log.printf("trainer %s: click-through job %s, data set %s%n", trainerId, status.jobId(), dataset);
+      api.startTrainer(new CtrTrainer.Setup(trainerId, master, data.train(), data.test(),
+          TrainerSettings.create(api.system()), listener));
+      return;
+    }
+    DataSets.TrainTest data = DataSets.load(dataset, settings.dataDir());
+    log.printf("trainer %s: job %s, data set %s%n", trainerId, status.jobId(), dataset);
+    int threads = settings.computeThreads();
+    String backend = settings.backend();
+    api.startTrainer(new Trainer.Setup(trainerId, master, data.train(), data.test(),
+        () -> Backends.create(backend, threads).backend(), TrainerSettings.create(api.system()), listener));
   }
 
   /** Prints a step now and then, the resumption, and the end; completes {@code finished}. */
@@ -90,12 +117,24 @@ public final class TrainerNode {
     };
   }
 
-  private static JobProtocol.JobStatus awaitJob(ShardTrain api) throws InterruptedException {
+  /**
+   * The status of job {@code jobId} once submitted; null: of the oldest running job not in
+   * {@code trained} and not done (which it adds to {@code trained}).
+   */
+  private static JobProtocol.JobStatus awaitJob(ShardTrain api, String jobId, Set<String> trained)
+      throws InterruptedException {
     while (true) {
       try {
-        JobProtocol.JobStatus s = api.status().toCompletableFuture().get(10, TimeUnit.SECONDS);
-        if (s.submitted()) return s;
-      } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        String id = jobId != null ? jobId : api.jobs().toCompletableFuture().get(10, TimeUnit.SECONDS).stream()
+            .filter(j -> j.running() && !trained.contains(j.jobId())).map(JobProtocol.JobEntry::jobId)
+            .findFirst().orElse(null);
+        if (id != null) {
+          JobProtocol.JobStatus s = api.status(id).toCompletableFuture().get(10, TimeUnit.SECONDS);
+          // A job whose data is all trained needs no new trainer: one that joined would only wake its blocks.
+          if (s.submitted() && s.done() && jobId == null) trained.add(id);
+          else if (s.submitted()) return s;
+        }
+      } catch (ExecutionException | TimeoutException e) {
         // The master singleton is still starting or moving: ask again.
       }
       Thread.sleep(1000);

@@ -48,20 +48,29 @@ class GrpcClientCommandsTest {
     }
   }
 
+  /** A node with roles ps, master and trainer in this JVM, serving gRPC, over the tiny data set written to {@code dir}. */
+  static ClusterNode.Started startLoopbackNode(Path dir) throws Exception {
+    TinyDataSet.write(dir);
+    return ClusterNode.startOnLoopback(List.of("ps", "master", "trainer"),
+        Map.of("shardtrain.data-dir", dir.toString(), "shardtrain.transport.bulk.enabled", false));
+  }
+
+  static void stop(ClusterNode.Started node) throws Exception {
+    if (node != null) {
+      node.system().terminate();
+      node.system().getWhenTerminated().toCompletableFuture().get();
+    }
+  }
+
   @BeforeAll
   static void startNode() throws Exception {
-    TinyDataSet.write(dir);
-    node = ClusterNode.startOnLoopback(List.of("ps", "master", "trainer"),
-        Map.of("shardtrain.data-dir", dir.toString(), "shardtrain.transport.bulk.enabled", false));
+    node = startLoopbackNode(dir);
     grpc = "127.0.0.1:" + node.grpcPort();
   }
 
   @AfterAll
   static void stopNode() throws Exception {
-    if (node != null) {
-      node.system().terminate();
-      node.system().getWhenTerminated().toCompletableFuture().get();
-    }
+    stop(node);
   }
 
   @Test

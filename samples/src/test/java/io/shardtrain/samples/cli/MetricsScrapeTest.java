@@ -158,7 +158,8 @@ class MetricsScrapeTest {
 
   @Test
   void everyBlockAppliedAndJournaledEachStepAndItsBarrierWaitedForTheSecondTrainer() {
-    for (String block : List.of("dense1.weight#0", "dense1.bias#0", "dense2.weight#0", "dense2.bias#0")) {
+    for (String block : List.of("metrics/dense1.weight#0", "metrics/dense1.bias#0", "metrics/dense2.weight#0",
+        "metrics/dense2.bias#0")) {
       String b = "block=\"" + block + "\"";
       assertEquals(STEPS, after.sum("shardtrain_block_apply_seconds_count", b), block + " " + after.names());
       assertTrue(after.sum("shardtrain_block_apply_seconds_sum", b) > 0);
