@@ -43,9 +43,7 @@ public record Resumption(Checkpoint checkpoint, JobProtocol.ResumePoint point) {
     Checkpoint c;
     try {
       c = CheckpointFiles.load(dir);
-    } catch (IOException e) {
-      throw new IllegalArgumentException(where + e.getMessage(), e);
-    } catch (IllegalArgumentException e) {
+    } catch (IOException | IllegalArgumentException e) {
       throw new IllegalArgumentException(where + e.getMessage(), e);
     }
     try {

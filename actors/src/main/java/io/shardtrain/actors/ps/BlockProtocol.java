@@ -24,7 +24,6 @@ public final class BlockProtocol {
    */
   public record Resume(BlockEvents.Resumed state, ActorRef<StatusReply<Long>> replyTo) implements Command {}
 
-
   /**
    * A trainer's gradient for this block at {@code step}, computed on parameters of
    * {@code baseVersion}; {@code weight} is the number of examples behind it (sync mean weight).
