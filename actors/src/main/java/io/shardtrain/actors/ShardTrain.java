@@ -15,8 +15,10 @@ import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.job.CtrModel;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
+import io.shardtrain.actors.job.Resumption;
 import io.shardtrain.actors.master.JobDirectory;
 import io.shardtrain.actors.metrics.NodeMetrics;
+import io.shardtrain.actors.ps.BlockEvents;
 import io.shardtrain.actors.ps.BlockLayout;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
@@ -116,12 +118,16 @@ public final class ShardTrain {
     return system;
   }
 
-  /** A job and the initial model whose values the blocks start from. */
-  public record Plan(JobSpec job, Mlp model, OptimizerSpec optimizer) {}
+  /**
+   * A job and the initial model whose values the blocks start from; {@code resume}: the checkpoint
+   * a resumed job continues from (its values are the model's), or null.
+   */
+  public record Plan(JobSpec job, Mlp model, OptimizerSpec optimizer, Resumption resume) {}
 
   /**
    * Plans a job from settings: builds the model with the job's seed (the initial parameters),
-   * cuts its parameters into blocks of at most {@code blockSize} floats.
+   * cuts its parameters into blocks of at most {@code blockSize} floats. With {@code resume-from}
+   * the checkpoint is loaded and checked against the job here, before anything starts.
    */
   public static Plan plan(TrainSettings s, String jobId, int inputDim, int trainExamples, int classes,
       BlockSpec.Mode mode, int trainers, int blockSize, long maxStaleness) {
@@ -138,7 +144,8 @@ public final class ShardTrain {
     JobSpec job = new JobSpec(jobId, s.dataset(), trainExamples, inputDim, classes, hidden, s.activation(),
         s.seed(), mode, trainers, s.batch(), s.steps() > 0 ? 0 : s.epochs(), s.steps(), s.optimizer(),
         (float) s.lr(), s.lrScheduleFor(updates), (float) s.weightDecay(), maxStaleness, blockSize, blocks, null);
-    return new Plan(job, model, optimizer);
+    Resumption resume = s.resumeFrom() == null ? null : Resumption.load(s.resumeFrom(), job, model, optimizer);
+    return new Plan(job, model, optimizer, resume);
   }
 
   /**
@@ -193,29 +200,34 @@ public final class ShardTrain {
   private CompletionStage<Done> place(Plan plan) {
     Map<String, float[]> values = new HashMap<>();
     for (Parameter p : plan.model().parameters()) values.put(p.name(), p.value().data());
-    return placeBlocks(plan.job(), plan.job().layout(plan.model()), values, plan.optimizer())
-        .thenCompose(x -> submitJob(plan.job()));
+    return placeBlocks(plan.job(), plan.job().layout(plan.model()), values, plan.optimizer(), plan.resume())
+        .thenCompose(x -> submitJob(plan.job(), plan.resume() == null ? null : plan.resume().point()));
   }
 
-  /** Initialises every block of {@code slices} from {@code values} (by parameter name); idempotent. */
+  /**
+   * Initialises every block of {@code slices} from {@code values} (by parameter name), or resumes
+   * it from {@code resume} (when not null); idempotent.
+   */
   private CompletableFuture<Void> placeBlocks(JobSpec job, List<BlockSlice> slices, Map<String, float[]> values,
-      OptimizerSpec optimizer) {
+      OptimizerSpec optimizer, Resumption resume) {
     List<CompletableFuture<Long>> inits = new ArrayList<>();
     for (BlockSlice slice : slices) {
       BlockSpec spec = BlockSpec.of(slice, optimizer, job.lrSchedule(), job.lr(), job.mode(), job.maxStaleness(),
           job.examplesPerUpdate());
       float[] init = new float[slice.length()];
       System.arraycopy(values.get(slice.parameter()), slice.offset(), init, 0, slice.length());
+      BlockEvents.Resumed resumed = resume == null ? null : resume.block(spec);
       inits.add(ParameterBlock.entityRef(system, slice.entityId())
-          .<Long>askWithStatus(replyTo -> new BlockProtocol.Initialize(spec, init, replyTo), timeout)
+          .<Long>askWithStatus(replyTo -> resumed == null ? new BlockProtocol.Initialize(spec, init, replyTo)
+              : new BlockProtocol.Resume(resumed, replyTo), timeout)
           .toCompletableFuture());
     }
     return CompletableFuture.allOf(inits.toArray(CompletableFuture[]::new));
   }
 
-  private CompletionStage<Done> submitJob(JobSpec job) {
+  private CompletionStage<Done> submitJob(JobSpec job, JobProtocol.ResumePoint resumeFrom) {
     return AskPattern.<JobProtocol.Command, Done>askWithStatus(master,
-        replyTo -> new JobProtocol.SubmitJob(job, replyTo), timeout, system.scheduler());
+        replyTo -> new JobProtocol.SubmitJob(job, resumeFrom, replyTo), timeout, system.scheduler());
   }
 
   /** A click-through job and the initial dense part of its factorization machine; its id rows start in the table. */
@@ -264,7 +276,7 @@ public final class ShardTrain {
         shards.add(SparseShard.entityRef(system, table.entityId(s)).<SparseProtocol.InitReply>ask(
             replyTo -> new SparseProtocol.InitShard(table, shard, replyTo), timeout).toCompletableFuture());
       }
-      return placeBlocks(job, job.denseLayout(), Map.of(JobSpec.CTR_DENSE, plan.dense()), plan.optimizer())
+      return placeBlocks(job, job.denseLayout(), Map.of(JobSpec.CTR_DENSE, plan.dense()), plan.optimizer(), null)
           .thenCompose(x -> CompletableFuture.allOf(shards.toArray(CompletableFuture[]::new)))
           .thenCompose(x -> {
             for (CompletableFuture<SparseProtocol.InitReply> r : shards) {
@@ -272,7 +284,7 @@ public final class ShardTrain {
                 throw new IllegalStateException("table " + table.name() + " refused: " + refused.message());
               }
             }
-            return submitJob(job);
+            return submitJob(job, null);
           });
     });
   }

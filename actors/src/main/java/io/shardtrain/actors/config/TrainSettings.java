@@ -6,7 +6,8 @@ import java.util.List;
 
 /**
  * One training job's settings ({@code initFrom}: a saved model directory whose values the
- * trainable parameters start from, or null), read once from {@code shardtrain.train}, {@code shardtrain.compute}
+ * trainable parameters start from, or null; {@code resumeFrom}: a checkpoint directory the job
+ * continues from, or null), read once from {@code shardtrain.train}, {@code shardtrain.compute}
  * and {@code shardtrain.data-dir}; command-line flags are applied as a
  * configuration layer over the files before this is read. Values are checked here so a bad one fails before any data is loaded.
  */
@@ -26,7 +27,8 @@ public record TrainSettings(
     String backend,
     int computeThreads,
     Path dataDir,
-    Path initFrom) {
+    Path initFrom,
+    Path resumeFrom) {
 
   public TrainSettings {
     if (batch < 1) throw new IllegalArgumentException("batch must be at least 1, got " + batch);
@@ -38,6 +40,10 @@ public record TrainSettings(
     if (computeThreads < 1) throw new IllegalArgumentException("compute threads must be at least 1, got " + computeThreads);
     for (int h : hidden) {
       if (h < 1) throw new IllegalArgumentException("hidden layer widths must be positive, got " + h);
+    }
+    if (initFrom != null && resumeFrom != null) {
+      throw new IllegalArgumentException("init-from and resume-from exclude each other: a resumed job starts from"
+          + " its checkpoint's values");
     }
     hidden = hidden.clone();
   }
@@ -61,7 +67,8 @@ public record TrainSettings(
         config.getString("shardtrain.compute.backend"),
         config.getInt("shardtrain.compute.threads"),
         Path.of(config.getString("shardtrain.data-dir")),
-        t.getString("init-from").isBlank() ? null : Path.of(t.getString("init-from")));
+        t.getString("init-from").isBlank() ? null : Path.of(t.getString("init-from")),
+        t.getString("resume-from").isBlank() ? null : Path.of(t.getString("resume-from")));
   }
 
   /**

@@ -66,10 +66,32 @@ public final class JobProtocol {
   public record JobEntry(String jobId, boolean running) {}
 
   /**
-   * Starts a job; a second submit of the same job with the same spec is acknowledged, one with
-   * another spec is refused, as is a job id that finished (until its journal is deleted).
+   * Starts a job, from {@code resumeFrom}'s reader offsets when not null (its blocks were resumed
+   * from the same checkpoint); a second submit of the same job with the same spec is acknowledged,
+   * one with another spec is refused, as is a job id that finished (until its journal is deleted).
    */
-  public record SubmitJob(JobSpec job, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+  public record SubmitJob(JobSpec job, ResumePoint resumeFrom, ActorRef<StatusReply<Done>> replyTo)
+      implements Command {
+    /** A job from its start. */
+    public SubmitJob(JobSpec job, ActorRef<StatusReply<Done>> replyTo) {
+      this(job, null, replyTo);
+    }
+  }
+
+  /**
+   * Where a resumed sync job's master starts: the checkpoint at {@code step} in {@code dir}, with
+   * {@code epochsDone} epochs finished, {@code examples} examples trained and each data task's
+   * reader offset then. The job's blocks start from the same checkpoint.
+   */
+  public record ResumePoint(long step, String dir, int epochsDone, long examples, List<TaskOffset> offsets) {
+    public ResumePoint {
+      if (step < 1) throw new IllegalArgumentException("a job resumes from a step >= 1, not " + step);
+      offsets = List.copyOf(offsets);
+    }
+  }
+
+  /** {@code offset} examples of task {@code task} of epoch {@code epoch} were trained by a checkpoint's step. */
+  public record TaskOffset(int epoch, int task, long offset) {}
 
   /**
    * A trainer (new or restarted) joins; the reply says where it resumes. {@code trainer} receives

@@ -181,6 +181,7 @@ final class CheckpointTaker {
     for (Parameter p : model.parameters()) byName.put(p.name(), p);
     Map<String, float[][]> slots = new LinkedHashMap<>();
     Map<String, Long> updates = new HashMap<>();
+    Map<String, Long> examples = new HashMap<>();
     for (BlockState b : blockStates) {
       BlockProtocol.BlockValues values = b.parts().get(0);
       Parameter p = byName.get(values.parameter());
@@ -200,12 +201,17 @@ final class CheckpointTaker {
         throw new IllegalStateException("blocks of " + p.name() + " have applied " + before + " and "
             + b.captured().updates() + " optimizer updates at step " + step + "; one parameter needs one count");
       }
+      Long applied = examples.put(p.name(), b.captured().examples());
+      if (applied != null && applied != b.captured().examples()) {
+        throw new IllegalStateException("blocks of " + p.name() + " have applied " + applied + " and "
+            + b.captured().examples() + " examples at step " + step + "; one parameter needs one count");
+      }
     }
     List<Checkpoint.Slots> slotList = new ArrayList<>();
     for (Parameter p : model.parameters()) {
       float[][] s = slots.get(p.name());
       if (s == null) throw new IllegalStateException("no block of parameter " + p.name() + " answered");
-      slotList.add(new Checkpoint.Slots(p.name(), updates.get(p.name()), List.of(s)));
+      slotList.add(new Checkpoint.Slots(p.name(), updates.get(p.name()), examples.get(p.name()), List.of(s)));
     }
     List<Checkpoint.ReaderOffset> offsets = new ArrayList<>();
     for (MasterState.TaskOffset o : master.offsets()) {

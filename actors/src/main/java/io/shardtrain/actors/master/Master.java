@@ -71,7 +71,8 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
 
   // ---- events (journaled by class name: they stay nested here) ----
   public sealed interface Event extends CborSerializable {}
-  public record JobSubmitted(JobSpec job) implements Event {}
+  /** {@code resumedFrom}: the checkpoint a resumed job starts from; null for a job from its start. */
+  public record JobSubmitted(JobSpec job, ResumePoint resumedFrom) implements Event {}
 
   public record TrainerJoined(String trainerId, ActorRef<TrainerNotice> trainer) implements Event {}
 
@@ -266,7 +267,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
           + "' was not started"));
       return Effect().none();
     }
-    return Effect().persist(new JobSubmitted(c.job()))
+    return Effect().persist(new JobSubmitted(c.job(), c.resumeFrom()))
         .thenRun(st -> {
           membership.broadcast(st);
           c.replyTo().tell(StatusReply.ack());
@@ -480,7 +481,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
   public EventHandler<MasterState, Event> eventHandler() {
     return newEventHandlerBuilder()
         .forAnyState()
-        .onEvent(JobSubmitted.class, (s, e) -> s.submitted(e.job()))
+        .onEvent(JobSubmitted.class, (s, e) -> s.submitted(e.job(), e.resumedFrom()))
         .onEvent(TrainerJoined.class, (s, e) -> s.joined(e.trainerId(), e.trainer()))
         .onEvent(TrainerLeft.class, (s, e) -> s.left(e.trainerId()))
         .onEvent(TaskLeased.class, (s, e) -> s.leased(e.epoch(), e.task(), e.trainerId()))

@@ -216,11 +216,11 @@ public final class MasterState implements CborSerializable {
 
   // ---- event application ----
 
-  MasterState submitted(JobSpec j) {
+  MasterState submitted(JobSpec j, JobProtocol.ResumePoint from) {
     job = j;
     openEpoch(0);
     openEpoch(1);
-    return this;
+    return from == null ? this : ResumedCheckpoint.resume(this, from);
   }
 
   MasterState started(long epoch) {
@@ -453,7 +453,7 @@ public final class MasterState implements CborSerializable {
     return job.boundedByEpochs() ? job.epochs() : Integer.MAX_VALUE;
   }
 
-  private void openEpoch(int epoch) {
+  void openEpoch(int epoch) {
     if (epoch >= epochLimit() || tasksOf(epoch) > 0) return;
     cut(epoch);
   }

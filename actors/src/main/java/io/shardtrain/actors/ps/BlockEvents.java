@@ -15,6 +15,13 @@ public final class BlockEvents {
   public record Initialized(BlockSpec spec, float[] values) implements Event {}
 
   /**
+   * The block got its spec and the state of a checkpoint at {@code step} (a resumed job): values,
+   * optimizer slots, update count and examples applied.
+   */
+  public record Resumed(BlockSpec spec, long step, float[] values, float[][] slots, long updates, long examples)
+      implements Event {}
+
+  /**
    * Sync: a trainer's gradient for the pending step, kept until the barrier completes; {@code mark}
    * (nullable) names the examples behind it.
    */

@@ -17,6 +17,12 @@ public final class BlockProtocol {
   /** Sets the block's spec and initial values; idempotent for the same spec. Replies with the version. */
   public record Initialize(BlockSpec spec, float[] values, ActorRef<StatusReply<Long>> replyTo) implements Command {}
 
+  /**
+   * Initialises the block as a resumed job's: at version {@code state.step()} with its values,
+   * optimizer slots, update count and examples applied (a sync checkpoint's), held as the checkpoint
+   * a rollback returns to. Idempotent like {@link Initialize}; replies with the version.
+   */
+  public record Resume(BlockEvents.Resumed state, ActorRef<StatusReply<Long>> replyTo) implements Command {}
 
   /**
    * A trainer's gradient for this block at {@code step}, computed on parameters of
@@ -153,8 +159,11 @@ public final class BlockProtocol {
    */
   public record RollBack(long step, long generation, ActorRef<StatusReply<Long>> replyTo) implements Command {}
 
-  /** The block holds its checkpoint at {@code step}: {@code slots} optimizer slots after {@code updates} updates. */
-  public record Captured(String entityId, long step, long updates, int slots) {}
+  /**
+   * The block holds its checkpoint at {@code step}: {@code slots} optimizer slots after {@code updates}
+   * updates, which applied {@code examples} examples.
+   */
+  public record Captured(String entityId, long step, long updates, int slots, long examples) {}
 
   /**
    * Cluster Sharding moves this block (a rebalance, or its node leaves): the block answers its

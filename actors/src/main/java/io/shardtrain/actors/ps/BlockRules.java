@@ -65,18 +65,50 @@ final class BlockRules {
 
   /** Why {@code cmd} may not initialise the block, or null; an initialised block accepts its own spec again. */
   String initializeRefusal(BlockState state, Initialize cmd) {
-    BlockSpec spec = cmd.spec();
-    if (spec == null || cmd.values() == null) return "Initialize of block " + entityId + " needs a spec and values";
-    if (!BlockSlice.names(entityId, spec.parameter(), spec.index())) {
-      return "Initialize for block " + spec.entityId() + " was sent to block " + entityId;
+    return initializeRefusal(state, "Initialize", cmd.spec(), cmd.values());
+  }
+
+  /**
+   * Why {@code cmd} may not resume the block, or null: what {@link #initializeRefusal} checks, and
+   * a sync spec, one slot array of the block's length per optimizer slot, and no negative count.
+   */
+  String resumeRefusal(BlockState state, BlockProtocol.Resume cmd) {
+    BlockEvents.Resumed r = cmd.state();
+    String refusal = initializeRefusal(state, "Resume", r.spec(), r.values());
+    if (refusal != null) return refusal;
+    if (r.spec().mode() != BlockSpec.Mode.SYNC) {
+      return "Resume of block " + entityId + ": only a sync block resumes from a checkpoint, not " + r.spec().mode();
     }
-    if (cmd.values().length != spec.length()) {
-      return "Initialize of block " + entityId + ": " + cmd.values().length + " values, the spec says length "
+    int slots = r.spec().optimizer().create().slotCount();
+    if (r.slots().length != slots) {
+      return "Resume of block " + entityId + ": " + r.slots().length + " optimizer slots, " + r.spec().optimizer().kind()
+          + " keeps " + slots;
+    }
+    for (float[] slot : r.slots()) {
+      if (slot.length != r.spec().length()) {
+        return "Resume of block " + entityId + ": an optimizer slot of " + slot.length + " values, the block has "
+            + r.spec().length();
+      }
+    }
+    if (r.step() < 0 || r.updates() < 0 || r.examples() < 0) {
+      return "Resume of block " + entityId + ": step, updates and examples must be >= 0, got " + r.step() + ", "
+          + r.updates() + ", " + r.examples();
+    }
+    return null;
+  }
+
+  private String initializeRefusal(BlockState state, String command, BlockSpec spec, float[] values) {
+    if (spec == null || values == null) return command + " of block " + entityId + " needs a spec and values";
+    if (!BlockSlice.names(entityId, spec.parameter(), spec.index())) {
+      return command + " for block " + spec.entityId() + " was sent to block " + entityId;
+    }
+    if (values.length != spec.length()) {
+      return command + " of block " + entityId + ": " + values.length + " values, the spec says length "
           + spec.length();
     }
-    int bad = NumericChecks.firstNonFinite(cmd.values());
+    int bad = NumericChecks.firstNonFinite(values);
     if (bad >= 0) {
-      return "Initialize of block " + entityId + ": non-finite initial value " + cmd.values()[bad] + " at index " + bad;
+      return command + " of block " + entityId + ": non-finite initial value " + values[bad] + " at index " + bad;
     }
     String refusal = durability.refusal(spec);
     if (refusal != null) return refusal;

@@ -9,6 +9,7 @@ import io.shardtrain.actors.ps.BlockEvents.GradientSkipped;
 import io.shardtrain.actors.ps.BlockEvents.Initialized;
 import io.shardtrain.actors.ps.BlockEvents.MembershipUpdated;
 import io.shardtrain.actors.ps.BlockEvents.ReplicaPublished;
+import io.shardtrain.actors.ps.BlockEvents.Resumed;
 import io.shardtrain.actors.ps.BlockEvents.RolledBackTo;
 import io.shardtrain.actors.ps.BlockEvents.StepApplied;
 import io.shardtrain.actors.ps.BlockEvents.StepCommitted;
@@ -291,6 +292,7 @@ public final class BlockState {
   /** The event handler: applies {@code e} to this state and returns it. */
   BlockState apply(Event e) {
     if (e instanceof Initialized i) return onInitialized(i);
+    if (e instanceof Resumed r) return onResumed(r);
     if (e instanceof GradientReceived g) return onGradientReceived(g);
     if (e instanceof GradientSkipped g) return onGradientSkipped(g);
     if (e instanceof StepApplied a) return onStepApplied(a);
@@ -316,6 +318,16 @@ public final class BlockState {
     checkpoints.clear();
     // The initial values are checkpoint 0: a job that fails before its first checkpoint rolls back to them.
     if (spec.mode() == BlockSpec.Mode.SYNC) checkpoints.put(0L, capture());
+    return this;
+  }
+
+  /** As initialised, then at the checkpoint's state, which it holds: a rollback of the resumed job returns there. */
+  private BlockState onResumed(Resumed e) {
+    onInitialized(new Initialized(e.spec(), e.values()));
+    checkpoints.clear();
+    Held h = new Held(e.values(), e.slots(), e.updates(), e.examples());
+    hold(e.step(), 0, h);
+    restoreCheckpoint(e.step(), h, true);
     return this;
   }
 

@@ -52,6 +52,8 @@ public final class JournalSerializer extends TableSerializer {
       putSpec(out, m.spec());
       out.putFloats(m.values());
     }, in -> new Initialized(getSpec(in, in.format() >= FORMAT_7), in.getFloats()));
+    // Added in format 7 without changing any layout: older journals hold none.
+    entry("Resumed", BlockEvents.Resumed.class, TableSerializer::putResumed, TableSerializer::getResumed);
     entry("GradientReceived", GradientReceived.class, (out, m) -> {
       out.putString(m.trainerId());
       out.putLong(m.step());

@@ -189,7 +189,8 @@ public final class ParameterBlock
   public CommandHandler<Command, Event, BlockState> commandHandler() {
     return newCommandHandlerBuilder()
         .forAnyState()
-        .onCommand(Initialize.class, this::onInitialize)
+        .onCommand(Initialize.class, (s, c) -> initialize(s, rules.initializeRefusal(s, c), () -> new Initialized(c.spec(), c.values().clone()), c.replyTo()))
+        .onCommand(BlockProtocol.Resume.class, (s, c) -> initialize(s, rules.resumeRefusal(s, c), c::state, c.replyTo()))
         .onCommand(PushGradient.class, this::onPush)
         .onCommand(LetterPush.class, (state, m) -> onPush(state, replies.opened(m)))
         .onCommand(Pull.class, this::onPull)
@@ -218,12 +219,12 @@ public final class ParameterBlock
   // ---------------------------------------------------------------------------------------------
   // Initialize and pushes
 
-  private Effect<Event, BlockState> onInitialize(BlockState state, Initialize cmd) {
-    String refused = rules.initializeRefusal(state, cmd);
-    if (refused != null) return error(cmd.replyTo(), refused);
-    if (state.isInitialised()) return Effect().reply(cmd.replyTo(), StatusReply.success(state.version()));
-    return Effect().persist(new Initialized(cmd.spec(), cmd.values().clone()))
-        .thenRun(s -> cmd.replyTo().tell(StatusReply.success(s.version())));
+  /** Persists the {@code initialized} event unless refused; an initialised block answers its version. */
+  private Effect<Event, BlockState> initialize(BlockState state, String refused,
+      java.util.function.Supplier<Event> initialized, ActorRef<StatusReply<Long>> replyTo) {
+    if (refused != null) return error(replyTo, refused);
+    if (state.isInitialised()) return Effect().reply(replyTo, StatusReply.success(state.version()));
+    return Effect().persist(initialized.get()).thenRun(s -> replyTo.tell(StatusReply.success(s.version())));
   }
 
   private Effect<Event, BlockState> onPush(BlockState state, PushGradient cmd) {
@@ -434,7 +435,7 @@ public final class ParameterBlock
           c.replyTo().tell(StatusReply.error("block " + entityId + " passed step " + step + " without capturing it"
               + " (it is at version " + state.version() + ")"));
         } else {
-          c.replyTo().tell(StatusReply.success(new Captured(entityId, step, h.updates(), h.slots().length)));
+          c.replyTo().tell(StatusReply.success(new Captured(entityId, step, h.updates(), h.slots().length, h.examples())));
         }
       }
     }

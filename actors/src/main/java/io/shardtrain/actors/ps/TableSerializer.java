@@ -223,6 +223,26 @@ public abstract class TableSerializer extends SerializerWithStringManifest {
         withExamples ? in.getLong() : 0);
   }
 
+  /** A resumed block's state: its spec, step, values, slots, update count and examples applied. */
+  static void putResumed(Out out, BlockEvents.Resumed r) {
+    putSpec(out, r.spec());
+    out.putLong(r.step());
+    out.putFloats(r.values());
+    out.putInt(r.slots().length);
+    for (float[] slot : r.slots()) out.putFloats(slot);
+    out.putLong(r.updates());
+    out.putLong(r.examples());
+  }
+
+  static BlockEvents.Resumed getResumed(In in) {
+    BlockSpec spec = getSpec(in, true);
+    long step = in.getLong();
+    float[] values = in.getFloats();
+    float[][] slots = new float[in.getCount(4)][];
+    for (int i = 0; i < slots.length; i++) slots[i] = in.getFloats();
+    return new BlockEvents.Resumed(spec, step, values, slots, in.getLong(), in.getLong());
+  }
+
   /** An optional task mark: a presence byte, then epoch, task and offset. */
   static void putMark(Out out, TaskMark m) {
     out.putByte(m == null ? (byte) 0 : 1);

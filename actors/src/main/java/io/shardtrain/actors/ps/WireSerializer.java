@@ -47,7 +47,7 @@ public final class WireSerializer extends TableSerializer {
    * 717002 the {@link JournalSerializer}.
    */
   public static final int IDENTIFIER = 717_003;
-  private static final int FORMAT = 3;
+  private static final int FORMAT = 4;
 
   public WireSerializer(ExtendedActorSystem system) {
     super(system, FORMAT, FORMAT, true);
@@ -56,6 +56,10 @@ public final class WireSerializer extends TableSerializer {
       out.putFloats(m.values());
       putRef(out, m.replyTo());
     }, in -> new Initialize(getSpec(in, true), in.getFloats(), getRef(in)));
+    entry("Resume", BlockProtocol.Resume.class, (out, m) -> {
+      putResumed(out, m.state());
+      putRef(out, m.replyTo());
+    }, in -> new BlockProtocol.Resume(getResumed(in), getRef(in)));
     entry("PushGradient", PushGradient.class, this::putPush, this::getPush);
     entry("Pull", Pull.class, (out, m) -> {
       out.putLong(m.minVersion());
@@ -121,7 +125,8 @@ public final class WireSerializer extends TableSerializer {
       out.putLong(m.step());
       out.putLong(m.updates());
       out.putInt(m.slots());
-    }, in -> new Captured(in.getString(), in.getLong(), in.getLong(), in.getInt()));
+      out.putLong(m.examples());
+    }, in -> new Captured(in.getString(), in.getLong(), in.getLong(), in.getInt(), in.getLong()));
     entry("TaskProgress", TaskProgress.class, (out, m) -> {
       out.putLong(m.offset());
       out.putLong(m.step());

@@ -27,7 +27,7 @@ class CheckpointQueueTest {
   }
 
   static MasterState running(JobSpec job) {
-    MasterState s = new MasterState().submitted(job);
+    MasterState s = new MasterState().submitted(job, null);
     s.joined("a", null);
     s.joined("b", null);
     s.started(2);
@@ -70,7 +70,7 @@ class CheckpointQueueTest {
     queue.next(s);
     assertEquals(List.of("periodic", "waits"), started);
     assertFalse(queue(0).periodicDue(s, false), "every-steps 0: on demand only");
-    assertFalse(queue(10).periodicDue(new MasterState().submitted(MasterTest.job()), false), "not started");
+    assertFalse(queue(10).periodicDue(new MasterState().submitted(MasterTest.job(), null), false), "not started");
   }
 
   @Test

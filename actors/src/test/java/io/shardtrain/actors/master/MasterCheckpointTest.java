@@ -114,7 +114,7 @@ class MasterCheckpointTest {
             0, 0, 0, 0, 0, 0, -1, List.of(), 1, 0, 0, 0, 0, 0, "", 0));
       } else if (m instanceof BlockProtocol.Checkpoint c) {
         probe.ref().tell(c);
-        c.replyTo().tell(StatusReply.success(new BlockProtocol.Captured(env.entityId(), c.step(), c.step(), 1)));
+        c.replyTo().tell(StatusReply.success(new BlockProtocol.Captured(env.entityId(), c.step(), c.step(), 1, 8 * c.step())));
       } else if (m instanceof BlockProtocol.ReadCheckpoint r) {
         r.replyTo().tell(StatusReply.success(new BlockProtocol.BlockValues(slice.parameter(), slice.index(),
             slice.offset(), r.step(), value(slice.parameter(), slice.index(), r.step(), r.part(), slice.length()))));

@@ -140,7 +140,7 @@ class MasterSerializationTest {
   void eventsAndSnapshotsJournaledBeforeJobSpecMovedAreReadBack() {
     Serialization serialization = SerializationExtension.get(Adapter.toClassic(kit.system()));
     int cbor = serialization.findSerializerFor(new Master.JobStarted(1)).identifier();
-    assertEquals(new Master.JobSubmitted(MasterTest.job()),
+    assertEquals(new Master.JobSubmitted(MasterTest.job(), null),
         read(serialization, cbor, "io.shardtrain.actors.master.Master$JobSubmitted", JOB_SUBMITTED));
     var committed = new MasterState.CommittedCheckpoint(40, "/tmp/ckpt", List.of(new MasterState.TaskOffset(0, 1, 640)),
         0, 1280, Map.of("a", 40L));
@@ -149,7 +149,7 @@ class MasterSerializationTest {
     assertEquals(new Master.TaskSettled(1, 0, "a", 20, 3, Map.of("w#0", 28L)),
         read(serialization, cbor, "io.shardtrain.actors.master.Master$TaskSettled", TASK_SETTLED));
 
-    MasterState expected = new MasterState().submitted(MasterTest.job());
+    MasterState expected = new MasterState().submitted(MasterTest.job(), null);
     expected.leased(0, 0, "a");
     expected.progressed(0, 0, 20, "a", 2);
     MasterState state = (MasterState) read(serialization, cbor, "io.shardtrain.actors.master.MasterState", STATE);

@@ -79,7 +79,7 @@ class MasterSnapshotTest {
 
   @Test
   void aCopySerializesToTheBytesOfTheStateItCopies() {
-    MasterState s = new MasterState().submitted(MasterTest.job());
+    MasterState s = new MasterState().submitted(MasterTest.job(), null);
     s.joined("a", kit.<TrainerNotice>createTestProbe().ref());
     s.joined("b", kit.<TrainerNotice>createTestProbe().ref());
     s.started(2);

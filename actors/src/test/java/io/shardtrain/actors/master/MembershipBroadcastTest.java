@@ -10,7 +10,7 @@ class MembershipBroadcastTest {
   static final List<String> BLOCKS = MasterTest.job().blocks();
 
   static MasterState withMembers(String... trainers) {
-    MasterState s = new MasterState().submitted(MasterTest.job());
+    MasterState s = new MasterState().submitted(MasterTest.job(), null);
     for (String t : trainers) s.joined(t, null);
     return s;
   }

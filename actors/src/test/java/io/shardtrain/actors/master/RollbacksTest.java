@@ -13,7 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class RollbacksTest {
   /** A started sync job with a committed checkpoint at step 7. */
   static MasterState checkpointedAt7(JobSpec job) {
-    MasterState s = new MasterState().submitted(job);
+    MasterState s = new MasterState().submitted(job, null);
     s.joined("a", null);
     s.joined("b", null);
     s.started(2);
@@ -81,7 +81,7 @@ class RollbacksTest {
     assertTrue(rollbacks(new RecordingBlocks(), true).needed(checkpointedAt7(sync)));
     assertFalse(rollbacks(new RecordingBlocks(), false).needed(checkpointedAt7(sync)), "exact durability");
     assertFalse(rollbacks(new RecordingBlocks(), true).needed(checkpointedAt7(async)));
-    assertFalse(rollbacks(new RecordingBlocks(), true).needed(new MasterState().submitted(sync)), "not started");
+    assertFalse(rollbacks(new RecordingBlocks(), true).needed(new MasterState().submitted(sync, null)), "not started");
     RecordingBlocks blocks = new RecordingBlocks();
     Rollbacks exact = rollbacks(blocks, false);
     exact.start(checkpointedAt7(sync), "ps node lost");

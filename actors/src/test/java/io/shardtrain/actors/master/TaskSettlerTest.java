@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 class TaskSettlerTest {
   /** Trainers a (task 0/0, reported offset 20 at step 2) and b (task 0/1); a has left. */
   static MasterState aLeftAtOffset20() {
-    MasterState s = new MasterState().submitted(MasterTest.job());
+    MasterState s = new MasterState().submitted(MasterTest.job(), null);
     s.joined("a", null);
     s.joined("b", null);
     s.started(2);
@@ -112,7 +112,7 @@ class TaskSettlerTest {
 
   @Test
   void theRingSettlesTheTaskOfARestartedMembersOldActor() {
-    MasterState s = new MasterState().submitted(MasterTest.job());
+    MasterState s = new MasterState().submitted(MasterTest.job(), null);
     s.joined("a", null);
     s.joined("b", null);
     s.started(2);

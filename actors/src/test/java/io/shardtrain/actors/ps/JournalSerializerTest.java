@@ -193,6 +193,13 @@ class JournalSerializerTest {
     assertEquals(List.of(40L, 30L, 39L, 2496L), List.of(t.step(), t.keepFrom(), t.updates(), t.examples()));
     assertBitsEqual(VALUES, t.values(), "CheckpointTaken values");
     assertBitsEqual(VALUES, t.slots()[1], "CheckpointTaken slot 1");
+    BlockEvents.Resumed r = roundTrip(new BlockEvents.Resumed(specPlanningExamples(), 40, VALUES,
+        new float[][] {{1f, 2f, 3f, 4f, 5f}, VALUES}, 39, 2496));
+    assertEquals(specPlanningExamples(), r.spec());
+    assertEquals(List.of(40L, 39L, 2496L), List.of(r.step(), r.updates(), r.examples()));
+    assertBitsEqual(VALUES, r.values(), "Resumed values");
+    assertBitsEqual(new float[] {1f, 2f, 3f, 4f, 5f}, r.slots()[0], "Resumed slot 0");
+    assertBitsEqual(VALUES, r.slots()[1], "Resumed slot 1");
   }
 
   @Test

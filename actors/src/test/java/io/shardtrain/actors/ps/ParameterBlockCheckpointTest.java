@@ -93,7 +93,7 @@ class ParameterBlockCheckpointTest {
     step(tk, 1);
     probe.expectNoMessage(java.time.Duration.ofMillis(50));
     step(tk, 2);
-    assertEquals(new Captured(tk.getState().spec().entityId(), 2, 2, 2), probe.receiveMessage().getValue());
+    assertEquals(new Captured(tk.getState().spec().entityId(), 2, 2, 2, 6), probe.receiveMessage().getValue());
     // getState() is the live, mutable state: keep copies.
     float[] values2 = tk.getState().values();
     float[][] slots2 = tk.getState().slots();

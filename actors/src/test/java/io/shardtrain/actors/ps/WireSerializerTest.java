@@ -205,8 +205,15 @@ class WireSerializerTest {
     assertEquals(List.of(40L, 2), List.of(r.step(), r.part()));
     BlockProtocol.RollBack b = roundTrip(new BlockProtocol.RollBack(30, 2, probe.ref().unsafeUpcast()));
     assertEquals(List.of(30L, 2L), List.of(b.step(), b.generation()));
-    assertEquals(new BlockProtocol.Captured("w#1", 40, 39, 2), roundTrip(new BlockProtocol.Captured("w#1", 40, 39, 2)));
+    assertEquals(new BlockProtocol.Captured("w#1", 40, 39, 2, 1248), roundTrip(new BlockProtocol.Captured("w#1", 40, 39, 2, 1248)));
     assertEquals(new BlockProtocol.RolledBack(30), roundTrip(new BlockProtocol.RolledBack(30)));
+    BlockProtocol.Resume resume = roundTrip(new BlockProtocol.Resume(new BlockEvents.Resumed(spec(), 40, VALUES,
+        new float[][] {VALUES}, 39, 1248), probe.ref().unsafeUpcast()));
+    assertEquals(List.of(spec(), 40L, 39L, 1248L),
+        List.of(resume.state().spec(), resume.state().step(), resume.state().updates(), resume.state().examples()));
+    assertBitsEqual(VALUES, resume.state().values(), "Resume values");
+    assertBitsEqual(VALUES, resume.state().slots()[0], "Resume slot 0");
+    assertEquals(probe.ref(), resume.replyTo());
     PushGradient push = roundTrip(new PushGradient("t", 5, 4, 2, 32f, VALUES, 3, probe.ref().unsafeUpcast()));
     assertEquals(3, push.generation());
   }
@@ -233,7 +240,7 @@ class WireSerializerTest {
   @Test
   void malformedBytesFailNamingTheManifest() {
     WireSerializer serializer = new WireSerializer(classic(kit));
-    byte[] bytes = serializer.toBinary(new BlockProtocol.Captured("w#1", 40, 39, 2));
+    byte[] bytes = serializer.toBinary(new BlockProtocol.Captured("w#1", 40, 39, 2, 1248));
     NotSerializableException truncated = assertThrows(NotSerializableException.class,
         () -> serializer.fromBinary(Arrays.copyOf(bytes, bytes.length - 1), "Captured"));
     assertTrue(truncated.getMessage().contains("Captured") && truncated.getMessage().contains("truncated"),

@@ -10,11 +10,16 @@ import java.util.Objects;
  */
 public record Checkpoint(ModelSnapshot model, List<Slots> slots, List<ReaderOffset> readerOffsets, int epochsDone) {
 
-  /** One parameter's optimizer state: the slot arrays (each as long as the parameter) and the update count. */
-  public record Slots(String parameter, long updates, List<float[]> values) {
+  /**
+   * One parameter's optimizer state: the slot arrays (each as long as the parameter), the update
+   * count and the examples behind those updates (where the learning-rate schedule stands; -1 in a
+   * checkpoint written before it was recorded).
+   */
+  public record Slots(String parameter, long updates, long examples, List<float[]> values) {
     public Slots {
       Objects.requireNonNull(parameter, "parameter");
       if (updates < 0) throw new IllegalArgumentException("parameter " + parameter + ": updates must be >= 0");
+      if (examples < -1) throw new IllegalArgumentException("parameter " + parameter + ": examples must be >= 0");
       values = List.copyOf(values);
     }
   }

@@ -42,7 +42,9 @@ public final class CheckpointFiles {
         base = base.substring(0, base.length() - ModelFiles.VALUES_EXTENSION.length());
         b.append(i++ == 0 ? "\n" : ",\n");
         b.append("    {\"parameter\": ").append(Json.quote(s.parameter())).append(", \"updates\": ")
-            .append(s.updates()).append(", \"files\": [");
+            .append(s.updates());
+        if (s.examples() >= 0) b.append(", \"examples\": ").append(s.examples());
+        b.append(", \"files\": [");
         for (int k = 0; k < s.values().size(); k++) {
           String file = base + ".slot" + k + ModelFiles.VALUES_EXTENSION;
           float[] v = s.values().get(k);
@@ -136,7 +138,8 @@ public final class CheckpointFiles {
         }
         values.add(ModelFiles.readValues(dir, new ModelManifest.Entry(parameter, new int[] {size}, name, bytes, sha)));
       }
-      slots.add(new Checkpoint.Slots(parameter, integer(s, "updates", source), values));
+      long examples = s.containsKey("examples") ? integer(s, "examples", source) : -1;
+      slots.add(new Checkpoint.Slots(parameter, integer(s, "updates", source), examples, values));
     }
     List<Checkpoint.ReaderOffset> offsets = new ArrayList<>();
     for (Object o : array(top, "readerOffsets", source)) {

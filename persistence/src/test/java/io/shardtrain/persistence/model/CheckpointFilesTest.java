@@ -22,9 +22,18 @@ class CheckpointFilesTest {
     float[] m = new float[14];
     for (int i = 0; i < m.length; i++) m[i] = -i * 0.5f;
     return new Checkpoint(model,
-        List.of(new Checkpoint.Slots("dense1.weight", 17, List.of(slot, m)),
-            new Checkpoint.Slots("dense1.bias", 17, List.of(new float[] {1f, 2f}, new float[] {3f, 4f}))),
+        List.of(new Checkpoint.Slots("dense1.weight", 17, 544, List.of(slot, m)),
+            new Checkpoint.Slots("dense1.bias", 17, 544, List.of(new float[] {1f, 2f}, new float[] {3f, 4f}))),
         List.of(new Checkpoint.ReaderOffset(0, 0, 1280), new Checkpoint.ReaderOffset(0, 1, 1248)), 0);
+  }
+
+  /** {@link #sample()} saved, with {@code from} replaced by {@code to} in its {@code checkpoint.json}. */
+  private Path sampleWith(String from, String to) throws java.io.IOException {
+    Path dir = tmp.resolve("ckpt");
+    CheckpointFiles.save(dir, sample(), ModelFiles.IfExists.FAIL);
+    Path file = dir.resolve(CheckpointFiles.FILE);
+    Files.writeString(file, Files.readString(file).replace(from, to));
+    return dir;
   }
 
   @Test
@@ -39,6 +48,7 @@ class CheckpointFilesTest {
     assertEquals(1234567890123L, back.step());
     assertEquals(2, back.slots().size());
     assertEquals(17, back.slotsOf("dense1.weight").updates());
+    assertEquals(544, back.slotsOf("dense1.weight").examples());
     for (int k = 0; k < 2; k++) {
       // Compare bit patterns: NaN payloads and -0 must survive.
       float[] a = c.slotsOf("dense1.weight").values().get(k), b = back.slotsOf("dense1.weight").values().get(k);
@@ -46,6 +56,13 @@ class CheckpointFilesTest {
     }
     assertArrayEquals(new float[] {3f, 4f}, back.slotsOf("dense1.bias").values().get(1));
     assertEquals(c.readerOffsets(), back.readerOffsets());
+  }
+
+  @Test
+  void aCheckpointWithoutExamplesPerParameterLoadsWithExamplesUnknown() throws Exception {
+    Checkpoint back = CheckpointFiles.load(sampleWith(", \"examples\": 544", ""));
+    assertEquals(-1, back.slotsOf("dense1.bias").examples());
+    assertEquals(17, back.slotsOf("dense1.bias").updates());
   }
 
   @Test
@@ -79,7 +96,7 @@ class CheckpointFilesTest {
   @Test
   void slotsOfTheWrongLengthAreRefused() {
     assertThrows(IllegalArgumentException.class, () -> new Checkpoint(ModelFilesTest.sample(),
-        List.of(new Checkpoint.Slots("dense1.bias", 1, List.of(new float[3]))), List.of(), 0));
+        List.of(new Checkpoint.Slots("dense1.bias", 1, -1, List.of(new float[3]))), List.of(), 0));
   }
 
   @Test
@@ -104,10 +121,8 @@ class CheckpointFilesTest {
 
   @Test
   void slotsOfAParameterTheModelLacksAreRefusedNamingTheCheckpointFile() throws Exception {
-    Path dir = tmp.resolve("ckpt");
-    CheckpointFiles.save(dir, sample(), ModelFiles.IfExists.FAIL);
+    Path dir = sampleWith("\"parameter\": \"dense1.bias\"", "\"parameter\": \"dense9.bias\"");
     Path file = dir.resolve(CheckpointFiles.FILE);
-    Files.writeString(file, Files.readString(file).replace("\"parameter\": \"dense1.bias\"", "\"parameter\": \"dense9.bias\""));
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CheckpointFiles.load(dir));
     assertTrue(e.getMessage().startsWith(file + ": slots of dense9.bias, which the model lacks; it has ["), e.getMessage());
   }

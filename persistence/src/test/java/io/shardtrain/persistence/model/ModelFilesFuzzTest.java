@@ -36,7 +36,7 @@ class ModelFilesFuzzTest {
         new ParameterValues("dense1.bias", new int[] {3}, new float[] {0.5f, -0.5f, 0})));
     model = root.resolve("model");
     CheckpointFiles.save(model, new Checkpoint(snapshot,
-        List.of(new Checkpoint.Slots("dense1.bias", 4, List.of(new float[] {1, 2, 3}))),
+        List.of(new Checkpoint.Slots("dense1.bias", 4, 128, List.of(new float[] {1, 2, 3}))),
         List.of(new Checkpoint.ReaderOffset(0, 1, 8)), 1), ModelFiles.IfExists.FAIL);
     npy = ModelFiles.exportNpy(model, root.resolve("npy")).get(1);
   }

@@ -110,6 +110,9 @@ final class ClientCommands {
   static final class Submit extends Client {
     @Option(names = "--job", required = true, paramLabel = "FILE", description = "The job (HOCON, shardtrain.train.*).")
     Path job;
+    @Option(names = "--resume-from", paramLabel = "DIR", description = "Continue the job (a sync job) from this"
+        + " checkpoint directory of the serving node: values, optimizer slots, schedule position, reader offsets.")
+    Path resumeFrom;
     @Option(names = "--wait", description = "Stay until the job is done, then print its throughput.")
     boolean await;
     @Option(names = "--report", paramLabel = "FILE", description = "With --wait: write a JSON report here.")
@@ -126,7 +129,7 @@ final class ClientCommands {
     @Override
     void prepare(Config local) throws Exception {
       // Parsed and checked here, so a bad job file fails before any connection.
-      Config jobConfig = ShardTrainConfig.parseFile(job).withFallback(local).resolve();
+      Config jobConfig = withResume(ShardTrainConfig.parseFile(job)).withFallback(local).resolve();
       ShardTrainConfig.validate(jobConfig);
       TrainSettings s = TrainSettings.fromConfig(jobConfig);
       // The shape the job's model is planned from; the trainers read the same data set.
@@ -143,8 +146,15 @@ final class ClientCommands {
       }
       // The node takes a job's text on its own (no includes, no environment): send the file with its
       // includes and substitutions resolved here, where they were written.
-      jobText = ShardTrainConfig.parseFile(job).resolveWith(local.withFallback(jobConfig)).root()
+      jobText = withResume(ShardTrainConfig.parseFile(job)).resolveWith(local.withFallback(jobConfig)).root()
           .render(com.typesafe.config.ConfigRenderOptions.concise());
+    }
+
+    /** The job with {@code --resume-from}, made absolute here (the serving node reads it). */
+    private Config withResume(Config jobFile) {
+      if (resumeFrom == null) return jobFile;
+      return jobFile.withValue("shardtrain.train.resume-from",
+          com.typesafe.config.ConfigValueFactory.fromAnyRef(resumeFrom.toAbsolutePath().toString()));
     }
 
     @Override
@@ -152,8 +162,9 @@ final class ClientCommands {
       api.connect(connect());
       SubmitJobRequest request = SubmitJobRequest.newBuilder().setJobConfig(jobText).setShape(shape).build();
       Job submitted = submitWhileUnavailable(api, request).getJob();
-      out.printf("job %s submitted: %s mode, %d trainers, %d parameter blocks%n", submitted.getJobId(),
-          submitted.getMode(), submitted.getTrainers(), submitted.getBlocksCount());
+      out.printf("job %s submitted: %s mode, %d trainers, %d parameter blocks%s%n", submitted.getJobId(),
+          submitted.getMode(), submitted.getTrainers(), submitted.getBlocksCount(),
+          resumeFrom == null ? "" : ", resumed from " + resumeFrom.toAbsolutePath());
       out.flush();
       if (!await) return 0;
       JobWatch.Result r = JobWatch.untilDone(() -> {

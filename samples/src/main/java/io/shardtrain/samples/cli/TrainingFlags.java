@@ -75,6 +75,9 @@ final class TrainingFlags {
   Path dataDir;
   @Option(names = "--init-from", paramLabel = "DIR", description = "Start from a saved model (docs/MODEL-FORMAT.md).")
   Path initFrom;
+  @Option(names = "--resume-from", paramLabel = "DIR", description = "Continue a sync job from its checkpoint"
+      + " (docs/OPERATIONS.md, Resume).")
+  Path resumeFrom;
   @Option(names = "--metrics-port", paramLabel = "PORT", description = "Local cluster: node i serves its meters in"
       + " Prometheus' text format at http://127.0.0.1:PORT+i/metrics while it runs (0: none)"
       + " (default: ${sys:shardtrain.default.metrics.port}).")
@@ -111,6 +114,7 @@ final class TrainingFlags {
     if (!journalIsUrl()) put(flags, "persistence.journal", journal);
     if (dataDir != null) put(flags, "data-dir", dataDir.toAbsolutePath().toString());
     if (initFrom != null) put(flags, "train.init-from", initFrom.toAbsolutePath().toString());
+    if (resumeFrom != null) put(flags, "train.resume-from", resumeFrom.toAbsolutePath().toString());
     Config files = ShardTrainConfig.load(config);
     Config merged = ConfigFactory.parseMap(flags, "command-line flags");
     if (journalIsUrl()) merged = merged.withFallback(JournalConfig.forUrl(journal));

@@ -54,6 +54,10 @@ public final class SingleProcessTraining {
 
   public Result run(Dataset train, Dataset test) {
     long wallStart = System.nanoTime();
+    if (settings.resumeFrom() != null) {
+      throw new IllegalArgumentException("resume-from continues a sync job of a cluster; a single-process run does"
+          + " not resume (run local with --ps and --trainers, or init-from the checkpoint's values)");
+    }
     if (train.numClasses() < 2) {
       throw new IllegalArgumentException("data set '" + settings.dataset() + "' has no class labels");
     }

@@ -108,6 +108,23 @@ class GrpcClientCommandsTest {
   }
 
   @Test
+  void aResumeFromACorruptCheckpointIsRefusedByTheNodeNamingTheFileAndStartsNothing() throws Exception {
+    Path job = dir.resolve("resumed-job.conf");
+    Files.writeString(job, "shardtrain.data-dir = \"" + dir + "\"\n"
+        + "shardtrain.train { job-id = resumed, dataset = fashion-mnist, steps = 400, trainers = 1, hidden = [8] }\n");
+    Path checkpoint = dir.resolve("corrupt-checkpoint");
+    Files.createDirectories(checkpoint);
+    Files.writeString(checkpoint.resolve("manifest.json"), "{");
+    Run r = run("submit", "--grpc", grpc, "--job", job.toString(), "--resume-from", checkpoint.toString());
+    assertEquals(2, r.exit(), r.out() + r.err());
+    assertTrue(r.err().contains("cannot resume from " + checkpoint + ": ") && r.err().contains("manifest.json"),
+        r.err());
+    assertFalse(r.out().contains("submitted"), r.out());
+    Run status = run("status", "--grpc", grpc);
+    assertFalse(status.out().contains("job resumed"), status.out());
+  }
+
+  @Test
   void submitStatusSaveModelAndCheckpointTalkToTheNodeWithoutJoiningIt() throws Exception {
     Path job = dir.resolve("job.conf");
     // An include and a substitution are resolved on this side: the node takes the job's text on its own.

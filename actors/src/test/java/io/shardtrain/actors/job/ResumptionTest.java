@@ -1,0 +1,195 @@
+package io.shardtrain.actors.job;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.shardtrain.actors.ps.BlockEvents;
+import io.shardtrain.actors.ps.BlockSlice;
+import io.shardtrain.actors.ps.BlockSpec;
+import io.shardtrain.compute.backend.CpuBackend;
+import io.shardtrain.compute.nn.Mlp;
+import io.shardtrain.compute.nn.Parameter;
+import io.shardtrain.compute.optim.OptimizerSpec;
+import io.shardtrain.persistence.model.Checkpoint;
+import io.shardtrain.persistence.model.CheckpointFiles;
+import io.shardtrain.persistence.model.ModelFiles;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ResumptionTest {
+  @TempDir
+  Path tmp;
+
+  /** 100 examples over 2 trainers (tasks of 50), batch 10, 2 epochs, momentum (one slot), blocks of 5 floats. */
+  static JobSpec job(BlockSpec.Mode mode, int trainers, List<Integer> hidden, String optimizer, int epochs, long steps) {
+    return new JobSpec("resumed", "test", 100, 4, 2, hidden, "relu", 7, mode, trainers, 10, epochs, steps, optimizer,
+        0.1f, "constant", 0f, -1, 5, List.of("unused#0"), null);
+  }
+
+  static JobSpec job() {
+    return sync(2, List.of(3), "momentum", 2, 0);
+  }
+
+  /**
+   * A checkpoint of {@link #job()} at step 7, one epoch done, with every value and slot distinct,
+   * 140 examples applied, and tasks 0 and 1 of epoch 1 read up to 20 and 30.
+   */
+  Path checkpoint() throws Exception {
+    JobSpec job = job();
+    Mlp model = job.newModel(CpuBackend.create(1));
+    List<Checkpoint.Slots> slots = new ArrayList<>();
+    int k = 0;
+    for (Parameter p : model.parameters()) {
+      float[] v = p.value().data();
+      float[] slot = new float[v.length];
+      for (int i = 0; i < v.length; i++) {
+        v[i] = k * 0.25f;
+        slot[i] = -k * 0.5f;
+        k++;
+      }
+      slots.add(new Checkpoint.Slots(p.name(), 7, 140, List.of(slot)));
+    }
+    Checkpoint c = new Checkpoint(job.snapshot(model, 7), slots,
+        List.of(new Checkpoint.ReaderOffset(1, 0, 20), new Checkpoint.ReaderOffset(1, 1, 30)), 1);
+    Path dir = tmp.resolve("step-7");
+    CheckpointFiles.save(dir, c, ModelFiles.IfExists.FAIL);
+    return dir;
+  }
+
+  static Resumption load(Path dir, JobSpec job) {
+    return Resumption.load(dir, job, job.newModel(CpuBackend.create(1)), OptimizerSpec.parse(job.optimizer()));
+  }
+
+  /** Why {@link #load} refuses: its message, less the "cannot resume from DIR: " every refusal starts with. */
+  static String refusal(Path dir, JobSpec job) {
+    String m = assertThrows(IllegalArgumentException.class, () -> load(dir, job)).getMessage();
+    String prefix = "cannot resume from " + dir + ": ";
+    assertTrue(m.startsWith(prefix), m);
+    return m.substring(prefix.length());
+  }
+
+  static JobSpec sync(int trainers, List<Integer> hidden, String optimizer, int epochs, long steps) {
+    return job(BlockSpec.Mode.SYNC, trainers, hidden, optimizer, epochs, steps);
+  }
+
+  @Test
+  void theMasterStartsFromTheCheckpointsOffsetsWithTheExamplesTrainedByItsStep() throws Exception {
+    Path dir = checkpoint();
+    JobProtocol.ResumePoint p = load(dir, job()).point();
+    assertEquals(7, p.step());
+    assertEquals(dir.toAbsolutePath().toString(), p.dir());
+    assertEquals(1, p.epochsDone());
+    // One whole epoch, then 20 + 30 of the second.
+    assertEquals(150, p.examples());
+    assertEquals(List.of(new JobProtocol.TaskOffset(1, 0, 20), new JobProtocol.TaskOffset(1, 1, 30)), p.offsets());
+  }
+
+  @Test
+  void eachBlockResumesWithItsSliceOfTheValuesAndSlotsAndItsParametersCounts() throws Exception {
+    JobSpec job = job();
+    Mlp model = job.newModel(CpuBackend.create(1));
+    Resumption r = Resumption.load(checkpoint(), job, model, OptimizerSpec.parse("momentum"));
+    // dense1.weight is 4 x 3 = 12 floats: its second block of 5 holds values 5..9.
+    BlockSlice slice = job.layout(model).get(1);
+    // Blocks are named in the job's namespace; the checkpoint is matched by parameter name and offset.
+    assertEquals(List.of("resumed/dense1.weight#1", "dense1.weight", 1, 5, 5), List.of(slice.entityId(),
+        slice.parameter(), slice.index(), slice.offset(), slice.length()));
+    BlockEvents.Resumed b = r.block(BlockSpec.of(slice, OptimizerSpec.parse("momentum"), "constant", 0.1f,
+        BlockSpec.Mode.SYNC, -1));
+    assertArrayEquals(new float[] {1.25f, 1.5f, 1.75f, 2f, 2.25f}, b.values());
+    assertEquals(1, b.slots().length);
+    assertArrayEquals(new float[] {-2.5f, -3f, -3.5f, -4f, -4.5f}, b.slots()[0]);
+    assertEquals(List.of(7L, 7L, 140L), List.of(b.step(), b.updates(), b.examples()));
+    // The job's model holds the checkpoint's values, as a plan's model does.
+    assertEquals(0.25f * 13, model.parameters().get(1).value().data()[1]);
+  }
+
+  @Test
+  void aCheckpointWithoutExamplesPerParameterResumesItsBlocksWithTheMastersExamples() throws Exception {
+    Path dir = checkpoint();
+    Path file = dir.resolve(CheckpointFiles.FILE);
+    Files.writeString(file, Files.readString(file).replace(", \"examples\": 140", ""));
+    JobSpec job = job();
+    Mlp model = job.newModel(CpuBackend.create(1));
+    Resumption r = Resumption.load(dir, job, model, OptimizerSpec.parse("momentum"));
+    BlockSpec spec = BlockSpec.of(job.layout(model).get(0), OptimizerSpec.parse("momentum"), "constant", 0.1f,
+        BlockSpec.Mode.SYNC, -1);
+    assertEquals(150, r.block(spec).examples());
+  }
+
+  @Test
+  void aCheckpointOfAnotherModelShapeIsRefusedNamingTheParameter() throws Exception {
+    Path dir = checkpoint();
+    assertEquals("it holds another model than the job's: parameter dense1.weight has shape [4, 3] in the saved"
+        + " model but [4, 5] in the model", refusal(dir, sync(2, List.of(5), "momentum", 2, 0)));
+  }
+
+  @Test
+  void aCheckpointOfAnotherOptimizerIsRefused() throws Exception {
+    Path dir = checkpoint();
+    assertEquals("it holds 1 optimizer slots for dense1.weight but the job's optimizer adam keeps 2 (was it written"
+        + " by a job with another optimizer?)", refusal(dir, sync(2, List.of(3), "adam", 2, 0)));
+  }
+
+  @Test
+  void anAsyncOrAllReduceJobIsRefusedBeforeTheCheckpointIsRead() {
+    Path dir = tmp.resolve("nothing-here");
+    for (BlockSpec.Mode mode : List.of(BlockSpec.Mode.ASYNC, BlockSpec.Mode.ALLREDUCE)) {
+      assertEquals("only a sync job resumes (one global step), this job is "
+          + mode.name().toLowerCase(java.util.Locale.ROOT), refusal(dir, job(mode, 2, List.of(3), "momentum", 2, 0)));
+    }
+  }
+
+  @Test
+  void aMissingOrCorruptSlotFileIsRefusedNamingIt() throws Exception {
+    Path dir = checkpoint();
+    Path slot = dir.resolve("dense2.bias.slot0.f32");
+    byte[] bytes = Files.readAllBytes(slot);
+    bytes[1] ^= 4;
+    Files.write(slot, bytes);
+    String corrupt = refusal(dir, job());
+    assertTrue(corrupt.contains("dense2.bias.slot0.f32") && corrupt.contains("SHA-256"), corrupt);
+    Files.delete(slot);
+    String missing = refusal(dir, job());
+    assertTrue(missing.contains("dense2.bias.slot0.f32"), missing);
+  }
+
+  @Test
+  void aSavedModelIsNotACheckpoint() throws Exception {
+    JobSpec job = job();
+    Path dir = tmp.resolve("model");
+    ModelFiles.save(dir, job.snapshot(job.newModel(CpuBackend.create(1)), 7));
+    assertEquals(dir + " is a model but not a checkpoint: it has no " + CheckpointFiles.FILE, refusal(dir, job));
+  }
+
+  @Test
+  void aCheckpointOfAnotherTrainerCountIsRefused() throws Exception {
+    Path dir = checkpoint();
+    String e = refusal(dir, sync(4, List.of(3), "momentum", 2, 0));
+    assertEquals("its reader offset 30 of task 1 of epoch 1 does not fit the job's"
+        + " 4 tasks of 25 examples (100 examples over 4 trainers): was it written by a job of another data set or"
+        + " trainer count?", e);
+    String fewer = refusal(dir, sync(1, List.of(3), "momentum", 2, 0));
+    assertTrue(fewer.contains("task 1 of epoch 1 does not fit the job's 1 tasks"), fewer);
+    String more = refusal(dir, sync(3, List.of(3), "momentum", 2, 0));
+    assertEquals("its reader offsets of epoch 1 name tasks [0, 1] but the job cuts an"
+        + " epoch into 3 tasks (3 trainers): was it written by a job of another trainer count?", more);
+  }
+
+  @Test
+  void aJobWithNothingLeftAfterTheCheckpointIsRefused() throws Exception {
+    Path dir = checkpoint();
+    assertEquals("it was taken at step 7 and the job ends at step 7: nothing is left",
+        refusal(dir, sync(2, List.of(3), "momentum", 0, 7)));
+    assertEquals("all 1 epochs of the job were done at step 7: nothing is left",
+        refusal(dir, sync(2, List.of(3), "momentum", 1, 0)));
+    // A step-bounded job continues past the checkpoint's step.
+    assertEquals(7, load(dir, sync(2, List.of(3), "momentum", 0, 8)).point().step());
+  }
+}
