@@ -67,18 +67,16 @@ import java.util.function.LongFunction;
  * One parameter block: a Cluster Sharding entity on role {@code ps} that owns a slice of one
  * parameter (values, optimizer slots, update count, version) and applies trainers' gradients to it.
  * The actor routes commands and decides what to persist; the state ({@link BlockState}, its
- * {@link SyncBarrier}) and the math ({@link io.shardtrain.compute.optim.BlockUpdate}) live apart
- * from it, and what gets journaled is the {@link BlockDurability} chosen once from the settings.
+ * {@link SyncBarrier}), the math ({@link io.shardtrain.compute.optim.BlockUpdate}) and what gets
+ * journaled ({@link BlockDurability}, chosen once from the settings) live apart from it.
  *
  * <p>SYNC: version {@code v} counts the steps applied. Pushes for step {@code v+1} are held in
- * memory until every trainer of the current membership has contributed; then their weighted mean is
- * applied through the block's optimizer and journaled once, as a {@link StepCommitted}, and only
- * then are the step's pushes acknowledged (so nothing acknowledged is lost; a block that moves
- * journals the contributions it holds before it goes). ASYNC: each push is journaled and applied at
- * once, optionally refused when its base version is too stale. Either way the learning-rate schedule runs on the block's own update count,
- * replaying the journal through the same optimizer rebuilds the state bit for bit, a duplicate
- * (trainer, step) is acknowledged without being applied again, and a malformed command gets an
- * error reply and changes nothing. {@link Pull} waits for a version and is answered from memory.
+ * memory until every trainer of the current membership has contributed; their weighted mean is
+ * applied and journaled once ({@link StepCommitted}), and only then are the pushes acknowledged (a
+ * block that moves journals the contributions it holds first). ASYNC: each push is journaled and
+ * applied at once, optionally refused when its base is too stale. Replaying the journal rebuilds the
+ * state bit for bit, a duplicate (trainer, step) is acknowledged without being applied again, and a
+ * malformed command gets an error reply and changes nothing. {@link Pull} waits for a version.
  *
  * <p>CHECKPOINTS (sync): {@link Checkpoint} captures values, slots and update count at exactly one
  * version (when the block applies that step, or at once if it is there), so the master can read
@@ -189,7 +187,8 @@ public final class ParameterBlock
   public CommandHandler<Command, Event, BlockState> commandHandler() {
     return newCommandHandlerBuilder()
         .forAnyState()
-        .onCommand(Initialize.class, (s, c) -> initialize(s, rules.initializeRefusal(s, c), () -> new Initialized(c.spec(), c.values().clone()), c.replyTo()))
+        .onCommand(Initialize.class, (s, c) -> initialize(s, rules.initializeRefusal(s, c),
+            () -> new Initialized(c.spec(), c.values().clone()), c.replyTo()))
         .onCommand(BlockProtocol.Resume.class, (s, c) -> initialize(s, rules.resumeRefusal(s, c), c::state, c.replyTo()))
         .onCommand(PushGradient.class, this::onPush)
         .onCommand(LetterPush.class, (state, m) -> onPush(state, replies.opened(m)))
