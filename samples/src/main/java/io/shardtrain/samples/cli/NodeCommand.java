@@ -37,7 +37,8 @@ final class NodeCommand implements Callable<Integer> {
   String journal;
   @Option(names = "--config", paramLabel = "FILE", description = "HOCON file layered under the flags.")
   Path config;
-  @Option(names = "--job", paramLabel = "FILE", description = "Submit this job (HOCON, shardtrain.train.*) once the cluster is up.")
+  @Option(names = "--job", paramLabel = "FILE", description = "Submit this job (HOCON, shardtrain.train.*) once the"
+      + " cluster is up; without a job-id in it, the job is named after the file (job.conf: job).")
   Path job;
   @Option(names = "--join", paramLabel = "JOB_ID", description = "Train job JOB_ID only (default: each running"
       + " job, oldest first, one after another, then wait for the next).")
@@ -90,6 +91,10 @@ final class NodeCommand implements Callable<Integer> {
           .withFallback(nodeConfig).resolve();
       ShardTrainConfig.validate(jobConfig);
       TrainSettings.fromConfig(jobConfig);
+      if (jobConfig.getString("shardtrain.train.job-id").isBlank()) {
+        // A restarted node submits its job again: the same id makes that the same job, not a second one.
+        jobConfig = ConfigFactory.parseMap(Map.of("shardtrain.train.job-id", jobIdOf(job))).withFallback(jobConfig);
+      }
     }
     var out = spec.commandLine().getOut();
     ClusterNode.Started node = ClusterNode.start(nodeConfig);
@@ -126,5 +131,12 @@ final class NodeCommand implements Callable<Integer> {
     }
     node.system().getWhenTerminated().toCompletableFuture().join();
     return 0;
+  }
+
+  /** The job id of a job file without one: its name without the extension. */
+  static String jobIdOf(Path file) {
+    String name = file.getFileName().toString();
+    int dot = name.lastIndexOf('.');
+    return dot > 0 ? name.substring(0, dot) : name;
   }
 }
