@@ -46,14 +46,23 @@ public final class TrainerNode {
       try {
         do {
           JobProtocol.JobStatus status = awaitJob(api, jobId, trained);
-          CompletableFuture<Long> finished = new CompletableFuture<>();
-          train(api, trainerId, settings, log, status, listener(log, finished));
-          long steps = finished.get();
-          first.complete(steps);
           trained.add(status.jobId());
+          CompletableFuture<Long> finished = new CompletableFuture<>();
+          try {
+            train(api, trainerId, settings, log, status, listener(log, finished));
+            first.complete(finished.get());
+          } catch (ExecutionException e) {
+            // The listener printed why; a job that failed here is not taken again, the next one is.
+            first.completeExceptionally(e.getCause());
+          } catch (InterruptedException e) {
+            throw e;
+          } catch (Exception e) {
+            log.printf("trainer %s: cannot train job %s: %s%n", trainerId, status.jobId(), e.getMessage());
+            first.completeExceptionally(e);
+          }
         } while (jobId == null);
-      } catch (Exception e) {
-        first.completeExceptionally(e instanceof ExecutionException x ? x.getCause() : e);
+      } catch (InterruptedException e) {
+        first.completeExceptionally(e);
       }
     }, "shardtrain-trainer-node");
     t.setDaemon(true);
