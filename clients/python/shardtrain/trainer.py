@@ -42,11 +42,14 @@ class _Rejoin(Exception):
 
 class SyncTrainer:
     def __init__(self, client, trainer_id, make_model, train_x, train_y, log=print, heartbeat_s=5.0,
-                 report_every=1, patience=300.0):
+                 report_every=1, patience=300.0, job_id=""):
         if not trainer_id or not trainer_id.strip():
             raise ValueError("a trainer needs a non-blank id")
         self.client = client
         self.id = trainer_id
+        # The job to join ("": the newest running one); once registered, the job it joined, which every
+        # later call names so that a job submitted meanwhile does not take them.
+        self.job_id = job_id
         self.make_model = make_model
         self.x = train_x
         self.y = train_y
@@ -84,8 +87,9 @@ class SyncTrainer:
             self._stop.set()
 
     def _session(self):
-        reg = self.client.register(self.id)
+        reg = self.client.register(self.id, self.job_id)
         job = reg.job
+        self.job_id = job.job_id
         if job.mode != "sync":
             raise ValueError(f"job {job.job_id} runs in {job.mode} mode; this trainer takes part in sync jobs only")
         if self.job is None:
@@ -103,7 +107,7 @@ class SyncTrainer:
         while True:
             if job.steps > 0 and step >= job.steps:
                 return self._leave(f"reached step {job.steps}", step)
-            answer = self.client.lease(self.id)
+            answer = self.client.lease(self.id, self.job_id)
             kind = answer.WhichOneof("reply")
             if kind == "wait":
                 self._check()
@@ -165,12 +169,13 @@ class SyncTrainer:
                 in_flight.result()
                 in_flight = None
             if in_flight is None and len(unreported) >= self.report_every:
-                in_flight = self.client.report_async(self.id, mark_epoch, mark_task, unreported, self.generation)
+                in_flight = self.client.report_async(self.id, mark_epoch, mark_task, unreported, self.generation,
+                                                      self.job_id)
                 unreported = []
         if in_flight is not None:
             in_flight.result()
         if unreported:
-            self.client.report(self.id, mark_epoch, mark_task, unreported, self.generation)
+            self.client.report(self.id, mark_epoch, mark_task, unreported, self.generation, self.job_id)
         if batches:
             self.log(f"trainer {self.id}: task {mark_epoch}/{mark_task} read to offset {reader.offset} at step {step}, "
                      f"mean loss {loss_sum / batches:.4f}")
@@ -239,7 +244,7 @@ class SyncTrainer:
         return min(versions), max(versions)
 
     def _leave(self, why, step):
-        self.client.leave(self.id)
+        self.client.leave(self.id, self.job_id)
         t = self.times
         self.log(f"trainer {self.id} finished ({why}): {self.steps} steps with data, {self.idle_steps} without, "
                  f"last step {step}; per step with data: compute and send {1000 * t['compute'] / max(1, self.steps):.1f} ms, "
@@ -252,7 +257,7 @@ class SyncTrainer:
     def _heartbeats(self):
         while not self._stop.wait(self.heartbeat_s):
             try:
-                self._rollbacks.extend(self.client.heartbeat(self.id))
+                self._rollbacks.extend(self.client.heartbeat(self.id, self.job_id))
             except ShardTrainError as e:
                 if e.code != grpc.StatusCode.UNAVAILABLE:
                     self._failure = e

@@ -47,15 +47,18 @@ class OneTrainerJob:
         self.reports = []
         self.left = False
         self.timed_out = False
+        self.jobs_named = []  # (call, job id) of the master's calls, in order
 
-    def register(self, trainer_id):
+    def register(self, trainer_id, job_id=""):
         self.registrations = getattr(self, "registrations", 0) + 1
+        self.jobs_named.append(("register", job_id))
         return pb.RegisterTrainerReply(job=self.job, membership_epoch=3, generation=self.generation)
 
-    def heartbeat(self, trainer_id):
+    def heartbeat(self, trainer_id, job_id=""):
         return []
 
-    def lease(self, trainer_id):
+    def lease(self, trainer_id, job_id=""):
+        self.jobs_named.append(("lease", job_id))
         self.leases += 1
         if self.leases == 1:
             return pb.LeaseTaskReply(wait=pb.WaitForTrainers(registered=0, expected=1))
@@ -97,7 +100,8 @@ class OneTrainerJob:
     def pull(self, job_id, min_version):
         return self.pull_async(job_id, min_version).result()
 
-    def report_async(self, trainer_id, epoch, task, steps, generation):
+    def report_async(self, trainer_id, epoch, task, steps, generation, job_id=""):
+        self.jobs_named.append(("report", job_id))
         if generation < self.generation:
             return Done(error=ShardTrainError("ReportProgress", grpc.StatusCode.FAILED_PRECONDITION, "rolled back"))
         self.reports.append((epoch, task, list(steps), generation))
@@ -107,7 +111,8 @@ class OneTrainerJob:
     def report(self, *args):
         return self.report_async(*args).result()
 
-    def leave(self, trainer_id):
+    def leave(self, trainer_id, job_id=""):
+        self.jobs_named.append(("leave", job_id))
         self.left = True
 
 
@@ -132,6 +137,10 @@ class SyncTrainerTest(unittest.TestCase):
         self.assertEqual(4 * len(node.job.blocks), len(node.pushes))
         self.assertEqual([(1, 4), (2, 8), (3, 10)], [s for r in node.reports for s in r[2]])
         self.assertTrue(all(r[:2] == (0, 0) and r[3] == 1 for r in node.reports))
+        # Registered without a job, every later call names the job it joined.
+        self.assertEqual(("register", ""), node.jobs_named[0])
+        self.assertEqual({node.job.job_id}, {job for _, job in node.jobs_named[1:]})
+        self.assertEqual("leave", node.jobs_named[-1][0])
 
     def test_after_a_rollback_it_registers_again_and_resumes_the_task_at_the_checkpoints_offset(self):
         node = OneTrainerJob(rollback_at=3)
