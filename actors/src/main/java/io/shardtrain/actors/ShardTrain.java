@@ -111,7 +111,8 @@ public final class ShardTrain {
         Behaviors.<JobProtocol.Command>receiveMessage(c -> {
           master.tell(new JobProtocol.ToJob(id, c));
           return Behaviors.same();
-        }), "job-master-" + JOB_MASTERS.incrementAndGet() + "-" + URLEncoder.encode(id, StandardCharsets.UTF_8), Props.empty()));
+        }), "job-master-" + JOB_MASTERS.incrementAndGet() + "-" + URLEncoder.encode(id, StandardCharsets.UTF_8),
+        Props.empty()));
   }
 
   public ActorSystem<?> system() {

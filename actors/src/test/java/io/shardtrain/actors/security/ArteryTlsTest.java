@@ -66,10 +66,18 @@ class ArteryTlsTest {
     awaitUpMembers(first, 2, JOIN);
   }
 
+  /**
+   * A node that refused a TLS handshake closes that connection's streams on its way down, which on a
+   * loaded machine has taken longer than the testkit's default 10 s.
+   */
+  private static void stop(ActorTestKit kit) {
+    ActorTestKit.shutdown(kit.system(), java.time.Duration.ofSeconds(30), true);
+  }
+
   @AfterAll
   static void shutdown() {
-    if (second != null) second.shutdownTestKit();
-    if (first != null) first.shutdownTestKit();
+    if (second != null) stop(second);
+    if (first != null) stop(first);
   }
 
   @Test
@@ -94,7 +102,7 @@ class ArteryTlsTest {
       assertFalse(Cluster.get(rogue.system()).selfMember().status() == MemberStatus.up(), "rogue node became Up");
       assertEquals(2, upMembers(first));
     } finally {
-      rogue.shutdownTestKit();
+      stop(rogue);
     }
   }
 
