@@ -19,7 +19,8 @@ public final class JobProtocol {
   /** What the master accepts: the requests below, and its own messages ({@link Internal}). */
   public sealed interface Command extends CborSerializable
       permits SubmitJob, RegisterTrainer, RequestTask, ReportProgress, Heartbeat, LeaveJob, GetStatus, TakeCheckpoint,
-      RollBackToCheckpoint, SettleFromRing, RequestAucShare, ReportAuc, ToJob, DeleteJob, ListJobs, MaySubmit, Internal {}
+      RollBackToCheckpoint, SettleFromRing, RingCheckpointed, RequestAucShare, ReportAuc, ToJob, DeleteJob, ListJobs,
+      MaySubmit, Internal {}
 
   /**
    * The master's messages to itself (timers, answers to its own asks): declared beside the master,
@@ -141,6 +142,15 @@ public final class JobProtocol {
    */
   public record SettleFromRing(String trainerId, long generation, long membershipEpoch, long step,
       List<RingMark> marks) implements Command {}
+
+  /**
+   * All-reduce: {@code trainerId}, the first member of its ring, wrote the replica as of step
+   * {@code step} (rollback generation {@code generation}) to {@code dir}; {@code marks}: where every
+   * trainer that had data in the ring stood by then. The master records the reader offsets of that
+   * step as the job's checkpoint, to which it rolls back when every trainer has left.
+   */
+  public record RingCheckpointed(String trainerId, long generation, long step, String dir, List<RingMark> marks)
+      implements Command {}
 
   /** Task {@code task} of epoch {@code epoch} was read by {@code trainerId} up to {@code offset} in step {@code step}. */
   public record RingMark(String trainerId, int epoch, int task, long offset, long step) {}

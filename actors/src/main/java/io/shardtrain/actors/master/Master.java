@@ -235,6 +235,10 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
         .onCommand(BlockRolledBack.class, this::onBlockRolledBack)
         .onCommand(TaskMarkAnswered.class, this::onTaskMarkAnswered)
         .onCommand(SettleFromRing.class, this::onSettleFromRing)
+        .onCommand(RingCheckpointed.class, (s, c) -> RingResume.committed(s, c).map(k -> Effect()
+            .persist(new CheckpointCommitted(k)).thenRun(st -> context.getLog().info(
+                "ring checkpoint of job {} at step {} committed ({})", st.job().jobId(), k.step(), k.dir())))
+            .orElseGet(() -> Effect().none()))
         .build();
   }
 
@@ -359,8 +363,12 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
     liveness.forget(trainerId);
     membership.left(trainerId);
     if (!s.members().containsKey(trainerId)) return Effect().none();
-    return Effect().persist(new TrainerLeft(trainerId, failure == null ? "left the job" : failure))
+    Event left = new TrainerLeft(trainerId, failure == null ? "left the job" : failure);
+    RolledBackToCheckpoint resume = RingResume.onLeaving(s, trainerId);
+    return Effect().persist(resume == null ? List.of(left) : List.of(left, resume))
         .thenRun(st -> {
+          if (resume != null) context.getLog().warn("job {} rolled back (generation {}): {}", st.job().jobId(),
+              resume.generation(), resume.reason());
           if (failure == null) {
             context.getLog().info("trainer {} left the job; membership epoch {} = {}", trainerId,
                 st.membershipEpoch(), st.members().keySet());
@@ -396,13 +404,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
         c.failure());
     if (settled == null) return Effect().none();
     long reported = s.task(c.epoch(), c.task()).offset;
-    return Effect().persist(settled).thenRun(st -> {
-      if (settled.offset() > reported || !settled.skip().isEmpty()) {
-        context.getLog().warn("task {} of trainer {}: every block holds it up to offset {} (reported: {}){}",
-            TaskSettler.taskKey(c.epoch(), c.task()), settled.trainerId(), settled.offset(), reported,
-            settled.skip().isEmpty() ? "" : "; blocks ahead, not pushed to again: " + settled.skip());
-      }
-    });
+    return Effect().persist(settled).thenRun(st -> settler.logAhead(settled, reported));
   }
 
   // ---- checkpoints ----

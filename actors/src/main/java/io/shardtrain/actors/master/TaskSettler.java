@@ -98,6 +98,14 @@ final class TaskSettler {
     return out;
   }
 
+  /** Logs a settlement that found blocks ahead of the offset {@code reported}. */
+  void logAhead(Master.TaskSettled settled, long reported) {
+    if (settled.offset() <= reported && settled.skip().isEmpty()) return;
+    log.warn("task {} of trainer {}: every block holds it up to offset {} (reported: {}){}",
+        taskKey(settled.epoch(), settled.task()), settled.trainerId(), settled.offset(), reported,
+        settled.skip().isEmpty() ? "" : "; blocks ahead, not pushed to again: " + settled.skip());
+  }
+
   /** Forgets every answer: after a rollback the blocks hold nothing of a departed trainer's steps. */
   void clear() {
     answers.clear();
