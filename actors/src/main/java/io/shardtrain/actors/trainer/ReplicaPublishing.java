@@ -45,6 +45,21 @@ final class ReplicaPublishing {
     }
   }
 
+  /**
+   * Before the member leaves after {@code lastStep}: publishes every block (a block keeps the first
+   * of equal steps), so the model at rest is whole even when a member's publications fail, its node
+   * going down; shows the replica to {@code listener} and logs its hash.
+   */
+  void publishLast(Session s, long lastStep, int position, int ringSize, long examplesApplied, StepListener listener) {
+    publish(s, lastStep, position, ringSize, examplesApplied, true);
+    listener.onReplica(trainerId, lastStep, s.model().valuesByName());
+    // Members that left after the same step hold the same bits: the hash says so across processes.
+    long hash = 17;
+    for (Parameter p : s.model().parameters()) hash = 31 * hash + java.util.Arrays.hashCode(p.value().data());
+    context.getLog().info("trainer {} leaves the ring after step {} with {} examples applied, replica hash {}",
+        trainerId, lastStep, examplesApplied, Long.toHexString(hash));
+  }
+
   void published(Published m) {
     out--;
     if (m.failure() != null) {

@@ -86,16 +86,24 @@ final class RingHandover {
       if (p == null) throw new IllegalStateException("replica part " + i + " of " + endIn.parts() + " missing");
       parts.add(p);
     }
-    replica.restore(parts, endIn.examplesApplied(), endIn.updates());
-    marks.clear();
-    for (int i = 0; i < endIn.markTrainers().size(); i++) {
-      long[] m = new long[4];
-      System.arraycopy(endIn.marks(), 4 * i, m, 0, 4);
-      marks.put(endIn.markTrainers().get(i), m);
-    }
-    boolean leaving = endIn.leaving();
+    boolean leaving = restore(replica, parts, endIn);
     partsIn.clear();
     endIn = null;
     return leaving;
+  }
+
+  /**
+   * Makes {@code replica} and the marks what {@code end} and its {@code parts} hold (a transfer's, or
+   * a {@link ReplicaCheckpoint}'s); true when the ring leaves after that step.
+   */
+  boolean restore(Replica replica, List<float[]> parts, RingLink.TransferEnd end) {
+    replica.restore(parts, end.examplesApplied(), end.updates());
+    marks.clear();
+    for (int i = 0; i < end.markTrainers().size(); i++) {
+      long[] m = new long[4];
+      System.arraycopy(end.marks(), 4 * i, m, 0, 4);
+      marks.put(end.markTrainers().get(i), m);
+    }
+    return end.leaving();
   }
 }

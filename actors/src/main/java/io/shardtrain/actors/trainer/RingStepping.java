@@ -44,8 +44,12 @@ import java.util.function.Supplier;
  */
 final class RingStepping {
 
-  /** The master's member list in membership epoch {@code epoch}, to form the ring from. */
-  record Members(long epoch, List<String> members, Throwable failure) implements Trainer.Internal {}
+  /**
+   * The master's member list in membership epoch {@code epoch}, to form the ring from, and its last
+   * checkpoint's step (-1: none) and directory.
+   */
+  record Members(long epoch, List<String> members, long checkpointStep, String checkpointDir, Throwable failure)
+      implements Trainer.Internal {}
 
   /** Whether step {@code step} of ring epoch {@code epoch} is still waiting: then the master is asked. */
   record StallCheck(long epoch, long step) implements Trainer.Internal {}
@@ -74,6 +78,7 @@ final class RingStepping {
   /** One {@link StallCheck} at a time, not one per step. */
   private boolean stallCheckPending;
   private final ReplicaPublishing publishing;
+  private final RingCheckpointing checkpoints;
   private boolean left;
 
   RingStepping(Trainer trainer, ActorContext<Trainer.Command> context, Trainer.Setup setup, BlockExchange blocks,
@@ -86,6 +91,7 @@ final class RingStepping {
     this.setup = setup;
     this.link = new RingLink(context, setup.trainerId());
     this.publishing = new ReplicaPublishing(context, setup.trainerId(), blocks);
+    this.checkpoints = new RingCheckpointing(context, setup);
   }
 
   /** What the ring sends between this member's steps, and in phases that are not the ring's. */
@@ -242,6 +248,7 @@ final class RingStepping {
       Supplier<Behavior<Trainer.Command>> onNewer, Supplier<Behavior<Trainer.Command>> otherwise) {
     return phase
         .onMessage(Members.class, m -> {
+          if (m.failure() == null) checkpoints.status(m.checkpointStep(), m.checkpointDir());
           if (m.failure() == null) return learn(m.epoch(), m.members()) ? onNewer.get() : otherwise.get();
           context.getLog().warn("trainer {}: no member list from the master ({}), asking again", setup.trainerId(),
               m.failure().getMessage());
@@ -280,6 +287,7 @@ final class RingStepping {
       heldReport = new long[] {task.lease().epoch(), task.lease().task(), st.step, st.batch.positionAfter().offset()};
     }
     if (st.step % setup.settings().publishEvery() == 0) publish(s, st.step);
+    checkpoints.applied(s, st.step, link.position(), link.epoch(), replica, handover);
     boolean taskDone = task == null || task.reader().epochDone();
     if (leaving) {
       reportHeld(s);
@@ -331,7 +339,7 @@ final class RingStepping {
         synced[0] = true;
       }
       Map<String, RingLink.Sync> in = syncs.getOrDefault(link.epoch(), Map.of());
-      if (!in.keySet().containsAll(link.members())) return Behaviors.same();
+      if (!in.keySet().containsAll(link.members()) || !checkpoints.statusKnown()) return Behaviors.same();
       return level(s, task, inFlight, withData, leaving, in);
     };
     BooleanSupplier stop = () -> inFlight != null && inFlight.stopRequested;
@@ -369,7 +377,11 @@ final class RingStepping {
         source = m.trainerId();
       }
     }
-    if (replica == null) replica = newReplica(s);
+    if (replica == null) {
+      replica = newReplica(s);
+      // No member holds one: every trainer had left, and the master went back to the ring's checkpoint.
+      if (source == null) lastStep = Math.max(lastStep, checkpoints.restore(replica, handover));
+    }
     if (setup.trainerId().equals(source)) {
       List<String> behind = new ArrayList<>();
       for (RingLink.Sync m : in.values()) {
@@ -451,7 +463,8 @@ final class RingStepping {
 
   private void askMembers() {
     context.ask(JobProtocol.JobStatus.class, setup.master(), setup.settings().askTimeout(), JobProtocol.GetStatus::new,
-        (r, failure) -> new Members(r == null ? -1 : r.membershipEpoch(), r == null ? null : r.members(), failure));
+        (r, failure) -> r == null ? new Members(-1, null, -1, "", failure)
+            : new Members(r.membershipEpoch(), r.members(), r.checkpointStep(), r.checkpointDir(), null));
   }
 
   private void publish(Session s, long step) {
@@ -471,15 +484,7 @@ final class RingStepping {
     left = true;
     reportHeld(s);
     if (replica != null && lastStep > 0) {
-      // Every member publishes every block once at the end (a block keeps the first of equal steps),
-      // so the model at rest is whole even when a member's publications fail, its node going down.
-      publishing.publish(s, lastStep, link.position(), link.size(), replica.examplesApplied(), true);
-      setup.listener().onReplica(setup.trainerId(), lastStep, s.model().valuesByName());
-      // Members that left after the same step hold the same bits: the hash says so across processes.
-      long hash = 17;
-      for (Parameter p : s.model().parameters()) hash = 31 * hash + java.util.Arrays.hashCode(p.value().data());
-      context.getLog().info("trainer {} leaves the ring after step {} with {} examples applied, replica hash {}",
-          setup.trainerId(), lastStep, replica.examplesApplied(), Long.toHexString(hash));
+      publishing.publishLast(s, lastStep, link.position(), link.size(), replica.examplesApplied(), setup.listener());
     }
     if (publishing.answered()) return then.get();
     return trainer.phase(s, () -> true, Behaviors.receive(Trainer.Command.class)

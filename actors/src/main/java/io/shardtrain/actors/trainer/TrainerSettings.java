@@ -3,6 +3,7 @@ package io.shardtrain.actors.trainer;
 import akka.actor.typed.ActorSystem;
 import com.typesafe.config.Config;
 import io.shardtrain.actors.transport.WirePrecision;
+import java.nio.file.Path;
 import java.time.Duration;
 
 /**
@@ -10,10 +11,13 @@ import java.time.Duration;
  * often it tells the master it is alive (every third of it). {@code gradientPrecision}
  * ({@code shardtrain.transport.gradient-precision}) is how its pushes carry gradients: trainers
  * are the only senders of gradients. {@code publishEvery}: in all-reduce mode, the steps between
- * two publications of the replica's values to the parameter blocks.
+ * two publications of the replica's values to the parameter blocks; {@code checkpointEvery}: the
+ * steps between two checkpoints of the replica (0: none) into {@code checkpointDir}
+ * ({@code shardtrain.checkpoint.dir}, else {@code <data-dir>/checkpoints}), from which a ring whose
+ * members all died resumes.
  */
 public record TrainerSettings(Duration askTimeout, Duration pullTimeout, Duration retryDelay, Duration failureTimeout,
-    WirePrecision gradientPrecision, int publishEvery) {
+    WirePrecision gradientPrecision, int publishEvery, long checkpointEvery, Path checkpointDir) {
   public static TrainerSettings create(ActorSystem<?> system) {
     return fromConfig(system.settings().config());
   }
@@ -25,13 +29,25 @@ public record TrainerSettings(Duration askTimeout, Duration pullTimeout, Duratio
         config.getDuration("shardtrain.trainer.retry-delay"),
         config.getDuration("shardtrain.trainer.failure-timeout"),
         WirePrecision.gradientsFromConfig(config),
-        config.getInt("shardtrain.trainer.publish-every"));
+        config.getInt("shardtrain.trainer.publish-every"),
+        config.getLong("shardtrain.trainer.checkpoint-every"),
+        checkpointDir(config));
   }
 
   public TrainerSettings {
     if (publishEvery < 1) {
       throw new IllegalArgumentException("shardtrain.trainer.publish-every must be >= 1, not " + publishEvery);
     }
+    if (checkpointEvery < 0) {
+      throw new IllegalArgumentException("shardtrain.trainer.checkpoint-every must be >= 0 (0 = off), not "
+          + checkpointEvery);
+    }
+  }
+
+  /** Where checkpoints go: the master's sync checkpoints and the ring's replicas alike. */
+  private static Path checkpointDir(Config config) {
+    String dir = config.getString("shardtrain.checkpoint.dir").trim();
+    return dir.isEmpty() ? Path.of(config.getString("shardtrain.data-dir"), "checkpoints") : Path.of(dir);
   }
 
   /** How often the trainer sends the master a heartbeat. */
