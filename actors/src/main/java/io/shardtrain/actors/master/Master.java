@@ -289,10 +289,11 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
       c.replyTo().tell(StatusReply.success(s.registration(c.trainerId())));
       return Effect().none();
     }
-    return Effect().persist(new TrainerJoined(c.trainerId(), c.trainer()))
+    List<Event> joined = RingResume.joining(s, new TrainerJoined(c.trainerId(), c.trainer()));
+    return Effect().persist(joined)
         .thenRun(st -> {
-          context.getLog().info("trainer {} joined; membership epoch {} = {}", c.trainerId(),
-              st.membershipEpoch(), st.members().keySet());
+          context.getLog().info("trainer {} joined; membership epoch {} = {}{}", c.trainerId(),
+              st.membershipEpoch(), st.members().keySet(), joined.size() > 1 ? "; " + joined.get(1) : "");
           if (st.started()) membership.joinedRunning(c.trainerId(), st.membershipEpoch());
           membership.broadcast(st);
           settler.askMissing(st);

@@ -11,9 +11,10 @@ import java.util.Optional;
  * member writes the replica as of a step ({@link JobProtocol.RingCheckpointed}); the master's part
  * of that checkpoint is each task's reader offset at that step: the offset reported for a step up
  * to it, or further where a member's task mark says the ring applied more (a member reports a step
- * only once the ring applied the next). When the last trainer of a running all-reduce job leaves,
- * the master rolls back to that checkpoint under a new generation, and the trainers that join next
- * take up the replica written with it: the examples applied after it are trained again, none twice.
+ * only once the ring applied the next). When the last trainer of a running all-reduce job leaves
+ * (or its only member registers again, a new actor), the master rolls back to that checkpoint under
+ * a new generation, and the trainers that join next take up the replica written with it: the
+ * examples applied after it are trained again, none twice.
  */
 final class RingResume {
   private RingResume() {}
@@ -52,11 +53,26 @@ final class RingResume {
    * that has a checkpoint; else null.
    */
   static Master.RolledBackToCheckpoint onLeaving(MasterState s, String trainerId) {
+    return rollBack(s, trainerId, "every trainer left the ring");
+  }
+
+  /**
+   * The events of {@code joined}: with a rollback when it is a new actor of the only member of a
+   * running all-reduce job (which restarted before its old actor was noticed gone, and with it the
+   * ring's only replica).
+   */
+  static List<Master.Event> joining(MasterState s, Master.TrainerJoined joined) {
+    Master.RolledBackToCheckpoint back = rollBack(s, joined.trainerId(), "the ring's only member restarted");
+    return back == null ? List.of(joined) : List.of(joined, back);
+  }
+
+  /** Back to the checkpoint when {@code trainerId} is the only member of a running all-reduce job that has one. */
+  private static Master.RolledBackToCheckpoint rollBack(MasterState s, String trainerId, String why) {
     if (!allReduce(s) || !s.started() || s.done() || s.checkpoint() == null) return null;
     if (s.members().size() != 1 || !s.members().containsKey(trainerId)) return null;
     long step = s.checkpoint().step();
     return new Master.RolledBackToCheckpoint(step, s.generation() + 1,
-        "every trainer left the ring; the next ring resumes from the replica of step " + step);
+        why + "; the next ring resumes from the replica of step " + step);
   }
 
   private static boolean allReduce(MasterState s) {

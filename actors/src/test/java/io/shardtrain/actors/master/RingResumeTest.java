@@ -98,6 +98,28 @@ class RingResumeTest {
   }
 
   @Test
+  void theOnlyMemberRegisteringAgainBeforeItsOldActorWasNoticedGoneAlsoGoesBackToTheRingCheckpoint() {
+    MasterState s = running(BlockSpec.Mode.ALLREDUCE);
+    s.progressed(0, 0, 10, "a", 1);
+    s.progressed(0, 1, 10, "b", 1);
+    s.checkpointCommitted(RingResume.committed(s, checkpointed(0, 1)).orElseThrow());
+    s.progressed(0, 1, 40, "b", 4);
+    Master.TrainerJoined again = new Master.TrainerJoined("b", null);
+    assertEquals(List.of(again), RingResume.joining(s, again), "a is still in the ring: b takes a's replica");
+    s.left("a");
+
+    List<Master.Event> events = RingResume.joining(s, again);
+    assertEquals(2, events.size());
+    Master.RolledBackToCheckpoint back = (Master.RolledBackToCheckpoint) events.get(1);
+    s.joined("b", null);
+    s.rolledBack(back.step(), back.generation());
+    assertEquals(List.of(10L, 10L, 20L), List.of(s.task(0, 0).offset, s.task(0, 1).offset,
+        s.status().examplesReported()));
+    // A trainer new to the job joins a ring with a replica (b's, or the restored one): nothing to roll back.
+    assertEquals(1, RingResume.joining(s, new Master.TrainerJoined("c", null)).size());
+  }
+
+  @Test
   void noRollbackWithoutACheckpointOnceTheJobIsDoneOrInASyncJob() {
     MasterState none = running(BlockSpec.Mode.ALLREDUCE);
     none.left("a");
