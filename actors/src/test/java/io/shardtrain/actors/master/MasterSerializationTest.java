@@ -70,6 +70,8 @@ class MasterSerializationTest {
     serialization.verifySerialization(new JobProtocol.ToJob("job-2", new JobProtocol.ReportProgress("a", 0, 1,
         List.of(new JobProtocol.StepOffset(4, 32)), 0, probe)), true);
     serialization.verifySerialization(new JobProtocol.ToJob("job-2", new JobProtocol.Heartbeat("a")), true);
+    serialization.verifySerialization(new JobProtocol.ToJob("job-2", new JobProtocol.RingCheckpointed("a", 1, 20,
+        "/tmp/ckpt/job-2/ring-step-20", List.of(new JobProtocol.RingMark("b", 0, 1, 64, 19)))), true);
     serialization.verifySerialization(new JobProtocol.JobList(List.of(new JobProtocol.JobEntry("job-1", false),
         new JobProtocol.JobEntry("job-2", true))), true);
     serialization.verifySerialization(new JobProtocol.JobDeleted("job-1", 9), true);
