@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
@@ -33,8 +34,8 @@ import org.junit.jupiter.api.io.TempDir;
  * the job: every example of every epoch is applied once in the final model.
  */
 class AllReduceResumeTest {
-  static final int EPOCHS = 2;
-  static final long CRASH_STEP = 23;
+  static final int EPOCHS = 1;
+  static final long CRASH_STEP = 13;
 
   @TempDir
   Path checkpoints;
@@ -101,16 +102,24 @@ class AllReduceResumeTest {
     TrainSettings s = ClusterTestSupport.settings(config);
     Set<String> first = ids(1, n);
     Set<String> second = ids(n + 1, n);
+    AtomicReference<ShardTrain> coordinator = new AtomicReference<>();
     ReplicaRecorder recorder = new ReplicaRecorder(crashAt > 0 ? second : first) {
       @Override
       public void onStep(String trainerId, long step, float loss, int examples, long computeNanos) {
         if (step == crashAt && first.contains(trainerId)) {
+          // Only once the master committed a checkpoint: on a busy machine its file may be written late.
+          try {
+            awaitStatus(coordinator.get(), x -> x.checkpointStep() > 0);
+          } catch (Exception e) {
+            throw new IllegalStateException("no ring checkpoint was committed", e);
+          }
           throw new IllegalStateException(trainerId + " crashes in step " + step + " (test)");
         }
       }
     };
     try (LocalCluster cluster = LocalCluster.start(job, 1, n, config, Duration.ofSeconds(60))) {
       ShardTrain api = cluster.coordinator();
+      coordinator.set(api);
       ShardTrain.Plan plan = ShardTrain.plan(s, job, train.dim(), train.size(), train.numClasses(),
           BlockSpec.Mode.ALLREDUCE, n, 40, -1);
       api.submit(plan).toCompletableFuture().get(60, TimeUnit.SECONDS);
