@@ -24,6 +24,7 @@ import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.actors.sparse.SparseProtocol;
 import io.shardtrain.actors.sparse.SparseShard;
+import io.shardtrain.persistence.journal.JournalEraser;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

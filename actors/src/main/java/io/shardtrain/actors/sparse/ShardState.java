@@ -47,6 +47,8 @@ final class ShardState {
   /** The last snapshot begun, and the sequence number of its header. */
   long generation;
   long sequenceNr;
+  /** The sequence number of the header of the last snapshot whose rows are all in the journal (0: none). */
+  long completedSequenceNr;
   /** The snapshot whose rows are being replayed onto this state, or -1. */
   long restoring = -1;
 
@@ -97,6 +99,7 @@ final class ShardState {
     } else if (event instanceof SketchSaved e) {
       if (restoring == e.generation()) table.sketch().restore(e.offset(), e.counters());
     } else if (event instanceof SnapshotCompleted e) {
+      if (generation == e.generation()) completedSequenceNr = sequenceNr;
       if (restoring == e.generation()) {
         if (table.store().size() != e.rows()) {
           throw new IllegalStateException("snapshot " + e.generation() + " of shard " + spec.entityId(shard)

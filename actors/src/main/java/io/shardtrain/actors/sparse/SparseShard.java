@@ -51,6 +51,7 @@ import io.shardtrain.actors.sparse.SparseProtocol.ShardStats;
 import io.shardtrain.actors.sparse.SparseProtocol.TakeSnapshot;
 import io.shardtrain.actors.sparse.SparseProtocol.UpdateMembership;
 import io.shardtrain.actors.sparse.SparseProtocol.WriteChunks;
+import io.shardtrain.persistence.journal.JournalEraser;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -59,6 +60,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One shard of a sparse table: a Cluster Sharding entity on role {@code ps} (entity id
@@ -87,8 +90,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * every other command meanwhile, so the chunks hold exactly the state of the header. A recovery
  * loads the header and replays the chunks (and the events after them) onto it. If the shard died
  * between the header and its chunks, the recovery finds the header's rows missing and starts again
- * from the snapshot before it ({@code fallbackBelow}); so no event is deleted (journal space is
- * traded for that safety: each snapshot adds a copy of the rows to the journal).
+ * from the snapshot before it ({@code fallbackBelow}). So once a snapshot is whole, the events up to
+ * the snapshot before it, and the snapshots older than that one, are deleted: the journal holds at
+ * most two snapshots' rows and the events since the older one.
  */
 public final class SparseShard extends EventSourcedBehavior<Command, Event, ShardState> {
 
@@ -96,6 +100,9 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
   public static final EntityTypeKey<Command> ENTITY_KEY = EntityTypeKey.create(Command.class, "SparseShard");
   /** The cluster role whose nodes host them. */
   public static final String ROLE = "ps";
+  /** Bounds only how long a failed deletion of old events goes unreported. */
+  private static final Duration TRIM_TIMEOUT = Duration.ofMinutes(1);
+  private static final Logger LOG = LoggerFactory.getLogger(SparseShard.class);
 
   /** Starts sharding of sparse shards on nodes with role {@value #ROLE}; returns the shard region. */
   public static ActorRef<ShardingEnvelope<Command>> init(ActorSystem<?> system) {
@@ -357,13 +364,27 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
 
   private Effect<Event, ShardState> onWriteChunks(ShardState state) {
     if (!chunking) return Effect().none();
+    long previous = state.completedSequenceNr;
     return Effect().persist(rules.snapshotChunks(state, state.generation)).thenRun(s -> {
       chunking = false;
       sinceSnapshot = 0;
       // This snapshot is whole: a later recovery may start from it.
       fallbackBelow.set(Long.MAX_VALUE);
       snapshots++;
+      if (previous > 0) trim(previous);
     }).thenUnstashAll();
+  }
+
+  /**
+   * Deletes the events up to the snapshot before the one just made whole, and the snapshots before
+   * that one: a recovery starts from the newest snapshot, or from the one before it when the
+   * newest has no rows, so nothing else is read again, and the journal stays bounded.
+   */
+  private void trim(long sequenceNr) {
+    String pid = persistenceId().id();
+    JournalEraser.trim(context.getSystem(), pid, sequenceNr, TRIM_TIMEOUT).whenComplete((done, failure) -> {
+      if (failure != null) LOG.warn("shard {}: events up to {} not deleted ({})", entityId, sequenceNr, failure.getMessage());
+    });
   }
 
   private Effect<Event, ShardState> onHandOff(ShardState state) {

@@ -143,6 +143,41 @@ class SparseShardRecoveryTest {
   }
 
   @Test
+  void aWholeSnapshotDeletesTheEventsUpToTheSnapshotBeforeItAndOlderSnapshotsAndRecoveryStaysBitForBit()
+      throws Exception {
+    TableSpec spec = table();
+    EventSourcedBehaviorTestKit<Command, Event, ShardState> tk = started(spec, settings(10, 12 * 1024));
+    train(tk, 1, 45);
+    ShardState before = tk.getState();
+    long whole = stats(tk).snapshots();
+    assertTrue(whole >= 4, "whole snapshots: " + whole);
+    String pid = "SparseShard|" + spec.entityId(0);
+    // The deletions are asynchronous: wait until the rows of snapshots before the last two are gone.
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    java.util.Set<Long> kept;
+    do {
+      kept = new java.util.TreeSet<>();
+      for (Object e : tk.persistenceTestKit().persistedInStorage(pid)) {
+        if (e instanceof RowsSaved r && r.generation() <= whole) kept.add(r.generation());
+      }
+      if (kept.size() > 2) Thread.sleep(20);
+    } while (kept.size() > 2 && System.nanoTime() < deadline);
+    assertEquals(java.util.Set.of(whole - 1, whole), kept, "the rows of the last two whole snapshots stay");
+    List<Object> journal = tk.persistenceTestKit().persistedInStorage(pid);
+    assertTrue(journal.stream().noneMatch(e -> e instanceof SparseEvents.ShardInitialized), "the first events are gone");
+    java.util.Set<Long> headers = new java.util.TreeSet<>();
+    for (var snapshot : tk.snapshotTestKit().orElseThrow().persistedInStorage(pid)) {
+      long generation = ((SparseEvents.ShardHeader) snapshot.second()).generation();
+      if (generation <= whole) headers.add(generation);
+    }
+    assertEquals(java.util.Set.of(whole - 1, whole), headers, "the headers of the last two whole snapshots stay");
+    tk.restart();
+    assertSameState(before, tk.getState());
+    train(tk, 46, 47);
+    assertEquals(47, tk.getState().version);
+  }
+
+  @Test
   void aSnapshotWhoseChunksWereNeverWrittenRecoversFromTheSnapshotBeforeIt() {
     TableSpec spec = table();
     SparseSettings settings = settings(20, 12 * 1024);
