@@ -58,6 +58,28 @@ public final class BatchRouting {
     return new BatchRouting(spec.dim(), lists, shardOf, place);
   }
 
+  /** The routing of {@code ids}, which are distinct (a batch's rows, each once), as {@link #of} makes it, without the hashing. */
+  public static BatchRouting ofDistinct(TableSpec spec, long[] ids) {
+    int shards = spec.shards();
+    int[] shardOf = new int[ids.length];
+    int[] place = new int[ids.length];
+    int[] counts = new int[shards];
+    for (int k = 0; k < ids.length; k++) {
+      long id = ids[k];
+      if (id < 0 || id >= spec.rows()) {
+        throw new IllegalArgumentException("row id " + id + " at position " + k + " is outside table " + spec.name()
+            + " [0, " + spec.rows() + ")");
+      }
+      int s = spec.shardOf(id);
+      shardOf[k] = s;
+      place[k] = counts[s]++;
+    }
+    long[][] lists = new long[shards][];
+    for (int s = 0; s < shards; s++) lists[s] = new long[counts[s]];
+    for (int k = 0; k < ids.length; k++) lists[shardOf[k]][place[k]] = ids[k];
+    return new BatchRouting(spec.dim(), lists, shardOf, place);
+  }
+
   public int shards() {
     return shardIds.length;
   }

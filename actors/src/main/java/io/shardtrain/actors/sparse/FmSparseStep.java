@@ -92,7 +92,7 @@ public final class FmSparseStep {
     long[] ids = rows.ids();
     int width = fm.rowWidth();
     count(8L * ids.length, 0, 0);
-    BatchRouting routing = client.route(ids);
+    BatchRouting routing = client.routeDistinct(ids);
     return client.pull(routing, minVersion).thenApply(pulled -> {
       float[] values = pulled.rows();
       System.arraycopy(values, 0, batch.rows(), 0, ids.length * width);

@@ -125,7 +125,10 @@ final class ShardRules {
 
   /** The events of the pending sync step, complete: its update in parts, then the rows it leaves expired. */
   List<Event> commit(ShardState state) {
-    RowGradientSum sum = new RowGradientSum(state.spec.dim());
+    long carried = 0;
+    for (ShardState.Contribution c : state.pending) carried += c.ids().length;
+    // Sized for the rows the pushes carry (beyond a million it grows as it goes).
+    RowGradientSum sum = new RowGradientSum(state.spec.dim(), (int) Math.min(carried, 1 << 20));
     long examples = 0;
     List<String> contributors = new ArrayList<>();
     for (ShardState.Contribution c : state.pending) {
@@ -153,7 +156,7 @@ final class ShardRules {
 
   /** The events of an async push: its rows (duplicates summed) in parts, then the rows it leaves expired. */
   List<Event> applyAsync(ShardState state, PushRows cmd) {
-    RowGradientSum merged = new RowGradientSum(state.spec.dim());
+    RowGradientSum merged = new RowGradientSum(state.spec.dim(), Math.min(cmd.ids().length, 1 << 20));
     merged.add(1f, cmd.ids(), cmd.grads());
     long[] ids = merged.ids();
     float[] grads = merged.mean();

@@ -75,6 +75,11 @@ public final class SparseClient {
     return BatchRouting.of(spec, ids);
   }
 
+  /** Where {@code ids} go when they are distinct already (a batch's rows, each once): {@link #route} without the hashing. */
+  public BatchRouting routeDistinct(long[] ids) {
+    return BatchRouting.ofDistinct(spec, ids);
+  }
+
   /** The rows of a routed batch, as {@link #pull(long[], long)}. */
   public CompletionStage<Pulled> pull(BatchRouting routing, long minVersion) {
     List<CompletableFuture<Rows>> asked = new ArrayList<>();

@@ -51,6 +51,7 @@ import io.shardtrain.actors.sparse.SparseProtocol.ShardStats;
 import io.shardtrain.actors.sparse.SparseProtocol.TakeSnapshot;
 import io.shardtrain.actors.sparse.SparseProtocol.UpdateMembership;
 import io.shardtrain.actors.sparse.SparseProtocol.WriteChunks;
+import io.shardtrain.compute.sparse.RowIds;
 import io.shardtrain.persistence.journal.JournalEraser;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -418,7 +419,7 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
 
   /** The rows of {@code ids}, each once, in the order first asked. */
   private static SparseProtocol.Rows rows(ShardState state, long[] ids) {
-    long[] unique = java.util.Arrays.stream(ids).distinct().toArray();
+    long[] unique = RowIds.distinct(ids);
     int dim = state.spec.dim();
     float[] values = new float[unique.length * dim];
     for (int k = 0; k < unique.length; k++) state.table.read(unique[k], values, k * dim);

@@ -36,6 +36,25 @@ class SparseClientTest {
   }
 
   @Test
+  void distinctIdsAreRoutedWithoutHashingExactlyAsTheGeneralRoutingDoes() {
+    TableSpec spec = TableSpec.of("r", 3, 1_000_000, 2, INIT, RowOptimizer.sgd(1f));
+    long[] ids = java.util.stream.LongStream.range(0, 500).map(k -> k * 1999 % 1_000_000).toArray();
+    BatchRouting general = BatchRouting.of(spec, ids);
+    BatchRouting fast = BatchRouting.ofDistinct(spec, ids);
+    float[][] rows = new float[3][];
+    float[] grads = new float[ids.length * 2];
+    for (int k = 0; k < grads.length; k++) grads[k] = k * 0.5f;
+    for (int s = 0; s < 3; s++) {
+      assertArrayEquals(general.ids(s), fast.ids(s), "shard " + s);
+      assertArrayEquals(general.scatter(grads, s), fast.scatter(grads, s), "gradients of shard " + s);
+      rows[s] = new float[general.ids(s).length * 2];
+      for (int k = 0; k < rows[s].length; k++) rows[s][k] = s * 10_000 + k;
+    }
+    assertArrayEquals(general.gather(rows), fast.gather(rows));
+    assertThrows(IllegalArgumentException.class, () -> BatchRouting.ofDistinct(spec, new long[] {1, 1_000_000}));
+  }
+
+  @Test
   void batchRoutingSendsEachIdOnceToItsShardGathersInBatchOrderAndSumsRepeatedGradients() {
     TableSpec spec = TableSpec.of("r", 3, 1000, 2, INIT, RowOptimizer.sgd(1f));
     long[] ids = {10, 11, 10, 500, 77};

@@ -13,14 +13,20 @@ import java.util.Arrays;
 public final class RowGradientSum {
   private final int dim;
   private final RowStore sums;
-  private int[] sightings = new int[16];
+  private int[] sightings;
   private float weight;
   /** Pushes added so far, plus one: a row's step in {@link #sums} is the last push that carried it. */
   private long pushes = 1;
 
   public RowGradientSum(int dim) {
+    this(dim, 0);
+  }
+
+  /** A sum that takes up to {@code expectedRows} distinct rows without growing. */
+  public RowGradientSum(int dim, int expectedRows) {
     this.dim = dim;
-    this.sums = new RowStore(dim);
+    this.sums = new RowStore(dim, expectedRows);
+    this.sightings = new int[Math.max(16, expectedRows)];
   }
 
   /**

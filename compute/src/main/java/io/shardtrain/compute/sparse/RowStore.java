@@ -26,13 +26,23 @@ public final class RowStore {
   private float[][] data = new float[0][];
   private long[][] ids = new long[0][];
   private long[][] touched = new long[0][];
-  private int[] index = new int[MIN_INDEX];
+  private int[] index;
   private int size;
 
   /** A store of rows of {@code width} floats (a row's values and its optimizer slots). */
   public RowStore(int width) {
+    this(width, 0);
+  }
+
+  /** A store whose index takes {@code expectedRows} rows without doubling. */
+  public RowStore(int width, int expectedRows) {
     if (width < 1) throw new IllegalArgumentException("row width must be >= 1, not " + width);
+    if (expectedRows < 0 || expectedRows > 1 << 28) {
+      throw new IllegalArgumentException("expected rows must be 0 to 2^28, not " + expectedRows);
+    }
     this.width = width;
+    // At most 3/4 full once it holds them.
+    this.index = new int[Math.max(MIN_INDEX, Integer.highestOneBit(Math.max(1, expectedRows * 4 / 3)) << 1)];
   }
 
   public int width() {

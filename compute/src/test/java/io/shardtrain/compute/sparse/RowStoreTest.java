@@ -2,6 +2,7 @@ package io.shardtrain.compute.sparse;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.HashMap;
@@ -40,6 +41,23 @@ class RowStoreTest {
     assertEquals(0, store.size());
     assertFalse(store.remove(0));
     assertEquals(-1, store.find(1024));
+  }
+
+  @Test
+  void aStoreSizedForItsRowsHasTheIndexForThemFromTheStart() {
+    RowStore sized = new RowStore(2, 3000);
+    RowStore grown = new RowStore(2);
+    // 3,000 rows at most 3/4 full: 4,096 index slots of 4 bytes, against the 16 an unsized store starts with.
+    assertEquals(4 * (4096 - 16), sized.bytesAllocated() - grown.bytesAllocated());
+    for (long id = 0; id < 3000; id++) {
+      sized.insert(id * 7919, id);
+      grown.insert(id * 7919, id);
+    }
+    // The unsized one doubled its way to the same index; the sized one never doubled.
+    assertEquals(grown.bytesAllocated(), sized.bytesAllocated());
+    for (long id = 0; id < 3000; id++) assertEquals(id, sized.find(id * 7919));
+    assertEquals(-1, sized.find(5));
+    assertThrows(IllegalArgumentException.class, () -> new RowStore(2, -1));
   }
 
   @Test
