@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.ps.BlockProtocol;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -44,11 +45,14 @@ class AllReduceFailoverTest {
           hidden = [512, 256], optimizer = momentum, lr = 0.05, lr-schedule = constant, batch = 32, seed = 3,
           job-id = ring-kill }
         """.formatted(EPOCHS);
+    Path logs = NodeFailoverTest.DIR.resolve("ring-killed");
+    // The ring's replica checkpoints go beside the logs, not into the home directory.
     String nodeConf = """
         shardtrain.trainer.failure-timeout = 6s
         shardtrain.ps.min-nodes = 1
-        """;
-    try (NodeCluster cluster = new NodeCluster(NodeFailoverTest.DIR.resolve("ring-killed"), nodeConf, job)) {
+        shardtrain.checkpoint.dir = "%s"
+        """.formatted(logs.resolve("checkpoints").toAbsolutePath());
+    try (NodeCluster cluster = new NodeCluster(logs, nodeConf, job)) {
       NodeProcess n1 = cluster.start("n1-master-ps-trainer-t1", "master,ps,trainer", "--trainer-id", "t1");
       NodeProcess n2 = cluster.start("n2-trainer-t2", "trainer", "--trainer-id", "t2");
       NodeProcess n3 = cluster.start("n3-trainer-t3", "trainer", "--trainer-id", "t3");

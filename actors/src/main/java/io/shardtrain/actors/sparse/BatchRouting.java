@@ -38,11 +38,7 @@ public final class BatchRouting {
     for (int s = 0; s < shards; s++) lists[s] = new long[Math.max(4, ids.length / shards + 16)];
     for (int k = 0; k < ids.length; k++) {
       long id = ids[k];
-      if (id < 0 || id >= spec.rows()) {
-        throw new IllegalArgumentException("row id " + id + " at position " + k + " is outside table " + spec.name()
-            + " [0, " + spec.rows() + ")");
-      }
-      int s = spec.shardOf(id);
+      int s = shardOf(spec, id, k);
       shardOf[k] = s;
       int h = (int) RowHash.mix(id) & mask;
       while (keys[h] != -1L && keys[h] != id) h = (h + 1) & mask;
@@ -66,11 +62,7 @@ public final class BatchRouting {
     int[] counts = new int[shards];
     for (int k = 0; k < ids.length; k++) {
       long id = ids[k];
-      if (id < 0 || id >= spec.rows()) {
-        throw new IllegalArgumentException("row id " + id + " at position " + k + " is outside table " + spec.name()
-            + " [0, " + spec.rows() + ")");
-      }
-      int s = spec.shardOf(id);
+      int s = shardOf(spec, id, k);
       shardOf[k] = s;
       place[k] = counts[s]++;
     }
@@ -78,6 +70,15 @@ public final class BatchRouting {
     for (int s = 0; s < shards; s++) lists[s] = new long[counts[s]];
     for (int k = 0; k < ids.length; k++) lists[shardOf[k]][place[k]] = ids[k];
     return new BatchRouting(spec.dim(), lists, shardOf, place);
+  }
+
+  /** The shard of {@code id}, at position {@code k} of a request; an id outside the table is refused. */
+  private static int shardOf(TableSpec spec, long id, int k) {
+    if (id < 0 || id >= spec.rows()) {
+      throw new IllegalArgumentException("row id " + id + " at position " + k + " is outside table " + spec.name()
+          + " [0, " + spec.rows() + ")");
+    }
+    return spec.shardOf(id);
   }
 
   public int shards() {
