@@ -173,6 +173,7 @@ final class NodeCluster implements AutoCloseable {
         client.system().getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
       }
     } finally {
+      for (NodeProcess n : nodes) n.killNow();
       for (NodeProcess n : nodes) n.close();
     }
   }

@@ -74,11 +74,17 @@ final class NodeProcess implements AutoCloseable {
     return name;
   }
 
+  /** SIGKILL without waiting: {@link NodeCluster#close()} ends all its nodes at once. */
+  void killNow() {
+    process.destroyForcibly();
+  }
+
+  /**
+   * SIGKILL: a test's nodes are done with once it asserted, and a graceful leave of each in turn
+   * (shard hand-off to nodes that leave next) took seconds per node.
+   */
   @Override
   public void close() throws InterruptedException {
-    if (process.isAlive()) {
-      process.destroy();
-      if (!process.waitFor(20, TimeUnit.SECONDS)) kill();
-    }
+    kill();
   }
 }
