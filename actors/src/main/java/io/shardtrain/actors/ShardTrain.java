@@ -190,10 +190,17 @@ public final class ShardTrain {
             + " ps nodes (shardtrain.ps.min-nodes) have joined sharding; the job's blocks are not placed yet")));
   }
 
-  /** How many {@code ps} nodes' shard regions the sharding coordinator knows (0 while it is starting). */
+  /**
+   * How many {@code ps} nodes' shard regions the sharding coordinators know (0 while one is
+   * starting): the fewer of parameter blocks' and table shards' regions, since entities placed
+   * before a region registers are moved to it by a rebalance later.
+   */
   public CompletionStage<Integer> psNodes() {
-    akka.actor.ActorRef region = akka.cluster.sharding.ClusterSharding.get(Adapter.toClassic(system))
-        .shardRegion(ParameterBlock.ENTITY_KEY.name());
+    return regions(ParameterBlock.ENTITY_KEY.name()).thenCombine(regions(SparseShard.ENTITY_KEY.name()), Math::min);
+  }
+
+  private CompletionStage<Integer> regions(String typeName) {
+    akka.actor.ActorRef region = akka.cluster.sharding.ClusterSharding.get(Adapter.toClassic(system)).shardRegion(typeName);
     return Patterns.ask(region, ShardRegion.getCurrentRegionsInstance(), timeout)
         .thenApply(r -> ((ShardRegion.CurrentRegions) r).getRegions().size());
   }

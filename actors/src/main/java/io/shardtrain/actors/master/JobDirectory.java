@@ -148,29 +148,20 @@ public final class JobDirectory extends EventSourcedBehavior<Command, JobDirecto
         : "was deleted") + ": submit the new job under another id";
   }
 
-  /** A finished job's blocks leave memory; its master stays to answer for it. */
+  /** A finished job's blocks and table shards leave memory; its master stays to answer for it. */
   private Effect<Event, JobBook> onJobEnded(JobBook book, JobEnded c) {
     String id = c.job().jobId();
     if (book.stage(id) != JobBook.Stage.RUNNING) return Effect().none();
     return Effect().persist(new JobFinished(id)).thenRun(b -> {
       retire(c.job());
-      context.getLog().info("job {} finished; its {} blocks passivate", id, c.job().blocks().size());
+      context.getLog().info("job {} finished; its {} blocks and {} table shards passivate", id, c.job().blocks().size(),
+          c.job().tableShards().size());
     });
   }
 
-  /**
-   * Tells the job's parameter blocks to leave memory (a status or a late trainer may have woken
-   * them). Its table shards stay: a shard recovered after it passivated has been seen to miss its
-   * last snapshot's rows in the journal and fall back through older snapshots (docs/OPERATIONS.md,
-   * section 14), so they are not retired until that is understood.
-   */
+  /** Tells the job's blocks and table shards to leave memory (a status or a late trainer may have woken them). */
   private void retire(JobSpec job) {
     for (String block : job.blocks()) blocks.tell(new ShardingEnvelope<>(block, new BlockProtocol.Retire()));
-  }
-
-  /** A deleted job's blocks and table shards leave memory: nothing is recovered for them again. */
-  private void retireAll(JobSpec job) {
-    retire(job);
     for (String shard : job.tableShards()) SparseShard.entityRef(context.getSystem(), shard).tell(new SparseProtocol.Retire());
   }
 
@@ -238,7 +229,7 @@ public final class JobDirectory extends EventSourcedBehavior<Command, JobDirecto
     for (String b : job.blocks()) ids.add(PersistenceId.of(ParameterBlock.ENTITY_KEY.name(), b).id());
     for (String s : job.tableShards()) ids.add(PersistenceId.of(SparseShard.ENTITY_KEY.name(), s).id());
     context.getChild(childName(c.jobId())).ifPresent(context::stop);
-    retireAll(job);
+    retire(job);
     context.pipeToSelf(JournalEraser.erase(context.getSystem(), ids, settings.askTimeout().multipliedBy(4)),
         (n, failure) -> new Erased(c.jobId(), n == null ? 0 : n, failure, c.replyTo()));
     return Effect().none();

@@ -56,6 +56,7 @@ import io.shardtrain.actors.ps.BlockProtocol.RolledBack;
 import io.shardtrain.actors.ps.BlockProtocol.UpdateMembership;
 import io.shardtrain.actors.ps.BlockProtocol.WriteGroup;
 import io.shardtrain.actors.ps.BlockState.Held;
+import io.shardtrain.actors.sharding.Passivation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -85,8 +86,7 @@ import java.util.function.LongFunction;
  * journal holds, so a recovery lands on the newest capture; {@link RollBack} returns to a held
  * capture under a new generation, and pushes of older generations are refused as {@link RolledBack}.
  */
-public final class ParameterBlock
-    extends EventSourcedBehavior<Command, Event, BlockState> {
+public final class ParameterBlock extends EventSourcedBehavior<Command, Event, BlockState> {
 
   /** The sharding type of parameter blocks. */
   public static final EntityTypeKey<Command> ENTITY_KEY = EntityTypeKey.create(Command.class, "ParameterBlock");
@@ -97,7 +97,8 @@ public final class ParameterBlock
   public static ActorRef<ShardingEnvelope<Command>> init(ActorSystem<?> system) {
     PsSettings settings = PsSettings.create(system);
     return ClusterSharding.get(system).init(
-        Entity.of(ENTITY_KEY, ctx -> create(ctx.getEntityId(), settings)).withRole(ROLE)
+        Entity.of(ENTITY_KEY, ctx -> Passivation.onRetire(create(ctx.getEntityId(), settings), Command.class,
+            BlockProtocol.Retire.class, ctx.getShard())).withRole(ROLE)
             .withStopMessage(BlockProtocol.HandOff.INSTANCE));
   }
 

@@ -26,6 +26,7 @@ import akka.persistence.typed.javadsl.Recovery;
 import akka.persistence.typed.javadsl.SignalHandler;
 import io.shardtrain.actors.metrics.NodeMetrics;
 import io.shardtrain.actors.metrics.SparseMeters;
+import io.shardtrain.actors.sharding.Passivation;
 import io.shardtrain.actors.sparse.SparseEvents.Event;
 import io.shardtrain.actors.sparse.SparseEvents.MembershipUpdated;
 import io.shardtrain.actors.sparse.SparseEvents.ShardHeader;
@@ -100,7 +101,8 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
   public static ActorRef<ShardingEnvelope<Command>> init(ActorSystem<?> system) {
     SparseSettings settings = SparseSettings.create(system);
     return ClusterSharding.get(system).init(
-        Entity.of(ENTITY_KEY, ctx -> create(ctx.getEntityId(), settings)).withRole(ROLE)
+        Entity.of(ENTITY_KEY, ctx -> Passivation.onRetire(create(ctx.getEntityId(), settings), Command.class,
+            SparseProtocol.Retire.class, ctx.getShard())).withRole(ROLE)
             .withStopMessage(HandOff.INSTANCE));
   }
 

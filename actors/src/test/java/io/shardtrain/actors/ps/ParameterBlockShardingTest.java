@@ -78,4 +78,29 @@ class ParameterBlockShardingTest {
     assertEquals(8, values.offset());
     assertBitsEqual(expected, values.values(), "pulled values");
   }
+
+  @Test
+  void aRetiredBlockAnswersThePullsSentRightBehindTheRetirementAndRecoversWhenAskedAgain() throws Exception {
+    BlockSpec spec = BlockSpec.of(new BlockSlice("retired", 0, 0, 2), OptimizerSpec.defaults(OptimizerSpec.Kind.SGD),
+        "constant", 0.1f, BlockSpec.Mode.SYNC, PsSettings.create(kit.system()));
+    EntityRef<Command> block = ParameterBlock.entityRef(kit.system(), spec.entityId());
+    block.<Long>askWithStatus(r -> new BlockProtocol.Initialize(spec, new float[] {4f, 5f}, r), TIMEOUT)
+        .toCompletableFuture().get();
+    block.tell(new BlockProtocol.Retire());
+    // Behind the retirement in the same mailbox: sharding keeps them for the block's next incarnation.
+    List<java.util.concurrent.CompletableFuture<BlockValues>> pulls = new java.util.ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      pulls.add(block.<BlockValues>askWithStatus(r -> new BlockProtocol.Pull(0, r), TIMEOUT).toCompletableFuture());
+    }
+    for (var pull : pulls) assertBitsEqual(new float[] {4f, 5f}, pull.get().values(), "pulled after the retirement");
+    // A new incarnation replayed the block's one event (the old one had replayed none).
+    long deadline = System.nanoTime() + TIMEOUT.toNanos();
+    long replayed = 0;
+    while (replayed == 0 && System.nanoTime() < deadline) {
+      block.tell(new BlockProtocol.Retire());
+      replayed = block.<BlockProtocol.BlockStats>ask(BlockProtocol.GetStats::new, TIMEOUT).toCompletableFuture().get()
+          .eventsReplayed();
+    }
+    assertEquals(1, replayed);
+  }
 }

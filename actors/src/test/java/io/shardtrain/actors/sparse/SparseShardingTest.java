@@ -71,4 +71,30 @@ class SparseShardingTest {
     }
     assertEquals(1, pulled.version());
   }
+
+  @Test
+  void aRetiredShardAnswersThePullsSentRightBehindTheRetirementAndRecoversWhenAskedAgain() throws Exception {
+    TableSpec spec = TableSpec.of("retired", 1, 1 << 20, 3, INIT, RowOptimizer.sgd(0.5f));
+    var ref = SparseShard.entityRef(kit.system(), spec.entityId(0));
+    ref.<SparseProtocol.InitReply>ask(r -> new SparseProtocol.InitShard(spec, 0, r), TIMEOUT).toCompletableFuture().get();
+    ref.tell(new SparseProtocol.Retire());
+    // Behind the retirement in the same mailbox: sharding keeps them for the shard's next incarnation.
+    List<java.util.concurrent.CompletableFuture<SparseProtocol.PullReply>> pulls = new java.util.ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      pulls.add(ref.<SparseProtocol.PullReply>ask(r -> new SparseProtocol.PullRows(new long[] {42}, 0, r), TIMEOUT)
+          .toCompletableFuture());
+    }
+    float[] expected = new float[3];
+    INIT.fill(42, expected, 0, 3);
+    for (var pull : pulls) assertBitsEqual(expected, ((SparseProtocol.Rows) pull.get()).values(), "pulled after retiring");
+    // A new incarnation replayed the shard's one event (the old one had replayed none).
+    long deadline = System.nanoTime() + TIMEOUT.toNanos();
+    long replayed = 0;
+    while (replayed == 0 && System.nanoTime() < deadline) {
+      ref.tell(new SparseProtocol.Retire());
+      replayed = ref.<SparseProtocol.ShardStats>ask(SparseProtocol.GetStats::new, TIMEOUT).toCompletableFuture().get()
+          .eventsReplayed();
+    }
+    assertEquals(1, replayed);
+  }
 }

@@ -57,9 +57,7 @@ public final class LocalCluster implements AutoCloseable {
     if (trainers < 1) throw new IllegalArgumentException("--trainers must be at least 1, got " + trainers);
     LocalCluster c = new LocalCluster();
     try {
-      Config common = ConfigFactory.parseResources("cluster.conf")
-          .withFallback(JournalConfig.of(base))
-          .withFallback(base);
+      Config common = ConfigFactory.parseResources("cluster.conf").withFallback(base);
       if (layout == Layout.COLOCATED) {
         for (int i = 0; i < Math.max(ps, trainers); i++) {
           List<String> roles = new ArrayList<>();
@@ -99,14 +97,18 @@ public final class LocalCluster implements AutoCloseable {
    * P + index (one endpoint per node, as on separate machines).
    */
   private static ActorSystem<Void> node(String name, List<String> roles, Config common, int index) {
+    // The journal's layer per node: with the in-memory journal (one per node) each node has its own
+    // snapshot directory too, so a shard that moves finds neither the events nor the snapshots of
+    // its old node, instead of snapshots whose events stayed behind.
+    Config journal = JournalConfig.of(common);
     Map<String, Object> own = new java.util.HashMap<>(Map.of(
         "akka.cluster.roles", roles,
         "akka.remote.artery.canonical.port", 0,
         "akka.remote.artery.canonical.hostname", "127.0.0.1"));
-    int metricsPort = common.resolve().getInt("shardtrain.metrics.port");
+    int metricsPort = journal.getInt("shardtrain.metrics.port");
     if (metricsPort > 0) own.put("shardtrain.metrics.port", metricsPort + index);
-    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), name,
-        ConfigFactory.parseMap(own).withFallback(common).resolve());
+    Config config = ConfigFactory.parseMap(own).withFallback(journal);
+    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), name, config);
     // Before the roles start, so the first blocks and trainers already count.
     MetricsServer.startIfConfigured(system);
     return system;
