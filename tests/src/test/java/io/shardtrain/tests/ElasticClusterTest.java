@@ -37,19 +37,24 @@ import org.junit.jupiter.api.Test;
 class ElasticClusterTest {
   private static final Pattern UP = Pattern.compile("node (akka://\\S+) up with roles");
   private static final Duration ASK = Duration.ofSeconds(5);
-  // Long enough for sharding to move a block to the joining node while the job runs (at 300 steps
-  // the job once ended first); under the 937 steps of epoch 0.
-  private static final int PS_STEPS = 900;
-  // Long enough for the late trainer's JVM to start and join before the job ends (at 240 steps the
-  // job once ended first); under the 937 steps of epoch 0, so epoch 1 is still untouched then.
-  private static final int TRAINER_STEPS = 600;
+  // Long enough for sharding to move a block to the joining node and for the SIGTERM hand-off while
+  // the job runs (both were done by step 250 under load; at 300 steps the job once ended first);
+  // under the 937 steps of epoch 0.
+  private static final int PS_STEPS = 600;
+  // Long enough for the late trainer's JVM to start and join before the job ends (it joined by step
+  // 200 under load; at 240 steps the job once ended first); under the 937 steps of epoch 0, so
+  // epoch 1 is still untouched then.
+  private static final int TRAINER_STEPS = 450;
+  // Sharding rebalances every 2 s, not Akka's 10 s: the joining ps node gets a block sooner.
+  private static final String NODE_CONF = "akka.cluster.sharding.rebalance-interval = 2s\n";
   private static final int BATCH = 32;
 
   @Test
   void psNodeThatJoinsGetsBlocksAndPsNodeStoppedWithSigtermHandsThemOverWithNothingLost() throws Exception {
     Assumptions.assumeTrue(NodeCluster.URL != null, "SHARDTRAIN_TEST_POSTGRES_URL is not set");
     AtomicReference<JobProtocol.JobStatus> afterMoves = new AtomicReference<>();
-    Mlp elastic = NodeFailoverTest.runJob("ps-join-leave", NodeFailoverTest.PS_VICTIM, PS_STEPS, (cluster, progress) -> {
+    Mlp elastic = NodeFailoverTest.runJob("ps-join-leave", NodeFailoverTest.PS_VICTIM, NODE_CONF, PS_STEPS,
+        (cluster, progress) -> {
       ClusterNode.Started client = cluster.client();
       List<NodeProcess> nodes = cluster.nodes;
       Address n2 = addressOf(nodes.get(1)), n3 = addressOf(nodes.get(2));
@@ -92,7 +97,7 @@ class ElasticClusterTest {
           nodes.get(2).exitCode(), leaving.size(), leaving, handOffSeconds, after.examplesReported());
       assertTrue(nodes.get(2).log().contains("hands off at version"), "no hand-off in the log of " + nodes.get(2).name());
       afterMoves.set(after);
-    });
+    }, null).model();
     double error = SyncEquivalenceTest.relativeDistance(singleProcess(PS_STEPS), elastic);
     System.out.printf("parameters after a ps node joined and another left vs one process: relative error %.3g%n",
         error);

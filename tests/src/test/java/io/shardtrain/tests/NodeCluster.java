@@ -34,6 +34,8 @@ final class NodeCluster implements AutoCloseable {
       # Two cores carry three node JVMs here: a late decision is load, not a flapping network.
       akka.cluster.split-brain-resolver.down-all-when-unstable = off
       akka.cluster.failure-detector.acceptable-heartbeat-pause = 4s
+      # A node that starts before the seed listens loses its first InitJoin: ask again after 2 s, not 5.
+      akka.cluster.seed-node-timeout = 2s
       # A JVM starting on a machine busy with other builds can take longer than 5 s for this.
       akka.logger-startup-timeout = 30s
       shardtrain.trainer { ask-timeout = 6s, pull-timeout = 20s, failure-timeout = 120s }
@@ -173,6 +175,7 @@ final class NodeCluster implements AutoCloseable {
         client.system().getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
       }
     } finally {
+      for (NodeProcess n : nodes) n.killNow();
       for (NodeProcess n : nodes) n.close();
     }
   }

@@ -1,11 +1,15 @@
 package io.shardtrain.tests;
 
+import java.io.File;
 import java.io.IOException;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 /**
  * A ShardTrain node in a JVM of its own ({@code shardtrain node ...}), started from this test's
@@ -24,11 +28,9 @@ final class NodeProcess implements AutoCloseable {
   }
 
   static NodeProcess start(String name, Path logDir, List<String> env, String... args) throws IOException {
-    List<String> cmd = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "--add-modules", "jdk.incubator.vector", "-Xmx1g", "-XX:+UseSerialGC",
-        "-cp", System.getProperty("java.class.path"),
-        "io.shardtrain.samples.cli.ShardTrainCli"));
+    List<String> cmd = new ArrayList<>(jvm());
+    cmd.addAll(sharedArchive());
+    cmd.add("io.shardtrain.samples.cli.ShardTrainCli");
     cmd.addAll(List.of(args));
     Path log = logDir.resolve(name + ".log");
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
@@ -37,6 +39,67 @@ final class NodeProcess implements AutoCloseable {
       pb.environment().put(kv.substring(0, eq), kv.substring(eq + 1));
     }
     return new NodeProcess(name, pb.start(), log);
+  }
+
+  /**
+   * The node JVM up to its main class. The classpath is this test's without the test classes (the
+   * node needs none of them): a class-data archive holds classes from jars only.
+   */
+  private static List<String> jvm() {
+    Path testClasses;
+    try {
+      testClasses = Path.of(NodeProcess.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+    } catch (java.net.URISyntaxException e) {
+      throw new IllegalStateException(e);
+    }
+    String cp = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+        .filter(e -> !Path.of(e).toAbsolutePath().normalize().equals(testClasses.toAbsolutePath().normalize()))
+        .collect(Collectors.joining(File.pathSeparator));
+    return List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "--add-modules", "jdk.incubator.vector", "-Xmx1g", "-XX:+UseSerialGC", "-cp", cp);
+  }
+
+  private static List<String> archiveFlags;
+
+  /**
+   * JVM flags that load the node's classes from an application class-data archive, made once per
+   * test JVM from a node started alone (the jars may have been rebuilt since the last one): a node
+   * JVM then spends about 40% less CPU until it is up, and several of them start at once on two
+   * cores. The archive changes how classes are loaded, not which. Empty if it could not be made.
+   */
+  private static synchronized List<String> sharedArchive() {
+    if (archiveFlags != null) return archiveFlags;
+    archiveFlags = List.of();
+    Path archive = Path.of("target", "node-jvm.jsa").toAbsolutePath();
+    Path log = archive.resolveSibling("node-jvm-archive.log");
+    try {
+      Files.deleteIfExists(archive);
+      int port;
+      try (ServerSocket s = new ServerSocket(0)) {
+        port = s.getLocalPort();
+      }
+      List<String> cmd = new ArrayList<>(jvm());
+      cmd.addAll(List.of("-XX:ArchiveClassesAtExit=" + archive, "io.shardtrain.samples.cli.ShardTrainCli", "node",
+          "--roles", "master,ps,trainer", "--port", "" + port, "--seeds", "127.0.0.1:" + port, "--journal", "memory"));
+      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (p.isAlive() && System.nanoTime() < deadline && !Files.readString(log).contains(" up with roles")) {
+        Thread.sleep(100);
+      }
+      // SIGTERM: the archive is written as the JVM exits.
+      p.destroy();
+      if (!p.waitFor(60, TimeUnit.SECONDS)) {
+        p.destroyForcibly().waitFor();
+      } else if (Files.isRegularFile(archive)) {
+        // None where the classpath holds directories (an IDE's may): the JVM archives jars only.
+        archiveFlags = List.of("-XX:SharedArchiveFile=" + archive);
+      }
+    } catch (IOException e) {
+      // no archive: the nodes load their classes as usual
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return archiveFlags;
   }
 
   /** SIGKILL. */
@@ -74,11 +137,17 @@ final class NodeProcess implements AutoCloseable {
     return name;
   }
 
+  /** SIGKILL without waiting: {@link NodeCluster#close()} ends all its nodes at once. */
+  void killNow() {
+    process.destroyForcibly();
+  }
+
+  /**
+   * SIGKILL: a test's nodes are done with once it asserted, and a graceful leave of each in turn
+   * (shard hand-off to nodes that leave next) took seconds per node.
+   */
   @Override
   public void close() throws InterruptedException {
-    if (process.isAlive()) {
-      process.destroy();
-      if (!process.waitFor(20, TimeUnit.SECONDS)) kill();
-    }
+    kill();
   }
 }
