@@ -30,6 +30,10 @@ final class CheckpointQueue {
   /** Why no checkpoint of this job can be taken, or null when one can. */
   static String refusal(MasterState s) {
     if (s.job() == null) return "no job has been submitted; nothing to checkpoint";
+    if (s.job().mode() == BlockSpec.Mode.ALLREDUCE) {
+      return "job " + s.job().jobId() + " is all-reduce: its ring checkpoints itself every"
+          + " shardtrain.trainer.checkpoint-every steps; save the model with save-model";
+    }
     if (s.job().mode() != BlockSpec.Mode.SYNC) {
       return "job " + s.job().jobId() + " is async: checkpoints need sync mode"
           + " (one global step); save the model with save-model instead";

@@ -384,7 +384,9 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
   private void trim(long sequenceNr) {
     String pid = persistenceId().id();
     JournalEraser.trim(context.getSystem(), pid, sequenceNr, TRIM_TIMEOUT).whenComplete((done, failure) -> {
-      if (failure != null) LOG.warn("shard {}: events up to {} not deleted ({})", entityId, sequenceNr, failure.getMessage());
+      if (failure != null) {
+        LOG.warn("shard {}: events up to {} not deleted ({})", entityId, sequenceNr, failure.getMessage());
+      }
     });
   }
 

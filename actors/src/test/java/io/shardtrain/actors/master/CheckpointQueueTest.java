@@ -91,13 +91,19 @@ class CheckpointQueueTest {
   }
 
   @Test
-  void onlyASubmittedSyncJobCanBeCheckpointed() {
+  void onlyASubmittedSyncJobCanBeCheckpointedAndTheRefusalNamesTheMode() {
     JobSpec j = MasterTest.job();
     JobSpec async = new JobSpec(j.jobId(), j.dataset(), j.trainExamples(), j.inputDim(), j.classes(), j.hidden(),
         j.activation(), j.seed(), BlockSpec.Mode.ASYNC, j.trainers(), j.batch(), j.epochs(), j.steps(), j.optimizer(),
         j.lr(), j.lrSchedule(), j.weightDecay(), j.maxStaleness(), j.blockSize(), j.blocks(), null);
     assertEquals("no job has been submitted; nothing to checkpoint", CheckpointQueue.refusal(new MasterState()));
     assertTrue(CheckpointQueue.refusal(running(async)).contains("is async"));
+    JobSpec ring = new JobSpec(j.jobId(), j.dataset(), j.trainExamples(), j.inputDim(), j.classes(), j.hidden(),
+        j.activation(), j.seed(), BlockSpec.Mode.ALLREDUCE, j.trainers(), j.batch(), j.epochs(), j.steps(),
+        j.optimizer(), j.lr(), j.lrSchedule(), j.weightDecay(), j.maxStaleness(), j.blockSize(), j.blocks(), null);
+    assertEquals("job " + j.jobId() + " is all-reduce: its ring checkpoints itself every"
+        + " shardtrain.trainer.checkpoint-every steps; save the model with save-model",
+        CheckpointQueue.refusal(running(ring)));
     assertNull(CheckpointQueue.refusal(running(j)));
   }
 }
