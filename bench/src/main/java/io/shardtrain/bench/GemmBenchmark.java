@@ -19,6 +19,11 @@ public final class GemmBenchmark {
 
   /** Measured calls are repeated until one measurement holds about this many flops, so tiny shapes time well. */
   private static final double FLOPS_PER_MEASUREMENT = 2e7;
+  /**
+   * Warm-up lasts at least this long: five products of 1024^3 end before the JIT has compiled
+   * the kernel, so the figure measured the compiler as well.
+   */
+  static final long MIN_WARMUP_NANOS = 1_000_000_000L;
 
   /**
    * A product {@code C[m x n] = op(A) * op(B)} with inner size {@code k}; {@code transA}: A is stored
@@ -116,7 +121,8 @@ public final class GemmBenchmark {
   }
 
   /**
-   * Runs {@code warmupIterations} untimed then {@code measuredIterations} timed products of
+   * Runs {@code warmupIterations} untimed (and, unless that is 0, untimed products for at least
+   * {@link #MIN_WARMUP_NANOS}) then {@code measuredIterations} timed products of
    * {@code shape} on a {@link CpuBackend} with {@code threads} threads; a measured iteration
    * repeats the product until it holds about 2e7 flops and counts the mean of its calls.
    */
@@ -131,7 +137,9 @@ public final class GemmBenchmark {
     Tensor b = shape.transB() ? randomMatrix(shape.n(), shape.k(), random) : randomMatrix(shape.k(), shape.n(), random);
     Tensor c = Tensor.zeros(shape.m(), shape.n());
     int calls = (int) Math.max(1, Math.ceil(FLOPS_PER_MEASUREMENT / shape.flops()));
-    for (int i = 0; i < warmupIterations * calls; i++) {
+    long warmupStart = System.nanoTime();
+    for (int i = 0; i < warmupIterations * calls
+        || warmupIterations > 0 && System.nanoTime() - warmupStart < MIN_WARMUP_NANOS; i++) {
       backend.gemm(shape.transA(), shape.transB(), 1f, a, b, 0f, c);
     }
     double[] seconds = new double[measuredIterations];

@@ -47,6 +47,8 @@ final class VectorGemm {
    * about 1 GFLOP/s in the scalar loop and at 6-19 GFLOP/s packed, even padded to a full tile.
    */
   static final long SMALL_VOLUME = 16L * 16 * 16;
+  /** Up to this many rows of op(A), an untransposed B is read in place rather than packed. */
+  static final int DIRECT_B_ROWS = 2 * MC;
   /** Below this many multiply-adds a product is not split across threads. */
   static final long PARALLEL_VOLUME = 128L * 128 * 128;
 
@@ -174,34 +176,74 @@ final class VectorGemm {
   private static void blocked(Workspace ws, boolean transA, boolean transB, int m, int n, int k, float alpha,
       float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
       float[] c, int cOff, int ldc) {
+    if (n < NR && m >= NR) {
+      narrow(ws, transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+      return;
+    }
     float[] ap = ws.ap;
+    // With few rows of A each packed panel of B would serve only m / MR micro-kernels, so packing
+    // all of B (as large as the weights) costs more than it saves: the kernel reads B's rows in
+    // place and only a last partial panel is packed.
+    boolean direct = !transB && m <= DIRECT_B_ROWS;
     for (int jc = 0; jc < n; jc += NC) {
       int nc = Math.min(NC, n - jc);
-      float[] bp = ws.bPanel(KC * roundUp(nc, NR));
+      int full = direct ? nc / NR * NR : 0;
+      float[] bp = ws.bPanel(KC * roundUp(nc - full, NR));
       for (int pc = 0; pc < k; pc += KC) {
         int kc = Math.min(KC, k - pc);
         // beta applies once; later k blocks accumulate onto what the first one wrote.
         float blockBeta = pc == 0 ? beta : 1f;
-        packB(transB, b, bOff, ldb, pc, kc, jc, nc, bp);
+        if (full < nc) packB(transB, b, bOff, ldb, pc, kc, jc + full, nc - full, bp);
         for (int ic = 0; ic < m; ic += MC) {
           int mc = Math.min(MC, m - ic);
           packA(transA, a, aOff, lda, alpha, ic, mc, pc, kc, ap);
-          macroKernel(ap, bp, mc, nc, kc, c, cOff + ic * ldc + jc, ldc, blockBeta, ws.tile);
+          // One call site for both kinds of panel, so the JIT compiles one shape of the kernel.
+          for (int part = full > 0 ? 0 : 1; part < (full < nc ? 2 : 1); part++) {
+            boolean inPlace = part == 0;
+            macroKernel(ap, inPlace ? b : bp, inPlace ? bOff + pc * ldb + jc : 0, inPlace ? ldb : NR,
+                inPlace ? 1 : kc, mc, inPlace ? full : nc - full, kc, c, cOff + ic * ldc + jc + (inPlace ? 0 : full),
+                ldc, blockBeta, ws.tile);
+          }
         }
       }
     }
   }
 
-  private static void macroKernel(float[] ap, float[] bp, int mc, int nc, int kc,
-      float[] c, int cOff, int ldc, float beta, float[] tile) {
+  /**
+   * A product with fewer columns than a micro-tile (the output layer's 10 classes) would fill a
+   * third of each tile; its transpose, {@code C^T = op(B)^T op(A)^T}, pads the n rows to MR
+   * instead, and is written to C transposed.
+   */
+  private static void narrow(Workspace ws, boolean transA, boolean transB, int m, int n, int k, float alpha,
+      float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+    float[] t = ws.transposed(n * m);
+    blocked(ws, !transB, !transA, n, m, k, alpha, b, bOff, ldb, a, aOff, lda, 0f, t, 0, m);
+    for (int i = 0; i < m; i++) {
+      int ci = cOff + i * ldc;
+      if (beta == 0f) {
+        for (int j = 0, ti = i; j < n; j++, ti += m) c[ci + j] = t[ti];
+      } else {
+        for (int j = 0, ti = i; j < n; j++, ti += m) c[ci + j] = t[ti] + beta * c[ci + j];
+      }
+    }
+  }
+
+  /**
+   * The micro-kernels over an mc x nc block of C. Micro-panel {@code jr / NR} of B starts at
+   * {@code bOff + jr * panelStep} and steps {@code bStride} per k: a packed panel
+   * ({@code bStride = NR}, {@code panelStep = kc}) or B's own rows ({@code bStride = ldb},
+   * {@code panelStep = 1}).
+   */
+  private static void macroKernel(float[] ap, float[] bp, int bOff, int bStride, int panelStep, int mc, int nc,
+      int kc, float[] c, int cOff, int ldc, float beta, float[] tile) {
     for (int jr = 0; jr < nc; jr += NR) {
       int nr = Math.min(NR, nc - jr);
-      int bo = jr * kc;
+      int bo = bOff + jr * panelStep;
       for (int ir = 0; ir < mc; ir += MR) {
         int mr = Math.min(MR, mc - ir);
         int ao = ir * kc;
         int co = cOff + ir * ldc + jr;
-        microKernel(ap, ao, bp, bo, kc, tile);
+        microKernel(ap, ao, bp, bo, bStride, kc, tile);
         if (mr == MR && nr == NR) {
           mergeFullTile(tile, c, co, ldc, beta);
         } else {
@@ -250,15 +292,15 @@ final class VectorGemm {
    * possible deoptimization (a failed range check on C, an untaken beta branch) while they are
    * live makes C2 box every vector inside the k loop, which costs a factor of ten.
    */
-  private static void microKernel(float[] ap, int ao, float[] bp, int bo, int kc, float[] tile) {
+  private static void microKernel(float[] ap, int ao, float[] bp, int bo, int bStride, int kc, float[] tile) {
     if (MR == 8) {
-      microKernel8(ap, ao, bp, bo, kc, tile);
+      microKernel8(ap, ao, bp, bo, bStride, kc, tile);
     } else {
-      microKernel6(ap, ao, bp, bo, kc, tile);
+      microKernel6(ap, ao, bp, bo, bStride, kc, tile);
     }
   }
 
-  private static void microKernel8(float[] ap, int ao, float[] bp, int bo, int kc,
+  private static void microKernel8(float[] ap, int ao, float[] bp, int bo, int bStride, int kc,
       float[] tile) {
     FloatVector c00 = FloatVector.zero(SPECIES);
     FloatVector c01 = FloatVector.zero(SPECIES);
@@ -304,7 +346,7 @@ final class VectorGemm {
       c70 = x.fma(b0, c70);
       c71 = x.fma(b1, c71);
       ao += 8;
-      bo += NR;
+      bo += bStride;
     }
     c00.intoArray(tile, 0);
     c01.intoArray(tile, VL);
@@ -324,7 +366,7 @@ final class VectorGemm {
     c71.intoArray(tile, 7 * NR + VL);
   }
 
-  private static void microKernel6(float[] ap, int ao, float[] bp, int bo, int kc,
+  private static void microKernel6(float[] ap, int ao, float[] bp, int bo, int bStride, int kc,
       float[] tile) {
     FloatVector c00 = FloatVector.zero(SPECIES);
     FloatVector c01 = FloatVector.zero(SPECIES);
@@ -360,7 +402,7 @@ final class VectorGemm {
       c50 = x.fma(b0, c50);
       c51 = x.fma(b1, c51);
       ao += 6;
-      bo += NR;
+      bo += bStride;
     }
     c00.intoArray(tile, 0);
     c01.intoArray(tile, VL);
@@ -424,10 +466,12 @@ final class VectorGemm {
           }
         }
       } else {
-        for (int j = 0; j < cols; j++) {
-          int src = bOff + (jc + jr + j) * ldb + pc;
-          for (int p = 0, d = base + j; p < kc; p++, d += NR) {
-            bp[d] = b[src + p];
+        // k outer: the stores run contiguously and the cols rows being read stay in L1.
+        int src0 = bOff + (jc + jr) * ldb + pc;
+        for (int p = 0; p < kc; p++) {
+          int d = base + p * NR;
+          for (int j = 0, src = src0 + p; j < cols; j++, src += ldb) {
+            bp[d + j] = b[src];
           }
         }
       }
@@ -470,6 +514,14 @@ final class VectorGemm {
     final float[] ap = new float[MC * KC];
     final float[] tile = new float[MR * NR];
     private float[] bp = new float[0];
+    private float[] transposed = new float[0];
+
+    float[] transposed(int size) {
+      if (transposed.length < size) {
+        transposed = new float[size];
+      }
+      return transposed;
+    }
 
     float[] bPanel(int size) {
       if (bp.length < size) {

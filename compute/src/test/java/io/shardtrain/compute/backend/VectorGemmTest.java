@@ -48,6 +48,24 @@ class VectorGemmTest {
   }
 
   @Test
+  void trainingShapesReadingBInPlaceOrComputingTheTransposeMatchReference() {
+    SplittableRandom random = new SplittableRandom(19);
+    // {m, n, k}: few rows with B read in place (and a partial last panel), and outputs narrower
+    // than a micro-tile, which are computed as their transpose; beta 0 and 1 as training uses them.
+    int[][] shapes = {{64, 512, 784}, {64, 10, 256}, {256, 10, 64}, {64, 256, 10},
+        {VectorGemm.DIRECT_B_ROWS, VectorGemm.NR + 3, 40}, {VectorGemm.DIRECT_B_ROWS + 1, 70, 33},
+        {VectorGemm.NR, VectorGemm.NR - 1, 9}, {100, 1, 300}};
+    for (int[] s : shapes) {
+      for (int t = 0; t < 4; t++) {
+        for (float beta : new float[] {0f, 1f}) {
+          checkAgainstReference(ONE, (t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 0.5f, beta, random);
+          checkAgainstReference(TWO, (t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 0.5f, beta, random);
+        }
+      }
+    }
+  }
+
+  @Test
   void alphaAndBetaScaleProductAndPreviousOutput() {
     SplittableRandom random = new SplittableRandom(13);
     float[][] alphaBeta = {{1f, 1f}, {-0.75f, 0.5f}, {2f, 1f}, {0.5f, -1.5f}, {3f, 0f}};
