@@ -1,14 +1,5 @@
 package io.shardtrain.compute.backend;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Future;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -24,9 +15,9 @@ import jdk.incubator.vector.VectorSpecies;
  * Shapes under {@link #SMALL_VOLUME} multiply-adds skip packing ({@link ScalarGemm}).
  *
  * <p>With {@code threads > 1}, large products are split along the larger of m and n into
- * contiguous slices, one per thread: the caller computes the first slice and a pool of
- * {@code threads - 1} daemon threads owned by this instance computes the rest. Pack buffers are
- * per thread, so concurrent calls on one instance are safe.
+ * contiguous slices, one per thread: the caller computes the first slice and {@code threads - 1}
+ * workers owned by this instance ({@link GemmCrew}) compute the rest. Pack buffers are per thread,
+ * so concurrent calls on one instance are safe.
  */
 final class VectorGemm {
   private static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
@@ -53,10 +44,9 @@ final class VectorGemm {
   static final long PARALLEL_VOLUME = 128L * 128 * 128;
 
   private static final ThreadLocal<Workspace> WORKSPACE = ThreadLocal.withInitial(Workspace::new);
-  private static final AtomicInteger POOL_IDS = new AtomicInteger();
 
   private final int threads;
-  private final ExecutorService pool;
+  private final GemmCrew crew;
   /**
    * The last calling thread's workspace: on a thread with many thread-locals (an actor
    * dispatcher's) a ThreadLocal lookup costs a few percent of a training step.
@@ -71,7 +61,7 @@ final class VectorGemm {
       throw new IllegalArgumentException("gemm threads must be at least 1, got " + threads);
     }
     this.threads = threads;
-    this.pool = threads == 1 ? null : newPool(threads - 1);
+    this.crew = threads == 1 ? null : new GemmCrew(threads - 1);
   }
 
   int threads() {
@@ -112,44 +102,16 @@ final class VectorGemm {
     int parts = Math.min(threads, ceilDiv(dim, align));
     int chunk = ceilDiv(ceilDiv(dim, parts), align) * align;
     parts = ceilDiv(dim, chunk);
-    List<Future<?>> pending = new ArrayList<>(parts - 1);
-    for (int part = 1; part < parts; part++) {
+    Runnable[] slices = new Runnable[parts];
+    for (int part = 0; part < parts; part++) {
       int start = part * chunk;
       int len = Math.min(chunk, dim - start);
-      pending.add(pool.submit(() -> slice(WORKSPACE.get(), splitRows, start, len, transA, transB, m, n, k, alpha,
-          a, lda, b, ldb, beta, c, ldc)));
+      slices[part] = part == 0
+          ? () -> slice(workspace(), splitRows, start, len, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+          : () -> slice(WORKSPACE.get(), splitRows, start, len, transA, transB, m, n, k, alpha, a, lda, b, ldb,
+              beta, c, ldc);
     }
-    RuntimeException failure = null;
-    try {
-      slice(workspace(), splitRows, 0, Math.min(chunk, dim), transA, transB, m, n, k, alpha, a, lda, b, ldb,
-          beta, c, ldc);
-    } catch (RuntimeException e) {
-      failure = e;
-    }
-    // The workers write into c, so wait for all of them even if interrupted or one failed.
-    boolean interrupted = false;
-    for (Future<?> f : pending) {
-      while (true) {
-        try {
-          f.get();
-          break;
-        } catch (InterruptedException e) {
-          interrupted = true;
-        } catch (ExecutionException e) {
-          if (failure == null) {
-            failure = e.getCause() instanceof RuntimeException re
-                ? re : new IllegalStateException("gemm worker failed", e.getCause());
-          }
-          break;
-        }
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    crew.run(slices);
   }
 
   private static void slice(Workspace ws, boolean splitRows, int start, int len, boolean transA, boolean transB,
@@ -493,20 +455,6 @@ final class VectorGemm {
 
   private static int roundUp(int x, int multiple) {
     return ceilDiv(x, multiple) * multiple;
-  }
-
-  private static ExecutorService newPool(int workers) {
-    int id = POOL_IDS.incrementAndGet();
-    AtomicInteger count = new AtomicInteger();
-    ThreadPoolExecutor executor = new ThreadPoolExecutor(workers, workers, 30, TimeUnit.SECONDS,
-        new LinkedBlockingQueue<>(), r -> {
-          Thread t = new Thread(r, "shardtrain-gemm-" + id + "-" + count.incrementAndGet());
-          t.setDaemon(true);
-          return t;
-        });
-    // Idle workers exit, so an unreachable backend does not pin threads forever.
-    executor.allowCoreThreadTimeOut(true);
-    return executor;
   }
 
   /** Per-thread pack buffers, reused across calls. */
