@@ -35,9 +35,10 @@ final class LocalCommand implements Callable<Integer> {
   Path saveModel;
   @Option(names = "--export-npy", paramLabel = "DIR", description = "Also write the trained parameters as NumPy .npy files.")
   Path exportNpy;
-  @Option(names = "--profile", description = "Local cluster: print where each trainer's step time went (compute, "
-      + "waiting for pushes, pulls and the master, other) and the cluster's serialization time; the report gets "
-      + "a profile object.")
+  @Option(names = "--profile", description = "Print where the step time went; the report gets a profile object. "
+      + "Local cluster: each trainer's compute, waits for pushes, pulls and the master, other, and the cluster's "
+      + "serialization time. Single process (cpu backend): each backend operation and shape (GEMMs with GFLOP/s), "
+      + "the optimizer, data and other.")
   boolean profile;
 
   @Override
@@ -60,15 +61,12 @@ final class LocalCommand implements Callable<Integer> {
       spec.commandLine().getErr().println("shardtrain: --metrics-port serves a local cluster's nodes (--ps or"
           + " --trainers above 1); a single process has no node, so it is ignored here");
     }
-    if (profile) {
-      spec.commandLine().getErr().println("shardtrain: --profile splits the steps of a local cluster's trainers "
-          + "(--ps or --trainers above 1); a single process has nothing to wait for, so it is ignored here");
-    }
     var data = DataSets.load(settings.dataset(), settings.dataDir());
-    LocalRun.Outcome r = run.single(settings, data);
+    LocalRun.Outcome r = run.single(settings, data, profile);
     Map<String, Object> m = r.summary();
     out.printf("%s: %s steps, %.0f samples/s, test accuracy %.4f, training loss %.4f (moving average)%n",
         settings.dataset(), m.get("steps"), m.get("samples_per_sec"), m.get("test_accuracy"), m.get("final_loss"));
+    r.profile().forEach(out::println);
     writeOutputs(m, r.metrics(), r.title());
     saveModel(r.model(), settings, data.train(), r.version());
     return 0;
@@ -81,6 +79,11 @@ final class LocalCommand implements Callable<Integer> {
     }
     CtrSettings ctr = CtrSettings.fromConfig(config);
     boolean cluster = flags.ps > 0 || trainers > 1;
+    if (profile) {
+      spec.commandLine().getErr().println("shardtrain: --profile splits the steps of an MLP job; a factorization "
+          + "machine's step runs on plain arrays, not on a backend it could time by operation, and its cluster run "
+          + "does not collect the trainers' split, so it is ignored here");
+    }
     if (cluster && LocalRun.blockMode(config) == io.shardtrain.actors.ps.BlockSpec.Mode.ALLREDUCE) {
       throw new IllegalArgumentException("--mode allreduce trains MLPs; a click-through job's table needs a"
           + " parameter server: use --mode sync or async");
@@ -119,7 +122,7 @@ final class LocalCommand implements Callable<Integer> {
     out.printf("%s %s: %s steps per trainer, %.0f samples/s, test accuracy %.4f, training loss %.4f (moving average)%n",
         settings.dataset(), m.get("mode"), m.get("steps"), m.get("samples_per_sec"), m.get("test_accuracy"),
         m.get("final_loss"));
-    if (r.profile() != null) r.profile().lines().forEach(out::println);
+    r.profile().forEach(out::println);
     writeOutputs(m, r.metrics(), r.title());
     saveModel(r.model(), settings, data.train(), r.version());
     return 0;

@@ -8,7 +8,9 @@ import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.PsSettings;
 import io.shardtrain.actors.transport.WireTimings;
 import io.shardtrain.compute.FileTrees;
+import io.shardtrain.compute.backend.Backend;
 import io.shardtrain.compute.backend.Backends;
+import io.shardtrain.compute.backend.TimedBackend;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.persistence.journal.Journal;
 import io.shardtrain.persistence.journal.JournalSettings;
@@ -42,10 +44,11 @@ final class LocalRun {
   /**
    * What a run produced: {@code summary}, the fields of {@code local}'s JSON report;
    * {@code bytesSent}, the bytes the nodes sent while the trainers ran, -1 when not counted (a
-   * single process sends none: 0); {@code profile}, null unless the wire was timed.
+   * single process sends none: 0); {@code profile}, the lines {@code --profile} prints, empty when the
+   * run was not profiled.
    */
   record Outcome(Map<String, Object> summary, MetricsLog metrics, Mlp model, long version, String title,
-      long bytesSent, ProfileReport profile) {}
+      long bytesSent, List<String> profile) {}
 
   private final TrainingFlags flags;
   private final PrintWriter err;
@@ -66,18 +69,36 @@ final class LocalRun {
 
   /** Trains one model in this process. */
   Outcome single(TrainSettings settings, DataSets.TrainTest data) {
+    return single(settings, data, false);
+  }
+
+  /**
+   * Trains one model in this process; {@code profile}: time the steps by backend operation (the
+   * CPU backend's only, see {@link TimedBackend}).
+   */
+  Outcome single(TrainSettings settings, DataSets.TrainTest data, boolean profile) {
     var choice = Backends.create(settings.backend(), settings.computeThreads());
     err.println("shardtrain: backend " + choice.backend().name() + " (" + choice.reason() + "), "
         + settings.computeThreads() + " compute thread(s)");
+    Backend backend = choice.backend();
+    if (profile && !TimedBackend.canTime(backend)) {
+      err.println("shardtrain: --profile splits a single process's steps by operation on the cpu backend only; the "
+          + backend.name() + " backend runs its operations asynchronously on its device, so a clock around each"
+          + " would time their launches: this run is not profiled");
+    } else if (profile) {
+      backend = TimedBackend.wrap(backend);
+    }
     long total = settings.stepsPerTrainer(data.train().size(), 1);
     ProgressBar progress = flags.noProgress ? ProgressBar.messagesOnly(System.err) : ProgressBar.forTerminal(total);
     SingleProcessTraining.Result r;
     MetricsLog metrics = new MetricsLog();
-    try (var backendToClose = choice.backend()) {
-      r = new SingleProcessTraining(settings, choice.backend(), progress, metrics).run(data.train(), data.test());
+    try (var backendToClose = backend) {
+      r = new SingleProcessTraining(settings, backend, progress, metrics).run(data.train(), data.test());
     }
-    return new Outcome(report(settings, r), metrics, r.model(), r.steps(), settings.dataset() + " single process",
-        0, null);
+    Map<String, Object> m = report(settings, r);
+    if (r.profile() != null) m.put("profile", r.profile().json());
+    return new Outcome(m, metrics, r.model(), r.steps(), settings.dataset() + " single process", 0,
+        r.profile() == null ? List.of() : r.profile().lines());
   }
 
   /** Trains a factorization machine on click-through data in this process. */
@@ -107,7 +128,7 @@ final class LocalRun {
     m.put("distinct_rows_per_example", r.distinctRowsPerExample());
     m.put("table_rows", r.tableRows());
     return new Outcome(m, metrics, null, r.steps(), settings.dataset() + " factorization machine, single process", 0,
-        null);
+        List.of());
   }
 
   /**
@@ -167,7 +188,8 @@ final class LocalRun {
       m.put("profile", profile.json());
     }
     return new Outcome(m, metrics, r.model(), r.version(),
-        settings.dataset() + " " + modeName + ", " + trainers + " trainers", bytesSent, profile);
+        settings.dataset() + " " + modeName + ", " + trainers + " trainers", bytesSent,
+        profile == null ? List.of() : profile.lines());
   }
 
   /**
@@ -228,7 +250,7 @@ final class LocalRun {
     m.put("sparse_pull_bytes_per_example", r.pullBytesPerExample());
     m.put("sparse_push_bytes_per_example", r.pushBytesPerExample());
     return new Outcome(m, metrics, null, r.steps(),
-        settings.dataset() + " factorization machine, " + modeName + ", " + trainers + " trainers", -1, null);
+        settings.dataset() + " factorization machine, " + modeName + ", " + trainers + " trainers", -1, List.of());
   }
 
   /** With {@code --metrics-port P}, where node i's meters are ({@code LocalCluster}: P + i). */

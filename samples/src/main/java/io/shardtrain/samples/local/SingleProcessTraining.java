@@ -3,6 +3,7 @@ package io.shardtrain.samples.local;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.Backend;
+import io.shardtrain.compute.backend.TimedBackend;
 import io.shardtrain.compute.data.Batch;
 import io.shardtrain.compute.data.BatchReader;
 import io.shardtrain.compute.data.Dataset;
@@ -17,6 +18,7 @@ import io.shardtrain.compute.optim.Optimizer;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import io.shardtrain.compute.optim.OptimizerState;
 import io.shardtrain.samples.report.MetricsLog;
+import io.shardtrain.samples.report.OpProfileReport;
 import io.shardtrain.samples.report.ProgressBar;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,15 +28,19 @@ import java.util.Locale;
  * Trains an MLP classifier in this process, on one backend, without any actor: the baseline the
  * distributed modes are measured against, and the reference their parameters must equal in sync
  * mode. Throughput counts training steps only (no start-up, data loading or evaluation).
+ *
+ * <p>On a {@link TimedBackend} the run also profiles its steps: each step from reading its batch
+ * to the optimizer's last update, split into the backend's operations (counted during forward and
+ * backward only, so evaluation stays out), the optimizer, the batch read and copy, and the rest.
  */
 public final class SingleProcessTraining {
 
   /** Test-set evaluation after some step. */
   public record Evaluation(long step, int epoch, double testAccuracy, double trainLoss) {}
 
-  /** What a run produced. */
+  /** What a run produced; {@code profile}: null unless the backend was a {@link TimedBackend}. */
   public record Result(long steps, int epochs, long samples, double trainSeconds, double wallSeconds,
-      double finalLoss, double testAccuracy, List<Evaluation> evaluations, Mlp model) {
+      double finalLoss, double testAccuracy, List<Evaluation> evaluations, Mlp model, OpProfileReport profile) {
     public double samplesPerSec() {
       return trainSeconds > 0 ? samples / trainSeconds : 0;
     }
@@ -80,24 +86,45 @@ public final class SingleProcessTraining {
     long samples = 0;
     double lossEma = Double.NaN;
     int epoch = 0;
+    TimedBackend timed = backend instanceof TimedBackend t ? t : null;
+    if (timed != null) timed.recording(false);
+    long profileNanos = 0, dataNanos = 0, optimizerNanos = 0;
     // Forward and backward run where the backend keeps the model (resident on a GPU); the
     // optimizer runs here, on the host values that the step uploads again each time.
     try (GradientStep gradientStep = GradientStep.of(model, batch)) {
       for (long step = 1; step <= totalSteps; step++) {
+        // Without a profile, only the two clock reads samples/s needs.
+        long tRead = timed != null ? System.nanoTime() : 0;
         Batch b = reader.next();
         long t0 = System.nanoTime();
         if (x.rows() != b.size()) x = Tensor.zeros(b.size(), train.dim());
         System.arraycopy(b.features(), 0, x.data(), 0, b.size() * train.dim());
+        long tCopied = 0;
+        if (timed != null) {
+          tCopied = System.nanoTime();
+          timed.recording(true);
+        }
         float loss = gradientStep.forwardBackward(x, b.labels(), p -> { });
         if (!Float.isFinite(loss)) {
           throw new IllegalStateException("training diverged at step " + step + " (loss " + loss
               + "); lower --lr (now " + settings.lr() + ")");
         }
+        long tOptimizer = 0;
+        if (timed != null) {
+          timed.recording(false);
+          tOptimizer = System.nanoTime();
+        }
         for (int i = 0; i < params.size(); i++) {
           Parameter p = params.get(i);
           states.get(i).step(optimizer, schedule, p.value().data(), p.grad().data());
         }
-        trainNanos += System.nanoTime() - t0;
+        long tEnd = System.nanoTime();
+        trainNanos += tEnd - t0;
+        if (timed != null) {
+          profileNanos += tEnd - tRead;
+          dataNanos += tCopied - tRead;
+          optimizerNanos += tEnd - tOptimizer;
+        }
         samples += b.size();
         metrics.step(trainNanos / 1e9, "trainer-1", step, b.size(), loss);
         lossEma = Double.isNaN(lossEma) ? loss : 0.98 * lossEma + 0.02 * loss;
@@ -117,8 +144,10 @@ public final class SingleProcessTraining {
     }
     progress.finish();
     double finalAcc = evaluations.isEmpty() ? evaluate(model, test) : evaluations.get(evaluations.size() - 1).testAccuracy();
+    OpProfileReport profile = timed == null ? null : new OpProfileReport(totalSteps, profileNanos, timed.snapshot(),
+        totalSteps * params.size(), optimizerNanos, dataNanos);
     return new Result(totalSteps, epoch, samples, trainNanos / 1e9, (System.nanoTime() - wallStart) / 1e9,
-        lossEma, finalAcc, evaluations, model);
+        lossEma, finalAcc, evaluations, model, profile);
   }
 
   /** Accuracy of {@code model} on {@code data}, in batches of 1000. */

@@ -193,6 +193,56 @@ class ShardTrainCliTest {
   }
 
   @Test
+  void profileSplitsASingleProcesssStepsByOperationLeavingEvaluationOut() throws IOException {
+    Path report = dataDir.resolve("single-profile.json");
+    // Evaluating every 2 steps runs predict's GEMMs (256 test rows) many times: none may be counted.
+    Run r = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--hidden", "16,8",
+        "--batch", "32", "--steps", "6", "--eval-every", "2", "--compute-threads", "1", "--no-progress", "--profile",
+        "--report", report.toString());
+    assertEquals(0, r.exit(), r.err());
+    assertFalse(r.err().contains("ignored"), r.err());
+    String json = Files.readString(report);
+    int at = json.indexOf("\"profile\": {");
+    assertTrue(at >= 0, json);
+    String profile = json.substring(at);
+    assertEquals(6, field(profile, "steps"));
+    long wall = (long) field(profile, "wall_ns");
+    Matcher m = Pattern.compile("\"op\": \"([^\"]+)\",\\s*\"calls\": (\\d+),\\s*\"ns\": (\\d+),\\s*\"ms_per_step\": "
+        + "[-0-9.eE]+,\\s*\"share\": [-0-9.eE]+(,\\s*\"gflops\": ([-0-9.eE]+))?").matcher(profile);
+    java.util.Map<String, Long> calls = new java.util.HashMap<>();
+    long sum = 0, measured = 0;
+    int gemms = 0;
+    while (m.find()) {
+      String op = m.group(1);
+      long ns = Long.parseLong(m.group(3));
+      assertTrue(ns >= 0, "a negative part in " + m.group());
+      calls.put(op, Long.parseLong(m.group(2)));
+      sum += ns;
+      if (!op.equals("other")) measured += ns;
+      if (op.startsWith("gemm ")) {
+        gemms++;
+        assertTrue(m.group(5) != null && Double.parseDouble(m.group(5)) > 0, "no GFLOP/s in " + m.group());
+      } else {
+        assertTrue(m.group(5) == null, "a rate for a part that is no GEMM: " + m.group());
+      }
+    }
+    assertTrue(measured <= wall, "the measured parts exceed the step time in\n" + profile);
+    assertEquals(wall, sum, "other is the rest of the step time:\n" + profile);
+    // 64 -> 16 -> 8 -> 10 (the loader counts Fashion-MNIST's ten classes): three forward, three
+    // weight-gradient and two input-gradient GEMMs a step.
+    assertEquals(8, gemms, profile);
+    assertEquals(6L, calls.get("gemm 32x64x16"), "one first-layer GEMM per training step only:\n" + profile);
+    assertEquals(6L, calls.get("gemm 32x8x16:nt"), profile);
+    assertEquals(6L, calls.get("softmaxCrossEntropy 32x10"), profile);
+    assertEquals(6L, calls.get("data"), profile);
+    assertEquals(6L * 6, calls.get("optimizer"), "six parameters updated per step:\n" + profile);
+    // The evaluations run on the 256 test rows at once.
+    assertFalse(calls.keySet().stream().anyMatch(op -> op.contains("256")), "evaluation was counted:\n" + profile);
+    assertTrue(r.out().contains("profile single process: 6 steps, "), r.out());
+    assertTrue(r.out().contains("profile   gemm 64x32x16:tn: "), r.out());
+  }
+
+  @Test
   void unknownFlagIsOneLineAndExitCode2() {
     Run r = run("local", "--learning-rate", "0.1");
     assertEquals(2, r.exit());

@@ -1,0 +1,322 @@
+package io.shardtrain.compute.backend;
+
+import io.shardtrain.compute.Tensor;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A {@link CpuBackend} wrapped so that each call is passed on and added up, per operation and
+ * shape: how often it ran and the wall time it took, what a single process's step profile splits
+ * the step into. The key is the operation
+ * and its shape: {@code gemm MxKxN} of op(A) op(B), with {@code :tn}, {@code :nt} or {@code :tt}
+ * when an operand is transposed (as {@code bench gemm} writes shapes), and for the other
+ * operations the shape of the tensor they run over, e.g. {@code relu 64x512} or
+ * {@code columnSums 64x512}.
+ *
+ * <p>CPU only: a device backend returns before its kernels finish, so a clock around each call
+ * would time launches, and the wrapper would hide its resident step ({@code ResidentMlpBackend}),
+ * so that every operation would move its operands instead.
+ *
+ * <p>Each call costs two clock reads and a lookup in a small table keyed by the operation and its
+ * dimensions; the key's text is built once, when a shape first runs. Calls made while
+ * {@link #recording} is off are passed on and not counted. Not thread-safe, like the models that
+ * call it.
+ */
+public final class TimedBackend implements Backend {
+
+  /**
+   * {@code calls} of operation {@code op} took {@code nanos} of wall time; {@code flops}: their
+   * floating-point operations, counted for GEMM only ({@code 2 M N K} a call), else 0.
+   */
+  public record OpTime(String op, long calls, long nanos, long flops) {}
+
+  private enum Op {
+    GEMM("gemm"), AXPY("axpy"), SCALE("scale"), ADD("add"), MUL("mul"), ADD_ROW_VECTOR("addRowVector"),
+    COLUMN_SUMS("columnSums"), ROW_SUMS("rowSums"), ROW_MAX("rowMax"), ROW_ARGMAX("rowArgmax"), RELU("relu"),
+    RELU_BACKWARD("reluBackward"), TANH("tanh"), TANH_BACKWARD("tanhBackward"), SIGMOID("sigmoid"),
+    SIGMOID_BACKWARD("sigmoidBackward"), SOFTMAX_CROSS_ENTROPY("softmaxCrossEntropy"),
+    LOGISTIC_LOSS("logisticLoss"), GATHER("gather"), SCATTER_ADD("scatterAdd");
+
+    private static final Op[] ALL = values();
+    /** The method's name. */
+    final String label;
+
+    Op(String label) {
+      this.label = label;
+    }
+  }
+
+  /** One key's totals; {@code code} is the operation's ordinal times 4 plus GEMM's transposes. */
+  private static final class Entry {
+    final int code, a, b, c;
+    final String key;
+    long calls, nanos, flops;
+
+    Entry(int code, int a, int b, int c) {
+      this.code = code;
+      this.a = a;
+      this.b = b;
+      this.c = c;
+      this.key = key(code, a, b, c);
+    }
+  }
+
+  private final Backend inner;
+  private Entry[] table = new Entry[64];
+  private final List<Entry> order = new ArrayList<>();
+  private boolean recording = true;
+
+  private TimedBackend(Backend inner) {
+    this.inner = inner;
+  }
+
+  /** {@code inner} timed; refused for any backend but {@link CpuBackend} (see the class comment). */
+  public static TimedBackend wrap(Backend inner) {
+    if (!canTime(inner)) {
+      throw new IllegalArgumentException("per-operation timing is for the cpu backend only, not '" + inner.name()
+          + "': a device runs its operations asynchronously, so a clock around each call would time its launches");
+    }
+    return new TimedBackend(inner);
+  }
+
+  /** Whether {@link #wrap} takes {@code backend}. */
+  public static boolean canTime(Backend backend) {
+    return backend instanceof CpuBackend;
+  }
+
+  /** Count the calls from now on ({@code true}, the start) or pass them on uncounted. */
+  public void recording(boolean on) {
+    recording = on;
+  }
+
+  /** Every key counted so far, in the order each first ran; a copy that later calls leave alone. */
+  public List<OpTime> snapshot() {
+    List<OpTime> out = new ArrayList<>(order.size());
+    for (Entry e : order) out.add(new OpTime(e.key, e.calls, e.nanos, e.flops));
+    return List.copyOf(out);
+  }
+
+  private void count(Op op, int variant, int a, int b, int c, long flops, long t0) {
+    long nanos = System.nanoTime() - t0;
+    if (!recording) return;
+    int code = op.ordinal() * 4 + variant;
+    Entry e = find(code, a, b, c);
+    e.calls++;
+    e.nanos += nanos;
+    e.flops += flops;
+  }
+
+  private void count(Op op, Tensor t, long t0) {
+    count(op, 0, rows(t), t.cols(), 0, 0, t0);
+  }
+
+  /** Rows of a matrix (anything above rank 2 counted as rows of its last dimension); -1 for a vector. */
+  private static int rows(Tensor t) {
+    return t.rank() == 1 ? -1 : t.size() / Math.max(1, t.cols());
+  }
+
+  private Entry find(int code, int a, int b, int c) {
+    int mask = table.length - 1;
+    int i = hash(code, a, b, c) & mask;
+    for (Entry e = table[i]; e != null; i = (i + 1) & mask, e = table[i]) {
+      if (e.code == code && e.a == a && e.b == b && e.c == c) return e;
+    }
+    Entry e = new Entry(code, a, b, c);
+    order.add(e);
+    // At most half full, so a probe ends soon.
+    if (2 * order.size() > table.length) {
+      table = new Entry[table.length * 2];
+      for (Entry old : order) place(old);
+    } else {
+      table[i] = e;
+    }
+    return e;
+  }
+
+  private void place(Entry e) {
+    int mask = table.length - 1;
+    int i = hash(e.code, e.a, e.b, e.c) & mask;
+    while (table[i] != null) i = (i + 1) & mask;
+    table[i] = e;
+  }
+
+  private static int hash(int code, int a, int b, int c) {
+    int h = (((code * 31 + a) * 31 + b) * 31 + c) * 0x9E3779B9;
+    return h ^ (h >>> 16);
+  }
+
+  private static String key(int code, int a, int b, int c) {
+    Op op = Op.ALL[code / 4];
+    if (op == Op.GEMM) {
+      String t = switch (code % 4) {
+        case 1 -> ":nt";
+        case 2 -> ":tn";
+        case 3 -> ":tt";
+        default -> "";
+      };
+      return "gemm " + a + "x" + b + "x" + c + t;
+    }
+    String shape = (a < 0 ? "" : a + "x") + b;
+    if (op == Op.GATHER) return "gather " + shape + " from " + c + " rows";
+    if (op == Op.SCATTER_ADD) return "scatterAdd " + shape + " into " + c + " rows";
+    return op.label + " " + shape;
+  }
+
+  @Override
+  public String name() {
+    return inner.name();
+  }
+
+  @Override
+  public int threads() {
+    return inner.threads();
+  }
+
+  @Override
+  public void gemm(boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c) {
+    long t0 = System.nanoTime();
+    inner.gemm(transA, transB, alpha, a, b, beta, c);
+    int m = c.rows(), n = c.cols(), k = transA ? a.rows() : a.cols();
+    count(Op.GEMM, (transA ? 2 : 0) + (transB ? 1 : 0), m, k, n, 2L * m * n * k, t0);
+  }
+
+  @Override
+  public void axpy(float alpha, Tensor x, Tensor y) {
+    long t0 = System.nanoTime();
+    inner.axpy(alpha, x, y);
+    count(Op.AXPY, y, t0);
+  }
+
+  @Override
+  public void scale(float alpha, Tensor x) {
+    long t0 = System.nanoTime();
+    inner.scale(alpha, x);
+    count(Op.SCALE, x, t0);
+  }
+
+  @Override
+  public void add(Tensor a, Tensor b, Tensor out) {
+    long t0 = System.nanoTime();
+    inner.add(a, b, out);
+    count(Op.ADD, out, t0);
+  }
+
+  @Override
+  public void mul(Tensor a, Tensor b, Tensor out) {
+    long t0 = System.nanoTime();
+    inner.mul(a, b, out);
+    count(Op.MUL, out, t0);
+  }
+
+  @Override
+  public void addRowVector(Tensor m, Tensor v) {
+    long t0 = System.nanoTime();
+    inner.addRowVector(m, v);
+    count(Op.ADD_ROW_VECTOR, m, t0);
+  }
+
+  @Override
+  public void columnSums(Tensor m, Tensor out) {
+    long t0 = System.nanoTime();
+    inner.columnSums(m, out);
+    count(Op.COLUMN_SUMS, m, t0);
+  }
+
+  @Override
+  public void rowSums(Tensor m, Tensor out) {
+    long t0 = System.nanoTime();
+    inner.rowSums(m, out);
+    count(Op.ROW_SUMS, m, t0);
+  }
+
+  @Override
+  public void rowMax(Tensor m, Tensor out) {
+    long t0 = System.nanoTime();
+    inner.rowMax(m, out);
+    count(Op.ROW_MAX, m, t0);
+  }
+
+  @Override
+  public void rowArgmax(Tensor m, int[] out) {
+    long t0 = System.nanoTime();
+    inner.rowArgmax(m, out);
+    count(Op.ROW_ARGMAX, m, t0);
+  }
+
+  @Override
+  public void relu(Tensor x, Tensor out) {
+    long t0 = System.nanoTime();
+    inner.relu(x, out);
+    count(Op.RELU, x, t0);
+  }
+
+  @Override
+  public void reluBackward(Tensor x, Tensor gradOut, Tensor gradIn) {
+    long t0 = System.nanoTime();
+    inner.reluBackward(x, gradOut, gradIn);
+    count(Op.RELU_BACKWARD, x, t0);
+  }
+
+  @Override
+  public void tanh(Tensor x, Tensor out) {
+    long t0 = System.nanoTime();
+    inner.tanh(x, out);
+    count(Op.TANH, x, t0);
+  }
+
+  @Override
+  public void tanhBackward(Tensor y, Tensor gradOut, Tensor gradIn) {
+    long t0 = System.nanoTime();
+    inner.tanhBackward(y, gradOut, gradIn);
+    count(Op.TANH_BACKWARD, y, t0);
+  }
+
+  @Override
+  public void sigmoid(Tensor x, Tensor out) {
+    long t0 = System.nanoTime();
+    inner.sigmoid(x, out);
+    count(Op.SIGMOID, x, t0);
+  }
+
+  @Override
+  public void sigmoidBackward(Tensor y, Tensor gradOut, Tensor gradIn) {
+    long t0 = System.nanoTime();
+    inner.sigmoidBackward(y, gradOut, gradIn);
+    count(Op.SIGMOID_BACKWARD, y, t0);
+  }
+
+  @Override
+  public float softmaxCrossEntropy(Tensor logits, int[] labels, Tensor probs, Tensor gradLogits) {
+    long t0 = System.nanoTime();
+    float loss = inner.softmaxCrossEntropy(logits, labels, probs, gradLogits);
+    count(Op.SOFTMAX_CROSS_ENTROPY, logits, t0);
+    return loss;
+  }
+
+  @Override
+  public float logisticLoss(Tensor logits, float[] labels, Tensor probs, Tensor gradLogits) {
+    long t0 = System.nanoTime();
+    float loss = inner.logisticLoss(logits, labels, probs, gradLogits);
+    count(Op.LOGISTIC_LOSS, logits, t0);
+    return loss;
+  }
+
+  @Override
+  public void gather(Tensor table, int[] ids, Tensor out) {
+    long t0 = System.nanoTime();
+    inner.gather(table, ids, out);
+    count(Op.GATHER, 0, ids.length, table.cols(), table.rows(), 0, t0);
+  }
+
+  @Override
+  public void scatterAdd(Tensor grad, int[] ids, Tensor tableGrad) {
+    long t0 = System.nanoTime();
+    inner.scatterAdd(grad, ids, tableGrad);
+    count(Op.SCATTER_ADD, 0, ids.length, tableGrad.cols(), tableGrad.rows(), 0, t0);
+  }
+
+  @Override
+  public void close() {
+    inner.close();
+  }
+}

@@ -1,0 +1,132 @@
+package io.shardtrain.samples.report;
+
+import io.shardtrain.compute.backend.TimedBackend;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * What {@code --profile} shows of a single-process run: where its training steps' time went, by
+ * backend operation and shape ({@link TimedBackend}), the optimizer, {@code data} (the next batch
+ * read and copied into the input) and {@code other}, the rest of the step, as printed lines and as
+ * the report's {@code profile} object. Parts are whole nanoseconds, so they add up to the step
+ * time exactly; means per step are milliseconds.
+ */
+public final class OpProfileReport {
+  static final String OPTIMIZER = "optimizer";
+  static final String DATA = "data";
+  static final String OTHER = "other";
+  private static final String SCOPE = "training steps only, each from reading its batch to the optimizer's last"
+      + " update; evaluation is left out. samples_per_sec counts from after the read, so it leaves data's read out";
+  private static final String OTHER_INCLUDES = "what runs outside the backend in a step: Dense.forward copying the"
+      + " bias into every output row (part of each layer, not timed apart), the loss check and the timers";
+
+  /**
+   * One part of the step: a backend operation and shape, or {@code optimizer}, {@code data} or
+   * {@code other}; {@code flops}: GEMM's floating-point operations, else 0.
+   */
+  public record Part(String name, long calls, long nanos, long flops) {}
+
+  private final long steps;
+  private final long wallNanos;
+  private final long backendNanos;
+  private final List<Part> parts;
+
+  /**
+   * {@code steps} steps took {@code wallNanos}; of that, {@code ops} ran on the backend,
+   * {@code optimizerNanos} in {@code optimizerCalls} parameter updates and {@code dataNanos} read
+   * and copied batches. The rest is {@code other}.
+   */
+  public OpProfileReport(long steps, long wallNanos, List<TimedBackend.OpTime> ops, long optimizerCalls,
+      long optimizerNanos, long dataNanos) {
+    this.steps = steps;
+    this.wallNanos = wallNanos;
+    List<Part> all = new ArrayList<>();
+    long backend = 0;
+    for (TimedBackend.OpTime op : ops) {
+      all.add(new Part(op.op(), op.calls(), op.nanos(), op.flops()));
+      backend += op.nanos();
+    }
+    this.backendNanos = backend;
+    all.add(new Part(OPTIMIZER, optimizerCalls, optimizerNanos, 0));
+    all.add(new Part(DATA, steps, dataNanos, 0));
+    all.add(new Part(OTHER, steps, wallNanos - backend - optimizerNanos - dataNanos, 0));
+    // Longest first; a stable sort keeps first-run order among equals.
+    all.sort(Comparator.comparingLong(Part::nanos).reversed());
+    this.parts = List.copyOf(all);
+  }
+
+  /** Every part, longest first; they add up to the steps' wall time. */
+  public List<Part> parts() {
+    return parts;
+  }
+
+  /** The total first, then one line per part, longest first. */
+  public List<String> lines() {
+    List<String> lines = new ArrayList<>();
+    lines.add(String.format(Locale.ROOT, "profile single process: %d steps, %.3f ms per step = backend operations"
+        + " %s + %s %s + %s %s + %s %s", steps, millisPerStep(wallNanos), figure(backendNanos), OPTIMIZER,
+        figure(part(OPTIMIZER).nanos()), DATA, figure(part(DATA).nanos()), OTHER, figure(part(OTHER).nanos())));
+    for (Part p : parts) {
+      StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "profile   %s: %.3f ms (%.1f%%)", p.name(),
+          millisPerStep(p.nanos()), 100 * share(p.nanos())));
+      if (!p.name().equals(OTHER)) sb.append(", ").append(callsPerStep(p.calls())).append(" per step");
+      if (p.flops() > 0) sb.append(String.format(Locale.ROOT, ", %.1f GFLOP/s", gflops(p)));
+      lines.add(sb.toString());
+    }
+    return lines;
+  }
+
+  /** The report's {@code profile} object. */
+  public Map<String, Object> json() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("scope", SCOPE);
+    m.put("other_includes", OTHER_INCLUDES);
+    m.put("steps", steps);
+    m.put("wall_ns", wallNanos);
+    m.put("ms_per_step", millisPerStep(wallNanos));
+    m.put("backend_ms_per_step", millisPerStep(backendNanos));
+    List<Object> list = new ArrayList<>();
+    for (Part p : parts) {
+      Map<String, Object> o = new LinkedHashMap<>();
+      o.put("op", p.name());
+      o.put("calls", p.calls());
+      o.put("ns", p.nanos());
+      o.put("ms_per_step", millisPerStep(p.nanos()));
+      o.put("share", share(p.nanos()));
+      if (p.flops() > 0) o.put("gflops", gflops(p));
+      list.add(o);
+    }
+    m.put("ops", list);
+    return m;
+  }
+
+  private Part part(String name) {
+    return parts.stream().filter(p -> p.name().equals(name)).findFirst().orElseThrow();
+  }
+
+  private String figure(long nanos) {
+    return String.format(Locale.ROOT, "%.3f (%.1f%%)", millisPerStep(nanos), 100 * share(nanos));
+  }
+
+  private String callsPerStep(long calls) {
+    String n = calls % Math.max(1, steps) == 0 ? String.valueOf(calls / Math.max(1, steps))
+        : String.format(Locale.ROOT, "%.2f", (double) calls / steps);
+    return n + (n.equals("1") ? " call" : " calls");
+  }
+
+  private double millisPerStep(long nanos) {
+    return steps == 0 ? 0 : nanos / 1e6 / steps;
+  }
+
+  private double share(long nanos) {
+    return wallNanos == 0 ? 0 : (double) nanos / wallNanos;
+  }
+
+  private static double gflops(Part p) {
+    return p.nanos() == 0 ? 0 : (double) p.flops() / p.nanos();
+  }
+}

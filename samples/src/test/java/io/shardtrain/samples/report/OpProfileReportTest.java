@@ -1,0 +1,59 @@
+package io.shardtrain.samples.report;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import io.shardtrain.compute.backend.TimedBackend.OpTime;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class OpProfileReportTest {
+  private static final long MS = 1_000_000;
+
+  private static OpProfileReport report() {
+    // 10 steps of 10 ms: 6 ms on the backend, 2 in the optimizer, 1 reading data, 1 left.
+    List<OpTime> ops = List.of(
+        new OpTime("gemm 64x784x512", 10, 40 * MS, 10 * 2L * 64 * 784 * 512),
+        new OpTime("relu 64x512", 10, 5 * MS, 0),
+        new OpTime("gemm 784x64x512:tn", 20, 15 * MS, 20 * 2L * 784 * 64 * 512));
+    return new OpProfileReport(10, 100 * MS, ops, 40, 20 * MS, 15 * MS);
+  }
+
+  @Test
+  void printsTheTotalThenEveryPartLongestFirstWithCallsPerStepAndGemmRates() {
+    assertEquals(List.of(
+        "profile single process: 10 steps, 10.000 ms per step = backend operations 6.000 (60.0%) + optimizer 2.000"
+            + " (20.0%) + data 1.500 (15.0%) + other 0.500 (5.0%)",
+        "profile   gemm 64x784x512: 4.000 ms (40.0%), 1 call per step, 12.8 GFLOP/s",
+        "profile   optimizer: 2.000 ms (20.0%), 4 calls per step",
+        "profile   gemm 784x64x512:tn: 1.500 ms (15.0%), 2 calls per step, 68.5 GFLOP/s",
+        "profile   data: 1.500 ms (15.0%), 1 call per step",
+        "profile   relu 64x512: 0.500 ms (5.0%), 1 call per step",
+        "profile   other: 0.500 ms (5.0%)"),
+        report().lines());
+  }
+
+  @Test
+  @SuppressWarnings("unchecked")
+  void theReportsProfileHasEveryPartInNanosecondsAddingUpToTheWallTime() {
+    Map<String, Object> json = report().json();
+    assertEquals(10L, json.get("steps"));
+    assertEquals(100 * MS, json.get("wall_ns"));
+    assertEquals(10.0, (double) json.get("ms_per_step"), 1e-12);
+    assertEquals(6.0, (double) json.get("backend_ms_per_step"), 1e-12);
+    List<Map<String, Object>> ops = (List<Map<String, Object>>) (List<?>) json.get("ops");
+    assertEquals(List.of("gemm 64x784x512", "optimizer", "gemm 784x64x512:tn", "data", "relu 64x512", "other"),
+        ops.stream().map(o -> o.get("op")).toList());
+    long sum = 0;
+    for (Map<String, Object> o : ops) sum += (long) o.get("ns");
+    assertEquals(100 * MS, sum);
+    Map<String, Object> gemm = ops.get(0);
+    assertEquals(10L, gemm.get("calls"));
+    assertEquals(4.0, (double) gemm.get("ms_per_step"), 1e-12);
+    assertEquals(0.4, (double) gemm.get("share"), 1e-12);
+    assertEquals(2.0 * 64 * 784 * 512 / 4e6, (double) gemm.get("gflops"), 1e-9);
+    assertFalse(ops.get(4).containsKey("gflops"), "relu has no rate: " + ops.get(4));
+    assertEquals(5 * MS, ops.get(5).get("ns"));
+  }
+}
