@@ -96,6 +96,21 @@ public final class BatchReader {
    * starting the next epoch first when the current one is done.
    */
   public Batch next(int limit) {
+    return next(limit, null);
+  }
+
+  /**
+   * The next batch as {@link #next()}, its features written into {@code features} when that is
+   * their size (then the batch's {@link Batch#features()} is that array; a short last batch of an
+   * epoch gets a new one). A loop
+   * that is done with each batch before it reads the next thus allocates no feature array per
+   * step.
+   */
+  public Batch next(float[] features) {
+    return next(batchSize, features);
+  }
+
+  private Batch next(int limit, float[] reuse) {
     if (limit < 1) throw new IllegalArgumentException("batch limit must be at least 1, not " + limit);
     if (epochDone()) {
       epoch++;
@@ -108,7 +123,7 @@ public final class BatchReader {
       int p = (int) offset + k;
       indices[k] = from + (ord == null ? p : ord[p]);
     }
-    float[] features = new float[count * data.dim()];
+    float[] features = reuse != null && reuse.length == count * data.dim() ? reuse : new float[count * data.dim()];
     data.copyFeatures(indices, 0, count, features);
     int[] labels = null;
     float[] targets = null;

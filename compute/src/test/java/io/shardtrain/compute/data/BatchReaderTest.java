@@ -35,6 +35,25 @@ class BatchReaderTest {
   }
 
   @Test
+  void aReusedFeatureArrayGetsTheSameBatchesAndAShortLastBatchGetsItsOwn() {
+    BatchReader plain = new BatchReader(data(), 5, 11L, true, ReaderPosition.START);
+    BatchReader reusing = new BatchReader(data(), 5, 11L, true, ReaderPosition.START);
+    float[] buffer = new float[5 * 2];
+    for (int i = 0; i < 10; i++) {
+      Batch expected = plain.next();
+      Batch actual = reusing.next(buffer);
+      assertArrayEquals(expected.indices(), actual.indices(), "batch " + i);
+      assertArrayEquals(expected.labels(), actual.labels(), "batch " + i);
+      assertArrayEquals(expected.features(), actual.features(), "batch " + i);
+      assertEquals(expected.positionAfter(), actual.positionAfter());
+      // 23 examples in batches of 5: every fifth batch is the epoch's last, of 3.
+      boolean last = i % 5 == 4;
+      assertEquals(last ? 3 : 5, actual.size());
+      assertEquals(!last, actual.features() == buffer, "batch " + i + " written into the given array");
+    }
+  }
+
+  @Test
   void everyExampleExactlyOncePerEpochWithMatchingFeaturesAndLabels() {
     BatchReader r = new BatchReader(data(), 5, 11L, true, ReaderPosition.START);
     for (int e = 0; e < 3; e++) {

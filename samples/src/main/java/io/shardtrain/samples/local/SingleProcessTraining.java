@@ -80,7 +80,8 @@ public final class SingleProcessTraining {
     long totalSteps = settings.stepsPerTrainer(train.size(), 1);
     LearningRateSchedule schedule = LearningRateSchedule.parse(settings.lrScheduleFor(totalSteps), (float) settings.lr());
     BatchReader reader = new BatchReader(train, batch, settings.seed(), true, new ReaderPosition(0, 0));
-    Tensor x = Tensor.zeros(batch, train.dim());
+    Tensor full = Tensor.zeros(batch, train.dim());
+    Tensor x;
     List<Evaluation> evaluations = new ArrayList<>();
     long trainNanos = 0;
     long samples = 0;
@@ -95,10 +96,10 @@ public final class SingleProcessTraining {
       for (long step = 1; step <= totalSteps; step++) {
         // Without a profile, only the two clock reads samples/s needs.
         long tRead = timed != null ? System.nanoTime() : 0;
-        Batch b = reader.next();
+        // The reader writes a full batch straight into the model's input; a short one gets its own tensor.
+        Batch b = reader.next(full.data());
         long t0 = System.nanoTime();
-        if (x.rows() != b.size()) x = Tensor.zeros(b.size(), train.dim());
-        System.arraycopy(b.features(), 0, x.data(), 0, b.size() * train.dim());
+        x = b.features() == full.data() ? full : Tensor.wrap(b.features(), b.size(), train.dim());
         long tCopied = 0;
         if (timed != null) {
           tCopied = System.nanoTime();
