@@ -1,7 +1,6 @@
 package io.shardtrain.compute.backend;
 
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -143,7 +142,8 @@ final class VectorGemm {
       if (transA || k < VL) {
         narrow(ws, transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
       } else {
-        dots(ws, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+        DotGemm.gemm(transB ? null : ws.transposed(n * k), transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta,
+            c, cOff, ldc);
       }
       return;
     }
@@ -193,76 +193,6 @@ final class VectorGemm {
         for (int j = 0, ti = i; j < n; j++, ti += m) c[ci + j] = t[ti] + beta * c[ci + j];
       }
     }
-  }
-
-  /**
-   * A narrow product whose A rows are contiguous (the output layer's forward) as dot products of
-   * A's rows with op(B)'s columns, vectorized along k, four rows at a time: no packing of A, and
-   * no padding of the few columns.
-   */
-  private static void dots(Workspace ws, boolean transB, int m, int n, int k, float alpha,
-      float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
-    // op(B)'s columns as rows: B as stored when transposed, else a copy (n x k, small as n is).
-    float[] bt = b;
-    int btOff = bOff, ldbt = ldb;
-    if (!transB) {
-      bt = ws.transposed(n * k);
-      btOff = 0;
-      ldbt = k;
-      for (int p = 0; p < k; p++) {
-        for (int j = 0, src = bOff + p * ldb; j < n; j++) bt[j * k + p] = b[src + j];
-      }
-    }
-    int kv = SPECIES.loopBound(k);
-    int i = 0;
-    for (; i + 4 <= m; i += 4) {
-      int a0 = aOff + i * lda, a1 = a0 + lda, a2 = a1 + lda, a3 = a2 + lda;
-      for (int j = 0; j < n; j++) {
-        int bj = btOff + j * ldbt;
-        FloatVector s0 = FloatVector.zero(SPECIES);
-        FloatVector s1 = FloatVector.zero(SPECIES);
-        FloatVector s2 = FloatVector.zero(SPECIES);
-        FloatVector s3 = FloatVector.zero(SPECIES);
-        for (int p = 0; p < kv; p += VL) {
-          FloatVector y = FloatVector.fromArray(SPECIES, bt, bj + p);
-          s0 = FloatVector.fromArray(SPECIES, a, a0 + p).fma(y, s0);
-          s1 = FloatVector.fromArray(SPECIES, a, a1 + p).fma(y, s1);
-          s2 = FloatVector.fromArray(SPECIES, a, a2 + p).fma(y, s2);
-          s3 = FloatVector.fromArray(SPECIES, a, a3 + p).fma(y, s3);
-        }
-        float d0 = s0.reduceLanes(VectorOperators.ADD), d1 = s1.reduceLanes(VectorOperators.ADD);
-        float d2 = s2.reduceLanes(VectorOperators.ADD), d3 = s3.reduceLanes(VectorOperators.ADD);
-        for (int p = kv; p < k; p++) {
-          float y = bt[bj + p];
-          d0 += a[a0 + p] * y;
-          d1 += a[a1 + p] * y;
-          d2 += a[a2 + p] * y;
-          d3 += a[a3 + p] * y;
-        }
-        int ci = cOff + i * ldc + j;
-        store(c, ci, alpha * d0, beta);
-        store(c, ci + ldc, alpha * d1, beta);
-        store(c, ci + 2 * ldc, alpha * d2, beta);
-        store(c, ci + 3 * ldc, alpha * d3, beta);
-      }
-    }
-    for (; i < m; i++) {
-      int ai = aOff + i * lda;
-      for (int j = 0; j < n; j++) {
-        int bj = btOff + j * ldbt;
-        FloatVector s0 = FloatVector.zero(SPECIES);
-        for (int p = 0; p < kv; p += VL) {
-          s0 = FloatVector.fromArray(SPECIES, a, ai + p).fma(FloatVector.fromArray(SPECIES, bt, bj + p), s0);
-        }
-        float d = s0.reduceLanes(VectorOperators.ADD);
-        for (int p = kv; p < k; p++) d += a[ai + p] * bt[bj + p];
-        store(c, cOff + i * ldc + j, alpha * d, beta);
-      }
-    }
-  }
-
-  private static void store(float[] c, int at, float value, float beta) {
-    c[at] = beta == 0f ? value : value + beta * c[at];
   }
 
   /**
