@@ -10,7 +10,8 @@ import jdk.incubator.vector.VectorSpecies;
 /**
  * The CPU backend. GEMM is a packed, register-blocked JDK Vector API kernel split over
  * {@code threads} threads for large shapes ({@link VectorGemm}); the element-wise operations are
- * memory-bound loops the JIT vectorizes well, so they stay plain and single-threaded.
+ * memory-bound loops the JIT vectorizes well, so they stay plain and single-threaded, except the
+ * rectifier's, written with the Vector API because the JIT left its select a branch.
  */
 public final class CpuBackend implements Backend {
   private static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;

@@ -433,12 +433,10 @@ final class VectorGemm {
           }
         }
       } else {
-        // k outer: the stores run contiguously and the cols rows being read stay in L1.
-        int src0 = bOff + (jc + jr) * ldb + pc;
-        for (int p = 0; p < kc; p++) {
-          int d = base + p * NR;
-          for (int j = 0, src = src0 + p; j < cols; j++, src += ldb) {
-            bp[d + j] = b[src];
+        for (int j = 0; j < cols; j++) {
+          int src = bOff + (jc + jr + j) * ldb + pc;
+          for (int p = 0, d = base + j; p < kc; p++, d += NR) {
+            bp[d] = b[src + p];
           }
         }
       }
