@@ -8,7 +8,7 @@ import java.util.concurrent.locks.LockSupport;
  * The threads that compute the slices of a parallel GEMM besides the caller's own.
  *
  * <p>A training step calls a handful of products of a fraction of a millisecond each, one right
- * after another. Waking a parked thread for each of them (an executor's queue) cost 40-60 µs a
+ * after another. Waking a parked thread for each of them (an executor's queue) cost tens of µs a
  * product on this project's virtual machines, which halved what a second thread gave. So a worker
  * spins for {@link #SPIN_NANOS} after each slice, waiting for the next, and the caller spins while
  * its slices finish; only a worker idle for longer parks, and one idle for {@link #IDLE_NANOS}
