@@ -8,9 +8,10 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p>{@code C = alpha * op(A) * op(B) + beta * C} is blocked over n ({@link #NC}), k ({@link #KC})
  * and m ({@link #MC}). Each block of op(B) is packed into {@link #NR}-column micro-panels and each
- * block of op(A) (scaled by alpha) into {@link #MR}-row micro-panels, so the micro-kernel reads
- * both operands contiguously and never sees a transpose. The micro-kernel keeps an MR x NR tile of
- * C in {@code 2 * MR} vector accumulators and does one broadcast and two FMAs per row and k step.
+ * block of op(A) (scaled by alpha) into micro-panels of {@link #MR} rows ({@link #MR_TALL} for a
+ * tall A), so the micro-kernel reads both operands contiguously and never sees a transpose. The
+ * micro-kernel keeps an mr x NR tile of C in {@code 2 * mr} vector accumulators and does one
+ * broadcast and two FMAs per row and k step.
  * Edge tiles are computed into a zero-padded scratch tile and merged into C element by element.
  * Shapes under {@link #SMALL_VOLUME} multiply-adds skip packing ({@link ScalarGemm}).
  *
@@ -26,10 +27,17 @@ final class VectorGemm {
   static final int NR = 2 * VL;
   /** Micro-tile rows; 8 x 2 accumulators fit the 32 AVX-512 registers, 6 x 2 the 16 of AVX2. */
   static final int MR = VL >= 16 ? 8 : 6;
+  /**
+   * Micro-tile rows where op(A) has at least {@link #TALL_ROWS} rows, with AVX-512: 12 x 2
+   * accumulators, three loads for every 24 FMAs against two for 16. A batch of 64 rows would pad
+   * its last tile of 12 by a third, so short products keep {@link #MR}.
+   */
+  static final int MR_TALL = VL >= 16 ? 12 : MR;
+  static final int TALL_ROWS = 192;
   /** Depth of one packed block; a KC x NR micro-panel of B stays in L1. */
   static final int KC = 256;
-  /** Rows of A packed at once (a multiple of MR); the MC x KC block stays in L2. */
-  static final int MC = 16 * MR;
+  /** Rows of A packed at once (a multiple of every tile height); the MC x KC block stays in L2. */
+  static final int MC = 192;
   /** Columns of B packed at once (a multiple of NR). */
   static final int NC = 128 * NR;
   /**
@@ -39,7 +47,7 @@ final class VectorGemm {
    */
   static final long SMALL_VOLUME = 16L * 16 * 16;
   /** Up to this many rows of op(A), an untransposed B is read in place rather than packed. */
-  static final int DIRECT_B_ROWS = 2 * MC;
+  static final int DIRECT_B_ROWS = 256;
   /** Below this many multiply-adds a product is not split across threads. */
   static final long PARALLEL_VOLUME = 128L * 128 * 128;
 
@@ -98,7 +106,7 @@ final class VectorGemm {
     // copy of the shared operand, which costs O(k * n) against O(m * n * k / threads) of math.
     boolean splitRows = m >= n;
     int dim = splitRows ? m : n;
-    int align = splitRows ? MR : NR;
+    int align = splitRows ? rowsPerTile(m) : NR;
     int parts = Math.min(threads, ceilDiv(dim, align));
     int chunk = ceilDiv(ceilDiv(dim, parts), align) * align;
     parts = ceilDiv(dim, chunk);
@@ -148,6 +156,7 @@ final class VectorGemm {
       return;
     }
     float[] ap = ws.ap;
+    int mr = rowsPerTile(m);
     // With few rows of A each packed panel of B would serve only m / MR micro-kernels, so packing
     // all of B (as large as the weights) costs more than it saves: the kernel reads B's rows in
     // place and only a last partial panel is packed.
@@ -163,11 +172,11 @@ final class VectorGemm {
         if (full < nc) packB(transB, b, bOff, ldb, pc, kc, jc + full, nc - full, bp);
         for (int ic = 0; ic < m; ic += MC) {
           int mc = Math.min(MC, m - ic);
-          packA(transA, a, aOff, lda, alpha, ic, mc, pc, kc, ap);
+          packA(transA, a, aOff, lda, alpha, ic, mc, pc, kc, mr, ap);
           // One call site for both kinds of panel, so the JIT compiles one shape of the kernel.
           for (int part = full > 0 ? 0 : 1; part < (full < nc ? 2 : 1); part++) {
             boolean inPlace = part == 0;
-            macroKernel(ap, inPlace ? b : bp, inPlace ? bOff + pc * ldb + jc : 0, inPlace ? ldb : NR,
+            macroKernel(ap, mr, inPlace ? b : bp, inPlace ? bOff + pc * ldb + jc : 0, inPlace ? ldb : NR,
                 inPlace ? 1 : kc, mc, inPlace ? full : nc - full, kc, c, cOff + ic * ldc + jc + (inPlace ? 0 : full),
                 ldc, blockBeta, ws.tile);
           }
@@ -201,27 +210,27 @@ final class VectorGemm {
    * ({@code bStride = NR}, {@code panelStep = kc}) or B's own rows ({@code bStride = ldb},
    * {@code panelStep = 1}).
    */
-  private static void macroKernel(float[] ap, float[] bp, int bOff, int bStride, int panelStep, int mc, int nc,
-      int kc, float[] c, int cOff, int ldc, float beta, float[] tile) {
+  private static void macroKernel(float[] ap, int mr, float[] bp, int bOff, int bStride, int panelStep, int mc,
+      int nc, int kc, float[] c, int cOff, int ldc, float beta, float[] tile) {
     for (int jr = 0; jr < nc; jr += NR) {
       int nr = Math.min(NR, nc - jr);
       int bo = bOff + jr * panelStep;
-      for (int ir = 0; ir < mc; ir += MR) {
-        int mr = Math.min(MR, mc - ir);
+      for (int ir = 0; ir < mc; ir += mr) {
+        int rows = Math.min(mr, mc - ir);
         int ao = ir * kc;
         int co = cOff + ir * ldc + jr;
-        microKernel(ap, ao, bp, bo, bStride, kc, tile);
-        if (mr == MR && nr == NR) {
-          mergeFullTile(tile, c, co, ldc, beta);
+        MicroKernels.run(mr, ap, ao, bp, bo, bStride, kc, tile);
+        if (rows == mr && nr == NR) {
+          mergeFullTile(tile, mr, c, co, ldc, beta);
         } else {
-          mergeTile(tile, mr, nr, c, co, ldc, beta);
+          mergeTile(tile, rows, nr, c, co, ldc, beta);
         }
       }
     }
   }
 
-  private static void mergeFullTile(float[] tile, float[] c, int co, int ldc, float beta) {
-    for (int r = 0, t = 0, ci = co; r < MR; r++, t += NR, ci += ldc) {
+  private static void mergeFullTile(float[] tile, int mr, float[] c, int co, int ldc, float beta) {
+    for (int r = 0, t = 0, ci = co; r < mr; r++, t += NR, ci += ldc) {
       FloatVector t0 = FloatVector.fromArray(SPECIES, tile, t);
       FloatVector t1 = FloatVector.fromArray(SPECIES, tile, t + VL);
       if (beta == 0f) {
@@ -253,162 +262,30 @@ final class VectorGemm {
     }
   }
 
-  /**
-   * Writes the MR x NR product of one packed A micro-panel and one packed B micro-panel to
-   * {@code tile}. The accumulators go to the scratch tile rather than straight into C because any
-   * possible deoptimization (a failed range check on C, an untaken beta branch) while they are
-   * live makes C2 box every vector inside the k loop, which costs a factor of ten.
-   */
-  private static void microKernel(float[] ap, int ao, float[] bp, int bo, int bStride, int kc, float[] tile) {
-    if (MR == 8) {
-      microKernel8(ap, ao, bp, bo, bStride, kc, tile);
-    } else {
-      microKernel6(ap, ao, bp, bo, bStride, kc, tile);
-    }
-  }
-
-  private static void microKernel8(float[] ap, int ao, float[] bp, int bo, int bStride, int kc,
-      float[] tile) {
-    FloatVector c00 = FloatVector.zero(SPECIES);
-    FloatVector c01 = FloatVector.zero(SPECIES);
-    FloatVector c10 = FloatVector.zero(SPECIES);
-    FloatVector c11 = FloatVector.zero(SPECIES);
-    FloatVector c20 = FloatVector.zero(SPECIES);
-    FloatVector c21 = FloatVector.zero(SPECIES);
-    FloatVector c30 = FloatVector.zero(SPECIES);
-    FloatVector c31 = FloatVector.zero(SPECIES);
-    FloatVector c40 = FloatVector.zero(SPECIES);
-    FloatVector c41 = FloatVector.zero(SPECIES);
-    FloatVector c50 = FloatVector.zero(SPECIES);
-    FloatVector c51 = FloatVector.zero(SPECIES);
-    FloatVector c60 = FloatVector.zero(SPECIES);
-    FloatVector c61 = FloatVector.zero(SPECIES);
-    FloatVector c70 = FloatVector.zero(SPECIES);
-    FloatVector c71 = FloatVector.zero(SPECIES);
-    for (int p = 0; p < kc; p++) {
-      FloatVector b0 = FloatVector.fromArray(SPECIES, bp, bo);
-      FloatVector b1 = FloatVector.fromArray(SPECIES, bp, bo + VL);
-      FloatVector x = FloatVector.broadcast(SPECIES, ap[ao]);
-      c00 = x.fma(b0, c00);
-      c01 = x.fma(b1, c01);
-      x = FloatVector.broadcast(SPECIES, ap[ao + 1]);
-      c10 = x.fma(b0, c10);
-      c11 = x.fma(b1, c11);
-      x = FloatVector.broadcast(SPECIES, ap[ao + 2]);
-      c20 = x.fma(b0, c20);
-      c21 = x.fma(b1, c21);
-      x = FloatVector.broadcast(SPECIES, ap[ao + 3]);
-      c30 = x.fma(b0, c30);
-      c31 = x.fma(b1, c31);
-      x = FloatVector.broadcast(SPECIES, ap[ao + 4]);
-      c40 = x.fma(b0, c40);
-      c41 = x.fma(b1, c41);
-      x = FloatVector.broadcast(SPECIES, ap[ao + 5]);
-      c50 = x.fma(b0, c50);
-      c51 = x.fma(b1, c51);
-      x = FloatVector.broadcast(SPECIES, ap[ao + 6]);
-      c60 = x.fma(b0, c60);
-      c61 = x.fma(b1, c61);
-      x = FloatVector.broadcast(SPECIES, ap[ao + 7]);
-      c70 = x.fma(b0, c70);
-      c71 = x.fma(b1, c71);
-      ao += 8;
-      bo += bStride;
-    }
-    c00.intoArray(tile, 0);
-    c01.intoArray(tile, VL);
-    c10.intoArray(tile, NR);
-    c11.intoArray(tile, NR + VL);
-    c20.intoArray(tile, 2 * NR);
-    c21.intoArray(tile, 2 * NR + VL);
-    c30.intoArray(tile, 3 * NR);
-    c31.intoArray(tile, 3 * NR + VL);
-    c40.intoArray(tile, 4 * NR);
-    c41.intoArray(tile, 4 * NR + VL);
-    c50.intoArray(tile, 5 * NR);
-    c51.intoArray(tile, 5 * NR + VL);
-    c60.intoArray(tile, 6 * NR);
-    c61.intoArray(tile, 6 * NR + VL);
-    c70.intoArray(tile, 7 * NR);
-    c71.intoArray(tile, 7 * NR + VL);
-  }
-
-  private static void microKernel6(float[] ap, int ao, float[] bp, int bo, int bStride, int kc,
-      float[] tile) {
-    FloatVector c00 = FloatVector.zero(SPECIES);
-    FloatVector c01 = FloatVector.zero(SPECIES);
-    FloatVector c10 = FloatVector.zero(SPECIES);
-    FloatVector c11 = FloatVector.zero(SPECIES);
-    FloatVector c20 = FloatVector.zero(SPECIES);
-    FloatVector c21 = FloatVector.zero(SPECIES);
-    FloatVector c30 = FloatVector.zero(SPECIES);
-    FloatVector c31 = FloatVector.zero(SPECIES);
-    FloatVector c40 = FloatVector.zero(SPECIES);
-    FloatVector c41 = FloatVector.zero(SPECIES);
-    FloatVector c50 = FloatVector.zero(SPECIES);
-    FloatVector c51 = FloatVector.zero(SPECIES);
-    for (int p = 0; p < kc; p++) {
-      FloatVector b0 = FloatVector.fromArray(SPECIES, bp, bo);
-      FloatVector b1 = FloatVector.fromArray(SPECIES, bp, bo + VL);
-      FloatVector x = FloatVector.broadcast(SPECIES, ap[ao]);
-      c00 = x.fma(b0, c00);
-      c01 = x.fma(b1, c01);
-      x = FloatVector.broadcast(SPECIES, ap[ao + 1]);
-      c10 = x.fma(b0, c10);
-      c11 = x.fma(b1, c11);
-      x = FloatVector.broadcast(SPECIES, ap[ao + 2]);
-      c20 = x.fma(b0, c20);
-      c21 = x.fma(b1, c21);
-      x = FloatVector.broadcast(SPECIES, ap[ao + 3]);
-      c30 = x.fma(b0, c30);
-      c31 = x.fma(b1, c31);
-      x = FloatVector.broadcast(SPECIES, ap[ao + 4]);
-      c40 = x.fma(b0, c40);
-      c41 = x.fma(b1, c41);
-      x = FloatVector.broadcast(SPECIES, ap[ao + 5]);
-      c50 = x.fma(b0, c50);
-      c51 = x.fma(b1, c51);
-      ao += 6;
-      bo += bStride;
-    }
-    c00.intoArray(tile, 0);
-    c01.intoArray(tile, VL);
-    c10.intoArray(tile, NR);
-    c11.intoArray(tile, NR + VL);
-    c20.intoArray(tile, 2 * NR);
-    c21.intoArray(tile, 2 * NR + VL);
-    c30.intoArray(tile, 3 * NR);
-    c31.intoArray(tile, 3 * NR + VL);
-    c40.intoArray(tile, 4 * NR);
-    c41.intoArray(tile, 4 * NR + VL);
-    c50.intoArray(tile, 5 * NR);
-    c51.intoArray(tile, 5 * NR + VL);
-  }
-
-  /** Packs alpha * op(A)[ic.., pc..] (mc x kc) into MR-row micro-panels, zero-padding rows. */
+  /** Packs alpha * op(A)[ic.., pc..] (mc x kc) into mr-row micro-panels, zero-padding rows. */
   private static void packA(boolean transA, float[] a, int aOff, int lda, float alpha,
-      int ic, int mc, int pc, int kc, float[] ap) {
-    for (int ir = 0; ir < mc; ir += MR) {
-      int rows = Math.min(MR, mc - ir);
+      int ic, int mc, int pc, int kc, int mr, float[] ap) {
+    for (int ir = 0; ir < mc; ir += mr) {
+      int rows = Math.min(mr, mc - ir);
       int base = ir * kc;
       if (!transA) {
         for (int r = 0; r < rows; r++) {
           int src = aOff + (ic + ir + r) * lda + pc;
-          for (int p = 0, d = base + r; p < kc; p++, d += MR) {
+          for (int p = 0, d = base + r; p < kc; p++, d += mr) {
             ap[d] = alpha * a[src + p];
           }
         }
       } else {
         for (int p = 0; p < kc; p++) {
           int src = aOff + (pc + p) * lda + ic + ir;
-          int d = base + p * MR;
+          int d = base + p * mr;
           for (int r = 0; r < rows; r++) {
             ap[d + r] = alpha * a[src + r];
           }
         }
       }
-      for (int r = rows; r < MR; r++) {
-        for (int p = 0, d = base + r; p < kc; p++, d += MR) {
+      for (int r = rows; r < mr; r++) {
+        for (int p = 0, d = base + r; p < kc; p++, d += mr) {
           ap[d] = 0f;
         }
       }
@@ -451,7 +328,11 @@ final class VectorGemm {
     }
   }
 
-  /** Unpacked path for tiny products, where packing would cost more than the math. */
+  /** Tile height for a product of {@code m} rows: {@link #MR_TALL} for tall ones, else {@link #MR}. */
+  static int rowsPerTile(int m) {
+    return m >= TALL_ROWS ? MR_TALL : MR;
+  }
+
   private static int ceilDiv(int x, int y) {
     return (x + y - 1) / y;
   }
@@ -463,7 +344,7 @@ final class VectorGemm {
   /** Per-thread pack buffers, reused across calls. */
   private static final class Workspace {
     final float[] ap = new float[MC * KC];
-    final float[] tile = new float[MR * NR];
+    final float[] tile = new float[MR_TALL * NR];
     private float[] bp = new float[0];
     private float[] transposed = new float[0];
 
