@@ -127,6 +127,17 @@ public final class GemmBenchmark {
    * repeats the product until it holds about 2e7 flops and counts the mean of its calls.
    */
   public static Result run(Shape shape, int threads, int warmupIterations, int measuredIterations) {
+    return run(shape, threads, warmupIterations, measuredIterations, false);
+  }
+
+  /**
+   * As {@link #run(Shape, int, int, int)}; with {@code rewriteOperands}, the calling thread writes
+   * every element of A and B (adding zero) before each product, untimed, as a training step does
+   * (the optimizer writes the weights, the reader the batch): with more than one thread the other
+   * threads then fetch their slices from the caller's cache rather than their own.
+   */
+  public static Result run(Shape shape, int threads, int warmupIterations, int measuredIterations,
+      boolean rewriteOperands) {
     if (warmupIterations < 0 || measuredIterations < 1) {
       throw new IllegalArgumentException("gemm benchmark needs warmup >= 0 and measured >= 1 "
           + "iterations, got warmup=" + warmupIterations + " measured=" + measuredIterations);
@@ -144,15 +155,33 @@ public final class GemmBenchmark {
     }
     double[] seconds = new double[measuredIterations];
     for (int i = 0; i < measuredIterations; i++) {
-      long start = System.nanoTime();
-      for (int j = 0; j < calls; j++) backend.gemm(shape.transA(), shape.transB(), 1f, a, b, 0f, c);
-      seconds[i] = (System.nanoTime() - start) / 1e9 / calls;
+      long nanos = 0;
+      if (rewriteOperands) {
+        for (int j = 0; j < calls; j++) {
+          rewrite(a);
+          rewrite(b);
+          long start = System.nanoTime();
+          backend.gemm(shape.transA(), shape.transB(), 1f, a, b, 0f, c);
+          nanos += System.nanoTime() - start;
+        }
+      } else {
+        long start = System.nanoTime();
+        for (int j = 0; j < calls; j++) backend.gemm(shape.transA(), shape.transB(), 1f, a, b, 0f, c);
+        nanos = System.nanoTime() - start;
+      }
+      seconds[i] = nanos / 1e9 / calls;
     }
     Arrays.sort(seconds);
     double median = measuredIterations % 2 == 1
         ? seconds[measuredIterations / 2]
         : (seconds[measuredIterations / 2 - 1] + seconds[measuredIterations / 2]) / 2;
     return new Result(shape, threads, shape.flops() / median / 1e9, median, shape.flops() / seconds[0] / 1e9);
+  }
+
+  /** Stores every element again (x + 0 is not x only for -0, which random data has not). */
+  private static void rewrite(Tensor t) {
+    float[] d = t.data();
+    for (int i = 0; i < d.length; i++) d[i] += 0f;
   }
 
   private static Tensor randomMatrix(int rows, int cols, SplittableRandom random) {

@@ -40,4 +40,11 @@ class GemmBenchmarkTest {
     assertTrue(r.gflops() > 0 && r.bestGflops() >= r.gflops(), r.toString());
     assertTrue(r.medianSeconds() > 0, r.toString());
   }
+
+  @Test
+  void productsWithOperandsRewrittenBeforeEachRunOnTwoThreads() {
+    GemmBenchmark.Result r = GemmBenchmark.run(GemmBenchmark.Shape.parse("64x200x96"), 2, 1, 3, true);
+    assertTrue(r.gflops() > 0 && r.bestGflops() >= r.gflops(), r.toString());
+    assertEquals(2, r.threads());
+  }
 }

@@ -57,6 +57,9 @@ final class BenchCommand implements Runnable {
     int warmup;
     @Option(names = "--iterations", defaultValue = "15", description = "Measured runs (default: ${DEFAULT-VALUE}).")
     int iterations;
+    @Option(names = "--rewrite-operands", description = "Before each product, write A and B on the calling thread "
+        + "(untimed), as a training step does: other threads then fetch their slices from that thread's cache.")
+    boolean rewriteOperands;
     @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
     Path report;
 
@@ -77,7 +80,7 @@ final class BenchCommand implements Runnable {
       };
       List<Map<String, Object>> results = new ArrayList<>();
       for (GemmBenchmark.Shape shape : measured) {
-        GemmBenchmark.Result r = GemmBenchmark.run(shape, threads, warmup, iterations);
+        GemmBenchmark.Result r = GemmBenchmark.run(shape, threads, warmup, iterations, rewriteOperands);
         Map<String, Object> row = new LinkedHashMap<>();
         row.put("shape", shape.name());
         row.put("dims", shape.dims());
@@ -93,6 +96,7 @@ final class BenchCommand implements Runnable {
       m.put("shapes", shapes.trim());
       m.put("threads", threads);
       m.put("iterations", iterations);
+      m.put("rewrite_operands", rewriteOperands);
       if (measured.size() == 1 && shapes.trim().equals("square")) {
         // One square product: its figures at the top level of the report, where readers of g.json look.
         Map<String, Object> only = results.get(0);
