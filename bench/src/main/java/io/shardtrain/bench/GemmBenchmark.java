@@ -20,8 +20,8 @@ public final class GemmBenchmark {
   /** Measured calls are repeated until one measurement holds about this many flops, so tiny shapes time well. */
   private static final double FLOPS_PER_MEASUREMENT = 2e7;
   /**
-   * Warm-up lasts at least this long: five products of 1024^3 end before the JIT has compiled
-   * the kernel, so the figure measured the compiler as well.
+   * Warm-up lasts at least this long: a few products end before the JIT has compiled the
+   * kernel, and the figure would time the compiler as well.
    */
   static final long MIN_WARMUP_NANOS = 1_000_000_000L;
 

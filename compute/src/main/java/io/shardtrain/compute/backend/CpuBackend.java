@@ -149,8 +149,8 @@ public final class CpuBackend implements Backend {
     Shapes.requireSame("reluBackward", x, gradOut);
     Shapes.requireSame("reluBackward", x, gradIn);
     float[] xs = x.data(), g = gradOut.data(), gi = gradIn.data();
-    // A select on the sign, not a branch: half the activations are zero, at random, and the
-    // mispredicted branch cost as much as a GEMM of the layer.
+    // A select on the sign, not a branch: half the activations are zero, at random, so a branch
+    // mispredicts on every other element.
     int i = 0;
     for (int bound = SPECIES.loopBound(gi.length); i < bound; i += SPECIES.length()) {
       VectorMask<Float> on = FloatVector.fromArray(SPECIES, xs, i).compare(VectorOperators.GT, 0f);

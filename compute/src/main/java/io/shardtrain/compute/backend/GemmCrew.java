@@ -116,10 +116,17 @@ final class GemmCrew {
     boolean offer(Slice slice) {
       if (!mailbox.compareAndSet(null, slice)) return false;
       if (running.get() == 0 && running.compareAndSet(0, 1)) {
-        Thread t = new Thread(this, name);
-        t.setDaemon(true);
-        thread = t;
-        t.start();
+        try {
+          Thread t = new Thread(this, name);
+          t.setDaemon(true);
+          thread = t;
+          t.start();
+        } catch (Throwable e) {
+          // No thread (the process is out of them): the caller runs the slice, and a later offer tries again.
+          running.set(0);
+          mailbox.set(null);
+          return false;
+        }
       } else if (parked) {
         LockSupport.unpark(thread);
       }

@@ -9,11 +9,13 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>{@code C = alpha * op(A) * op(B) + beta * C} is blocked over n ({@link #NC}), k ({@link #KC})
  * and m ({@link #MC}). Each block of op(B) is packed into {@link #NR}-column micro-panels and each
  * block of op(A) (scaled by alpha) into micro-panels of {@link #MR} rows ({@link #MR_TALL} for a
- * tall A), so the micro-kernel reads both operands contiguously and never sees a transpose. The
- * micro-kernel keeps an mr x NR tile of C in {@code 2 * mr} vector accumulators and does one
- * broadcast and two FMAs per row and k step.
+ * tall A), so the micro-kernel reads both operands contiguously and never sees a transpose; with
+ * at most {@link #IN_PLACE_B_ROWS} rows of op(A), an untransposed B is instead read from its own
+ * rows (stride ldb), all but a last partial panel. The micro-kernel keeps an mr x NR tile of C in
+ * {@code 2 * mr} vector accumulators and does one broadcast and two FMAs per row and k step.
  * Edge tiles are computed into a zero-padded scratch tile and merged into C element by element.
- * Shapes under {@link #SMALL_VOLUME} multiply-adds skip packing ({@link ScalarGemm}).
+ * Shapes under {@link #SMALL_VOLUME} multiply-adds skip packing ({@link ScalarGemm}); outputs
+ * narrower than a tile take {@link #narrowProduct}.
  *
  * <p>With {@code threads > 1}, large products are split along the larger of m and n into
  * contiguous slices, one per thread: the caller computes the first slice and {@code threads - 1}
@@ -29,8 +31,8 @@ final class VectorGemm {
   static final int MR = VL >= 16 ? 8 : 6;
   /**
    * Micro-tile rows where op(A) has at least {@link #TALL_ROWS} rows, with AVX-512: 12 x 2
-   * accumulators, three loads for every 24 FMAs against two for 16. A batch of 64 rows would pad
-   * its last tile of 12 by a third, so short products keep {@link #MR}.
+   * accumulators, 24 FMAs for each two loads of B against 16. A batch of 64 rows would fill its
+   * last tile of 12 to a third (72 rows computed for 64), so short products keep {@link #MR}.
    */
   static final int MR_TALL = VL >= 16 ? 12 : MR;
   static final int TALL_ROWS = 192;
@@ -47,7 +49,9 @@ final class VectorGemm {
    */
   static final long SMALL_VOLUME = 16L * 16 * 16;
   /** Up to this many rows of op(A), an untransposed B is read in place rather than packed. */
-  static final int DIRECT_B_ROWS = 256;
+  static final int IN_PLACE_B_ROWS = 256;
+  /** Row slices of a parallel product start at multiples of this, a multiple of every tile height. */
+  private static final int ROW_ALIGN = 24;
   /** Below this many multiply-adds a product is not split across threads. */
   static final long PARALLEL_VOLUME = 128L * 128 * 128;
 
@@ -93,6 +97,9 @@ final class VectorGemm {
     long volume = (long) m * n * k;
     if (volume < SMALL_VOLUME) {
       ScalarGemm.small(transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
+    } else if (n < NR && m >= NR) {
+      // Decided for the whole product, never for a slice, so more threads give the same bits.
+      narrowProduct(workspace(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     } else if (threads == 1 || volume < PARALLEL_VOLUME) {
       blocked(workspace(), transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
     } else {
@@ -106,7 +113,7 @@ final class VectorGemm {
     // copy of the shared operand, which costs O(k * n) against O(m * n * k / threads) of math.
     boolean splitRows = m >= n;
     int dim = splitRows ? m : n;
-    int align = splitRows ? rowsPerTile(m) : NR;
+    int align = splitRows ? ROW_ALIGN : NR;
     int parts = Math.min(threads, ceilDiv(dim, align));
     int chunk = ceilDiv(ceilDiv(dim, parts), align) * align;
     parts = ceilDiv(dim, chunk);
@@ -146,39 +153,30 @@ final class VectorGemm {
   private static void blocked(Workspace ws, boolean transA, boolean transB, int m, int n, int k, float alpha,
       float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
       float[] c, int cOff, int ldc) {
-    if (n < NR && m >= NR) {
-      if (transA || k < VL) {
-        narrow(ws, transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
-      } else {
-        DotGemm.gemm(transB ? null : ws.transposed(n * k), transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta,
-            c, cOff, ldc);
-      }
-      return;
-    }
     float[] ap = ws.ap;
     int mr = rowsPerTile(m);
-    // With few rows of A each packed panel of B would serve only m / MR micro-kernels, so packing
+    // With few rows of A each packed panel of B would serve only m / mr micro-kernels, so packing
     // all of B (as large as the weights) costs more than it saves: the kernel reads B's rows in
     // place and only a last partial panel is packed.
-    boolean direct = !transB && m <= DIRECT_B_ROWS;
+    boolean inPlace = !transB && m <= IN_PLACE_B_ROWS;
     for (int jc = 0; jc < n; jc += NC) {
       int nc = Math.min(NC, n - jc);
-      int full = direct ? nc / NR * NR : 0;
-      float[] bp = ws.bPanel(KC * roundUp(nc - full, NR));
+      int inPlaceCols = inPlace ? nc / NR * NR : 0;
+      float[] bp = ws.bPanel(KC * roundUp(nc - inPlaceCols, NR));
       for (int pc = 0; pc < k; pc += KC) {
         int kc = Math.min(KC, k - pc);
         // beta applies once; later k blocks accumulate onto what the first one wrote.
         float blockBeta = pc == 0 ? beta : 1f;
-        if (full < nc) packB(transB, b, bOff, ldb, pc, kc, jc + full, nc - full, bp);
+        if (inPlaceCols < nc) packB(transB, b, bOff, ldb, pc, kc, jc + inPlaceCols, nc - inPlaceCols, bp);
         for (int ic = 0; ic < m; ic += MC) {
           int mc = Math.min(MC, m - ic);
           packA(transA, a, aOff, lda, alpha, ic, mc, pc, kc, mr, ap);
           // One call site for both kinds of panel, so the JIT compiles one shape of the kernel.
-          for (int part = full > 0 ? 0 : 1; part < (full < nc ? 2 : 1); part++) {
-            boolean inPlace = part == 0;
-            macroKernel(ap, mr, inPlace ? b : bp, inPlace ? bOff + pc * ldb + jc : 0, inPlace ? ldb : NR,
-                inPlace ? 1 : kc, mc, inPlace ? full : nc - full, kc, c, cOff + ic * ldc + jc + (inPlace ? 0 : full),
-                ldc, blockBeta, ws.tile);
+          for (int part = inPlaceCols > 0 ? 0 : 1; part < (inPlaceCols < nc ? 2 : 1); part++) {
+            boolean rows = part == 0;
+            macroKernel(ap, mr, rows ? b : bp, rows ? bOff + pc * ldb + jc : 0, rows ? ldb : NR, rows ? 1 : kc, mc,
+                rows ? inPlaceCols : nc - inPlaceCols, kc, c, cOff + ic * ldc + jc + (rows ? 0 : inPlaceCols), ldc,
+                blockBeta, ws.tile);
           }
         }
       }
@@ -187,15 +185,21 @@ final class VectorGemm {
 
   /**
    * A product with fewer columns than a micro-tile (the output layer's 10 classes) would fill a
-   * third of each tile; its transpose, {@code C^T = op(B)^T op(A)^T}, pads the n rows to MR
-   * instead, and is written to C transposed.
+   * third of each tile. With A's rows contiguous it is dot products ({@link DotGemm}); else its
+   * transpose, {@code C^T = op(B)^T op(A)^T}, pads the n rows to a tile's height instead and is
+   * written to C transposed. One thread: these products are small.
    */
-  private static void narrow(Workspace ws, boolean transA, boolean transB, int m, int n, int k, float alpha,
-      float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+  private static void narrowProduct(Workspace ws, boolean transA, boolean transB, int m, int n, int k,
+      float alpha, float[] a, int lda, float[] b, int ldb, float beta, float[] c, int ldc) {
+    if (!transA && k >= VL) {
+      DotGemm.gemm(transB ? null : ws.transposed(n * k), transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0,
+          ldc);
+      return;
+    }
     float[] t = ws.transposed(n * m);
-    blocked(ws, !transB, !transA, n, m, k, alpha, b, bOff, ldb, a, aOff, lda, 0f, t, 0, m);
+    blocked(ws, !transB, !transA, n, m, k, alpha, b, 0, ldb, a, 0, lda, 0f, t, 0, m);
     for (int i = 0; i < m; i++) {
-      int ci = cOff + i * ldc;
+      int ci = i * ldc;
       if (beta == 0f) {
         for (int j = 0, ti = i; j < n; j++, ti += m) c[ci + j] = t[ti];
       } else {

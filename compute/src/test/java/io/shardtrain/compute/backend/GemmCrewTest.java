@@ -82,7 +82,7 @@ class GemmCrewTest {
 
   @Test
   void anIdleWorkersThreadEndsAndANewOneTakesTheNextSlice() throws Exception {
-    GemmCrew crew = new GemmCrew(1, 50_000_000L);
+    GemmCrew crew = new GemmCrew(1, 500_000_000L);
     Set<Thread> workers = ConcurrentHashMap.newKeySet();
     crew.run(new Runnable[] {() -> { }, () -> workers.add(Thread.currentThread())});
     assertEquals(1, crew.liveThreads());

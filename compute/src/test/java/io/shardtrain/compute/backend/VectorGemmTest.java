@@ -54,8 +54,11 @@ class VectorGemmTest {
     // than a micro-tile, computed as their transpose or as dot products (with a tail of rows and of
     // k); beta 0 and 1 as training uses them.
     int[][] shapes = {{64, 512, 784}, {64, 10, 256}, {256, 10, 64}, {64, 256, 10},
-        {VectorGemm.DIRECT_B_ROWS, VectorGemm.NR + 3, 40}, {VectorGemm.DIRECT_B_ROWS + 1, 70, 33},
-        {VectorGemm.NR, VectorGemm.NR - 1, 9}, {100, 1, 300}, {67, 5, 37}};
+        {VectorGemm.IN_PLACE_B_ROWS, VectorGemm.NR + 3, 40}, {VectorGemm.IN_PLACE_B_ROWS + 1, 70, 33},
+        {VectorGemm.NR, VectorGemm.NR - 1, 9}, {100, 1, 300}, {67, 5, 37},
+        // Sliced across two threads: narrow outputs by rows, tall tiles with a B read in place,
+        // and a B read in place past the first block of NC columns.
+        {512, 10, 512}, {400, 40, 200}, {16, VectorGemm.NC + 40, 300}};
     for (int[] s : shapes) {
       for (int t = 0; t < 4; t++) {
         for (float beta : new float[] {0f, 1f}) {
@@ -132,7 +135,9 @@ class VectorGemmTest {
   @Test
   void twoThreadsGiveBitIdenticalResultsToOne() {
     SplittableRandom random = new SplittableRandom(19);
-    int[][] shapes = {{257, 130, 300}, {33, 1100, 257}};
+    // The last includes a column slice narrower than a tile, which takes the tiles as the whole does.
+    int[][] shapes = {{257, 130, 300}, {33, 1100, 257}, {512, 10, 512},
+        {2 * VectorGemm.NR, 2 * VectorGemm.NR + 1, 512}};
     for (int[] s : shapes) {
       for (int t = 0; t < 4; t++) {
         boolean transA = (t & 1) != 0;
