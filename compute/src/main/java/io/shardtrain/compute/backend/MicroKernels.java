@@ -15,8 +15,8 @@ final class MicroKernels {
   private MicroKernels() {}
 
   /**
-   * Writes the mr x NR product of one packed A micro-panel and one packed B micro-panel to
-   * {@code tile}. The accumulators go to the scratch tile rather than straight into C because any
+   * Writes the mr x NR product of one packed A micro-panel and one B micro-panel (packed, or B's
+   * own rows: {@code bStride} apart) to {@code tile}. The accumulators go to the scratch tile rather than straight into C because any
    * possible deoptimization (a failed range check on C, an untaken beta branch) while they are
    * live makes C2 box every vector inside the k loop, which costs a factor of ten.
    */
