@@ -91,9 +91,17 @@ public final class CpuBackend implements Backend {
     int cols = m.cols();
     Shapes.requireSize("columnSums of " + m.shapeString(), out, cols);
     float[] ms = m.data(), os = out.data();
-    java.util.Arrays.fill(os, 0f);
-    for (int off = 0; off < ms.length; off += cols) {
-      for (int c = 0; c < cols; c++) os[c] += ms[off + c];
+    // A vector of column sums at a time, down the rows: one store per column instead of one per element.
+    int c = 0;
+    for (int bound = SPECIES.loopBound(cols); c < bound; c += SPECIES.length()) {
+      FloatVector sum = FloatVector.zero(SPECIES);
+      for (int off = c; off < ms.length; off += cols) sum = sum.add(FloatVector.fromArray(SPECIES, ms, off));
+      sum.intoArray(os, c);
+    }
+    for (; c < cols; c++) {
+      float sum = 0f;
+      for (int off = c; off < ms.length; off += cols) sum += ms[off];
+      os[c] = sum;
     }
   }
 
@@ -210,13 +218,19 @@ public final class CpuBackend implements Backend {
       int y = labels[r];
       float max = Float.NEGATIVE_INFINITY;
       for (int c = 0; c < cols; c++) max = Math.max(max, z[off + c]);
+      // One exp per logit: kept in an output row (gradient or probabilities) until the sum is known.
+      float[] e = g != null ? g : p;
       double sum = 0;
-      for (int c = 0; c < cols; c++) sum += Math.exp(z[off + c] - max);
-      double logSum = Math.log(sum);
-      total += logSum - (z[off + y] - max);
-      if (p != null || g != null) {
+      for (int c = 0; c < cols; c++) {
+        double ec = Math.exp(z[off + c] - max);
+        sum += ec;
+        if (e != null) e[off + c] = (float) ec;
+      }
+      total += Math.log(sum) - (z[off + y] - max);
+      if (e != null) {
+        double inv = 1.0 / sum;
         for (int c = 0; c < cols; c++) {
-          float pc = (float) Math.exp(z[off + c] - max - logSum);
+          float pc = (float) (e[off + c] * inv);
           if (p != null) p[off + c] = pc;
           if (g != null) g[off + c] = (pc - (c == y ? 1f : 0f)) * invRows;
         }
