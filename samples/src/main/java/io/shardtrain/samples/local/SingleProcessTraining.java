@@ -31,7 +31,7 @@ import java.util.Locale;
  *
  * <p>On a {@link TimedBackend} the run also profiles its steps: each step from reading its batch
  * to the optimizer's last update, split into the backend's operations (counted during forward and
- * backward only, so evaluation stays out), the optimizer, the batch read and copy, and the rest.
+ * backward only, so evaluation stays out), the optimizer, the batch read, and the rest.
  */
 public final class SingleProcessTraining {
 
