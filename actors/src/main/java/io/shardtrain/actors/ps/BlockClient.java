@@ -15,6 +15,7 @@ import io.shardtrain.actors.ps.BlockProtocol.Pull;
 import io.shardtrain.actors.ps.BlockProtocol.PushAck;
 import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
 import io.shardtrain.actors.ps.BlockProtocol.TaskMark;
+import io.shardtrain.actors.transport.Asks;
 import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.actors.transport.Departures;
@@ -197,16 +198,7 @@ public final class BlockClient<M> {
       Duration timeout) {
     CompletableFuture<T> reply = new CompletableFuture<>();
     departures.failIfRemoved(routes.home(block), reply);
-    entity(block).<T>askWithStatus(request::apply, timeout)
-        // Akka's stage would run even this quick callback on the common pool: a thread per reply on two cores.
-        .whenCompleteAsync((v, failure) -> {
-          if (failure != null) {
-            reply.completeExceptionally(failure);
-          } else {
-            reply.complete(v);
-          }
-        }, Runnable::run);
-    return reply;
+    return Asks.completeOnArrival(entity(block).<T>askWithStatus(request::apply, timeout), reply);
   }
 
   private EntityRef<Command> entity(String block) {

@@ -9,6 +9,7 @@ import io.shardtrain.actors.sparse.SparseProtocol.PullReply;
 import io.shardtrain.actors.sparse.SparseProtocol.PushReply;
 import io.shardtrain.actors.sparse.SparseProtocol.Refused;
 import io.shardtrain.actors.sparse.SparseProtocol.Rows;
+import io.shardtrain.actors.transport.Asks;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,7 +23,7 @@ import java.util.function.IntFunction;
  * gathered back into batch order; a batch's gradient rows are summed per id and cut per shard.
  * In sync mode every shard gets the trainer's push each step (without rows when the batch has
  * none of its ids, but with the batch's weight, which the shard's mean divides by). The futures
- * complete on the asking threads; an actor pipes them to itself. A shard's {@link Refused} fails
+ * complete on the threads the shards' answers arrive on ({@link Asks}); an actor pipes them to itself. A shard's {@link Refused} fails
  * the future with {@link ShardRefused}; a timeout with Akka's.
  */
 public final class SparseClient {
@@ -90,8 +91,8 @@ public final class SparseClient {
         continue;
       }
       int shard = s;
-      asked.add(AskPattern.<Command, PullReply>ask(shards.apply(s), r -> new SparseProtocol.PullRows(mine, minVersion, r),
-          timeout, scheduler).toCompletableFuture().thenApply(reply -> rows(shard, reply)));
+      asked.add(Asks.onArrival(AskPattern.<Command, PullReply>ask(shards.apply(s),
+          r -> new SparseProtocol.PullRows(mine, minVersion, r), timeout, scheduler)).thenApply(reply -> rows(shard, reply)));
     }
     return CompletableFuture.allOf(asked.toArray(new CompletableFuture[0])).thenApply(done -> {
       float[][] rows = new float[asked.size()][];
@@ -133,9 +134,9 @@ public final class SparseClient {
       }
       float[] g = routing.scatter(grads, s);
       int shard = s;
-      asked.add(AskPattern.<Command, PushReply>ask(shards.apply(s),
-          r -> new SparseProtocol.PushRows(trainerId, step, baseVersion, weight, mine, g, r), timeout, scheduler)
-          .toCompletableFuture().thenApply(reply -> {
+      asked.add(Asks.onArrival(AskPattern.<Command, PushReply>ask(shards.apply(s),
+          r -> new SparseProtocol.PushRows(trainerId, step, baseVersion, weight, mine, g, r), timeout, scheduler))
+          .thenApply(reply -> {
             if (reply instanceof Refused r) throw new ShardRefused(spec.entityId(shard), r);
             return reply;
           }));

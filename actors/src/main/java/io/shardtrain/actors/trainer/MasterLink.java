@@ -7,6 +7,7 @@ import akka.actor.typed.javadsl.AskPattern;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.job.TrainerNotice;
+import io.shardtrain.actors.transport.Asks;
 import java.util.List;
 import java.util.concurrent.TimeoutException;
 
@@ -100,10 +101,10 @@ final class MasterLink {
     // Not context.askWithStatus: its Java stage runs the answer's callback on the common pool, which on
     // two cores starts a thread per callback, here one per step. This one runs where the answer arrives.
     ActorRef<Trainer.Command> self = context.getSelf();
-    AskPattern.<JobProtocol.Command, Done>askWithStatus(master,
+    Asks.onArrival(AskPattern.<JobProtocol.Command, Done>askWithStatus(master,
             replyTo -> new JobProtocol.ReportProgress(trainerId, newest.epoch(), newest.task(), steps, generation,
-                replyTo), settings.askTimeout(), context.getSystem().scheduler())
-        .whenCompleteAsync((done, failure) -> self.tell(new Reported(report.id(), newest.step(), failure)), Runnable::run);
+                replyTo), settings.askTimeout(), context.getSystem().scheduler()))
+        .whenComplete((done, failure) -> self.tell(new Reported(report.id(), newest.step(), failure)));
   }
 
   /** Asks which share of the test set to predict for the job's AUC; the answer comes back as {@code answered} makes it. */
