@@ -11,6 +11,8 @@ import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.sparse.SparseClient;
+import io.shardtrain.actors.trainer.StepProfile;
+import io.shardtrain.actors.transport.WireTimings;
 import io.shardtrain.compute.data.CtrDataset;
 import io.shardtrain.compute.metrics.Auc;
 import io.shardtrain.compute.nn.FactorizationMachine;
@@ -28,6 +30,7 @@ import org.junit.jupiter.api.Test;
  * two {@code ps} nodes: its dense part in parameter blocks, its id rows in a two-shard sparse table.
  * Every training example is applied once, the test AUC the master merged from the trainers' two
  * shares is the exact AUC of the final model's predictions, and it is as good as one process's.
+ * Each trainer's step profile ({@code --profile}) covers every step it took.
  */
 class CtrClusterTest {
   private static final String CONFIG = """
@@ -58,8 +61,8 @@ class CtrClusterTest {
     double exact;
     try (LocalCluster cluster = LocalCluster.start("ctr-" + mode.name().toLowerCase(), 2, 2, config,
         Duration.ofSeconds(60))) {
-      r = new DistributedCtrTraining(s, ctr, mode, 64, -1, ClusterTestSupport.quiet(), ClusterTestSupport.metrics())
-          .run(cluster, data.train(), data.test());
+      r = new DistributedCtrTraining(s, ctr, mode, 64, -1, ClusterTestSupport.quiet(), ClusterTestSupport.metrics(),
+          true).run(cluster, data.train(), data.test());
       exact = exactAuc(cluster.coordinator(), r.job(), data.test());
     }
     assertEquals(data.train().size(), r.samples(), "every training example applied once");
@@ -72,6 +75,19 @@ class CtrClusterTest {
     // Each example touches 26 ids (fewer distinct rows per batch): ids and 17-float rows move per pull and push.
     assertTrue(r.pullBytesPerExample() > 0 && r.pullBytesPerExample() < 26 * (8 + 4 * 17),
         "pull bytes per example " + r.pullBytesPerExample());
+    assertEquals(java.util.List.of("trainer-1", "trainer-2"), java.util.List.copyOf(r.profiles().keySet()));
+    long[] steps = r.profiles().values().stream().mapToLong(StepProfile::steps).toArray();
+    long batches = (data.train().size() + 255) / 256;
+    // Every step with data is profiled; sync trainers step together (one with an empty push when it has no
+    // data), but for a last step without data that a trainer may take before it hears the job is done.
+    assertTrue(steps[0] + steps[1] >= batches, "profiled steps " + Arrays.toString(steps) + " of " + batches);
+    if (mode == BlockSpec.Mode.SYNC) {
+      assertTrue(Math.abs(steps[0] - steps[1]) <= 1, "sync trainers step together: " + Arrays.toString(steps));
+    }
+    for (StepProfile p : r.profiles().values()) {
+      assertTrue(p.computeNanos() > 0 && p.pushWaitNanos() + p.pullWaitNanos() > 0, "compute and waits: " + p);
+    }
+    assertTrue(r.wire().get(WireTimings.Kind.SERIALIZE).calls() > 0, "serialization timed: " + r.wire());
   }
 
   /** The sort-based AUC of the final model: dense part pulled from the blocks, rows from the table. */

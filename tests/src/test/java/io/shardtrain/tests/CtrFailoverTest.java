@@ -75,7 +75,7 @@ class CtrFailoverTest {
     Values clean;
     try (LocalCluster cluster = LocalCluster.start("ctr-clean", 2, 2, config, Duration.ofSeconds(60))) {
       DistributedCtrTraining.Result r = new DistributedCtrTraining(s, CtrSettings.fromConfig(config),
-          BlockSpec.Mode.SYNC, 16384, -1, ClusterTestSupport.quiet(), ClusterTestSupport.metrics())
+          BlockSpec.Mode.SYNC, 16384, -1, ClusterTestSupport.quiet(), ClusterTestSupport.metrics(), false)
           .run(cluster, data.train(), data.test());
       clean = values(cluster.coordinator(), r.job(), ids);
     }

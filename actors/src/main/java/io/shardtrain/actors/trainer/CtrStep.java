@@ -37,6 +37,12 @@ final class CtrStep {
   private final Set<String> unacked;
   private boolean rowsAcked;
   Ahead next;
+  /** When the step's compute started and its pushes and fetch had left, and that work's CPU time. */
+  private long computeStarted;
+  private long computed;
+  private long computeCpuNanos;
+  /** When the last block or the table acknowledged the step. */
+  private long acknowledgedAt;
 
   CtrStep(long step, int examples, long offsetAfter, float loss, long computeNanos, List<String> blocks,
       long pullVersion) {
@@ -47,6 +53,23 @@ final class CtrStep {
     this.computeNanos = computeNanos;
     this.pulls = new PullRound(blocks, pullVersion);
     this.unacked = new LinkedHashSet<>(blocks);
+  }
+
+  /** The step's work on the trainer's thread ran from {@code started} to {@code ended}, {@code cpuNanos} of it on a core. */
+  void computed(long started, long ended, long cpuNanos) {
+    computeStarted = started;
+    computed = ended;
+    computeCpuNanos = cpuNanos;
+  }
+
+  /** The step's last acknowledgement arrived at {@code at}. */
+  void acknowledgedAt(long at) {
+    acknowledgedAt = at;
+  }
+
+  /** Its times, once {@link #readyForNext} at {@code ready}: whatever arrived last (values or rows) came then. */
+  StepTimes times(long ready) {
+    return new StepTimes(computeStarted, computed, computeCpuNanos, acknowledgedAt, ready);
   }
 
   boolean awaitsPush(String block) {

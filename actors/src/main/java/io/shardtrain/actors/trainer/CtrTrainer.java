@@ -83,6 +83,7 @@ public final class CtrTrainer {
   private final CtrBlocks blocks;
   private final ProgressReports reports = new ProgressReports();
   private final TrainerCounts counts = new TrainerCounts();
+  private final TrainerProfile profile;
   private boolean stopRequested;
 
   public static Behavior<Trainer.Command> create(Setup setup) {
@@ -98,6 +99,7 @@ public final class CtrTrainer {
     this.id = setup.trainerId();
     this.trainView = setup.train().asDataset();
     this.master = new MasterLink(context, id, setup.master(), setup.settings());
+    this.profile = new TrainerProfile(MeteredSteps.meters(context.getSystem(), id));
     this.blocks = new CtrBlocks(new BlockClient<>(context, id, setup.settings().askTimeout(),
         setup.settings().pullTimeout(), BlockExchange.PushAnswer::new, BlockExchange.PullAnswer::new), counts);
   }
@@ -246,6 +248,8 @@ public final class CtrTrainer {
     // Async: the next batch's rows are asked for before this step computes (any version will do, so
     // the fetch overlaps this step's pushes); sync: after the pushes, for the version this step makes.
     if (!s.sync()) readAheadAndFetch(s, task, step);
+    long started = System.nanoTime();
+    long cpu = BlockExchange.cpuTime();
     float[] denseGrad = new float[s.dense().length];
     long t0 = System.nanoTime();
     float loss = (float) mine.rows.compute(b.features(), b.targets(), s.dense(), denseGrad);
@@ -266,6 +270,7 @@ public final class CtrTrainer {
     pushRows(s, st, held ? null : mine.rows);
     if (s.sync()) readAheadAndFetch(s, task, step);
     st.next = task.ahead;
+    st.computed(started, System.nanoTime(), BlockExchange.cpuTime() - cpu);
     return stepping(s, task, st, mine.rows);
   }
 
@@ -284,6 +289,8 @@ public final class CtrTrainer {
   private Behavior<Trainer.Command> idle(Session s, long previous) {
     long step = previous + 1;
     CtrStep st = new CtrStep(step, 0, 0, Float.NaN, 0, s.job().blocks(), step);
+    long now = System.nanoTime();
+    st.computed(now, now, 0);
     for (String block : s.job().blocks()) {
       blocks.push(block, step, s.membershipEpoch(), 0f, new float[0], s.generation(), null);
       blocks.pull(block, step, s.generation());
@@ -348,6 +355,7 @@ public final class CtrTrainer {
 
   /** Every block and shard has the step: report it, then go on when the rest is here. */
   private Behavior<Trainer.Command> acknowledged(Session s, Task task, CtrStep st) {
+    st.acknowledgedAt(System.nanoTime());
     counts.stepCompleted(st.step);
     if (st.examples > 0) {
       reports.completed(task.lease.epoch(), task.lease.task(), st.step, st.offsetAfter);
@@ -360,6 +368,8 @@ public final class CtrTrainer {
   private Behavior<Trainer.Command> next(Session s, Task task, CtrStep st) {
     if (st.next != null && st.next.refetch && st.acknowledged()) fetch(s, st.step + 1, st.next, st.step);
     if (!st.readyForNext()) return Behaviors.same();
+    long now = System.nanoTime();
+    profile.completed(st.times(now), now);
     return nextStep(s, st.step, task);
   }
 
@@ -437,6 +447,7 @@ public final class CtrTrainer {
     context.getLog().info("trainer {} finished after {} steps: {}", id, counts.stepsDone(), why);
     master.leave();
     if (s != null) setup.listener().onSparseTraffic(id, s.rows().pullBytesPerExample(), s.rows().pushBytesPerExample());
+    setup.listener().onProfile(id, profile.profile());
     setup.listener().onFinished(id, counts.stepsDone(), counts.pushes(), counts.pulls(), counts.stale());
     return Behaviors.stopped();
   }

@@ -79,10 +79,10 @@ final class LocalCommand implements Callable<Integer> {
     }
     CtrSettings ctr = CtrSettings.fromConfig(config);
     boolean cluster = flags.ps > 0 || trainers > 1;
-    if (profile) {
-      spec.commandLine().getErr().println("shardtrain: --profile splits the steps of an MLP job; a factorization "
-          + "machine's step runs on plain arrays, not on a backend it could time by operation, and its cluster run "
-          + "does not collect the trainers' split, so it is ignored here");
+    if (profile && !cluster) {
+      spec.commandLine().getErr().println("shardtrain: --profile splits the trainers' steps of a factorization "
+          + "machine on a local cluster (--ps or --trainers above 1); its single process runs on plain arrays, not on"
+          + " a backend it could time by operation, so it is ignored here");
     }
     if (cluster && LocalRun.blockMode(config) == io.shardtrain.actors.ps.BlockSpec.Mode.ALLREDUCE) {
       throw new IllegalArgumentException("--mode allreduce trains MLPs; a click-through job's table needs a"
@@ -90,13 +90,14 @@ final class LocalCommand implements Callable<Integer> {
     }
     CtrData data = CtrData.load(settings.dataset(), ctr, settings.seed());
     if (cluster) {
-      LocalRun.Outcome r = run.clusterCtr(config, settings, ctr, data, flags.ps, trainers);
+      LocalRun.Outcome r = run.clusterCtr(config, settings, ctr, data, flags.ps, trainers, profile);
       Map<String, Object> m = r.summary();
       spec.commandLine().getOut().printf(java.util.Locale.ROOT,
           "%s %s: %s steps per trainer, %.0f samples/s, test_auc %.4f (oracle %.4f), sparse bytes per example:"
               + " pull %.0f, push %.0f%n", settings.dataset(), m.get("mode"), m.get("steps"), m.get("samples_per_sec"),
           m.get("test_auc"), m.get("oracle_auc"), m.get("sparse_pull_bytes_per_example"),
           m.get("sparse_push_bytes_per_example"));
+      r.profile().forEach(spec.commandLine().getOut()::println);
       writeOutputs(m, r.metrics(), r.title());
       return 0;
     }

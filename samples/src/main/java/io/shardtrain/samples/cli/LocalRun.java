@@ -206,9 +206,12 @@ final class LocalRun {
         journalDir.resolve("shardtrain").toAbsolutePath().toString())).withFallback(config).resolve();
   }
 
-  /** Trains a factorization machine on click-through data on a fresh local cluster. */
-  Outcome clusterCtr(Config config, TrainSettings settings, CtrSettings ctr, CtrData data, int ps, int trainers)
-      throws Exception {
+  /**
+   * Trains a factorization machine on click-through data on a fresh local cluster; {@code timeWire}:
+   * profile the trainers' steps and count serialization time while they run.
+   */
+  Outcome clusterCtr(Config config, TrainSettings settings, CtrSettings ctr, CtrData data, int ps, int trainers,
+      boolean timeWire) throws Exception {
     BlockSpec.Mode blockMode = blockMode(config);
     String modeName = blockMode.name().toLowerCase(Locale.ROOT);
     Path journalDir = journalDir(settings);
@@ -226,7 +229,7 @@ final class LocalRun {
     try (LocalCluster cluster = LocalCluster.start("shardtrain", psNodes, trainers, runConfig, Duration.ofSeconds(60),
         flags.layout())) {
       r = new DistributedCtrTraining(settings, ctr, blockMode, psSettings.blockSize(), psSettings.maxStaleness(),
-          progress, metrics).run(cluster, data.train(), data.test());
+          progress, metrics, timeWire).run(cluster, data.train(), data.test());
     } finally {
       if (journalDir != null) FileTrees.delete(journalDir);
     }
@@ -249,8 +252,14 @@ final class LocalRun {
     m.put("final_loss", r.finalLoss());
     m.put("sparse_pull_bytes_per_example", r.pullBytesPerExample());
     m.put("sparse_push_bytes_per_example", r.pushBytesPerExample());
+    ProfileReport profile = null;
+    if (timeWire) {
+      profile = new ProfileReport(r.profiles(), r.wire());
+      m.put("profile", profile.json());
+    }
     return new Outcome(m, metrics, null, r.steps(),
-        settings.dataset() + " factorization machine, " + modeName + ", " + trainers + " trainers", -1, List.of());
+        settings.dataset() + " factorization machine, " + modeName + ", " + trainers + " trainers", -1,
+        profile == null ? List.of() : profile.lines());
   }
 
   /** With {@code --metrics-port P}, where node i's meters are ({@code LocalCluster}: P + i). */

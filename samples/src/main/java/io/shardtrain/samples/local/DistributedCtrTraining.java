@@ -8,11 +8,14 @@ import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.trainer.CtrTrainer;
 import io.shardtrain.actors.trainer.StepListener;
+import io.shardtrain.actors.trainer.StepProfile;
 import io.shardtrain.actors.trainer.TrainerSettings;
+import io.shardtrain.actors.transport.WireTimings;
 import io.shardtrain.compute.data.CtrDataset;
 import io.shardtrain.samples.report.MetricsLog;
 import io.shardtrain.samples.report.ProgressBar;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
@@ -22,17 +25,20 @@ import java.util.concurrent.atomic.DoubleAdder;
  * Runs one click-through job on a {@link LocalCluster}: plans it (the dense part in blocks, the id
  * rows in a table of one shard per {@code ps} node), starts one {@link CtrTrainer} per trainer node,
  * follows their progress, and reads the test AUC the master merged from the shares of the test set
- * the trainers predicted.
+ * the trainers predicted. With {@code timeWire} it also gathers what {@code --profile} shows, as
+ * {@link DistributedTraining} does.
  */
 public final class DistributedCtrTraining {
 
   /**
    * What a run produced; the bytes are sparse payload per training example, averaged over the
-   * trainers; {@code testAucExamples}: the test examples the master's AUC merged.
+   * trainers; {@code testAucExamples}: the test examples the master's AUC merged; {@code profiles}:
+   * each trainer's step profile, by id; {@code wire}: the serialization time while they ran (empty
+   * unless timed).
    */
   public record Result(JobSpec job, long steps, long samples, double trainSeconds, double wallSeconds,
       double finalLoss, double testAuc, long testAucExamples, double pullBytesPerExample,
-      double pushBytesPerExample) {
+      double pushBytesPerExample, Map<String, StepProfile> profiles, Map<WireTimings.Kind, WireTimings.Figure> wire) {
     public double samplesPerSec() {
       return trainSeconds > 0 ? samples / trainSeconds : 0;
     }
@@ -45,9 +51,10 @@ public final class DistributedCtrTraining {
   private final long maxStaleness;
   private final ProgressBar progress;
   private final MetricsLog metrics;
+  private final boolean timeWire;
 
   public DistributedCtrTraining(TrainSettings settings, CtrSettings ctr, BlockSpec.Mode mode, int blockSize,
-      long maxStaleness, ProgressBar progress, MetricsLog metrics) {
+      long maxStaleness, ProgressBar progress, MetricsLog metrics, boolean timeWire) {
     if (mode == BlockSpec.Mode.ALLREDUCE) {
       throw new IllegalArgumentException("--mode allreduce trains MLPs; a click-through job's table needs a"
           + " parameter server: use --mode sync or async");
@@ -59,6 +66,7 @@ public final class DistributedCtrTraining {
     this.maxStaleness = maxStaleness;
     this.progress = progress;
     this.metrics = metrics;
+    this.timeWire = timeWire;
   }
 
   public Result run(LocalCluster cluster, CtrDataset train, CtrDataset test) throws InterruptedException {
@@ -75,6 +83,7 @@ public final class DistributedCtrTraining {
     DoubleAdder pullBytes = new DoubleAdder();
     DoubleAdder pushBytes = new DoubleAdder();
     ConcurrentHashMap<String, String> failures = new ConcurrentHashMap<>();
+    ConcurrentHashMap<String, StepProfile> profiles = new ConcurrentHashMap<>();
     long trainStart = System.nanoTime();
     double[] lossEma = {Double.NaN};
     StepListener listener = new StepListener() {
@@ -95,6 +104,11 @@ public final class DistributedCtrTraining {
       }
 
       @Override
+      public void onProfile(String trainerId, StepProfile profile) {
+        profiles.put(trainerId, profile);
+      }
+
+      @Override
       public void onFinished(String trainerId, long steps, long pushes, long pulls, long stale) {
         finished.countDown();
       }
@@ -105,13 +119,22 @@ public final class DistributedCtrTraining {
         finished.countDown();
       }
     };
+    if (timeWire) {
+      WireTimings.reset();
+      WireTimings.enable(true);
+    }
     for (int i = 0; i < trainers; i++) {
       ShardTrain node = cluster.trainerNode(i);
       node.startTrainer(new CtrTrainer.Setup("trainer-" + (i + 1), node.master(), train, test,
           TrainerSettings.create(node.system()), listener));
     }
-    finished.await();
+    try {
+      finished.await();
+    } finally {
+      if (timeWire) WireTimings.enable(false);
+    }
     double trainSeconds = (System.nanoTime() - trainStart) / 1e9;
+    Map<WireTimings.Kind, WireTimings.Figure> wire = timeWire ? WireTimings.snapshot() : Map.of();
     progress.finish();
     if (!failures.isEmpty()) throw new IllegalStateException("training failed: " + failures);
     JobProtocol.JobStatus status = mergedAuc(coordinator);
@@ -120,7 +143,7 @@ public final class DistributedCtrTraining {
         status.testAuc(), status.testAucExamples(), trainers));
     return new Result(plan.job(), stepsDone.get() / trainers, samples.get(), trainSeconds,
         (System.nanoTime() - wallStart) / 1e9, lossEma[0], status.testAuc(), status.testAucExamples(),
-        pullBytes.sum(), pushBytes.sum());
+        pullBytes.sum(), pushBytes.sum(), DistributedTraining.byTrainer(profiles), wire);
   }
 
   /** The master's status once it merged every trainer's AUC share (they are sent just before leaving). */

@@ -160,7 +160,7 @@ public final class DistributedTraining {
   }
 
   /** Trainer ids in their order: trainer-2 before trainer-10. */
-  private static Map<String, StepProfile> byTrainer(Map<String, StepProfile> profiles) {
+  static Map<String, StepProfile> byTrainer(Map<String, StepProfile> profiles) {
     Map<String, StepProfile> sorted = new TreeMap<>(Comparator.comparingInt(String::length)
         .thenComparing(Comparator.naturalOrder()));
     sorted.putAll(profiles);
