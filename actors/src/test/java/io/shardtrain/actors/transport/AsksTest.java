@@ -1,0 +1,80 @@
+package io.shardtrain.actors.transport;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.javadsl.AskPattern;
+import akka.actor.typed.javadsl.Behaviors;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class AsksTest {
+  private static ActorTestKit kit;
+
+  /** A request whose answer is its number doubled, or the word to answer the request held. */
+  sealed interface Request {}
+
+  record Double(int n, ActorRef<Integer> replyTo) implements Request {}
+
+  enum Answer implements Request { NOW }
+
+  @BeforeAll
+  static void start() {
+    kit = ActorTestKit.create("asks");
+  }
+
+  @AfterAll
+  static void stop() {
+    kit.shutdownTestKit();
+  }
+
+  @Test
+  void anAsksCallbacksRunOnTheThreadThatAnsweredNotOnAnotherOne() throws Exception {
+    // Holds a request until told to answer it, so the callback is attached before the answer comes.
+    ActorRef<Request> doubler = kit.spawn(Behaviors.<Request>setup(ctx -> {
+      Double[] held = new Double[1];
+      return Behaviors.receiveMessage(m -> {
+        if (m instanceof Double d) held[0] = d;
+        else held[0].replyTo().tell(2 * held[0].n());
+        return Behaviors.same();
+      });
+    }));
+    for (int i = 0; i < 20; i++) {
+      int n = i;
+      CompletableFuture<String> thread = Asks.onArrival(AskPattern.<Request, Integer>ask(doubler,
+              r -> new Double(n, r), Duration.ofSeconds(5), kit.system().scheduler()))
+          .thenApply(v -> v + " on " + Thread.currentThread().getName());
+      doubler.tell(Answer.NOW);
+      String answer = thread.get(5, TimeUnit.SECONDS);
+      assertTrue(answer.startsWith(2 * n + " on asks-akka.actor.default-dispatcher-"),
+          "run by the thread of the actor that answered: " + answer);
+    }
+  }
+
+  @Test
+  void aFailedAskFailsTheFutureWithItsCause() {
+    ActorRef<Request> silent = kit.spawn(Behaviors.ignore());
+    CompletableFuture<Integer> f = Asks.onArrival(AskPattern.<Request, Integer>ask(silent, r -> new Double(1, r),
+        Duration.ofMillis(50), kit.system().scheduler()));
+    ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+        () -> f.get(5, TimeUnit.SECONDS));
+    assertTrue(e.getCause() instanceof java.util.concurrent.TimeoutException, "timed out: " + e.getCause());
+  }
+
+  @Test
+  void completeOnArrivalCompletesTheGivenFuture() throws Exception {
+    CompletableFuture<Integer> target = new CompletableFuture<>();
+    CompletableFuture<Integer> source = new CompletableFuture<>();
+    assertSame(target, Asks.completeOnArrival(source, target));
+    source.complete(7);
+    assertEquals(7, target.get(1, TimeUnit.SECONDS));
+  }
+}
