@@ -30,6 +30,7 @@ import io.shardtrain.actors.sparse.SparseProtocol.ShardReady;
 import io.shardtrain.actors.sparse.SparseProtocol.ShardStats;
 import io.shardtrain.actors.sparse.SparseProtocol.Stale;
 import io.shardtrain.actors.sparse.SparseProtocol.UpdateMembership;
+import io.shardtrain.actors.transport.WireTimings;
 import io.shardtrain.compute.sparse.RowInit;
 import io.shardtrain.compute.sparse.RowOptimizer;
 import java.io.NotSerializableException;
@@ -45,14 +46,16 @@ import java.util.function.Function;
  * ({@link SparseEvents}) and snapshot header. Journals keep its identifier and each manifest with
  * the bytes, so neither ever changes; every payload starts with a format byte, and a later format
  * must still read every earlier one that a journal may hold (format 1 is the only one yet). One
- * entry per type below.
+ * entry per type below. The messages' time (not the events' or the snapshot header's) counts in
+ * {@link WireTimings} while that is on, as the parameter blocks' wire serializer's does.
  */
 public final class SparseSerializer extends SerializerWithStringManifest {
   /** Stored with every event and snapshot, so it never changes. */
   public static final int IDENTIFIER = 717_010;
   private static final int FORMAT = 1;
 
-  private record Entry<T>(String manifest, Class<T> type, BiConsumer<Bytes.Out, T> writer, Function<Bytes.In, T> reader) {}
+  private record Entry<T>(String manifest, Class<T> type, BiConsumer<Bytes.Out, T> writer, Function<Bytes.In, T> reader,
+      boolean wire) {}
 
   private final ExtendedActorSystem system;
   private final Map<Class<?>, Entry<?>> byClass = new HashMap<>();
@@ -143,7 +146,8 @@ public final class SparseSerializer extends SerializerWithStringManifest {
   }
 
   private <T> void entry(String manifest, Class<T> type, BiConsumer<Bytes.Out, T> writer, Function<Bytes.In, T> reader) {
-    Entry<T> e = new Entry<>(manifest, type, writer, reader);
+    boolean stored = SparseEvents.Event.class.isAssignableFrom(type) || type == ShardHeader.class;
+    Entry<T> e = new Entry<>(manifest, type, writer, reader, !stored);
     if (byClass.put(type, e) != null || byManifest.put(manifest, e) != null) {
       throw new IllegalStateException("SparseSerializer registers " + type + " or '" + manifest + "' twice");
     }
@@ -169,16 +173,31 @@ public final class SparseSerializer extends SerializerWithStringManifest {
   @SuppressWarnings("unchecked")
   public byte[] toBinary(Object o) {
     Entry<Object> e = (Entry<Object>) entryFor(o);
+    boolean timed = e.wire() && WireTimings.on();
+    long t0 = timed ? System.nanoTime() : 0;
     Bytes.Out out = new Bytes.Out(64);
     out.b(FORMAT);
     e.writer().accept(out, o);
-    return out.toArray();
+    byte[] bytes = out.toArray();
+    if (timed) {
+      WireTimings.add(WireTimings.Kind.SERIALIZE, System.nanoTime() - t0);
+      WireTimings.addBytesSent(bytes.length);
+    }
+    return bytes;
   }
 
   @Override
   public Object fromBinary(byte[] bytes, String manifest) throws NotSerializableException {
     Entry<?> e = byManifest.get(manifest);
     if (e == null) throw new NotSerializableException("unknown manifest '" + manifest + "' for SparseSerializer");
+    if (!e.wire() || !WireTimings.on()) return read(e, bytes, manifest);
+    long t0 = System.nanoTime();
+    Object message = read(e, bytes, manifest);
+    WireTimings.add(WireTimings.Kind.DESERIALIZE, System.nanoTime() - t0);
+    return message;
+  }
+
+  private static Object read(Entry<?> e, byte[] bytes, String manifest) throws NotSerializableException {
     try {
       Bytes.In in = new Bytes.In(bytes);
       int format = in.b();

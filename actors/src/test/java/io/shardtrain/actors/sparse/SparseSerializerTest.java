@@ -21,6 +21,7 @@ import io.shardtrain.actors.sparse.SparseEvents.SnapshotBegun;
 import io.shardtrain.actors.sparse.SparseEvents.SnapshotCompleted;
 import io.shardtrain.actors.sparse.SparseEvents.StepCommitted;
 import io.shardtrain.actors.sparse.SparseProtocol.Problem;
+import io.shardtrain.actors.transport.WireTimings;
 import io.shardtrain.compute.sparse.RowInit;
 import io.shardtrain.compute.sparse.RowOptimizer;
 import java.io.NotSerializableException;
@@ -110,5 +111,27 @@ class SparseSerializerTest {
     assertThrows(NotSerializableException.class, () -> s.fromBinary(huge, "RowsSaved"));
     assertThrows(NotSerializableException.class, () -> s.fromBinary(bytes, "NoSuchThing"));
     assertEquals(717_010, s.identifier(), "journals store this id with every event and snapshot");
+  }
+
+  @Test
+  void messagesCountAsWireSerializationWhileTimedAndEventsDoNot() throws Exception {
+    SparseSerializer serializer = new SparseSerializer((ExtendedActorSystem) Adapter.toClassic(kit.system()));
+    Object push = new SparseProtocol.PushRows("t1", 3, 2, 64f, new long[] {5, 9}, VALUES,
+        kit.<SparseProtocol.PushReply>createTestProbe().ref());
+    Object event = new RowsExpired(4, new long[] {5, 9});
+    WireTimings.reset();
+    WireTimings.enable(true);
+    try {
+      byte[] bytes = serializer.toBinary(push);
+      serializer.fromBinary(bytes, serializer.manifest(push));
+      serializer.fromBinary(serializer.toBinary(event), serializer.manifest(event));
+      var figures = WireTimings.snapshot();
+      assertEquals(1, figures.get(WireTimings.Kind.SERIALIZE).calls());
+      assertEquals(1, figures.get(WireTimings.Kind.DESERIALIZE).calls());
+      assertEquals(bytes.length, WireTimings.bytesSent());
+    } finally {
+      WireTimings.enable(false);
+      WireTimings.reset();
+    }
   }
 }
