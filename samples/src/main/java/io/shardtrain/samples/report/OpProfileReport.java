@@ -73,7 +73,7 @@ public final class OpProfileReport {
     for (Part p : parts) {
       StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "profile   %s: %.3f ms (%.1f%%)", p.name(),
           millisPerStep(p.nanos()), 100 * share(p.nanos())));
-      if (!p.name().equals(OTHER)) sb.append(", ").append(callsPerStep(p.calls())).append(" per step");
+      if (!p.name().equals(OTHER)) sb.append(", ").append(calls(p.calls()));
       if (p.flops() > 0) sb.append(String.format(Locale.ROOT, ", %.1f GFLOP/s", gflops(p)));
       lines.add(sb.toString());
     }
@@ -112,10 +112,12 @@ public final class OpProfileReport {
     return String.format(Locale.ROOT, "%.3f (%.1f%%)", millisPerStep(nanos), 100 * share(nanos));
   }
 
-  private String callsPerStep(long calls) {
+  /** Calls per step; an operation rarer than one call in a hundred steps (a short last batch's shapes) as its count. */
+  private String calls(long calls) {
+    if (calls * 100 < steps) return calls + (calls == 1 ? " call in " : " calls in ") + steps + " steps";
     String n = calls % Math.max(1, steps) == 0 ? String.valueOf(calls / Math.max(1, steps))
         : String.format(Locale.ROOT, "%.2f", (double) calls / steps);
-    return n + (n.equals("1") ? " call" : " calls");
+    return n + (n.equals("1") ? " call" : " calls") + " per step";
   }
 
   private double millisPerStep(long nanos) {

@@ -56,4 +56,17 @@ class OpProfileReportTest {
     assertFalse(ops.get(4).containsKey("gflops"), "relu has no rate: " + ops.get(4));
     assertEquals(5 * MS, ops.get(5).get("ns"));
   }
+
+  @Test
+  void aShapeRarerThanOnceInAHundredStepsShowsItsCallCountNotZeroCallsPerStep() {
+    // 3000 steps; the epoch's short last batch of 32 examples ran its products once.
+    List<OpTime> ops = List.of(
+        new OpTime("gemm 64x784x512", 3000, 3000 * MS, 3000 * 2L * 64 * 784 * 512),
+        new OpTime("gemm 32x784x512", 1, MS / 2, 2L * 32 * 784 * 512),
+        new OpTime("relu 64x512", 6000, 100 * MS, 0));
+    List<String> lines = new OpProfileReport(3000, 4000 * MS, ops, 3000, 10 * MS, 10 * MS).lines();
+    assertEquals(List.of("1 call per step", "2 calls per step", "1 call in 3000 steps"),
+        lines.stream().filter(l -> l.contains("gemm 64x784x512") || l.contains("gemm 32x784x512")
+            || l.contains("relu")).map(l -> l.replaceAll(".*%\\), ", "").replaceAll(", [0-9.]+ GFLOP/s", "")).toList());
+  }
 }
