@@ -119,22 +119,14 @@ public final class DistributedCtrTraining {
         finished.countDown();
       }
     };
-    if (timeWire) {
-      WireTimings.reset();
-      WireTimings.enable(true);
-    }
-    for (int i = 0; i < trainers; i++) {
-      ShardTrain node = cluster.trainerNode(i);
-      node.startTrainer(new CtrTrainer.Setup("trainer-" + (i + 1), node.master(), train, test,
-          TrainerSettings.create(node.system()), listener));
-    }
-    try {
-      finished.await();
-    } finally {
-      if (timeWire) WireTimings.enable(false);
-    }
+    Map<WireTimings.Kind, WireTimings.Figure> wire = DistributedTraining.trainTimed(timeWire, finished, () -> {
+      for (int i = 0; i < trainers; i++) {
+        ShardTrain node = cluster.trainerNode(i);
+        node.startTrainer(new CtrTrainer.Setup("trainer-" + (i + 1), node.master(), train, test,
+            TrainerSettings.create(node.system()), listener));
+      }
+    });
     double trainSeconds = (System.nanoTime() - trainStart) / 1e9;
-    Map<WireTimings.Kind, WireTimings.Figure> wire = timeWire ? WireTimings.snapshot() : Map.of();
     progress.finish();
     if (!failures.isEmpty()) throw new IllegalStateException("training failed: " + failures);
     JobProtocol.JobStatus status = mergedAuc(coordinator);

@@ -125,24 +125,16 @@ public final class DistributedTraining {
         finished.countDown();
       }
     };
-    if (timeWire) {
-      WireTimings.reset();
-      WireTimings.enable(true);
-    }
-    for (int i = 0; i < trainers; i++) {
-      ShardTrain node = cluster.trainerNode(i);
-      int threads = settings.computeThreads();
-      String backendName = settings.backend();
-      node.startTrainer(new Trainer.Setup("trainer-" + (i + 1), node.master(), train, test,
-          () -> Backends.create(backendName, threads).backend(), TrainerSettings.create(node.system()), listener));
-    }
-    try {
-      finished.await();
-    } finally {
-      if (timeWire) WireTimings.enable(false);
-    }
+    Map<WireTimings.Kind, WireTimings.Figure> wire = trainTimed(timeWire, finished, () -> {
+      for (int i = 0; i < trainers; i++) {
+        ShardTrain node = cluster.trainerNode(i);
+        int threads = settings.computeThreads();
+        String backendName = settings.backend();
+        node.startTrainer(new Trainer.Setup("trainer-" + (i + 1), node.master(), train, test,
+            () -> Backends.create(backendName, threads).backend(), TrainerSettings.create(node.system()), listener));
+      }
+    });
     double trainSeconds = (System.nanoTime() - trainStart) / 1e9;
-    Map<WireTimings.Kind, WireTimings.Figure> wire = timeWire ? WireTimings.snapshot() : Map.of();
     progress.finish();
     evaluator.close();
     if (!failures.isEmpty()) {
@@ -157,6 +149,25 @@ public final class DistributedTraining {
     return new Result(job, stepsDone.get() / trainers, samples.get(), trainSeconds,
         (System.nanoTime() - wallStart) / 1e9, lossEma[0], accuracy, pushes.get(), pulls.get(), stale.get(),
         version, stats, model, byTrainer(profiles), wire);
+  }
+
+  /**
+   * Runs {@code startTrainers} and waits until {@code finished} opens; with {@code timeWire}, the
+   * serialization time of the whole process meanwhile (else nothing).
+   */
+  static Map<WireTimings.Kind, WireTimings.Figure> trainTimed(boolean timeWire, CountDownLatch finished,
+      Runnable startTrainers) throws InterruptedException {
+    if (timeWire) {
+      WireTimings.reset();
+      WireTimings.enable(true);
+    }
+    try {
+      startTrainers.run();
+      finished.await();
+    } finally {
+      if (timeWire) WireTimings.enable(false);
+    }
+    return timeWire ? WireTimings.snapshot() : Map.of();
   }
 
   /** Trainer ids in their order: trainer-2 before trainer-10. */
