@@ -23,8 +23,8 @@ import java.util.function.IntFunction;
  * gathered back into batch order; a batch's gradient rows are summed per id and cut per shard.
  * In sync mode every shard gets the trainer's push each step (without rows when the batch has
  * none of its ids, but with the batch's weight, which the shard's mean divides by). The futures
- * complete on the threads the shards' answers arrive on ({@link Asks}); an actor pipes them to itself. A shard's {@link Refused} fails
- * the future with {@link ShardRefused}; a timeout with Akka's.
+ * complete on the threads the shards' answers arrive on ({@link Asks}); an actor pipes them to
+ * itself. A shard's {@link Refused} fails the future with {@link ShardRefused}; a timeout with Akka's.
  */
 public final class SparseClient {
 
@@ -92,7 +92,8 @@ public final class SparseClient {
       }
       int shard = s;
       asked.add(Asks.onArrival(AskPattern.<Command, PullReply>ask(shards.apply(s),
-          r -> new SparseProtocol.PullRows(mine, minVersion, r), timeout, scheduler)).thenApply(reply -> rows(shard, reply)));
+              r -> new SparseProtocol.PullRows(mine, minVersion, r), timeout, scheduler))
+          .thenApply(reply -> rows(shard, reply)));
     }
     return CompletableFuture.allOf(asked.toArray(new CompletableFuture[0])).thenApply(done -> {
       float[][] rows = new float[asked.size()][];

@@ -248,12 +248,11 @@ public final class CtrTrainer {
     // Async: the next batch's rows are asked for before this step computes (any version will do, so
     // the fetch overlaps this step's pushes); sync: after the pushes, for the version this step makes.
     if (!s.sync()) readAheadAndFetch(s, task, step);
-    long started = System.nanoTime();
     long cpu = BlockExchange.cpuTime();
+    long started = System.nanoTime();
     float[] denseGrad = new float[s.dense().length];
-    long t0 = System.nanoTime();
     float loss = (float) mine.rows.compute(b.features(), b.targets(), s.dense(), denseGrad);
-    long computeNanos = System.nanoTime() - t0;
+    long computeNanos = System.nanoTime() - started;
     if (!Float.isFinite(loss)) {
       return fail(s, "training diverged at step " + step + " (loss " + loss + "); lower the learning rates");
     }
