@@ -46,6 +46,11 @@ final class BlockRules {
       return new PushOutcome(null, List.of(), ack);
     }
 
+    /** Nothing to write and nothing to answer now: the answer is held for a later write. */
+    static PushOutcome held() {
+      return new PushOutcome(null, List.of(), null);
+    }
+
     static PushOutcome recorded(List<Event> events, LongFunction<PushAck> ack) {
       return new PushOutcome(null, events, ack);
     }
@@ -202,9 +207,15 @@ final class BlockRules {
     long v = state.version();
     String trainer = cmd.trainerId();
     Long last = state.lastSteps.get(trainer);
-    if ((last != null && cmd.step() <= last) || unwritten.holdsUpTo(trainer, cmd.step())) {
+    if (last != null && cmd.step() <= last) {
       counters.duplicates++;
       return PushOutcome.answered(Duplicate::new);
+    }
+    if (unwritten.holdsUpTo(trainer, cmd.step())) {
+      // Its first copy is not journaled yet: answered with the group, once it is.
+      counters.duplicates++;
+      unwritten.repeat(new PendingAck(cmd.replyTo(), Duplicate::new));
+      return PushOutcome.held();
     }
     if (cmd.baseVersion() < 0 || cmd.baseVersion() > v) {
       counters.rejectedAhead++;

@@ -261,8 +261,7 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
   private EffectBuilder<Event, BlockState> writeGroup(BlockState state) {
     if (unwritten.isEmpty()) return Effect().none();
     List<GroupCommit.Waiting> group = unwritten.take();
-    List<Event> events = new ArrayList<>(group.size());
-    for (GroupCommit.Waiting w : group) events.add(w.event());
+    List<Event> events = GroupCommit.events(group);
     grouping = true;
     return record(state, events).thenRun(s -> {
       afterChange(s);
@@ -272,10 +271,11 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
   }
 
   /**
-   * Acknowledges {@code cmd} with {@code ack} of the version reached, unless the durability
-   * acknowledges a sync push with its step and that step is not applied yet: then when it is.
+   * Acknowledges {@code cmd} with {@code ack} of the version reached (null: held for a group's write),
+   * unless the durability acknowledges a sync push with its step and that step is not applied yet.
    */
   private void acknowledge(BlockState s, PushGradient cmd, LongFunction<PushAck> ack) {
+    if (ack == null) return;
     if (durability.acksWithStep() && s.isSync() && cmd.step() > s.version()) {
       heldAcks.add(cmd.step(), new PendingAck(cmd.replyTo(), ack));
     } else {
@@ -345,7 +345,7 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
     // their pushes are acknowledged instead of sent again. The waiting pulls are told to ask again.
     List<Event> kept = durability.acksWithStep() ? pendingContributions(state) : new ArrayList<>();
     List<GroupCommit.Waiting> group = unwritten.take();
-    for (GroupCommit.Waiting w : group) kept.add(w.event());
+    kept.addAll(GroupCommit.events(group));
     Map<Long, Pull> waiting = pulls.takeAll();
     counters.meters.waitingFor(List.of());
     for (Map.Entry<Long, Pull> e : waiting.entrySet()) {

@@ -103,13 +103,21 @@ class BlockRulesTest {
     GroupCommit unwritten = new GroupCommit();
     float[] g = {1f, 2f};
     assertTrue(unwritten.add(new GradientApplied("a", 3, 1f, g, null), new PendingAck(null, Applied::new)));
-    assertEquals(new Duplicate(0), rules.push(s, new PushGradient("a", 2, 0, 1, 1f, g, null), unwritten).ack().apply(0));
-    assertEquals(new Duplicate(0), rules.push(s, new PushGradient("a", 3, 0, 1, 1f, g, null), unwritten).ack().apply(0));
+    // Repeats of the waiting push get no answer now: theirs goes out with the group's, after its write.
+    for (long step : new long[] {2, 3}) {
+      BlockRules.PushOutcome repeat = rules.push(s, new PushGradient("a", step, 0, 1, 1f, g, null), unwritten);
+      assertTrue(repeat.error() == null && repeat.events().isEmpty() && repeat.ack() == null, "held: " + repeat);
+    }
+    assertEquals(1, unwritten.size(), "repeats are no updates");
     assertEquals(1, rules.push(s, new PushGradient("a", 4, 0, 1, 1f, g, null), unwritten).events().size());
     // Base version 0, applied at version 1 (after the waiting push): within the bound of 1.
     assertEquals(1, rules.push(s, new PushGradient("b", 1, 0, 1, 1f, g, null), unwritten).events().size());
     assertTrue(!unwritten.add(new GradientApplied("a", 4, 1f, g, null), new PendingAck(null, Applied::new)));
     // Applied at version 2: two versions behind its base, over the bound.
     assertEquals(new Stale(0), rules.push(s, new PushGradient("b", 1, 0, 1, 1f, g, null), unwritten).ack().apply(0));
+    List<GroupCommit.Waiting> group = unwritten.take();
+    assertEquals(2, GroupCommit.events(group).size(), "the two pushes' events");
+    assertEquals(List.of(new Applied(5), new Applied(5), new Duplicate(5), new Duplicate(5)),
+        group.stream().map(w -> w.ack().ack().apply(5)).toList(), "then the repeats' answers");
   }
 }

@@ -251,19 +251,23 @@ class ParameterBlockAsyncTest {
     });
     try {
       List<TestProbe<StatusReply<PushAck>>> acks = new ArrayList<>();
-      String[] trainers = {"a", "b", "a", "c"};
-      long[] steps = {1, 1, 2, 1};
-      float[][] gradients = {GA, GB, GB, GA};
-      for (int i = 0; i < 4; i++) {
+      // The last is trainer b's step 1 again, sent while its first copy waits for the write.
+      String[] trainers = {"a", "b", "a", "c", "b"};
+      long[] steps = {1, 1, 2, 1, 1};
+      float[][] gradients = {GA, GB, GB, GA, GB};
+      for (int i = 0; i < 5; i++) {
         TestProbe<StatusReply<PushAck>> ack = kit.createTestProbe();
         acks.add(ack);
         block.tell(new PushGradient(trainers[i], steps[i], 0, 1, 1f, gradients[i], ack.ref()));
         if (i == 0) assertTrue(firstWriteHeld.await(5, TimeUnit.SECONDS), "the first push was not written");
       }
       acks.get(1).expectNoMessage(Duration.ofMillis(200));
+      acks.get(4).expectNoMessage(Duration.ofMillis(10));
       release.countDown();
       assertEquals(new Applied(1), acks.get(0).receiveMessage().getValue());
       for (int i = 1; i < 4; i++) assertEquals(new Applied(4), acks.get(i).receiveMessage().getValue());
+      // Answered only once the copy it repeats is journaled.
+      assertEquals(new Duplicate(4), acks.get(4).receiveMessage().getValue());
       assertEquals(List.of(1, 3), writes);
     } finally {
       release.countDown();
