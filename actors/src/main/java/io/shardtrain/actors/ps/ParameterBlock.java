@@ -178,6 +178,9 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
   public SignalHandler<BlockState> signalHandler() {
     return newSignalHandlerBuilder()
         .onSignal(RecoveryCompleted.class, (state, signal) -> {
+          // A journal failure restarts this same object; pushes waiting for a write were never acknowledged.
+          unwritten.take();
+          grouping = false;
           counters.eventsReplayed = counters.eventsHandled;
           afterChange(state);
         })
@@ -250,10 +253,7 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
    * at once.
    */
   private Effect<Event, BlockState> onWriteGroup(BlockState state) {
-    if (unwritten.isEmpty()) {
-      grouping = false;
-      return Effect().none();
-    }
+    grouping = false;
     return writeGroup(state);
   }
 

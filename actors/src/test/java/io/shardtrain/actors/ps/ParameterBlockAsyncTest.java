@@ -286,4 +286,27 @@ class ParameterBlockAsyncTest {
     assertEquals(4, v.version());
     assertBitsEqual(expected, v.values(), "values recovered from the grouped journal");
   }
+
+  @Test
+  void afterAFailedWriteTheRestartedBlockWritesAndAcknowledgesTheNextPushes() {
+    BlockSpec spec = spec(OptimizerSpec.Kind.ADAM, "constant", 0.01f, -1);
+    ActorRef<Command> block = kit.spawn(ParameterBlock.create(spec.entityId(), settings()));
+    TestProbe<StatusReply<Long>> initialized = kit.createTestProbe();
+    block.tell(new Initialize(spec, INIT, initialized.ref()));
+    assertEquals(0L, initialized.receiveMessage().getValue());
+
+    PersistenceTestKit journal = PersistenceTestKit.create(kit.system());
+    journal.failNextPersisted(ParameterBlock.ENTITY_KEY.name() + "|" + spec.entityId());
+    TestProbe<StatusReply<PushAck>> lost = kit.createTestProbe();
+    block.tell(new PushGradient("a", 1, 0, 1, 1f, GA, lost.ref()));
+    lost.expectNoMessage(Duration.ofMillis(500));
+    // The block restarted after the failed write; the trainer sends its push again, another trainer pushes.
+    TestProbe<StatusReply<PushAck>> again = kit.createTestProbe();
+    block.tell(new PushGradient("a", 1, 0, 1, 1f, GA, again.ref()));
+    assertEquals(new Applied(1), again.receiveMessage(Duration.ofSeconds(10)).getValue());
+    TestProbe<StatusReply<PushAck>> other = kit.createTestProbe();
+    block.tell(new PushGradient("b", 1, 0, 1, 1f, GB, other.ref()));
+    assertEquals(new Applied(2), other.receiveMessage(Duration.ofSeconds(10)).getValue());
+    lost.expectNoMessage(Duration.ofMillis(10));
+  }
 }
