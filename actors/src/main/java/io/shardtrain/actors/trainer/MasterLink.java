@@ -98,8 +98,7 @@ final class MasterLink {
     ProgressReports.Step newest = report.newest();
     List<JobProtocol.StepOffset> steps = report.steps().stream()
         .map(x -> new JobProtocol.StepOffset(x.step(), x.offset())).toList();
-    // Not context.askWithStatus: its Java stage runs the answer's callback on the common pool, which on
-    // two cores starts a thread per callback, here one per step. This one runs where the answer arrives.
+    // Not context.askWithStatus: its stage would start a thread per answer on two cores (see Asks).
     ActorRef<Trainer.Command> self = context.getSelf();
     Asks.onArrival(AskPattern.<JobProtocol.Command, Done>askWithStatus(master,
             replyTo -> new JobProtocol.ReportProgress(trainerId, newest.epoch(), newest.task(), steps, generation,

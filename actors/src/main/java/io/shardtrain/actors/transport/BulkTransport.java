@@ -211,7 +211,7 @@ public final class BulkTransport implements Extension {
       Function<ActorRef<StatusReply<R>>, Letter> letterFor,
       float[] values, int offset, int length, Duration timeout) {
     CompletableFuture<R> reply = new CompletableFuture<>();
-    AskPattern.<Object, StatusReply<R>>ask(
+    Asks.onArrival(AskPattern.<Object, StatusReply<R>>ask(
         askHelper(), replyTo -> {
           Letter letter = letterFor.apply(replyTo);
           if (!track(peer, letter.recipient().path().address(), reply)) return IGNORED;
@@ -220,10 +220,8 @@ public final class BulkTransport implements Extension {
             if (failure != null) reply.completeExceptionally(failure);
           });
           return IGNORED;
-        }, timeout, system.scheduler())
-        // Akka's stage runs even its non-async callbacks on the common pool, which on two cores is
-        // a new thread per callback; this one is quick and runs where the reply arrives.
-        .whenCompleteAsync((r, failure) -> {
+        }, timeout, system.scheduler()))
+        .whenComplete((r, failure) -> {
           if (failure != null) {
             reply.completeExceptionally(failure);
           } else if (r.isSuccess()) {
@@ -231,7 +229,7 @@ public final class BulkTransport implements Extension {
           } else {
             reply.completeExceptionally(new StatusReply.ErrorMessage(r.getError().getMessage()));
           }
-        }, Runnable::run);
+        });
     return reply;
   }
 
