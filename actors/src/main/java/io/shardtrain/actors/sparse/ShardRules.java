@@ -147,8 +147,11 @@ final class ShardRules {
     for (int p = 0; p < parts; p++) {
       int from = p * per;
       int to = Math.min(ids.length, from + per);
-      events.add(new StepCommitted(step, p, parts, Arrays.copyOfRange(ids, from, to),
-          Arrays.copyOfRange(mean, from * dim, to * dim), Arrays.copyOfRange(sightings, from, to), examples, contributors));
+      // One part (the usual step) takes the arrays as they are.
+      events.add(parts == 1 ? new StepCommitted(step, 0, 1, ids, mean, sightings, examples, contributors)
+          : new StepCommitted(step, p, parts, Arrays.copyOfRange(ids, from, to),
+              Arrays.copyOfRange(mean, from * dim, to * dim), Arrays.copyOfRange(sightings, from, to), examples,
+              contributors));
     }
     events.addAll(expiry(state, step, ids));
     return events;

@@ -13,7 +13,7 @@ public final class BatchRows {
   private int distinctCount;
   private int[] slots = new int[0];
   private int slotCount;
-  private long[] keys = new long[0];
+  private int[] keys = new int[0];
   private int[] values = new int[0];
 
   /** Finds the distinct ids of {@code ids[0, count)}; ids must be non-negative. */
@@ -23,20 +23,20 @@ public final class BatchRows {
     }
     int capacity = Integer.highestOneBit(Math.max(16, count * 2 - 1)) << 1;
     if (keys.length < capacity) {
-      keys = new long[capacity];
+      keys = new int[capacity];
       values = new int[capacity];
     }
     if (distinct.length < count) distinct = new long[count];
     if (slots.length < count) slots = new int[count];
-    Arrays.fill(keys, 0, capacity, -1L);
+    Arrays.fill(keys, 0, capacity, -1);
     int mask = capacity - 1;
     distinctCount = 0;
     for (int k = 0; k < count; k++) {
       int id = ids[k];
       if (id < 0) throw new IllegalArgumentException("sparse id " + id + " at position " + k + " is negative");
       int h = (int) RowHash.mix(id) & mask;
-      while (keys[h] != -1L && keys[h] != id) h = (h + 1) & mask;
-      if (keys[h] == -1L) {
+      while (keys[h] != -1 && keys[h] != id) h = (h + 1) & mask;
+      if (keys[h] == -1) {
         keys[h] = id;
         values[h] = distinctCount;
         distinct[distinctCount++] = id;

@@ -7,11 +7,12 @@ import java.util.Arrays;
  *
  * <p>Rows are numbered 0..size-1 and lie in pages of {@value #PAGE_ROWS} rows: row {@code r}'s
  * floats are {@code page(r)[base(r), base(r) + width)}, and its id and the step it was last
- * touched at are in long pages alike. Pages are allocated one at a time, so the slack is at most
- * one page, and growing never copies the rows. An open-addressing index (linear probing, ints
- * holding row + 1, 0 = empty, at most 3/4 full) finds a row by id; it doubles when full, and a
- * removal shifts back the entries behind it instead of leaving tombstones. Removing a row moves
- * the last row into its place, so rows stay dense.
+ * touched at lie side by side in a long page ({@code meta}), so the touch that follows a lookup
+ * writes the cache line the lookup's id check read. Pages are allocated one at a time, so the
+ * slack is at most one page, and growing never copies the rows. An open-addressing index
+ * (linear probing, ints holding row + 1, 0 = empty, at most 3/4 full) finds a row by id; it
+ * doubles when full, and a removal shifts back the entries behind it instead of leaving
+ * tombstones. Removing a row moves the last row into its place, so rows stay dense.
  *
  * <p>Per row: {@code 4 * width + 16} bytes plus 4 to 10.7 bytes of index: for 16 floats and no
  * slots at most 1.42x the raw floats.
@@ -24,8 +25,8 @@ public final class RowStore {
 
   private final int width;
   private float[][] data = new float[0][];
-  private long[][] ids = new long[0][];
-  private long[][] touched = new long[0][];
+  /** Per page: row r's id at {@code 2r}, the step it was last touched at at {@code 2r + 1}. */
+  private long[][] meta = new long[0][];
   private int[] index;
   private int size;
 
@@ -71,8 +72,8 @@ public final class RowStore {
     int page = row >>> PAGE_SHIFT;
     if (page == data.length) addPage();
     size++;
-    ids[page][row & (PAGE_ROWS - 1)] = id;
-    touched[page][row & (PAGE_ROWS - 1)] = step;
+    meta[page][2 * (row & (PAGE_ROWS - 1))] = id;
+    meta[page][2 * (row & (PAGE_ROWS - 1)) + 1] = step;
     Arrays.fill(data[page], base(row), base(row) + width, 0f);
     int mask = index.length - 1;
     int i = bucket(id, mask);
@@ -100,16 +101,15 @@ public final class RowStore {
       while (index[j] != last + 1) j = (j + 1) & mask;
       index[j] = row + 1;
       System.arraycopy(page(last), base(last), page(row), base(row), width);
-      ids[row >>> PAGE_SHIFT][row & (PAGE_ROWS - 1)] = lastId;
-      touched[row >>> PAGE_SHIFT][row & (PAGE_ROWS - 1)] = touched(last);
+      meta[row >>> PAGE_SHIFT][2 * (row & (PAGE_ROWS - 1))] = lastId;
+      meta[row >>> PAGE_SHIFT][2 * (row & (PAGE_ROWS - 1)) + 1] = touched(last);
     }
     size--;
     // Free a page once the rows have left it, keeping one spare so a row in and out does not churn.
     int pagesNeeded = (size + PAGE_ROWS - 1) >>> PAGE_SHIFT;
     if (data.length > pagesNeeded + 1) {
       data = Arrays.copyOf(data, pagesNeeded + 1);
-      ids = Arrays.copyOf(ids, pagesNeeded + 1);
-      touched = Arrays.copyOf(touched, pagesNeeded + 1);
+      meta = Arrays.copyOf(meta, pagesNeeded + 1);
     }
     return true;
   }
@@ -117,8 +117,7 @@ public final class RowStore {
   /** Removes every row. */
   public void clear() {
     data = new float[0][];
-    ids = new long[0][];
-    touched = new long[0][];
+    meta = new long[0][];
     index = new int[MIN_INDEX];
     size = 0;
   }
@@ -134,32 +133,30 @@ public final class RowStore {
   }
 
   public long id(int row) {
-    return ids[row >>> PAGE_SHIFT][row & (PAGE_ROWS - 1)];
+    return meta[row >>> PAGE_SHIFT][2 * (row & (PAGE_ROWS - 1))];
   }
 
   /** The step row {@code row} was last touched at. */
   public long touched(int row) {
-    return touched[row >>> PAGE_SHIFT][row & (PAGE_ROWS - 1)];
+    return meta[row >>> PAGE_SHIFT][2 * (row & (PAGE_ROWS - 1)) + 1];
   }
 
   public void touch(int row, long step) {
-    touched[row >>> PAGE_SHIFT][row & (PAGE_ROWS - 1)] = step;
+    meta[row >>> PAGE_SHIFT][2 * (row & (PAGE_ROWS - 1)) + 1] = step;
   }
 
   /** Bytes of the arrays this store holds (the page and index arrays' lengths; no object headers). */
   public long bytesAllocated() {
     long pages = data.length;
-    return pages * PAGE_ROWS * (4L * width + 16) + 4L * index.length + pages * 3 * 8;
+    return pages * PAGE_ROWS * (4L * width + 16) + 4L * index.length + pages * 2 * 8;
   }
 
   private void addPage() {
     int n = data.length + 1;
     data = Arrays.copyOf(data, n);
-    ids = Arrays.copyOf(ids, n);
-    touched = Arrays.copyOf(touched, n);
+    meta = Arrays.copyOf(meta, n);
     data[n - 1] = new float[PAGE_ROWS * width];
-    ids[n - 1] = new long[PAGE_ROWS];
-    touched[n - 1] = new long[PAGE_ROWS];
+    meta[n - 1] = new long[2 * PAGE_ROWS];
   }
 
   private void resize(int capacity) {
