@@ -133,6 +133,7 @@ final class LocalCommand implements Callable<Integer> {
     if (report == null) return;
     var out = spec.commandLine().getOut();
     summary.put("samples_per_sec_second_half", metrics.secondHalfSamplesPerSec());
+    summary.put("jit_compile_seconds", metrics.jitSecondsWhileTraining());
     Path parent = report.toAbsolutePath().getParent();
     if (parent != null) Files.createDirectories(parent);
     Files.writeString(report, Json.write(summary));

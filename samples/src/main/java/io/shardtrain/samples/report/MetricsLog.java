@@ -4,11 +4,14 @@ import java.awt.BasicStroke;
 import java.awt.Color;
 import java.io.IOException;
 import java.io.Writer;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.LongSupplier;
 import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
@@ -25,11 +28,43 @@ public final class MetricsLog {
       double accuracy, double auc) {}
 
   private final List<Row> rows = new ArrayList<>();
+  private final LongSupplier compileMillis;
   private long stepsDone;
+  /** The JIT's compile time (ms, all compiler threads) at the first and at the last step; -1 before. */
+  private long compileAtFirst = -1;
+  private long compileAtLast = -1;
+
+  /** A log that reads the JIT's compile time from this JVM, when it counts it. */
+  public MetricsLog() {
+    this(jvmCompileMillis());
+  }
+
+  /** A log that reads the JIT's total compile time in ms from {@code compileMillis} (-1: not counted). */
+  public MetricsLog(LongSupplier compileMillis) {
+    this.compileMillis = compileMillis;
+  }
 
   public synchronized void step(double seconds, String trainer, long step, int examples, double loss) {
     stepsDone++;
     rows.add(new Row(seconds, trainer, step, stepsDone, examples, loss, Double.NaN, Double.NaN));
+    compileAtLast = compileMillis.getAsLong();
+    if (stepsDone == 1) compileAtFirst = compileAtLast;
+  }
+
+  /**
+   * Seconds the JIT compiled from the first trainer step to the last, summed over its compiler
+   * threads (which share the cores with training; a short run's whole-run rate pays for it). NaN
+   * when the JVM does not count compile time or there were fewer than two steps.
+   */
+  public synchronized double jitSecondsWhileTraining() {
+    if (stepsDone < 2 || compileAtFirst < 0 || compileAtLast < 0) return Double.NaN;
+    return (compileAtLast - compileAtFirst) / 1e3;
+  }
+
+  private static LongSupplier jvmCompileMillis() {
+    CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+    if (jit == null || !jit.isCompilationTimeMonitoringSupported()) return () -> -1;
+    return jit::getTotalCompilationTime;
   }
 
   public synchronized void evaluation(double seconds, long stepsDone, double accuracy) {

@@ -73,6 +73,8 @@ class ShardTrainCliTest {
     assertEquals(3, field(json, "epochs"));
     assertEquals(48, field(json, "steps")); // 512 / 32 = 16 steps per epoch
     assertTrue(field(json, "samples_per_sec") > 0);
+    // HotSpot counts compile time, so the field is a number (null would say it does not).
+    assertTrue(field(json, "jit_compile_seconds") >= 0, json);
     // Quadrant blobs are easy: chance is 25%.
     assertTrue(field(json, "test_accuracy") > 0.9, json);
   }

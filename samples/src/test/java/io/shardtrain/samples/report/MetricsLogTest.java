@@ -22,6 +22,30 @@ class MetricsLogTest {
     assertEquals(640 / 0.05, log.secondHalfSamplesPerSec(), 1e-6);
   }
 
+  /** The compile-time counter as each step reads it: 400 ms at the first, 1,300 at the last. */
+  @Test
+  void jitSecondsCountTheCompileTimeFromTheFirstStepToTheLast() {
+    long[] readings = {400, 700, 1300};
+    int[] next = {0};
+    MetricsLog log = new MetricsLog(() -> readings[next[0]++]);
+    log.step(0.1, "trainer-1", 1, 64, 1.0);
+    log.step(0.2, "trainer-2", 1, 64, 1.0);
+    log.evaluation(0.25, 2, 0.9);
+    log.step(0.3, "trainer-1", 2, 64, 1.0);
+    assertEquals(0.9, log.jitSecondsWhileTraining(), 1e-9);
+  }
+
+  @Test
+  void jitSecondsAreNaNWhenTheJvmDoesNotCountCompileTimeOrWithOneStep() {
+    MetricsLog uncounted = new MetricsLog(() -> -1);
+    uncounted.step(0.1, "trainer-1", 1, 64, 1.0);
+    uncounted.step(0.2, "trainer-1", 2, 64, 1.0);
+    assertTrue(Double.isNaN(uncounted.jitSecondsWhileTraining()));
+    MetricsLog oneStep = new MetricsLog(() -> 500);
+    oneStep.step(0.1, "trainer-1", 1, 64, 1.0);
+    assertTrue(Double.isNaN(oneStep.jitSecondsWhileTraining()));
+  }
+
   @Test
   void secondHalfRateIsNaNWithoutTwoSteps() {
     MetricsLog log = new MetricsLog();
