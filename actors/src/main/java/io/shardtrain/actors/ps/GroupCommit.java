@@ -2,6 +2,7 @@ package io.shardtrain.actors.ps;
 
 import io.shardtrain.actors.ps.BlockEvents.GradientApplied;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
 /**
@@ -53,11 +54,12 @@ final class GroupCommit {
 
   /** Removes and returns the group, in arrival order, then its repeats. */
   List<Waiting> take() {
-    List<Waiting> out = new ArrayList<>(waiting);
+    List<Waiting> out = new ArrayList<>(waiting.size() + repeats.size());
+    out.addAll(waiting);
     out.addAll(repeats);
     waiting.clear();
     repeats.clear();
-    return List.copyOf(out);
+    return Collections.unmodifiableList(out);
   }
 
   /** The events a group taken from here journals: its pushes', in order. */
