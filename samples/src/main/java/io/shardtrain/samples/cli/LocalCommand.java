@@ -24,9 +24,11 @@ import picocli.CommandLine.Option;
 final class LocalCommand implements Callable<Integer> {
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
   @Mixin TrainingFlags flags;
-  @Option(names = "--trainers", defaultValue = "1",
-      description = "Trainers (default: ${DEFAULT-VALUE}).")
-  int trainers;
+  @Option(names = "--trainers",
+      description = "Trainers (default: shardtrain.train.trainers, ${sys:shardtrain.default.train.trainers}).")
+  Integer trainersFlag;
+  /** The flag, else the configuration's (a {@code --config} file's) count. */
+  private int trainers;
   @Option(names = "--mode", description = "sync, async or allreduce (default: ${sys:shardtrain.default.train.mode}).")
   String mode;
   @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
@@ -43,9 +45,13 @@ final class LocalCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    if (trainers < 1) throw new IllegalArgumentException("--trainers must be at least 1, got " + trainers);
+    if (trainersFlag != null && trainersFlag < 1) {
+      throw new IllegalArgumentException("--trainers must be at least 1, got " + trainersFlag);
+    }
     if (flags.ps < 0) throw new IllegalArgumentException("--ps must not be negative, got " + flags.ps);
     Config config = flags.effectiveConfig(mode);
+    trainers = trainersFlag != null ? trainersFlag : config.getInt("shardtrain.train.trainers");
+    if (trainers < 1) throw new IllegalArgumentException("shardtrain.train.trainers must be at least 1, got " + trainers);
     TrainSettings settings = TrainSettings.fromConfig(config);
     // Read here too, so a bad value fails before any node starts.
     WirePrecision precision = WirePrecision.gradientsFromConfig(config);

@@ -138,6 +138,28 @@ class ShardTrainCliTest {
   }
 
   @Test
+  void theTrainerCountOfAConfigFileStartsThatManyTrainersAndTheFlagOverridesIt() throws IOException {
+    Path conf = dataDir.resolve("two-trainers.conf");
+    Files.writeString(conf, "shardtrain.train { trainers = 2, mode = async }\n");
+    String[] job = {"local", "--config", conf.toString(), "--dataset", "fashion-mnist", "--data-dir",
+        dataDir.toString(), "--hidden", "8", "--batch", "16", "--steps", "2", "--no-progress", "--report"};
+    Path fromFile = dataDir.resolve("trainers-from-file.json");
+    Run r = run(concat(job, fromFile.toString()));
+    assertEquals(0, r.exit(), r.err());
+    assertEquals(2, field(Files.readString(fromFile), "trainers"), Files.readString(fromFile));
+    Path fromFlag = dataDir.resolve("trainers-from-flag.json");
+    r = run(concat(job, fromFlag.toString(), "--trainers", "1"));
+    assertEquals(0, r.exit(), r.err());
+    assertEquals(1, field(Files.readString(fromFlag), "trainers"), Files.readString(fromFlag));
+  }
+
+  private static String[] concat(String[] head, String... tail) {
+    String[] all = java.util.Arrays.copyOf(head, head.length + tail.length);
+    System.arraycopy(tail, 0, all, head.length, tail.length);
+    return all;
+  }
+
+  @Test
   void aLocalClusterJournalsIntoTheH2FileGivenAsAUrlAndKeepsIt() throws IOException {
     Path h2 = dataDir.resolve("kept-journal/st");
     Path report = dataDir.resolve("url-journal.json");
