@@ -18,12 +18,19 @@ final class CheckpointQueue {
   }
 
   private final long everySteps;
+  /** Checkpoint durability: blocks journal nothing between checkpoints. */
+  private final boolean checkpointDurability;
   private final Starter starter;
   private boolean running;
+  /** The running checkpoint started once the job was done: it is of the job's last step. */
+  private boolean runningOfDoneJob;
+  /** A checkpoint of the done job's last step committed. */
+  private boolean lastStepCommitted;
   private final List<TakeCheckpoint> waiting = new ArrayList<>();
 
-  CheckpointQueue(long everySteps, Starter starter) {
+  CheckpointQueue(long everySteps, boolean checkpointDurability, Starter starter) {
     this.everySteps = everySteps;
+    this.checkpointDurability = checkpointDurability;
     this.starter = starter;
   }
 
@@ -61,13 +68,26 @@ final class CheckpointQueue {
     return !(s.job().steps() > 0 && s.checkpoint() != null && s.checkpoint().step() >= s.job().steps());
   }
 
+  /**
+   * Whether the done job's blocks may leave memory. With checkpoint durability a block that leaves
+   * keeps only what its last checkpoint captured, so the job's last step is checkpointed first:
+   * this starts that checkpoint when none runs (and no rollback does) and says yes once one that
+   * started after the job was done has committed. A job that cannot be checkpointed may go.
+   */
+  boolean mayRetire(MasterState s, boolean rollingBack) {
+    if (!checkpointDurability || lastStepCommitted || refusal(s) != null) return true;
+    if (!running && !rollingBack && s.done()) startNext(s);
+    return false;
+  }
+
   boolean running() {
     return running;
   }
 
-  /** The running checkpoint finished (committed or not). */
-  void finished() {
+  /** The running checkpoint finished: {@code committed}, or failed. */
+  void finished(boolean committed) {
     running = false;
+    if (committed && runningOfDoneJob) lastStepCommitted = true;
   }
 
   /** Starts the request that waited for the checkpoint just finished. */
@@ -79,6 +99,7 @@ final class CheckpointQueue {
   private void startNext(MasterState s) {
     TakeCheckpoint request = waiting.isEmpty() ? null : waiting.remove(0);
     running = true;
+    runningOfDoneJob = s.done();
     starter.start(s, request);
   }
 }

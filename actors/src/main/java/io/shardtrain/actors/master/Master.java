@@ -66,7 +66,6 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
   private record MemberRemoved(String address, boolean ps) implements Internal {}
   /** The actor {@code trainer} registered as {@code trainerId} stopped (or its node was removed). */
   private record TrainerStopped(String trainerId, ActorRef<TrainerNotice> trainer) implements Internal {}
-
   private enum Tick implements Internal { INSTANCE }
 
   // ---- events (journaled by class name: they stay nested here) ----
@@ -161,7 +160,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
     this.membership = new MembershipBroadcast(asks);
     this.settler = new TaskSettler(asks, context.getLog());
     this.rollbacks = new Rollbacks(asks, context.getLog(), checkpointSettings.checkpointDurability());
-    this.checkpoints = new CheckpointQueue(checkpointSettings.everySteps(),
+    this.checkpoints = new CheckpointQueue(checkpointSettings.everySteps(), checkpointSettings.checkpointDurability(),
         new CheckpointStarter(context, taker, checkpointSettings, rollbacks::started));
     timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.tick());
   }
@@ -383,7 +382,8 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
   }
 
   private Effect<Event, MasterState> onTick(MasterState s, Tick t) {
-    if (s.done() && s.members().isEmpty() && directory != null) directory.tell(new JobDirectory.JobEnded(s.job()));
+    boolean ended = s.done() && s.members().isEmpty() && checkpoints.mayRetire(s, rollbacks.running());
+    if (ended && directory != null) directory.tell(new JobDirectory.JobEnded(s.job()));
     String overdue = s.done() ? null : liveness.overdue(s.members().keySet(), System.nanoTime());
     if (overdue != null) return leave(s, overdue, liveness.overdueReason());
     membership.resend(s);
@@ -432,8 +432,8 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
   }
 
   private Effect<Event, MasterState> onCheckpointFinished(MasterState s, CheckpointFinished c) {
-    checkpoints.finished();
     boolean crossedRollback = c.rollbacksAtStart() != rollbacks.started() || rollbacks.running();
+    checkpoints.finished(c.failure() == null && !crossedRollback);
     if (c.failure() != null || crossedRollback) {
       String why = c.failure() != null ? c.failure().getMessage() : "the job rolled back meanwhile";
       context.getLog().warn("checkpoint failed: {}", why);

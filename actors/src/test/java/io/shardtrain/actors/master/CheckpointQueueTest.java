@@ -19,7 +19,20 @@ class CheckpointQueueTest {
   final List<String> started = new ArrayList<>();
 
   CheckpointQueue queue(long everySteps) {
-    return new CheckpointQueue(everySteps, (s, request) -> started.add(request == null ? "periodic" : request.dir()));
+    return queue(everySteps, false);
+  }
+
+  CheckpointQueue queue(long everySteps, boolean checkpointDurability) {
+    return new CheckpointQueue(everySteps, checkpointDurability,
+        (s, request) -> started.add(request == null ? "periodic" : request.dir()));
+  }
+
+  /** {@link MasterTest#job()} bounded by {@code steps} steps instead of epochs. */
+  static JobSpec stepBounded(int steps) {
+    JobSpec j = MasterTest.job();
+    return new JobSpec(j.jobId(), j.dataset(), j.trainExamples(), j.inputDim(), j.classes(), j.hidden(),
+        j.activation(), j.seed(), j.mode(), j.trainers(), j.batch(), 0, steps, j.optimizer(), j.lr(), j.lrSchedule(),
+        j.weightDecay(), j.maxStaleness(), j.blockSize(), j.blocks(), null);
   }
 
   static TakeCheckpoint request(String dir) {
@@ -44,12 +57,12 @@ class CheckpointQueueTest {
     assertEquals(List.of("one"), started);
     queue.next(s);
     assertEquals(List.of("one"), started, "one still runs");
-    queue.finished();
+    queue.finished(true);
     queue.next(s);
-    queue.finished();
+    queue.finished(true);
     queue.next(s);
     assertEquals(List.of("one", "two", "three"), started);
-    queue.finished();
+    queue.finished(true);
     queue.next(s);
     assertFalse(queue.running());
     assertEquals(3, started.size());
@@ -66,7 +79,7 @@ class CheckpointQueueTest {
     queue.tick(s, false);
     queue.request(s, request("waits"));
     assertEquals(List.of("periodic"), started);
-    queue.finished();
+    queue.finished(true);
     queue.next(s);
     assertEquals(List.of("periodic", "waits"), started);
     assertFalse(queue(0).periodicDue(s, false), "every-steps 0: on demand only");
@@ -75,11 +88,7 @@ class CheckpointQueueTest {
 
   @Test
   void theLastStepOfAStepBoundedJobIsCheckpointedPeriodicallyOnce() {
-    JobSpec j = MasterTest.job();
-    JobSpec sixSteps = new JobSpec(j.jobId(), j.dataset(), j.trainExamples(), j.inputDim(), j.classes(), j.hidden(),
-        j.activation(), j.seed(), j.mode(), j.trainers(), j.batch(), 0, 6, j.optimizer(), j.lr(), j.lrSchedule(),
-        j.weightDecay(), j.maxStaleness(), j.blockSize(), j.blocks(), null);
-    MasterState s = running(sixSteps);
+    MasterState s = running(stepBounded(6));
     s.leased(0, 0, "a");
     s.progressed(0, 0, 20, "a", 5);
     s.checkpointCommitted(s.checkpointAt(5, ""));
@@ -88,6 +97,38 @@ class CheckpointQueueTest {
     s.checkpointCommitted(s.checkpointAt(6, ""));
     assertFalse(s.done());
     assertFalse(queue(5).periodicDue(s, false));
+  }
+
+  @Test
+  void withCheckpointDurabilityADoneJobsBlocksLeaveMemoryOnlyOnceACheckpointOfItsLastStepCommitted() {
+    CheckpointQueue queue = queue(10, true);
+    MasterState s = running(stepBounded(40));
+    s.leased(0, 0, "a");
+    s.progressed(0, 0, 300, "a", 30);
+    assertFalse(queue.mayRetire(s, false), "not done");
+    assertEquals(List.of(), started, "nothing to checkpoint before the job is done");
+    queue.tick(s, false);
+    assertEquals(List.of("periodic"), started, "step 30's, or the next");
+    s.progressed(0, 0, 400, "a", 40);
+    assertTrue(s.done());
+    assertFalse(queue.mayRetire(s, false), "a checkpoint runs");
+    queue.finished(true);
+    // That one started before the job was done: it may be of a step before the last.
+    assertFalse(queue.mayRetire(s, false));
+    assertEquals(List.of("periodic", "periodic"), started, "the last step's");
+    queue.finished(false);
+    assertFalse(queue.mayRetire(s, true), "a rollback runs");
+    assertEquals(2, started.size(), "none during a rollback");
+    assertFalse(queue.mayRetire(s, false), "failed: tried again");
+    assertEquals(3, started.size());
+    queue.finished(true);
+    assertTrue(queue.mayRetire(s, false));
+    assertTrue(queue.mayRetire(s, false));
+    assertEquals(3, started.size(), "once");
+
+    started.clear();
+    assertTrue(queue(10, false).mayRetire(s, false), "exact durability journals every step");
+    assertEquals(List.of(), started);
   }
 
   @Test
