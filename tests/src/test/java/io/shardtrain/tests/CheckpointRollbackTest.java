@@ -9,10 +9,12 @@ import io.shardtrain.compute.nn.Parameter;
 import io.shardtrain.persistence.model.Checkpoint;
 import io.shardtrain.persistence.model.CheckpointFiles;
 import io.shardtrain.persistence.model.ModelFiles;
+import io.shardtrain.samples.cli.ShardTrainCli;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
@@ -24,18 +26,19 @@ import org.junit.jupiter.api.Test;
  * only the checkpoints taken every 10 steps; a {@code ps} node SIGKILLed after one rolls the whole
  * job back to the last committed checkpoint (blocks, reader offsets, trainers), and since sync mode
  * replays the same batches from the restored offsets, the job ends with the parameters of the
- * same job without the kill. On demand: {@code shardtrain checkpoint} at the end of the clean run
- * writes every block at the last step with the reader offsets of that step.
+ * same job without the kill. On demand: {@code shardtrain checkpoint} (the command line, through
+ * the seed node's gRPC API) at the end writes every block at the last step with the reader offsets
+ * of that step.
  */
 @Tag("multi-jvm") // starts node JVMs: the failsafe lane of mvn verify, not mvn test (tests/pom.xml)
 class CheckpointRollbackTest {
   @Test
-  void killedPsNodeRollsTheJobBackToItsLastCheckpointAndItEndsWithTheParametersOfARunWithoutTheKill()
+  void killedPsNodeRollsTheJobBackToItsLastCheckpointAndTheCheckpointCommandWritesItsEndAsARunWithoutTheKill()
       throws Exception {
     Assumptions.assumeTrue(NodeCluster.URL != null,
         "SHARDTRAIN_TEST_POSTGRES_URL is not set (.ci/run starts PostgreSQL)");
     Path atEnd = NodeFailoverTest.DIR.resolve("ckpt-at-end").toAbsolutePath();
-    JobProtocol.CheckpointWritten[] written = new JobProtocol.CheckpointWritten[1];
+    StringWriter out = new StringWriter();
     NodeFailoverTest.Run killed = NodeFailoverTest.runJob("ckpt-killed", NodeFailoverTest.PS_VICTIM, """
             shardtrain.ps.durability = checkpoint
             shardtrain.checkpoint { every-steps = 10, dir = "%s" }
@@ -46,39 +49,32 @@ class CheckpointRollbackTest {
           System.out.println("ckpt-killed: killed " + cluster.nodes.get(2).name() + " after checkpoint "
               + at.checkpointStep() + " at " + at.examplesReported() + " examples");
         },
-        cluster -> written[0] = cluster.client().api().checkpoint(atEnd.toString()).toCompletableFuture()
-            .get(5, TimeUnit.MINUTES));
+        cluster -> {
+          StringWriter err = new StringWriter();
+          int exit = ShardTrainCli.execute(new PrintWriter(out, true), new PrintWriter(err, true), "checkpoint",
+              "--grpc", cluster.grpc(), "--config", cluster.nodeConf().toString(), "--dir", atEnd.toString());
+          assertEquals(0, exit, out + "\n" + err);
+        });
 
     assertTrue(killed.status().generation() >= 1, "the job rolled back: " + killed.status());
     System.out.printf("checkpoint durability: rolled back %d time(s); last periodic checkpoint at step %d%n",
         killed.status().generation(), killed.status().checkpointStep());
-    double error = SyncEquivalenceTest.relativeDistance(NodeFailoverTest.cleanRun().model(), killed.model());
+    double error = SyncEquivalenceTest.relativeDistance(NodeFailoverTest.cleanModel(), killed.model());
     System.out.printf("parameters after a rollback vs a run without the kill: relative error %.3g%n", error);
     assertTrue(error < 1e-5, "relative error " + error);
 
-    // Every sample was trained once: the offsets at the end are those of 40 steps, not more.
-    assertEquals(NodeFailoverTest.STEPS, written[0].step());
+    Matcher m = Pattern.compile("checkpoint of job failover at step (\\d+) written to (.+)").matcher(out.toString());
+    assertTrue(m.find(), out.toString());
+    // Every sample was trained once: a job that is done is checkpointed at its end, with the offsets
+    // of 40 steps, not more.
+    assertEquals(NodeFailoverTest.STEPS, Long.parseLong(m.group(1)), out.toString());
+    assertEquals(atEnd.toString(), m.group(2).trim());
     Checkpoint end = CheckpointFiles.load(atEnd);
     assertOffsetsOfStep(end);
     assertSameValues(killed.model(), end);
-  }
-
-  @Test
-  void checkpointCommandWritesEveryBlockAtOneStepWithTheReaderOffsetsOfThatStep() throws Exception {
-    Assumptions.assumeTrue(NodeCluster.URL != null,
-        "SHARDTRAIN_TEST_POSTGRES_URL is not set (.ci/run starts PostgreSQL)");
-    NodeFailoverTest.Clean clean = NodeFailoverTest.cleanRun();
-    Matcher m = Pattern.compile("checkpoint of job failover at step (\\d+) written to (.+)")
-        .matcher(clean.checkpointOutput());
-    assertTrue(m.find(), clean.checkpointOutput());
-    assertEquals(NodeFailoverTest.STEPS, Long.parseLong(m.group(1)), "a job that is done is checkpointed at its end");
-    assertEquals(clean.checkpoint().toString(), m.group(2).trim());
-    Checkpoint c = CheckpointFiles.load(clean.checkpoint());
-    assertOffsetsOfStep(c);
-    assertSameValues(clean.model(), c);
-    assertEquals(c.model(), ModelFiles.load(clean.checkpoint()), "a checkpoint is a loadable model");
-    assertEquals(List.of(), c.slotsOf("dense1.weight").values(), "plain SGD has no optimizer slot");
-    assertEquals(NodeFailoverTest.STEPS, c.slotsOf("dense1.weight").updates());
+    assertEquals(end.model(), ModelFiles.load(atEnd), "a checkpoint is a loadable model");
+    assertEquals(List.of(), end.slotsOf("dense1.weight").values(), "plain SGD has no optimizer slot");
+    assertEquals(NodeFailoverTest.STEPS, end.slotsOf("dense1.weight").updates());
   }
 
   /** Two trainers, one task each, one batch of 32 per step: at step t each task is 32·t examples in. */

@@ -28,6 +28,9 @@ final class NodeCluster implements AutoCloseable {
   static final String USER = System.getenv().getOrDefault("SHARDTRAIN_POSTGRES_USER", "shardtrain");
   static final String PASSWORD = System.getenv().getOrDefault("SHARDTRAIN_POSTGRES_PASSWORD", "");
 
+  /** The block size of the failover runs: the model's 7 blocks spread over both ps nodes. */
+  static final int BLOCK_SIZE = 16384;
+
   /** Settings every failover run shares; a run's own lines come after and override them. */
   static final String BASE_CONF = """
       akka.cluster.split-brain-resolver.stable-after = 4s
@@ -41,8 +44,8 @@ final class NodeCluster implements AutoCloseable {
       shardtrain.trainer { ask-timeout = 6s, pull-timeout = 20s, failure-timeout = 120s }
       # Blocks spread over both ps nodes (not akka.cluster.role.ps.min-nr-of-members: that stalls a
       # shard coordinator restarted on the last ps node).
-      shardtrain.ps { snapshot-every = 15, block-size = 16384, min-nodes = 2 }
-      """;
+      shardtrain.ps { snapshot-every = 15, block-size = %d, min-nodes = 2 }
+      """.formatted(BLOCK_SIZE);
 
   final Path logs;
   private final Path nodeConf;

@@ -10,11 +10,17 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.cluster.ClusterEvent;
 import akka.cluster.typed.Cluster;
 import akka.cluster.typed.Subscribe;
+import com.typesafe.config.Config;
+import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.job.JobProtocol;
+import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.nn.Activation;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.samples.cli.ShardTrainCli;
+import io.shardtrain.samples.local.DataSets;
+import io.shardtrain.samples.local.DistributedTraining;
+import io.shardtrain.samples.local.LocalCluster;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -47,32 +53,31 @@ class NodeFailoverTest {
   /** Node logs stay under target/ for a look after a failure. */
   static final Path DIR = Path.of("target", "failover-logs", String.valueOf(System.currentTimeMillis()));
 
-  /** The job without any failure, run once per test JVM: sync results do not depend on placement. */
-  private static Clean clean;
+  /** The sync job's parameters without any failure, computed once per test JVM. */
+  private static Mlp clean;
 
   static final List<String> PS_VICTIM = List.of("master,trainer", "ps,trainer", "ps");
 
-  /** The clean run: its parameters, and what {@code shardtrain checkpoint} printed and wrote at its end. */
-  record Clean(Mlp model, String checkpointOutput, Path checkpoint) {}
-
   /**
-   * The job without any failure (exact durability), run once per test JVM and shared by the tests
-   * that compare against it: sync results depend neither on placement nor on durability. At its
-   * end {@code shardtrain checkpoint} (the command line, through the seed node's gRPC API) checkpoints it.
+   * The parameters of the sync job ({@link #syncJob}, {@link #STEPS} steps) without any failure,
+   * trained once per test JVM on a local cluster in this JVM with the failover runs' block size:
+   * sync results depend neither on placement nor on the journal ({@link SyncEquivalenceTest}), and
+   * no node JVM has to start.
    */
-  static synchronized Clean cleanRun() throws Exception {
+  static synchronized Mlp cleanModel() throws Exception {
     if (clean == null) {
-      Path checkpoint = DIR.resolve("clean-checkpoint").toAbsolutePath();
-      StringWriter out = new StringWriter();
-      Mlp model = runJob("clean", PS_VICTIM, "", STEPS, (cluster, progress) -> { }, cluster -> {
-        StringWriter err = new StringWriter();
-        int exit = ShardTrainCli.execute(new PrintWriter(out, true), new PrintWriter(err, true),
-            "checkpoint", "--grpc", cluster.grpc(), "--config", cluster.nodeConf().toString(),
-            "--dir", checkpoint.toString());
-        assertEquals(0, exit, out + "\n" + err);
-      }).model();
-      System.out.print(out);
-      clean = new Clean(model, out.toString(), checkpoint);
+      Config config = ClusterTestSupport.config(syncJob(STEPS));
+      TrainSettings s = ClusterTestSupport.settings(config);
+      DataSets.TrainTest data = DataSets.load(s.dataset(), s.dataDir());
+      try (LocalCluster cluster = LocalCluster.start("clean", 2, 2, config, Duration.ofSeconds(60))) {
+        DistributedTraining.Result r = new DistributedTraining(s, BlockSpec.Mode.SYNC, NodeCluster.BLOCK_SIZE, -1,
+            ClusterTestSupport.quiet(), ClusterTestSupport.metrics()).run(cluster, data.train(), data.test());
+        Mlp model = Mlp.create(CpuBackend.create(1), 784, new int[] {64}, 10, Activation.RELU, 3);
+        long version = cluster.coordinator().pullInto(model, r.job(), STEPS).toCompletableFuture()
+            .get(60, TimeUnit.SECONDS);
+        assertEquals(STEPS, version, "the clean run's blocks");
+        clean = model;
+      }
     }
     return clean;
   }
@@ -88,7 +93,7 @@ class NodeFailoverTest {
       // Generous, so load on a shared machine cannot fail it; a pull waiting out its timeout would.
       assertTrue(r.afterKill() < 45, "training stood still " + r.afterKill() + " s after the kill");
     }, null).model();
-    double error = SyncEquivalenceTest.relativeDistance(cleanRun().model(), killed);
+    double error = SyncEquivalenceTest.relativeDistance(cleanModel(), killed);
     System.out.printf("parameters with a killed ps node vs without: relative error %.3g%n", error);
     assertTrue(error < 1e-5, "relative error " + error);
   }
@@ -133,7 +138,7 @@ class NodeFailoverTest {
   static double localAccuracy(String name, String job) throws Exception {
     Path dir = Files.createDirectories(DIR.resolve(name));
     Path conf = Files.writeString(dir.resolve("job.conf"),
-        job + "shardtrain.ps.block-size = 16384\n");
+        job + "shardtrain.ps.block-size = " + NodeCluster.BLOCK_SIZE + "\n");
     Path report = dir.resolve("report.json");
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
