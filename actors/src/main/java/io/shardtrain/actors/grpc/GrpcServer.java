@@ -10,12 +10,15 @@ import akka.http.javadsl.model.HttpRequest;
 import akka.http.javadsl.model.HttpResponse;
 import akka.http.javadsl.settings.ServerSettings;
 import akka.japi.function.Function;
+import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.security.SecuritySettings;
 import io.shardtrain.grpc.ShardTrainApiHandlerFactory;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Serves the gRPC API ({@code src/main/protobuf/shardtrain.proto}) on a node where ShardTrain runs,
@@ -32,16 +35,38 @@ public final class GrpcServer {
     return settings.serves() ? Optional.of(start(api, settings)) : Optional.empty();
   }
 
+  /**
+   * The listener's HTTP settings: HTTP/2 (gRPC needs it; on for this listener only), and an idle
+   * timeout that outlasts the longest wait of a call. Akka HTTP closes a connection on which no byte
+   * passed for {@code akka.http.server.idle-timeout} (60 s by default) even while a call on it waits
+   * for its answer, and the client then sees UNAVAILABLE with no reason; a checkpoint waits up to
+   * {@code shardtrain.checkpoint.timeout} plus {@code shardtrain.trainer.ask-timeout}, so the timeout
+   * is at least that plus {@link #IDLE_MARGIN}, and the call's own error arrives first.
+   */
+  static ServerSettings listenerSettings(Config config) {
+    ServerSettings http2 = ServerSettings.create(ConfigFactory.parseString("akka.http.server.enable-http2 = on")
+        .withFallback(config));
+    Duration longest = config.getDuration("shardtrain.checkpoint.timeout")
+        .plus(config.getDuration("shardtrain.trainer.ask-timeout"))
+        .plus(IDLE_MARGIN);
+    scala.concurrent.duration.Duration idle = http2.getTimeouts().idleTimeout();
+    if (idle.isFinite() && idle.toMillis() < longest.toMillis()) {
+      http2 = http2.withTimeouts(http2.getTimeouts().withIdleTimeout(
+          scala.concurrent.duration.Duration.create(longest.toMillis(), TimeUnit.MILLISECONDS)));
+    }
+    return http2;
+  }
+
+  static final Duration IDLE_MARGIN = Duration.ofSeconds(10);
+
   /** Binds the API at {@code settings}' host and port (0: a free one; the binding says which). */
   public static CompletionStage<ServerBinding> start(ShardTrain api, GrpcSettings settings) {
     ActorSystem<?> system = api.system();
     SecuritySettings security = SecuritySettings.create(system);
     Function<HttpRequest, CompletionStage<HttpResponse>> handler = ShardTrainApiHandlerFactory.create(
         new ShardTrainGrpcService(api, settings), sys -> failure -> new Trailers(ApiError.statusOf(failure)), system);
-    // gRPC needs HTTP/2; turned on for this listener only.
-    ServerSettings http2 = ServerSettings.create(ConfigFactory.parseString("akka.http.server.enable-http2 = on")
-        .withFallback(system.settings().config()));
-    ServerBuilder server = Http.get(system).newServerAt(settings.host(), settings.port()).withSettings(http2);
+    ServerBuilder server = Http.get(system).newServerAt(settings.host(), settings.port())
+        .withSettings(listenerSettings(system.settings().config()));
     if (security.enabled()) {
       // HTTP/2 over TLS, negotiated by ALPN; clients authenticate with the token, not a key.
       server = server.enableHttps(ConnectionContext.httpsServer(security.sslContext(true)));
