@@ -76,7 +76,12 @@ class GrpcApiTest {
   record Node(ActorTestKit kit, ShardTrainApiClient client) {}
 
   static Node startNode(String name) throws Exception {
-    ActorTestKit kit = ActorTestKit.create(name, ConfigFactory.parseString("""
+    return startNode(name, "");
+  }
+
+  /** {@link #startNode(String)} with {@code hocon} over its settings. */
+  static Node startNode(String name, String hocon) throws Exception {
+    ActorTestKit kit = ActorTestKit.create(name, ConfigFactory.parseString(hocon).withFallback(ConfigFactory.parseString("""
           akka.actor.provider = cluster
           akka.remote.artery.canonical.port = 0
           akka.remote.artery.canonical.hostname = 127.0.0.1
@@ -84,7 +89,7 @@ class GrpcApiTest {
           akka.cluster.jmx.multi-mbeans-in-same-jvm = on
           akka.coordinated-shutdown.run-by-jvm-shutdown-hook = off
           shardtrain.grpc.port = 0
-          """).withFallback(PersistenceTestKitPlugin.config()).withFallback(PersistenceTestKitSnapshotPlugin.config())
+          """)).withFallback(PersistenceTestKitPlugin.config()).withFallback(PersistenceTestKitSnapshotPlugin.config())
         .withFallback(ConfigFactory.load()));
     ShardTrain st = ShardTrain.start(kit.system());
     Cluster cluster = Cluster.get(kit.system());
