@@ -39,16 +39,14 @@ public final class GrpcServer {
    * The listener's HTTP settings: HTTP/2 (gRPC needs it; on for this listener only), and an idle
    * timeout that outlasts the longest wait of a call. Akka HTTP closes a connection on which no byte
    * passed for {@code akka.http.server.idle-timeout} (60 s by default) even while a call on it waits
-   * for its answer, and the client then sees UNAVAILABLE with no reason; a checkpoint waits up to
-   * {@code shardtrain.checkpoint.timeout} plus {@code shardtrain.trainer.ask-timeout}, so the timeout
-   * is at least that plus {@link #IDLE_MARGIN}, and the call's own error arrives first.
+   * for its answer, and the client then sees UNAVAILABLE with no reason; a checkpoint waits longest
+   * ({@link ShardTrainGrpcService#checkpointWait}), so the timeout is at least that plus
+   * {@link #IDLE_MARGIN}, and the call's own error arrives first.
    */
   static ServerSettings listenerSettings(Config config) {
     ServerSettings http2 = ServerSettings.create(ConfigFactory.parseString("akka.http.server.enable-http2 = on")
         .withFallback(config));
-    Duration longest = config.getDuration("shardtrain.checkpoint.timeout")
-        .plus(config.getDuration("shardtrain.trainer.ask-timeout"))
-        .plus(IDLE_MARGIN);
+    Duration longest = ShardTrainGrpcService.checkpointWait(config).plus(IDLE_MARGIN);
     scala.concurrent.duration.Duration idle = http2.getTimeouts().idleTimeout();
     if (idle.isFinite() && idle.toMillis() < longest.toMillis()) {
       http2 = http2.withTimeouts(http2.getTimeouts().withIdleTimeout(

@@ -84,9 +84,15 @@ final class ShardTrainGrpcService implements ShardTrainApi {
     this.timeout = settings.askTimeout();
     var config = system.settings().config();
     this.apiTimeout = config.getDuration("shardtrain.trainer.ask-timeout");
-    this.checkpointWait = config.getDuration("shardtrain.checkpoint.timeout").plus(apiTimeout);
+    this.checkpointWait = checkpointWait(config);
     this.trainers = new GrpcTrainers(system);
     this.blocking = system.dispatchers().lookup(DispatcherSelector.blocking());
+  }
+
+  /** How long a checkpoint call waits for the master: the longest wait of any call. */
+  static Duration checkpointWait(Config config) {
+    return config.getDuration("shardtrain.checkpoint.timeout")
+        .plus(config.getDuration("shardtrain.trainer.ask-timeout"));
   }
 
   // ---- jobs ----
