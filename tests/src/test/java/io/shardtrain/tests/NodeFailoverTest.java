@@ -17,13 +17,9 @@ import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.nn.Activation;
 import io.shardtrain.compute.nn.Mlp;
-import io.shardtrain.samples.cli.ShardTrainCli;
 import io.shardtrain.samples.local.DataSets;
 import io.shardtrain.samples.local.DistributedTraining;
 import io.shardtrain.samples.local.LocalCluster;
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDate;
@@ -60,25 +56,11 @@ class NodeFailoverTest {
 
   /**
    * The parameters of the sync job ({@link #syncJob}, {@link #STEPS} steps) without any failure,
-   * trained once per test JVM on a local cluster in this JVM with the failover runs' block size:
-   * sync results depend neither on placement nor on the journal ({@link SyncEquivalenceTest}), and
-   * no node JVM has to start.
+   * trained once per test JVM ({@link #localRun}): sync results depend neither on placement nor on
+   * the journal ({@link SyncEquivalenceTest}).
    */
   static synchronized Mlp cleanModel() throws Exception {
-    if (clean == null) {
-      Config config = ClusterTestSupport.config(syncJob(STEPS));
-      TrainSettings s = ClusterTestSupport.settings(config);
-      DataSets.TrainTest data = DataSets.load(s.dataset(), s.dataDir());
-      try (LocalCluster cluster = LocalCluster.start("clean", 2, 2, config, Duration.ofSeconds(60))) {
-        DistributedTraining.Result r = new DistributedTraining(s, BlockSpec.Mode.SYNC, NodeCluster.BLOCK_SIZE, -1,
-            ClusterTestSupport.quiet(), ClusterTestSupport.metrics()).run(cluster, data.train(), data.test());
-        Mlp model = Mlp.create(CpuBackend.create(1), 784, new int[] {64}, 10, Activation.RELU, 3);
-        long version = cluster.coordinator().pullInto(model, r.job(), STEPS).toCompletableFuture()
-            .get(60, TimeUnit.SECONDS);
-        assertEquals(STEPS, version, "the clean run's blocks");
-        clean = model;
-      }
-    }
+    if (clean == null) clean = localRun("clean", syncJob(STEPS), STEPS);
     return clean;
   }
 
@@ -112,7 +94,8 @@ class NodeFailoverTest {
           optimizer = sgd, lr = 0.2, lr-schedule = "cosine:%d", batch = 128, seed = 3, job-id = async-failover }
         """.formatted(steps, 2 * steps);
     long end = 2L * steps;
-    double cleanAccuracy = localAccuracy("async-clean", job);
+    // Async results vary from run to run however the run is placed: a local run is as good a reference.
+    double cleanAccuracy = TrainerAndMasterFailoverTest.accuracy(localRun("async-clean", job, end));
     Run killed = runJob("async-ps-killed", PS_VICTIM, "", job, end, (cluster, progress) -> {
       JobProtocol.JobStatus third = cluster.awaitStatus(s -> s.examplesReported() >= 2L * 128 * steps / 3,
           Duration.ofMinutes(4));
@@ -130,25 +113,25 @@ class NodeFailoverTest {
   }
 
   /**
-   * The test accuracy of {@code job} trained without a fault on a local cluster in this JVM (2
-   * {@code ps} nodes, the failover runs' block size, in-memory journal). Async results vary from
-   * run to run however the run is placed, so this is as good a reference as node JVMs and takes
-   * about 20 s here against about 55 s for three node JVMs on PostgreSQL.
+   * {@code job} (its model: hidden [64], seed 3; 2 trainers) trained without a fault on a local
+   * cluster in this JVM: 2 {@code ps} nodes, the failover runs' block size, in-memory journal, no
+   * node JVM to start (about 20 s here against about 55 s for three node JVMs on PostgreSQL). Its
+   * parameters at {@code endVersion}, which every block must have reached.
    */
-  static double localAccuracy(String name, String job) throws Exception {
-    Path dir = Files.createDirectories(DIR.resolve(name));
-    Path conf = Files.writeString(dir.resolve("job.conf"),
-        job + "shardtrain.ps.block-size = " + NodeCluster.BLOCK_SIZE + "\n");
-    Path report = dir.resolve("report.json");
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int exit = ShardTrainCli.execute(new PrintWriter(out, true), new PrintWriter(err, true), "local", "--config",
-        conf.toString(), "--ps", "2", "--journal", "memory", "--no-progress", "--report", report.toString());
-    assertEquals(0, exit, out + "\n" + err);
-    String json = Files.readString(report);
-    Matcher m = Pattern.compile("\"test_accuracy\": ([0-9.]+)").matcher(json);
-    assertTrue(m.find() && json.contains("\"trainers\": 2"), json);
-    return Double.parseDouble(m.group(1));
+  static Mlp localRun(String name, String job, long endVersion) throws Exception {
+    Config config = ClusterTestSupport.config(job);
+    TrainSettings s = ClusterTestSupport.settings(config);
+    DataSets.TrainTest data = DataSets.load(s.dataset(), s.dataDir());
+    try (LocalCluster cluster = LocalCluster.start(name, 2, 2, config, Duration.ofSeconds(60))) {
+      DistributedTraining.Result r = new DistributedTraining(s,
+          BlockSpec.Mode.parse(config.getString("shardtrain.train.mode")), NodeCluster.BLOCK_SIZE, -1,
+          ClusterTestSupport.quiet(), ClusterTestSupport.metrics()).run(cluster, data.train(), data.test());
+      Mlp model = Mlp.create(CpuBackend.create(1), 784, new int[] {64}, 10, Activation.RELU, 3);
+      long version = cluster.coordinator().pullInto(model, r.job(), endVersion).toCompletableFuture()
+          .get(60, TimeUnit.SECONDS);
+      assertEquals(endVersion, version, name + ": blocks at version " + version);
+      return model;
+    }
   }
 
   /**
