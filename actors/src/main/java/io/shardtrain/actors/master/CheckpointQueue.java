@@ -69,12 +69,14 @@ final class CheckpointQueue {
   }
 
   /**
-   * Whether the done job's blocks may leave memory. With checkpoint durability a block that leaves
-   * keeps only what its last checkpoint captured, so the job's last step is checkpointed first:
-   * this starts that checkpoint when none runs (and no rollback does) and says yes once one that
-   * started after the job was done has committed. A job that cannot be checkpointed may go.
+   * Whether the done job's blocks may leave memory. Not while a checkpoint runs: a block holds what
+   * it captured in memory until the master has read it. With checkpoint durability a block that
+   * leaves keeps only what its last checkpoint captured, so the job's last step is checkpointed
+   * first: this starts that checkpoint when none runs (and no rollback does) and says yes once one
+   * that started after the job was done has committed. A job that cannot be checkpointed may go.
    */
   boolean mayRetire(MasterState s, boolean rollingBack) {
+    if (running) return false;
     if (!checkpointDurability || lastStepCommitted || refusal(s) != null) return true;
     if (!running && !rollingBack && s.done()) startNext(s);
     return false;

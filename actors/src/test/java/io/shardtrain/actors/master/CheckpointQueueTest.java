@@ -132,6 +132,20 @@ class CheckpointQueueTest {
   }
 
   @Test
+  void aDoneJobsBlocksStayInMemoryWhileACheckpointReadsWhatTheyCaptured() {
+    CheckpointQueue queue = queue(0, false);
+    MasterState s = running(stepBounded(40));
+    s.leased(0, 0, "a");
+    s.progressed(0, 0, 400, "a", 40);
+    assertTrue(s.done());
+    queue.request(s, request("/tmp/last"));
+    assertEquals(List.of("/tmp/last"), started);
+    assertFalse(queue.mayRetire(s, false), "the blocks hold the captured step until it is read");
+    queue.finished(true);
+    assertTrue(queue.mayRetire(s, false));
+  }
+
+  @Test
   void onlyASubmittedSyncJobCanBeCheckpointedAndTheRefusalNamesTheMode() {
     JobSpec j = MasterTest.job();
     JobSpec async = new JobSpec(j.jobId(), j.dataset(), j.trainExamples(), j.inputDim(), j.classes(), j.hidden(),
