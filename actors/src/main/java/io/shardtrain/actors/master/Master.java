@@ -346,10 +346,10 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
   }
 
   private Effect<Event, MasterState> onTrainerStopped(MasterState s, TrainerStopped c) {
-    // The node of a killed trainer is removed some seconds after the kill; by then the same
-    // trainer id may have registered again from a new node, which must stay.
+    // A killed trainer's node goes seconds after the kill, when its id may be back from a new node (which
+    // stays). A done job's trainer stops after its LeaveJob, which the death watch may overtake: it left.
     if (!c.trainer().equals(s.members().get(c.trainerId()))) return Effect().none();
-    return leave(s, c.trainerId(), "its actor stopped");
+    return leave(s, c.trainerId(), s.done() ? null : "its actor stopped");
   }
 
   private Effect<Event, MasterState> onLeave(MasterState s, LeaveJob c) {

@@ -246,6 +246,41 @@ class MasterTest {
   }
 
   @Test
+  void aTrainerWhoseActorStopsOnceTheJobIsDoneLeftTheJobAndOneThatStopsBeforeWasDropped() {
+    Setup s = submitted();
+    TestProbe<TrainerNotice> a = kit.createTestProbe();
+    TestProbe<TrainerNotice> b = kit.createTestProbe();
+    register(s, "a", a);
+    register(s, "b", b);
+    assertEquals(new JobProtocol.Lease(0, 0, 0, 50, 0), request(s, "a"));
+    assertEquals(new JobProtocol.Lease(0, 1, 50, 100, 0), request(s, "b"));
+    b.stop();
+    awaitMembers(s, List.of("a"));
+    // "a" trains the rest alone; its actor stops when the job is done, before its LeaveJob arrives.
+    assertTrue(report(s, "a", 0, 0, 50, 5).isSuccess());
+    long step = 5;
+    for (var r = requestSettled(s, "a"); r instanceof JobProtocol.Lease l; r = requestSettled(s, "a")) {
+      step += 5;
+      assertTrue(report(s, "a", l.epoch(), l.task(), l.to() - l.from(), step).isSuccess());
+    }
+    assertTrue(s.tk().getState().done());
+    a.stop();
+    awaitMembers(s, List.of());
+    List<Master.TrainerLeft> left = s.tk().persistenceTestKit().persistedInStorage("shardtrain-master").stream()
+        .filter(Master.TrainerLeft.class::isInstance).map(Master.TrainerLeft.class::cast).toList();
+    assertEquals(List.of(new Master.TrainerLeft("b", "its actor stopped"), new Master.TrainerLeft("a", "left the job")),
+        left);
+  }
+
+  static void awaitMembers(Setup s, List<String> members) {
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (!s.tk().getState().members().keySet().equals(new java.util.HashSet<>(members))) {
+      assertTrue(System.nanoTime() < deadline, "members " + s.tk().getState().members().keySet());
+      sleep(20);
+    }
+  }
+
+  @Test
   void aTrainerThatJoinsMidEpochTrainsTheNextEpochWhichIsCutAgainForAllTrainers() {
     Setup s = bothLeased();
     report(s, "a", 0, 0, 20, 2);
