@@ -78,7 +78,7 @@ final class CheckpointQueue {
   boolean mayRetire(MasterState s, boolean rollingBack) {
     if (running) return false;
     if (!checkpointDurability || lastStepCommitted || refusal(s) != null) return true;
-    if (!running && !rollingBack && s.done()) startNext(s);
+    if (!rollingBack && s.done()) startNext(s);
     return false;
   }
 
