@@ -13,4 +13,4 @@ USER shardtrain
 WORKDIR /var/lib/shardtrain
 # As bin/shardtrain runs it, transparent huge pages for the heap where the node's kernel offers them;
 # SHARDTRAIN_JAVA_OPTS adds JVM flags (the manifests size the heap).
-ENTRYPOINT ["sh", "-c", "THP=; grep -qs '\\[always\\]\\|\\[madvise\\]' /sys/kernel/mm/transparent_hugepage/enabled && THP=-XX:+UseTransparentHugePages; exec java --add-modules jdk.incubator.vector -XX:+UseParallelGC $THP $SHARDTRAIN_JAVA_OPTS -cp '/opt/shardtrain/shardtrain-samples.jar:/opt/shardtrain/lib/*' io.shardtrain.samples.cli.ShardTrainCli \"$@\"", "shardtrain"]
+ENTRYPOINT ["sh", "-c", "THP=; grep -qsE '\\[(always|madvise)\\]' /sys/kernel/mm/transparent_hugepage/enabled && THP=-XX:+UseTransparentHugePages; exec java --add-modules jdk.incubator.vector -XX:+UseParallelGC $THP $SHARDTRAIN_JAVA_OPTS -cp '/opt/shardtrain/shardtrain-samples.jar:/opt/shardtrain/lib/*' io.shardtrain.samples.cli.ShardTrainCli \"$@\"", "shardtrain"]
