@@ -255,7 +255,7 @@ class MasterTest {
     assertEquals(new JobProtocol.Lease(0, 0, 0, 50, 0), request(s, "a"));
     assertEquals(new JobProtocol.Lease(0, 1, 50, 100, 0), request(s, "b"));
     b.stop();
-    awaitMembers(s, List.of("a"));
+    awaitMembers(s, Set.of("a"), Duration.ofSeconds(5));
     // "a" trains the rest alone; its actor stops when the job is done, before its LeaveJob arrives.
     assertTrue(report(s, "a", 0, 0, 50, 5).isSuccess());
     long step = 5;
@@ -265,16 +265,17 @@ class MasterTest {
     }
     assertTrue(s.tk().getState().done());
     a.stop();
-    awaitMembers(s, List.of());
+    awaitMembers(s, Set.of(), Duration.ofSeconds(5));
     List<Master.TrainerLeft> left = s.tk().persistenceTestKit().persistedInStorage("shardtrain-master").stream()
         .filter(Master.TrainerLeft.class::isInstance).map(Master.TrainerLeft.class::cast).toList();
     assertEquals(List.of(new Master.TrainerLeft("b", "its actor stopped"), new Master.TrainerLeft("a", "left the job")),
         left);
   }
 
-  static void awaitMembers(Setup s, List<String> members) {
-    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-    while (!s.tk().getState().members().keySet().equals(new java.util.HashSet<>(members))) {
+  /** Waits until the members are {@code members}, failing after {@code within}. */
+  static void awaitMembers(Setup s, Set<String> members, Duration within) {
+    long deadline = System.nanoTime() + within.toNanos();
+    while (!s.tk().getState().members().keySet().equals(members)) {
       assertTrue(System.nanoTime() < deadline, "members " + s.tk().getState().members().keySet());
       sleep(20);
     }
@@ -352,9 +353,8 @@ class MasterTest {
     sleep(1000);
     assertEquals(restarted.ref(), s.tk().getState().members().get("a"), "the old actor's stop is not the new one's");
     restarted.stop();
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (System.nanoTime() < deadline && s.tk().getState().members().containsKey("a")) sleep(50);
-    assertEquals(Set.of("b"), s.tk().getState().members().keySet(), "the registered actor's stop drops it");
+    // The registered actor's stop drops it.
+    awaitMembers(s, Set.of("b"), Duration.ofSeconds(10));
   }
 
   @Test
@@ -443,9 +443,7 @@ class MasterTest {
     TestProbe<Object> a = kit.createTestProbe();
     register(s, "a", a);
     a.stop();
-    long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
-    while (System.nanoTime() < deadline && !s.tk().getState().members().isEmpty()) sleep(20);
-    assertTrue(s.tk().getState().members().isEmpty());
+    awaitMembers(s, Set.of(), Duration.ofSeconds(3));
     assertEquals(2, s.tk().getState().membershipEpoch());
   }
 
