@@ -55,10 +55,8 @@ final class NodeProcess implements AutoCloseable {
     String cp = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
         .filter(e -> !Path.of(e).toAbsolutePath().normalize().equals(testClasses.toAbsolutePath().normalize()))
         .collect(Collectors.joining(File.pathSeparator));
-    // Huge pages as bin/shardtrain asks for them (its comment says why).
     return List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "--add-modules", "jdk.incubator.vector", "-Xmx1g", "-XX:+UseSerialGC", "-XX:+UseTransparentHugePages", "-cp",
-        cp);
+        "--add-modules", "jdk.incubator.vector", "-Xmx1g", "-XX:+UseSerialGC", "-cp", cp);
   }
 
   private static List<String> archiveFlags;
