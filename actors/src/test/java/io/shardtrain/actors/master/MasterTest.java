@@ -266,10 +266,20 @@ class MasterTest {
     assertTrue(s.tk().getState().done());
     a.stop();
     awaitMembers(s, Set.of(), Duration.ofSeconds(5));
-    List<Master.TrainerLeft> left = s.tk().persistenceTestKit().persistedInStorage("shardtrain-master").stream()
-        .filter(Master.TrainerLeft.class::isInstance).map(Master.TrainerLeft.class::cast).toList();
+    // The journal is read from the test's thread: the second departure may not be listed at once.
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    List<Master.TrainerLeft> left = trainersLeft(s);
+    while (left.size() < 2 && System.nanoTime() < deadline) {
+      sleep(20);
+      left = trainersLeft(s);
+    }
     assertEquals(List.of(new Master.TrainerLeft("b", "its actor stopped"), new Master.TrainerLeft("a", "left the job")),
         left);
+  }
+
+  static List<Master.TrainerLeft> trainersLeft(Setup s) {
+    return s.tk().persistenceTestKit().persistedInStorage("shardtrain-master").stream()
+        .filter(Master.TrainerLeft.class::isInstance).map(Master.TrainerLeft.class::cast).toList();
   }
 
   /** Waits until the members are {@code members}, failing after {@code within}. */
