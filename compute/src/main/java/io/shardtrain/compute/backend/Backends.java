@@ -19,6 +19,12 @@ public final class Backends {
   public record Choice(Backend backend, String reason) {}
 
   public static Choice create(String name, int threads) {
+    Choice choice = choose(name, threads);
+    if (choice.backend() instanceof CpuBackend) CpuBackend.warmUp();
+    return choice;
+  }
+
+  private static Choice choose(String name, int threads) {
     switch (name.toLowerCase(Locale.ROOT)) {
       case "cpu":
         return new Choice(CpuBackend.create(threads), "cpu requested");

@@ -29,6 +29,15 @@ public final class CpuBackend implements Backend {
     return new CpuBackend(threads);
   }
 
+  /**
+   * Starts compiling the kernels on a daemon thread, once per JVM, so that the first training
+   * steps run compiled code ({@link KernelWarmUp}); returns at once. Call it before reading the
+   * data: the warm-up then runs beside the read.
+   */
+  public static void warmUp() {
+    KernelWarmUp.startOnce();
+  }
+
   @Override
   public String name() {
     return "cpu";

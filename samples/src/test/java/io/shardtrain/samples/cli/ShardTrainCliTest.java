@@ -41,6 +41,19 @@ class ShardTrainCliTest {
   }
 
   @Test
+  void theKernelsWarmUpEarlyOnlyForADenseModelTrainedOnTheCpuHere() {
+    assertTrue(ShardTrainCli.trainsDenseModelOnCpu(new String[] {"local", "--dataset", "mnist", "--steps", "10"}));
+    assertTrue(ShardTrainCli.trainsDenseModelOnCpu(new String[] {"experiment", "--modes", "sync,allreduce"}));
+    assertTrue(ShardTrainCli.trainsDenseModelOnCpu(new String[] {"local", "--backend=cpu"}));
+    assertFalse(ShardTrainCli.trainsDenseModelOnCpu(new String[] {"local", "--backend", "cuda"}));
+    assertFalse(ShardTrainCli.trainsDenseModelOnCpu(new String[] {"local", "--dataset=ctr"}));
+    assertFalse(ShardTrainCli.trainsDenseModelOnCpu(new String[] {"local", "--dataset", "criteo:/data/day_0"}));
+    assertFalse(ShardTrainCli.trainsDenseModelOnCpu(new String[] {"node", "--roles", "ps,trainer"}));
+    assertFalse(ShardTrainCli.trainsDenseModelOnCpu(new String[] {"status"}));
+    assertFalse(ShardTrainCli.trainsDenseModelOnCpu(new String[] {}));
+  }
+
+  @Test
   void helpListsTheCommands() {
     Run r = run("--help");
     assertEquals(0, r.exit());
