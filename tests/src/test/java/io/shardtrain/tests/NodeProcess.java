@@ -43,7 +43,10 @@ final class NodeProcess implements AutoCloseable {
 
   /**
    * The node JVM up to its main class. The classpath is this test's without the test classes (the
-   * node needs none of them): a class-data archive holds classes from jars only.
+   * node needs none of them): a class-data archive holds classes from jars only. Several node JVMs
+   * run short jobs at once on two cores, so a trainer node neither warms up the kernels (a second
+   * of a core, which pays back only over thousands of steps) nor collects the heap after reading its
+   * data (a serial full collection); the warm-up has its own tests in the compute module.
    */
   private static List<String> jvm() {
     Path testClasses;
@@ -56,7 +59,8 @@ final class NodeProcess implements AutoCloseable {
         .filter(e -> !Path.of(e).toAbsolutePath().normalize().equals(testClasses.toAbsolutePath().normalize()))
         .collect(Collectors.joining(File.pathSeparator));
     return List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "--add-modules", "jdk.incubator.vector", "-Xmx1g", "-XX:+UseSerialGC", "-cp", cp);
+        "--add-modules", "jdk.incubator.vector", "-Xmx1g", "-XX:+UseSerialGC",
+        "-Dshardtrain.compute.warm-up=false", "-XX:+DisableExplicitGC", "-cp", cp);
   }
 
   private static List<String> archiveFlags;

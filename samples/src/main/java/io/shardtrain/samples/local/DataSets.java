@@ -16,7 +16,7 @@ public final class DataSets {
 
   public record TrainTest(Dataset train, Dataset test) {}
 
-  /** Reads the data set, then {@link #settleHeap settles the heap}. */
+  /** Reads the data set, then collects the heap ({@link #settleHeap}). */
   public static TrainTest load(String name, Path dataDir) throws java.io.IOException {
     TrainTest data = read(name, dataDir);
     settleHeap();
@@ -27,10 +27,10 @@ public final class DataSets {
    * Collects the heap once, after a data set was read and before training starts. The data set is
    * the process's largest long-lived object; left in the young generation, the first young
    * collection of training copies it, in the first steps (MNIST's 188 MB of features: a 330 ms
-   * pause 0.14 s into a 3000-step run, `-Xlog:gc*`). A full collection now moves it to the old
+   * pause 0.14 s into a 3000-step run, {@code -Xlog:gc*}). A full collection now moves it to the old
    * generation while nothing waits on this process; {@code -XX:+DisableExplicitGC} turns it off.
    */
-  public static void settleHeap() {
+  private static void settleHeap() {
     System.gc();
   }
 
