@@ -24,6 +24,14 @@ public final class Backends {
     return choice;
   }
 
+  /**
+   * Starts compiling the CPU kernels ({@link CpuBackend#warmUp}) unless {@code name} asks for the
+   * CUDA backend, which runs none of them. Call it before reading the data.
+   */
+  public static void warmUp(String name) {
+    if (!"cuda".equalsIgnoreCase(name)) CpuBackend.warmUp();
+  }
+
   private static Choice choose(String name, int threads) {
     switch (name.toLowerCase(Locale.ROOT)) {
       case "cpu":

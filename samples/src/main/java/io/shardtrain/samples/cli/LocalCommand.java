@@ -4,7 +4,6 @@ import com.typesafe.config.Config;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.transport.WirePrecision;
 import io.shardtrain.compute.backend.Backends;
-import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.actors.config.CtrSettings;
 import io.shardtrain.samples.local.CtrData;
 import io.shardtrain.samples.local.DataSets;
@@ -55,7 +54,7 @@ final class LocalCommand implements Callable<Integer> {
     if (trainers < 1) throw new IllegalArgumentException("shardtrain.train.trainers must be at least 1, got " + trainers);
     TrainSettings settings = TrainSettings.fromConfig(config);
     // The dense kernels compile while the data is read; a factorization machine or a GPU does not run them.
-    if (!CtrData.isCtr(settings.dataset()) && !"cuda".equalsIgnoreCase(settings.backend())) CpuBackend.warmUp();
+    if (!CtrData.isCtr(settings.dataset())) Backends.warmUp(settings.backend());
     // Read here too, so a bad value fails before any node starts.
     WirePrecision precision = WirePrecision.gradientsFromConfig(config);
     LocalRun run = new LocalRun(flags, spec.commandLine().getErr());

@@ -10,7 +10,6 @@ import io.shardtrain.actors.trainer.StepListener;
 import io.shardtrain.actors.trainer.Trainer;
 import io.shardtrain.actors.trainer.TrainerSettings;
 import io.shardtrain.compute.backend.Backends;
-import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.samples.local.CtrData;
 import io.shardtrain.samples.local.DataSets;
 import java.io.PrintStream;
@@ -85,7 +84,7 @@ public final class TrainerNode {
       return;
     }
     // The dense kernels compile while the data is read.
-    if (!"cuda".equalsIgnoreCase(settings.backend())) CpuBackend.warmUp();
+    Backends.warmUp(settings.backend());
     DataSets.TrainTest data = DataSets.load(dataset, settings.dataDir());
     log.printf("trainer %s: job %s, data set %s%n", trainerId, status.jobId(), dataset);
     int threads = settings.computeThreads();
