@@ -100,7 +100,12 @@ class TrainerAndMasterFailoverTest {
           versionBeforeRestart);
       assertEquals(lastLease[1], Long.parseLong(resumed.group(2)), "t2 got its own task back");
       assertTrue(resumedOffset >= lastLease[2] && resumedOffset > 0, "resumed at " + resumedOffset);
-      if (newLease != null) assertEquals(resumedOffset, newLease[2], "the master's offset for t2's task");
+      // The status may be read after t2 reported steps from the resumed offset: the master's offset
+      // for that task is there or whole batches further, never behind it.
+      if (newLease != null && newLease[1] == Long.parseLong(resumed.group(2))) {
+        assertTrue(newLease[2] >= resumedOffset && (newLease[2] - resumedOffset) % BATCH == 0,
+            "the master's offset for t2's task is " + newLease[2] + ", t2 resumed at " + resumedOffset);
+      }
       assertTrue(pulledVersion >= versionBeforeRestart, "pulled version " + pulledVersion);
 
       JobProtocol.JobStatus done = cluster.awaitStatus(JobProtocol.JobStatus::done, Duration.ofMinutes(6));
