@@ -1,5 +1,6 @@
 package io.shardtrain.compute.backend;
 
+import io.shardtrain.compute.RowSlices;
 import io.shardtrain.compute.Tensor;
 
 /**
@@ -86,6 +87,16 @@ public interface Backend extends AutoCloseable {
 
   /** {@code tableGrad[ids[i], :] += grad[i, :]}; repeated ids accumulate. */
   void scatterAdd(Tensor grad, int[] ids, Tensor tableGrad);
+
+  /**
+   * Runs {@code body} over row ranges covering {@code [0, rows)} of a {@code rows x columns}
+   * matrix. A backend that splits a product of that shape by rows runs each range on the thread
+   * that computes those rows, so an update of a layer's weights touches them and their gradient
+   * where the weight-gradient product left them; the default runs one range on the caller.
+   */
+  default void forEachRowSlice(int rows, int columns, RowSlices.Range body) {
+    body.run(0, rows);
+  }
 
   /** Releases threads or device memory. */
   @Override

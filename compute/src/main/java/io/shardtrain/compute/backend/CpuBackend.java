@@ -1,5 +1,6 @@
 package io.shardtrain.compute.backend;
 
+import io.shardtrain.compute.RowSlices;
 import io.shardtrain.compute.Shapes;
 import io.shardtrain.compute.Tensor;
 import jdk.incubator.vector.FloatVector;
@@ -53,6 +54,11 @@ public final class CpuBackend implements Backend {
     OpChecks.GemmDims d = OpChecks.gemm(transA, transB, a, b, c);
     gemm.gemm(transA, transB, d.m(), d.n(), d.k(), alpha, a.data(), a.cols(), b.data(), b.cols(), beta, c.data(),
         d.n());
+  }
+
+  @Override
+  public void forEachRowSlice(int rows, int columns, RowSlices.Range body) {
+    gemm.forEachRowSlice(rows, columns, body);
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.shardtrain.compute.backend;
 
+import io.shardtrain.compute.RowSlices;
 import io.shardtrain.compute.Tensor;
 import java.util.ArrayList;
 import java.util.List;
@@ -170,6 +171,11 @@ public final class TimedBackend implements Backend {
   @Override
   public int threads() {
     return inner.threads();
+  }
+
+  @Override
+  public void forEachRowSlice(int rows, int columns, RowSlices.Range body) {
+    inner.forEachRowSlice(rows, columns, body);
   }
 
   @Override

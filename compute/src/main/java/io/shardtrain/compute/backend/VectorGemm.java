@@ -1,5 +1,6 @@
 package io.shardtrain.compute.backend;
 
+import io.shardtrain.compute.RowSlices;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -17,10 +18,20 @@ import jdk.incubator.vector.VectorSpecies;
  * Shapes under {@link #SMALL_VOLUME} multiply-adds skip packing ({@link ScalarGemm}); outputs
  * narrower than a tile take {@link #narrowProduct}.
  *
- * <p>With {@code threads > 1}, large products are split along the larger of m and n into
- * contiguous slices, one per thread: the caller computes the first slice and {@code threads - 1}
- * workers owned by this instance ({@link GemmCrew}) compute the rest. Pack buffers are per thread,
- * so concurrent calls on one instance are safe.
+ * <p>The depth is cut into blocks of equal size, at most {@link #KC} ({@link #depthBlock}), added
+ * to C one after another.
+ *
+ * <p>With {@code threads > 1}, large products are split into slices, one per thread: the caller
+ * computes the first and {@code threads - 1} workers owned by this instance ({@link GemmCrew}) the
+ * rest, each worker always the same slice. A dense layer's weights W ({@code in x out}) are cut by
+ * rows, the same rows on the same thread in all three products and in the update: the forward
+ * product {@code x W} by depth ({@link #splitDepth}: each thread its depth blocks, the others'
+ * partial products added to C in block order, so the bits are those of one thread), the weight
+ * gradient {@code x^T g} by rows of C, the input gradient {@code g W^T} by columns of C, and the
+ * update by {@link #forEachRowSlice}. A weight, or its gradient, written on one core and read on
+ * the other cost more than the second core gave (`--compute-threads 2` at 0.87x of one thread
+ * with products cut along their longer side). Other products are cut along the longer side of C.
+ * Pack buffers are per thread, so concurrent calls on one instance are safe.
  */
 final class VectorGemm {
   private static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
@@ -54,6 +65,8 @@ final class VectorGemm {
   private static final int ROW_ALIGN = 24;
   /** Below this many multiply-adds a product is not split across threads. */
   static final long PARALLEL_VOLUME = 128L * 128 * 128;
+  /** Below this many values an update of a layer's weights is not split across threads. */
+  static final long PARALLEL_ELEMENTS = 64L * 1024;
 
   private static final ThreadLocal<Workspace> WORKSPACE = ThreadLocal.withInitial(Workspace::new);
 
@@ -107,26 +120,130 @@ final class VectorGemm {
     }
   }
 
+  /**
+   * Runs {@code body} over row ranges covering {@code [0, rows)} of a {@code rows x columns}
+   * matrix (a dense layer's weights), each on the thread that computes those rows of the layer's
+   * products; on the caller alone where they are not cut by rows or the matrix is small.
+   */
+  void forEachRowSlice(int rows, int columns, RowSlices.Range body) {
+    if (threads == 1 || !byWeightRows(rows) || (long) rows * columns < PARALLEL_ELEMENTS
+        || (columns < NR && rows >= NR)) {
+      body.run(0, rows);
+      return;
+    }
+    Runnable[] slices = new Runnable[threads];
+    for (int part = 0; part < threads; part++) {
+      int from = blockStart(rows, part, threads);
+      int to = blockStart(rows, part + 1, threads);
+      slices[part] = () -> body.run(from, to);
+    }
+    crew.run(slices);
+  }
+
+  /** Whether a layer with {@code in} inputs has its weights cut by rows: a depth block or more per thread. */
+  private boolean byWeightRows(int in) {
+    return ceilDiv(in, depthBlock(in)) >= threads;
+  }
+
+  /**
+   * Depth of the blocks a product of depth {@code k} is cut into: equal blocks of at most
+   * {@link #KC}, so that a depth of 784 is four blocks of 196 rather than three of 256 and one of
+   * 16, and splits evenly across threads.
+   */
+  static int depthBlock(int k) {
+    return k <= KC ? Math.max(k, 1) : ceilDiv(k, ceilDiv(k, KC));
+  }
+
+  /** Where part {@code part} of {@code parts} starts along a dimension cut into depth blocks, whole blocks each. */
+  private static int blockStart(int dim, int part, int parts) {
+    int block = depthBlock(dim);
+    int blocks = ceilDiv(dim, block);
+    return Math.min(dim, (int) ((long) part * blocks / parts) * block);
+  }
+
   private void parallel(boolean transA, boolean transB, int m, int n, int k, float alpha,
       float[] a, int lda, float[] b, int ldb, float beta, float[] c, int ldc) {
-    // Slicing the larger dimension keeps every slice a well-shaped GEMM; each slice packs its own
-    // copy of the shared operand, which costs O(k * n) against O(m * n * k / threads) of math.
-    boolean splitRows = m >= n;
+    if (!transA && !transB && m <= IN_PLACE_B_ROWS && byWeightRows(k)) {
+      splitDepth(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      return;
+    }
+    // A weight gradient (x^T g) by the weights' rows, an input gradient (g W^T) by their rows too,
+    // else along the longer side, which keeps every slice a well-shaped GEMM; each slice packs its
+    // own copy of the shared operand, which costs O(k * n) against O(m * n * k / threads) of math.
+    boolean weightRows = transA && !transB ? byWeightRows(m) : !transA && transB && byWeightRows(n);
+    boolean splitRows = weightRows ? transA : m >= n;
     int dim = splitRows ? m : n;
     int align = splitRows ? ROW_ALIGN : NR;
-    int parts = Math.min(threads, ceilDiv(dim, align));
+    int parts = weightRows ? threads : Math.min(threads, ceilDiv(dim, align));
     int chunk = ceilDiv(ceilDiv(dim, parts), align) * align;
-    parts = ceilDiv(dim, chunk);
+    parts = weightRows ? parts : ceilDiv(dim, chunk);
     Runnable[] slices = new Runnable[parts];
     for (int part = 0; part < parts; part++) {
-      int start = part * chunk;
-      int len = Math.min(chunk, dim - start);
+      int start = weightRows ? blockStart(dim, part, parts) : part * chunk;
+      int len = weightRows ? blockStart(dim, part + 1, parts) - start : Math.min(chunk, dim - start);
       slices[part] = part == 0
           ? () -> slice(workspace(), splitRows, start, len, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
           : () -> slice(WORKSPACE.get(), splitRows, start, len, transA, transB, m, n, k, alpha, a, lda, b, ldb,
               beta, c, ldc);
     }
     crew.run(slices);
+  }
+
+  /**
+   * {@code C = alpha * A B + beta * C} with the depth cut across threads: the caller adds the first
+   * depth blocks into C, each worker writes each of its blocks' product to a scratch matrix of its
+   * own, and then the threads add those to C, each a range of C's rows, in block order. So every
+   * element of C is the sum one thread would have formed, in the same order.
+   */
+  private void splitDepth(int m, int n, int k, float alpha, float[] a, int lda, float[] b, int ldb, float beta,
+      float[] c, int ldc) {
+    int block = depthBlock(k);
+    int firstEnd = blockStart(k, 1, threads);
+    int firstBlocks = firstEnd / block;
+    int size = m * n;
+    int partials = ceilDiv(k, block) - firstBlocks;
+    float[] scratch = workspace().depthScratch(partials * size);
+    Runnable[] slices = new Runnable[threads];
+    slices[0] = () -> blocked(workspace(), false, false, m, n, firstEnd, alpha, a, 0, lda, b, 0, ldb, beta, c, 0,
+        ldc);
+    for (int part = 1; part < threads; part++) {
+      int from = blockStart(k, part, threads);
+      int to = blockStart(k, part + 1, threads);
+      slices[part] = () -> {
+        Workspace ws = WORKSPACE.get();
+        for (int pc = from; pc < to; pc += block) {
+          int kc = Math.min(block, to - pc);
+          blocked(ws, false, false, m, n, kc, alpha, a, pc, lda, b, pc * ldb, ldb, 0f, scratch,
+              (pc / block - firstBlocks) * size, n);
+        }
+      };
+    }
+    crew.run(slices);
+    int rowsPerPart = ceilDiv(m, threads);
+    Runnable[] sums = new Runnable[ceilDiv(m, rowsPerPart)];
+    for (int part = 0; part < sums.length; part++) {
+      int from = part * rowsPerPart;
+      int to = Math.min(m, from + rowsPerPart);
+      sums[part] = () -> addPartials(scratch, partials, size, n, from, to, c, ldc);
+    }
+    crew.run(sums);
+  }
+
+  /** Adds the {@code partials} m x n matrices in {@code scratch}, in order, to rows [from, to) of C. */
+  private static void addPartials(float[] scratch, int partials, int size, int n, int from, int to, float[] c,
+      int ldc) {
+    for (int i = from; i < to; i++) {
+      int ci = i * ldc;
+      for (int p = 0; p < partials; p++) {
+        int si = p * size + i * n;
+        int j = 0;
+        for (int bound = SPECIES.loopBound(n); j < bound; j += VL) {
+          FloatVector.fromArray(SPECIES, c, ci + j).add(FloatVector.fromArray(SPECIES, scratch, si + j))
+              .intoArray(c, ci + j);
+        }
+        for (; j < n; j++) c[ci + j] += scratch[si + j];
+      }
+    }
   }
 
   private static void slice(Workspace ws, boolean splitRows, int start, int len, boolean transA, boolean transB,
@@ -163,8 +280,9 @@ final class VectorGemm {
       int nc = Math.min(NC, n - jc);
       int inPlaceCols = inPlace ? nc / NR * NR : 0;
       float[] bp = ws.bPanel(KC * roundUp(nc - inPlaceCols, NR));
-      for (int pc = 0; pc < k; pc += KC) {
-        int kc = Math.min(KC, k - pc);
+      int depth = depthBlock(k);
+      for (int pc = 0; pc < k; pc += depth) {
+        int kc = Math.min(depth, k - pc);
         // beta applies once; later k blocks accumulate onto what the first one wrote.
         float blockBeta = pc == 0 ? beta : 1f;
         if (inPlaceCols < nc) packB(transB, b, bOff, ldb, pc, kc, jc + inPlaceCols, nc - inPlaceCols, bp);
@@ -356,6 +474,14 @@ final class VectorGemm {
     final float[] tile = new float[MR_TALL * NR];
     private float[] bp = new float[0];
     private float[] transposed = new float[0];
+    private float[] depthScratch = new float[0];
+
+    float[] depthScratch(int size) {
+      if (depthScratch.length < size) {
+        depthScratch = new float[size];
+      }
+      return depthScratch;
+    }
 
     float[] transposed(int size) {
       if (transposed.length < size) {

@@ -36,8 +36,24 @@ public final class Adam implements Optimizer {
   }
 
   @Override
+  public boolean elementwise() {
+    return true;
+  }
+
+  @Override
   public void apply(float[] weights, float[] grad, float[][] slots, long step, float lr) {
     Checks.block(name(), weights, grad, slots, 2, step);
+    update(weights, grad, slots, step, lr, 0, weights.length);
+  }
+
+  @Override
+  public void applyRange(float[] weights, float[] grad, float[][] slots, long step, float lr, int from, int to) {
+    Checks.block(name(), weights, grad, slots, 2, step);
+    Checks.range(name(), weights.length, from, to);
+    update(weights, grad, slots, step, lr, from, to);
+  }
+
+  private void update(float[] weights, float[] grad, float[][] slots, long step, float lr, int from, int to) {
     float[] m = slots[0];
     float[] v = slots[1];
     // Bias corrections in double: beta^t underflows gracefully and 1 - beta2^t is tiny early on.
@@ -51,7 +67,7 @@ public final class Adam implements Optimizer {
     float oneMinusB2 = 1f - b2;
     float l2 = decoupled ? 0f : weightDecay;
     float shrink = decoupled ? 1f - lr * weightDecay : 1f;
-    for (int i = 0; i < weights.length; i++) {
+    for (int i = from; i < to; i++) {
       float w = weights[i] * shrink;
       float g = grad[i] + l2 * weights[i];
       float mi = b1 * m[i] + oneMinusB1 * g;

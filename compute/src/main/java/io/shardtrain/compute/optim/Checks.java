@@ -27,6 +27,13 @@ final class Checks {
     }
   }
 
+  static void range(String optimizer, int length, int from, int to) {
+    if (from < 0 || from > to || to > length) {
+      throw new IllegalArgumentException(optimizer + ": values [" + from + ", " + to + ") are not within a block of "
+          + length);
+    }
+  }
+
   static float nonNegative(String what, float value) {
     if (!(value >= 0f) || Float.isInfinite(value)) {
       throw new IllegalArgumentException(what + " must be finite and >= 0, not " + value);

@@ -31,6 +31,26 @@ public interface Optimizer {
   void apply(float[] weights, float[] grad, float[][] slots, long step, float lr);
 
   /**
+   * Whether the update of a value reads only that value, its gradient and its slots, so that a
+   * block may be updated in parts, on several threads ({@link #applyRange}). Not LARS, whose rate
+   * depends on the norms of the whole block.
+   */
+  default boolean elementwise() {
+    return false;
+  }
+
+  /**
+   * As {@link #apply}, for the values {@code [from, to)} of the block only; only where
+   * {@link #elementwise()}.
+   *
+   * @throws IllegalArgumentException as {@link #apply}, or when the range is not within the block
+   * @throws UnsupportedOperationException when the optimizer updates a block only whole
+   */
+  default void applyRange(float[] weights, float[] grad, float[][] slots, long step, float lr, int from, int to) {
+    throw new UnsupportedOperationException(name() + " updates a block only whole: it is not element-wise");
+  }
+
+  /**
    * Fresh state arrays for a block of {@code length} values, as this optimizer expects them
    * before the first update. Zeros unless the rule says otherwise (AdaGrad's initial accumulator).
    */

@@ -1,5 +1,7 @@
 package io.shardtrain.compute.optim;
 
+import io.shardtrain.compute.RowSlices;
+
 /**
  * The optimizer state of one parameter block: its slot arrays and how many updates it has had.
  *
@@ -83,6 +85,32 @@ public final class OptimizerState {
     }
     long next = updates + 1;
     optimizer.apply(weights, grad, slots, next, rate);
+    updates = next;
+  }
+
+  /**
+   * Applies one update at learning rate {@code rate} to a block laid out as rows of
+   * {@code columns} values, in the row ranges {@code slices} hands out, possibly on several threads
+   * at once ({@code Backend::forEachRowSlice} runs each where the layer's weight gradient computed
+   * those rows). The same values as {@link #step(Optimizer, float, float[], float[])}; an optimizer
+   * that is not {@link Optimizer#elementwise() element-wise}, or a single row, is updated whole on
+   * the caller.
+   */
+  public void step(Optimizer optimizer, float rate, float[] weights, float[] grad, int columns, RowSlices slices) {
+    if (!optimizer.elementwise() || weights == null || columns < 1 || weights.length <= columns
+        || weights.length % columns != 0) {
+      step(optimizer, rate, weights, grad);
+      return;
+    }
+    if (weights.length != length) {
+      throw new IllegalArgumentException("weights of length " + weights.length
+          + " do not match optimizer state for length " + length);
+    }
+    long next = updates + 1;
+    // Checked before the first slice, so bad input changes no value.
+    Checks.block(optimizer.name(), weights, grad, slots, optimizer.slotCount(), next);
+    slices.forEach(weights.length / columns, columns,
+        (from, to) -> optimizer.applyRange(weights, grad, slots, next, rate, from * columns, to * columns));
     updates = next;
   }
 

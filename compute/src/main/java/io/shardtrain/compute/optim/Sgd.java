@@ -26,10 +26,26 @@ public final class Sgd implements Optimizer {
   }
 
   @Override
+  public boolean elementwise() {
+    return true;
+  }
+
+  @Override
   public void apply(float[] weights, float[] grad, float[][] slots, long step, float lr) {
     Checks.block(name(), weights, grad, slots, 0, step);
+    update(weights, grad, slots, step, lr, 0, weights.length);
+  }
+
+  @Override
+  public void applyRange(float[] weights, float[] grad, float[][] slots, long step, float lr, int from, int to) {
+    Checks.block(name(), weights, grad, slots, 0, step);
+    Checks.range(name(), weights.length, from, to);
+    update(weights, grad, slots, step, lr, from, to);
+  }
+
+  private void update(float[] weights, float[] grad, float[][] slots, long step, float lr, int from, int to) {
     float wd = weightDecay;
-    for (int i = 0; i < weights.length; i++) {
+    for (int i = from; i < to; i++) {
       float w = weights[i];
       weights[i] = w - lr * (grad[i] + wd * w);
     }

@@ -136,9 +136,13 @@ class VectorGemmTest {
   @Test
   void twoThreadsGiveBitIdenticalResultsToOne() {
     SplittableRandom random = new SplittableRandom(19);
-    // The last includes a column slice narrower than a tile, which takes the tiles as the whole does.
+    // The fourth includes a column slice narrower than a tile, which takes the tiles as the whole
+    // does. Then a dense layer's three products, 784 inputs to 512 (and 600 to 100: three depth
+    // blocks of 200, one on the caller and two added from a worker's scratch, in order), whose
+    // untransposed product is cut by depth.
     int[][] shapes = {{257, 130, 300}, {33, 1100, 257}, {512, 10, 512},
-        {2 * VectorGemm.NR, 2 * VectorGemm.NR + 1, 512}};
+        {2 * VectorGemm.NR, 2 * VectorGemm.NR + 1, 512}, {64, 512, 784}, {784, 512, 64}, {64, 784, 512},
+        {64, 100, 600}, {600, 100, 64}, {64, 600, 100}};
     for (int[] s : shapes) {
       for (int t = 0; t < 4; t++) {
         boolean transA = (t & 1) != 0;

@@ -131,4 +131,67 @@ class OptimizerStateTest {
       }
     }
   }
+
+  /** Hands out rows [0, 2), [2, 5) and [5, rows), as a backend with three threads might. */
+  private static final io.shardtrain.compute.RowSlices THREE_SLICES = (rows, columns, body) -> {
+    body.run(5, rows);
+    body.run(0, 2);
+    body.run(2, 5);
+  };
+
+  @Test
+  void aStepInRowSlicesGivesTheValuesOfAWholeStepAndCountsOnce() {
+    List<Optimizer> optimizers = List.of(new Sgd(0.01f), new Momentum(0.9f, true, 0.01f),
+        new AdaGrad(1e-10f, 0.1f, 0.01f), new Adam(0.9f, 0.999f, 1e-8f, 0.01f, true),
+        new Lars(0.9f, 0.001f, 0.01f, 1e-9f));
+    java.util.SplittableRandom random = new java.util.SplittableRandom(5);
+    for (Optimizer opt : optimizers) {
+      float[] whole = new float[6 * 4];
+      float[] grad = new float[whole.length];
+      for (int i = 0; i < whole.length; i++) {
+        whole[i] = (float) random.nextDouble(-1, 1);
+        grad[i] = (float) random.nextDouble(-1, 1);
+      }
+      float[] sliced = whole.clone();
+      float[] before = whole.clone();
+      OptimizerState a = OptimizerState.create(opt, whole.length);
+      OptimizerState b = OptimizerState.create(opt, whole.length);
+      for (int step = 0; step < 3; step++) {
+        a.step(opt, 0.1f, whole, grad);
+        b.step(opt, 0.1f, sliced, grad, 4, THREE_SLICES);
+      }
+      assertArrayEquals(whole, sliced, 0f, opt.name());
+      for (int slot = 0; slot < opt.slotCount(); slot++) {
+        assertArrayEquals(a.slots()[slot], b.slots()[slot], 0f, opt.name() + " slot " + slot);
+      }
+      assertEquals(3, b.updates(), opt.name());
+      for (int i = 0; i < whole.length; i++) assertTrue(whole[i] != before[i], opt.name() + " value " + i);
+    }
+  }
+
+  @Test
+  void aStepInRowSlicesChecksItsInputBeforeAnyValueChanges() {
+    Optimizer sgd = new Sgd(0f);
+    OptimizerState state = OptimizerState.create(sgd, 8);
+    float[] w = {1, 2, 3, 4, 5, 6, 7, 8};
+    var e = assertThrows(IllegalArgumentException.class,
+        () -> state.step(sgd, 0.5f, w, new float[7], 2, THREE_SLICES));
+    assertTrue(e.getMessage().contains("grad of length 7"), e.getMessage());
+    assertArrayEquals(new float[] {1, 2, 3, 4, 5, 6, 7, 8}, w, 0f);
+    assertEquals(0, state.updates());
+  }
+
+  @Test
+  void anOptimizerUpdatesOnlyTheRangeItIsGivenAndOnlyAnElementWiseOneTakesARange() {
+    float[] w = {1, 1, 1, 1};
+    new Sgd(0f).applyRange(w, new float[] {1, 1, 1, 1}, new float[0][], 1, 0.5f, 1, 3);
+    assertArrayEquals(new float[] {1f, 0.5f, 0.5f, 1f}, w, 0f);
+    var outside = assertThrows(IllegalArgumentException.class,
+        () -> new Sgd(0f).applyRange(w, new float[4], new float[0][], 1, 0.5f, 2, 5));
+    assertTrue(outside.getMessage().contains("[2, 5)"), outside.getMessage());
+    Lars lars = new Lars(0.9f, 0.001f, 0f, 1e-9f);
+    assertTrue(!lars.elementwise());
+    assertThrows(UnsupportedOperationException.class,
+        () -> lars.applyRange(w, new float[4], new float[][] {new float[4]}, 1, 0.5f, 0, 2));
+  }
 }

@@ -1,6 +1,7 @@
 package io.shardtrain.samples.local;
 
 import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.compute.RowSlices;
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.Backend;
 import io.shardtrain.compute.backend.TimedBackend;
@@ -87,6 +88,7 @@ public final class SingleProcessTraining {
     long samples = 0;
     double lossEma = Double.NaN;
     int epoch = 0;
+    RowSlices rowSlices = backend::forEachRowSlice;
     TimedBackend timed = backend instanceof TimedBackend t ? t : null;
     if (timed != null) timed.recording(false);
     long profileNanos = 0, dataNanos = 0, optimizerNanos = 0;
@@ -116,8 +118,11 @@ public final class SingleProcessTraining {
           tOptimizer = System.nanoTime();
         }
         for (int i = 0; i < params.size(); i++) {
+          // In the row slices of the weight gradient's product: each thread updates the rows it computed.
           Parameter p = params.get(i);
-          states.get(i).step(optimizer, schedule, p.value().data(), p.grad().data());
+          OptimizerState state = states.get(i);
+          state.step(optimizer, schedule.rate(state.updates()), p.value().data(), p.grad().data(), p.value().cols(),
+              rowSlices);
         }
         long tEnd = System.nanoTime();
         trainNanos += tEnd - t0;
