@@ -173,10 +173,13 @@ final class VectorGemm {
     boolean weightRows = transA && !transB ? byWeightRows(m) : !transA && transB && byWeightRows(n);
     boolean splitRows = weightRows ? transA : m >= n;
     int dim = splitRows ? m : n;
-    int align = splitRows ? ROW_ALIGN : NR;
-    int parts = weightRows ? threads : Math.min(threads, ceilDiv(dim, align));
-    int chunk = ceilDiv(ceilDiv(dim, parts), align) * align;
-    parts = weightRows ? parts : ceilDiv(dim, chunk);
+    int parts = threads;
+    int chunk = 0;
+    if (!weightRows) {
+      int align = splitRows ? ROW_ALIGN : NR;
+      chunk = ceilDiv(ceilDiv(dim, Math.min(threads, ceilDiv(dim, align))), align) * align;
+      parts = ceilDiv(dim, chunk);
+    }
     Runnable[] slices = new Runnable[parts];
     for (int part = 0; part < parts; part++) {
       int start = weightRows ? blockStart(dim, part, parts) : part * chunk;
