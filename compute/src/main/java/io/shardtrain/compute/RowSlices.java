@@ -7,9 +7,6 @@ package io.shardtrain.compute;
 @FunctionalInterface
 public interface RowSlices {
 
-  /** All rows in one range, on the caller. */
-  RowSlices WHOLE = (rows, columns, body) -> body.run(0, rows);
-
   void forEach(int rows, int columns, Range body);
 
   /** Work on the rows {@code [from, to)}. */

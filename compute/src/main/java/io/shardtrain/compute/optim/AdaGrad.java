@@ -8,7 +8,7 @@ import java.util.Arrays;
  * <p>With {@code g' = g + weightDecay * w}: {@code s += g'^2}, {@code w -= lr * g' / (sqrt(s) + eps)}.
  * One slot: the accumulator s, which starts at {@code initialAccumulator} (see {@link #newSlots}).
  */
-public final class AdaGrad implements Optimizer {
+public final class AdaGrad extends ElementwiseOptimizer {
   private final float eps;
   private final float initialAccumulator;
   private final float weightDecay;
@@ -31,30 +31,13 @@ public final class AdaGrad implements Optimizer {
 
   @Override
   public float[][] newSlots(int length) {
-    float[][] slots = Optimizer.super.newSlots(length);
+    float[][] slots = super.newSlots(length);
     Arrays.fill(slots[0], initialAccumulator);
     return slots;
   }
 
   @Override
-  public boolean elementwise() {
-    return true;
-  }
-
-  @Override
-  public void apply(float[] weights, float[] grad, float[][] slots, long step, float lr) {
-    Checks.block(name(), weights, grad, slots, 1, step);
-    update(weights, grad, slots, step, lr, 0, weights.length);
-  }
-
-  @Override
-  public void applyRange(float[] weights, float[] grad, float[][] slots, long step, float lr, int from, int to) {
-    Checks.block(name(), weights, grad, slots, 1, step);
-    Checks.range(name(), weights.length, from, to);
-    update(weights, grad, slots, step, lr, from, to);
-  }
-
-  private void update(float[] weights, float[] grad, float[][] slots, long step, float lr, int from, int to) {
+  void update(float[] weights, float[] grad, float[][] slots, long step, float lr, int from, int to) {
     float[] s = slots[0];
     float wd = weightDecay;
     for (int i = from; i < to; i++) {

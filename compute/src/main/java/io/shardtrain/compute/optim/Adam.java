@@ -10,7 +10,7 @@ package io.shardtrain.compute.optim;
  * a separate shrink {@code w *= 1 - lr * weightDecay} before the Adam step (AdamW). Two slots:
  * m and v.
  */
-public final class Adam implements Optimizer {
+public final class Adam extends ElementwiseOptimizer {
   private final float beta1;
   private final float beta2;
   private final float eps;
@@ -36,24 +36,7 @@ public final class Adam implements Optimizer {
   }
 
   @Override
-  public boolean elementwise() {
-    return true;
-  }
-
-  @Override
-  public void apply(float[] weights, float[] grad, float[][] slots, long step, float lr) {
-    Checks.block(name(), weights, grad, slots, 2, step);
-    update(weights, grad, slots, step, lr, 0, weights.length);
-  }
-
-  @Override
-  public void applyRange(float[] weights, float[] grad, float[][] slots, long step, float lr, int from, int to) {
-    Checks.block(name(), weights, grad, slots, 2, step);
-    Checks.range(name(), weights.length, from, to);
-    update(weights, grad, slots, step, lr, from, to);
-  }
-
-  private void update(float[] weights, float[] grad, float[][] slots, long step, float lr, int from, int to) {
+  void update(float[] weights, float[] grad, float[][] slots, long step, float lr, int from, int to) {
     float[] m = slots[0];
     float[] v = slots[1];
     // Bias corrections in double: beta^t underflows gracefully and 1 - beta2^t is tiny early on.

@@ -7,7 +7,7 @@ package io.shardtrain.compute.optim;
  * {@code v}, or {@code g' + momentum * v} for Nesterov; {@code w -= lr * update}. One slot: the
  * velocity {@code v}.
  */
-public final class Momentum implements Optimizer {
+public final class Momentum extends ElementwiseOptimizer {
   private final float momentum;
   private final boolean nesterov;
   private final float weightDecay;
@@ -32,24 +32,7 @@ public final class Momentum implements Optimizer {
   }
 
   @Override
-  public boolean elementwise() {
-    return true;
-  }
-
-  @Override
-  public void apply(float[] weights, float[] grad, float[][] slots, long step, float lr) {
-    Checks.block(name(), weights, grad, slots, 1, step);
-    update(weights, grad, slots, step, lr, 0, weights.length);
-  }
-
-  @Override
-  public void applyRange(float[] weights, float[] grad, float[][] slots, long step, float lr, int from, int to) {
-    Checks.block(name(), weights, grad, slots, 1, step);
-    Checks.range(name(), weights.length, from, to);
-    update(weights, grad, slots, step, lr, from, to);
-  }
-
-  private void update(float[] weights, float[] grad, float[][] slots, long step, float lr, int from, int to) {
+  void update(float[] weights, float[] grad, float[][] slots, long step, float lr, int from, int to) {
     float[] v = slots[0];
     float mu = momentum;
     float wd = weightDecay;

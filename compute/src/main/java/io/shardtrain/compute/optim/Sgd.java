@@ -4,7 +4,7 @@ package io.shardtrain.compute.optim;
  * Plain stochastic gradient descent: {@code w -= lr * (g + weightDecay * w)}, the weight decay
  * being an L2 penalty folded into the gradient as in PyTorch. No state.
  */
-public final class Sgd implements Optimizer {
+public final class Sgd extends ElementwiseOptimizer {
   private final float weightDecay;
 
   public Sgd(float weightDecay) {
@@ -26,24 +26,7 @@ public final class Sgd implements Optimizer {
   }
 
   @Override
-  public boolean elementwise() {
-    return true;
-  }
-
-  @Override
-  public void apply(float[] weights, float[] grad, float[][] slots, long step, float lr) {
-    Checks.block(name(), weights, grad, slots, 0, step);
-    update(weights, grad, slots, step, lr, 0, weights.length);
-  }
-
-  @Override
-  public void applyRange(float[] weights, float[] grad, float[][] slots, long step, float lr, int from, int to) {
-    Checks.block(name(), weights, grad, slots, 0, step);
-    Checks.range(name(), weights.length, from, to);
-    update(weights, grad, slots, step, lr, from, to);
-  }
-
-  private void update(float[] weights, float[] grad, float[][] slots, long step, float lr, int from, int to) {
+  void update(float[] weights, float[] grad, float[][] slots, long step, float lr, int from, int to) {
     float wd = weightDecay;
     for (int i = from; i < to; i++) {
       float w = weights[i];
