@@ -18,7 +18,7 @@ import jdk.incubator.vector.VectorSpecies;
  * Shapes under {@link #SMALL_VOLUME} multiply-adds skip packing ({@link ScalarGemm}); outputs
  * narrower than a tile take {@link #narrowProduct}.
  *
- * <p>The depth is cut into blocks of equal size, at most {@link #KC} ({@link #depthBlock}), added
+ * <p>The depth is cut into blocks of equal size, at most {@link #KC} ({@link DepthBlocks}), added
  * to C one after another.
  *
  * <p>With {@code threads > 1}, large products are split into slices, one per thread: the caller
@@ -110,7 +110,7 @@ final class VectorGemm {
     long volume = (long) m * n * k;
     if (volume < SMALL_VOLUME) {
       ScalarGemm.small(transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
-    } else if (n < NR && m >= NR) {
+    } else if (narrow(m, n)) {
       // Decided for the whole product, never for a slice, so more threads give the same bits.
       narrowProduct(workspace(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     } else if (threads == 1 || volume < PARALLEL_VOLUME) {
@@ -127,14 +127,14 @@ final class VectorGemm {
    */
   void forEachRowSlice(int rows, int columns, RowSlices.Range body) {
     if (threads == 1 || !byWeightRows(rows) || (long) rows * columns < PARALLEL_ELEMENTS
-        || (columns < NR && rows >= NR)) {
+        || narrow(rows, columns)) {
       body.run(0, rows);
       return;
     }
     Runnable[] slices = new Runnable[threads];
     for (int part = 0; part < threads; part++) {
-      int from = blockStart(rows, part, threads);
-      int to = blockStart(rows, part + 1, threads);
+      int from = DepthBlocks.start(rows, part, threads);
+      int to = DepthBlocks.start(rows, part + 1, threads);
       slices[part] = () -> body.run(from, to);
     }
     crew.run(slices);
@@ -142,23 +142,12 @@ final class VectorGemm {
 
   /** Whether a layer with {@code in} inputs has its weights cut by rows: a depth block or more per thread. */
   private boolean byWeightRows(int in) {
-    return ceilDiv(in, depthBlock(in)) >= threads;
+    return DepthBlocks.count(in) >= threads;
   }
 
-  /**
-   * Depth of the blocks a product of depth {@code k} is cut into: equal blocks of at most
-   * {@link #KC}, so that a depth of 784 is four blocks of 196 rather than three of 256 and one of
-   * 16, and splits evenly across threads.
-   */
-  static int depthBlock(int k) {
-    return k <= KC ? Math.max(k, 1) : ceilDiv(k, ceilDiv(k, KC));
-  }
-
-  /** Where part {@code part} of {@code parts} starts along a dimension cut into depth blocks, whole blocks each. */
-  private static int blockStart(int dim, int part, int parts) {
-    int block = depthBlock(dim);
-    int blocks = ceilDiv(dim, block);
-    return Math.min(dim, (int) ((long) part * blocks / parts) * block);
+  /** Whether an m x n output is narrower than a micro-tile and tall enough to take {@link #narrowProduct}. */
+  private static boolean narrow(int m, int n) {
+    return n < NR && m >= NR;
   }
 
   private void parallel(boolean transA, boolean transB, int m, int n, int k, float alpha,
@@ -182,8 +171,8 @@ final class VectorGemm {
     }
     Runnable[] slices = new Runnable[parts];
     for (int part = 0; part < parts; part++) {
-      int start = weightRows ? blockStart(dim, part, parts) : part * chunk;
-      int len = weightRows ? blockStart(dim, part + 1, parts) - start : Math.min(chunk, dim - start);
+      int start = weightRows ? DepthBlocks.start(dim, part, parts) : part * chunk;
+      int len = weightRows ? DepthBlocks.start(dim, part + 1, parts) - start : Math.min(chunk, dim - start);
       slices[part] = part == 0
           ? () -> slice(workspace(), splitRows, start, len, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
           : () -> slice(WORKSPACE.get(), splitRows, start, len, transA, transB, m, n, k, alpha, a, lda, b, ldb,
@@ -200,18 +189,18 @@ final class VectorGemm {
    */
   private void splitDepth(int m, int n, int k, float alpha, float[] a, int lda, float[] b, int ldb, float beta,
       float[] c, int ldc) {
-    int block = depthBlock(k);
-    int firstEnd = blockStart(k, 1, threads);
+    int block = DepthBlocks.block(k);
+    int firstEnd = DepthBlocks.start(k, 1, threads);
     int firstBlocks = firstEnd / block;
     int size = m * n;
-    int partials = ceilDiv(k, block) - firstBlocks;
+    int partials = DepthBlocks.count(k) - firstBlocks;
     float[] scratch = workspace().depthScratch(partials * size);
     Runnable[] slices = new Runnable[threads];
     slices[0] = () -> blocked(workspace(), false, false, m, n, firstEnd, alpha, a, 0, lda, b, 0, ldb, beta, c, 0,
         ldc);
     for (int part = 1; part < threads; part++) {
-      int from = blockStart(k, part, threads);
-      int to = blockStart(k, part + 1, threads);
+      int from = DepthBlocks.start(k, part, threads);
+      int to = DepthBlocks.start(k, part + 1, threads);
       slices[part] = () -> {
         Workspace ws = WORKSPACE.get();
         for (int pc = from; pc < to; pc += block) {
@@ -283,7 +272,7 @@ final class VectorGemm {
       int nc = Math.min(NC, n - jc);
       int inPlaceCols = inPlace ? nc / NR * NR : 0;
       float[] bp = ws.bPanel(KC * roundUp(nc - inPlaceCols, NR));
-      int depth = depthBlock(k);
+      int depth = DepthBlocks.block(k);
       for (int pc = 0; pc < k; pc += depth) {
         int kc = Math.min(depth, k - pc);
         // beta applies once; later k blocks accumulate onto what the first one wrote.

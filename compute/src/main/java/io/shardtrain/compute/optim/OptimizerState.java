@@ -78,11 +78,7 @@ public final class OptimizerState {
 
   /** Applies one update at learning rate {@code rate}; otherwise as {@link #step(Optimizer, LearningRateSchedule, float[], float[])}. */
   public void step(Optimizer optimizer, float rate, float[] weights, float[] grad) {
-    if (weights == null || weights.length != length) {
-      throw new IllegalArgumentException("weights of length "
-          + (weights == null ? "null" : String.valueOf(weights.length))
-          + " do not match optimizer state for length " + length);
-    }
+    checkLength(weights);
     long next = updates + 1;
     optimizer.apply(weights, grad, slots, next, rate);
     updates = next;
@@ -102,16 +98,21 @@ public final class OptimizerState {
       step(optimizer, rate, weights, grad);
       return;
     }
-    if (weights.length != length) {
-      throw new IllegalArgumentException("weights of length " + weights.length
-          + " do not match optimizer state for length " + length);
-    }
+    checkLength(weights);
     long next = updates + 1;
     // Checked before the first slice, so bad input changes no value.
     Checks.block(optimizer.name(), weights, grad, slots, optimizer.slotCount(), next);
     slices.forEach(weights.length / columns, columns,
         (from, to) -> optimizer.applyRange(weights, grad, slots, next, rate, from * columns, to * columns));
     updates = next;
+  }
+
+  private void checkLength(float[] weights) {
+    if (weights == null || weights.length != length) {
+      throw new IllegalArgumentException("weights of length "
+          + (weights == null ? "null" : String.valueOf(weights.length))
+          + " do not match optimizer state for length " + length);
+    }
   }
 
   /** A deep copy, e.g. for a snapshot taken while updates go on. */
