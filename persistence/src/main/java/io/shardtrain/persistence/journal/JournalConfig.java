@@ -45,6 +45,7 @@ public final class JournalConfig {
     m.put("shardtrain.persistence.h2-path", settings.h2Path().toString());
     m.put("shardtrain.persistence.h2-auto-server", settings.h2AutoServer());
     m.put("shardtrain.persistence.h2-retention", settings.h2Retention().toMillis() + "ms");
+    m.put("shardtrain.persistence.h2-write-delay", settings.h2WriteDelay().toMillis() + "ms");
     m.put("shardtrain.persistence.h2-code-at-c1", settings.h2CodeAtC1());
     m.put("shardtrain.persistence.postgres-url", settings.postgresUrl());
     m.put("shardtrain.persistence.postgres-user", settings.postgresUser());

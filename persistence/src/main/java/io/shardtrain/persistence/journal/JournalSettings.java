@@ -17,6 +17,7 @@ public record JournalSettings(
     Path h2Path,
     boolean h2AutoServer,
     Duration h2Retention,
+    Duration h2WriteDelay,
     boolean h2CodeAtC1,
     String postgresUrl,
     String postgresUser,
@@ -50,6 +51,10 @@ public record JournalSettings(
       throw new IllegalArgumentException("shardtrain.persistence.h2-retention must be between 0 and "
           + Integer.MAX_VALUE + " ms, got " + h2Retention);
     }
+    if (h2WriteDelay == null || h2WriteDelay.isNegative() || h2WriteDelay.toMillis() > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("shardtrain.persistence.h2-write-delay must be between 0 and "
+          + Integer.MAX_VALUE + " ms, got " + h2WriteDelay);
+    }
     if (postgresUrl == null || !postgresUrl.startsWith("jdbc:postgresql:")) {
       throw new IllegalArgumentException("shardtrain.persistence.postgres-url must start with jdbc:postgresql:, got '"
           + postgresUrl + "'");
@@ -68,6 +73,7 @@ public record JournalSettings(
           h2Path(c.getString("h2-path")),
           c.getBoolean("h2-auto-server"),
           c.getDuration("h2-retention"),
+          c.getDuration("h2-write-delay"),
           c.getBoolean("h2-code-at-c1"),
           c.getString("postgres-url"),
           c.getString("postgres-user"),
@@ -86,7 +92,7 @@ public record JournalSettings(
   /** The H2 URL for {@link #h2Path()}, or the PostgreSQL URL, or "memory". */
   public String jdbcUrl() {
     return switch (kind) {
-      case H2 -> h2Url(h2Path, h2AutoServer, h2Retention);
+      case H2 -> h2Url(h2Path, h2AutoServer, h2Retention, h2WriteDelay);
       case POSTGRES -> postgresUrl;
       case MEMORY -> "memory";
     };
@@ -106,9 +112,16 @@ public record JournalSettings(
    * default is 45 s). Blocks delete their journaled steps behind each snapshot, but at 45 s the
    * file kept growing by every step written in the last 45 s (5.9 GB in a 3000-step run);
    * at {@code shardtrain.persistence.h2-retention} (250 ms) it stays bounded (docs/BENCHMARKS.md).
+   *
+   * <p>{@code WRITE_DELAY}: H2 writes what was committed to the file in one chunk this often (its
+   * default is 500 ms), the longest a commit waits in memory. A chunk's space is reused only once
+   * every page in it is dead; at 500 ms a chunk held about 60 MB of a fast sync run's journal and
+   * the file reached 264-627 MB (1.2 GB async), at {@code shardtrain.persistence.h2-write-delay}
+   * (100 ms) 115-160 MB, as fast (docs/BENCHMARKS.md).
    */
-  static String h2Url(Path path, boolean autoServer, Duration retention) {
-    return "jdbc:h2:file:" + path + ";RETENTION_TIME=" + retention.toMillis() + (autoServer ? ";AUTO_SERVER=TRUE" : "");
+  static String h2Url(Path path, boolean autoServer, Duration retention, Duration writeDelay) {
+    return "jdbc:h2:file:" + path + ";RETENTION_TIME=" + retention.toMillis() + ";WRITE_DELAY=" + writeDelay.toMillis()
+        + (autoServer ? ";AUTO_SERVER=TRUE" : "");
   }
 
   static Path h2Path(String value) {

@@ -23,7 +23,8 @@ class H2AutoServerLoopbackTest {
 
   /** Opens an auto-server database as {@link Journal#start} does; prints its server and listening addresses. */
   public static void main(String[] args) throws Exception {
-    String url = JournalSettings.h2Url(Path.of(args[0]), true, java.time.Duration.ofMillis(250));
+    String url = JournalSettings.h2Url(Path.of(args[0]), true, java.time.Duration.ofMillis(250),
+        java.time.Duration.ofMillis(100));
     if (Journal.keepH2AutoServerOnLoopback(url).isPresent()) throw new AssertionError("H2 not on loopback");
     try (Connection c = DriverManager.getConnection(url, "sa", "")) {
       Properties lock = new Properties();

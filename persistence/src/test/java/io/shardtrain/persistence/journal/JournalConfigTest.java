@@ -21,7 +21,7 @@ class JournalConfigTest {
     JournalSettings s = JournalSettings.fromConfig(over("shardtrain.data-dir = \"/srv/st\""));
     assertEquals(JournalSettings.Kind.H2, s.kind());
     assertEquals(Path.of("/srv/st/journal/shardtrain"), s.h2Path());
-    assertEquals("jdbc:h2:file:/srv/st/journal/shardtrain;RETENTION_TIME=250", s.jdbcUrl());
+    assertEquals("jdbc:h2:file:/srv/st/journal/shardtrain;RETENTION_TIME=250;WRITE_DELAY=100", s.jdbcUrl());
     JournalSettings loaded = JournalSettings.fromConfig(
         ConfigFactory.load(ConfigFactory.parseString("shardtrain.data-dir = \"/srv/other\"")));
     assertEquals(Path.of("/srv/other/journal/shardtrain"), loaded.h2Path());
@@ -29,12 +29,14 @@ class JournalConfigTest {
   }
 
   @Test
-  void h2RetentionGoesIntoTheUrlAndANegativeOneIsRefusedNamingTheKey() {
-    assertEquals("jdbc:h2:file:/d/j;RETENTION_TIME=2000",
-        JournalSettings.fromConfig(over("shardtrain.persistence { h2-path = \"/d/j\", h2-retention = 2s }")).jdbcUrl());
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> JournalSettings.fromConfig(over("shardtrain.persistence.h2-retention = -1s")));
-    assertTrue(e.getMessage().contains("shardtrain.persistence.h2-retention"), e.getMessage());
+  void h2RetentionAndWriteDelayGoIntoTheUrlAndNegativeOnesAreRefusedNamingTheKey() {
+    assertEquals("jdbc:h2:file:/d/j;RETENTION_TIME=2000;WRITE_DELAY=40", JournalSettings.fromConfig(over(
+        "shardtrain.persistence { h2-path = \"/d/j\", h2-retention = 2s, h2-write-delay = 40ms }")).jdbcUrl());
+    for (String key : new String[] {"h2-retention", "h2-write-delay"}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> JournalSettings.fromConfig(over("shardtrain.persistence." + key + " = -1s")));
+      assertTrue(e.getMessage().contains("shardtrain.persistence." + key), e.getMessage());
+    }
   }
 
   @Test
@@ -45,7 +47,7 @@ class JournalConfigTest {
     assertEquals("shardtrain", c.getString("jdbc-journal.use-shared-db"));
     assertEquals("shardtrain", c.getString("jdbc-snapshot-store.use-shared-db"));
     assertEquals("slick.jdbc.H2Profile$", c.getString("akka-persistence-jdbc.shared-databases.shardtrain.profile"));
-    assertEquals("jdbc:h2:file:/data/j;RETENTION_TIME=250;AUTO_SERVER=TRUE",
+    assertEquals("jdbc:h2:file:/data/j;RETENTION_TIME=250;WRITE_DELAY=100;AUTO_SERVER=TRUE",
         c.getString("akka-persistence-jdbc.shared-databases.shardtrain.db.url"));
     // From persistence.conf over the jdbc plugin's example shared database.
     assertEquals(8, c.getInt("akka-persistence-jdbc.shared-databases.shardtrain.db.numThreads"));
