@@ -74,8 +74,14 @@ class ArteryTlsTest {
     ActorTestKit.shutdown(kit.system(), java.time.Duration.ofSeconds(30), true);
   }
 
+  /**
+   * Both nodes at once: a node's TLS streams to its peer end when the peer's end closes too, and the
+   * second node, stopped alone while the first kept its end open, once took over 30 s (in CI).
+   */
   @AfterAll
   static void shutdown() {
+    if (second != null) second.system().terminate();
+    if (first != null) first.system().terminate();
     if (second != null) stop(second);
     if (first != null) stop(first);
   }
