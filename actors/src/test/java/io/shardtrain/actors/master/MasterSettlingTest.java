@@ -29,9 +29,16 @@ class MasterSettlingTest {
     kit.shutdownTestKit();
   }
 
-  /** "a" leaves the job; "c" registers and asks for a task until "a"'s task is settled. */
+  /**
+   * "a" leaves the job; once the blocks have answered for its task, "c" registers and asks for a
+   * task. Registered earlier, "c" could be leased the next free task (the next epoch's first) before
+   * "a"'s was settled, as the master rightly does.
+   */
   static JobProtocol.TaskReply aLeavesAndCTakesOver(Setup s) {
     s.tk().<StatusReply<Done>>runCommand(r -> new JobProtocol.LeaveJob("a", r));
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (!s.tk().getState().settling().isEmpty() && System.nanoTime() < deadline) sleep(20);
+    assertTrue(s.tk().getState().settling().isEmpty(), "the blocks answered for a's task");
     register(s, "c", kit.createTestProbe());
     return requestSettled(s, "c");
   }
