@@ -48,7 +48,8 @@ public final class Journal {
     String user = db.hasPath("user") ? db.getString("user") : null;
     String password = db.hasPath("password") ? db.getString("password") : null;
     keepH2AutoServerOnLoopback(url).ifPresent(problem -> system.log().warn(problem));
-    if (url.startsWith("jdbc:h2:") && JournalSettings.fromConfig(config).h2CodeAtC1()) {
+    JournalSettings settings = JournalSettings.fromConfig(config);
+    if (settings.kind() == JournalSettings.Kind.H2 && settings.h2CodeAtC1()) {
       JournalCompilation.keepAtC1().ifPresent(problem -> system.log().info(problem));
     }
     // A plain connection first: it fails fast with the driver's own reason and bounds the wait,

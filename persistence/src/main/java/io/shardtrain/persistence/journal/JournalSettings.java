@@ -47,20 +47,22 @@ public record JournalSettings(
     if (h2Path == null || !h2Path.isAbsolute()) {
       throw new IllegalArgumentException("shardtrain.persistence.h2-path must be an absolute path, got " + h2Path);
     }
-    if (h2Retention == null || h2Retention.isNegative() || h2Retention.toMillis() > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException("shardtrain.persistence.h2-retention must be between 0 and "
-          + Integer.MAX_VALUE + " ms, got " + h2Retention);
-    }
-    if (h2WriteDelay == null || h2WriteDelay.isNegative() || h2WriteDelay.toMillis() > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException("shardtrain.persistence.h2-write-delay must be between 0 and "
-          + Integer.MAX_VALUE + " ms, got " + h2WriteDelay);
-    }
+    requireH2Millis("h2-retention", h2Retention);
+    requireH2Millis("h2-write-delay", h2WriteDelay);
     if (postgresUrl == null || !postgresUrl.startsWith("jdbc:postgresql:")) {
       throw new IllegalArgumentException("shardtrain.persistence.postgres-url must start with jdbc:postgresql:, got '"
           + postgresUrl + "'");
     }
     if (schemaTimeout == null || schemaTimeout.isNegative() || schemaTimeout.isZero()) {
       throw new IllegalArgumentException("shardtrain.persistence.schema-timeout must be positive, got " + schemaTimeout);
+    }
+  }
+
+  /** An H2 URL option in whole milliseconds: from 0 to {@code Integer.MAX_VALUE}. */
+  private static void requireH2Millis(String key, Duration value) {
+    if (value == null || value.isNegative() || value.toMillis() > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("shardtrain.persistence." + key + " must be between 0 and "
+          + Integer.MAX_VALUE + " ms, got " + value);
     }
   }
 
