@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.job.JobProtocol;
+import io.shardtrain.compute.backend.CpuBackend;
+import io.shardtrain.compute.nn.Activation;
+import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.samples.cluster.ClusterNode;
 import io.shardtrain.samples.cluster.NodeConfig;
 import io.shardtrain.samples.cluster.TrainerNode;
@@ -304,9 +307,15 @@ class PythonClientTest {
       assertEquals(2 * 235, Integer.parseInt(m.group(2)), "the Python trainer's steps with data\n" + r.output());
       long version = Long.parseLong(m.group(4));
       assertTrue(version >= 2 * 235 && version <= 2 * 235 + 2, "the blocks' version " + version);
-      assertTrue(jvmSteps >= 2 * 235 && jvmSteps <= version, "the JVM trainer's steps " + jvmSteps);
       JobProtocol.JobStatus s = node.api().status().toCompletableFuture().get(10, TimeUnit.SECONDS);
       assertTrue(s.done(), "job done");
+      // The Python trainer read its version before its leaving closed the JVM trainer's step without
+      // data, so the JVM trainer's steps are checked against the blocks as they are now.
+      Mlp model = Mlp.create(CpuBackend.create(1), 784, new int[] {128}, 10, Activation.RELU, 1);
+      long blocks = node.api().pullInto(model, s.job(), 0).toCompletableFuture().get(30, TimeUnit.SECONDS);
+      assertTrue(blocks >= version && blocks <= 2 * 235 + 2, "the blocks' version now " + blocks);
+      assertTrue(jvmSteps >= 2 * 235 && jvmSteps <= blocks, "the JVM trainer's steps " + jvmSteps
+          + ", the blocks' version " + blocks);
       // Every example reported once: the Python trainer's 2 x 30000 and the JVM trainer's as many.
       assertEquals(2L * 60_000, s.examplesReported());
       double accuracy = Double.parseDouble(m.group(5));
