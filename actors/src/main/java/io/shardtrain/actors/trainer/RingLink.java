@@ -65,6 +65,15 @@ final class RingLink {
    */
   record Sync(long epoch, String trainerId, long lastStep, boolean hasReplica) implements Trainer.Ring {}
 
+  /**
+   * Member {@code trainerId} leaves after step {@code step} once every other member applied it
+   * ({@link RingDepartures}); each answers with an {@link AppliedUpTo}.
+   */
+  record LeavesAfter(String trainerId, long step) implements Trainer.Ring {}
+
+  /** Member {@code trainerId} applied every step up to {@code step}: the answer to a {@link LeavesAfter}. */
+  record AppliedUpTo(String trainerId, long step) implements Trainer.Ring {}
+
   /** Part {@code index} of a replica after step {@code step}: a parameter's values or one of its optimizer slots. */
   record TransferPart(long epoch, long step, int index, float[] values) implements Trainer.Ring {}
 

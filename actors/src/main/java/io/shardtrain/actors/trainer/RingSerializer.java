@@ -62,6 +62,14 @@ public final class RingSerializer extends TableSerializer {
       putLongs(out, m.marks());
     }, in -> new RingLink.TransferEnd(in.getLong(), in.getLong(), in.getInt(), in.getLong(), in.getLong(),
         in.getBoolean(), in.getStrings(), getLongs(in)));
+    entry("LeavesAfter", RingLink.LeavesAfter.class, (out, m) -> {
+      out.putString(m.trainerId());
+      out.putLong(m.step());
+    }, in -> new RingLink.LeavesAfter(in.getString(), in.getLong()));
+    entry("AppliedUpTo", RingLink.AppliedUpTo.class, (out, m) -> {
+      out.putString(m.trainerId());
+      out.putLong(m.step());
+    }, in -> new RingLink.AppliedUpTo(in.getString(), in.getLong()));
     entry("Hello", RingLink.Hello.class, (out, m) -> {
       out.putString(m.trainerId());
       putRef(out, m.trainer());

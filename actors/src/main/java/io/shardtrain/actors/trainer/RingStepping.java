@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -54,6 +55,9 @@ final class RingStepping {
   /** Whether step {@code step} of ring epoch {@code epoch} is still waiting: then the master is asked. */
   record StallCheck(long epoch, long step) implements Trainer.Internal {}
 
+  /** A leaving member waited {@code failure-timeout} for the others to apply its last step. */
+  record DeparturesWaited() implements Trainer.Internal {}
+
   private final Trainer trainer;
   private final ActorContext<Trainer.Command> context;
   private final Trainer.Setup setup;
@@ -79,6 +83,7 @@ final class RingStepping {
   private boolean stallCheckPending;
   private final ReplicaPublishing publishing;
   private final RingCheckpointing checkpoints;
+  private final RingDepartures departures;
   private boolean left;
 
   RingStepping(Trainer trainer, ActorContext<Trainer.Command> context, Trainer.Setup setup, BlockExchange blocks,
@@ -92,46 +97,30 @@ final class RingStepping {
     this.link = new RingLink(context, setup.trainerId());
     this.publishing = new ReplicaPublishing(context, setup.trainerId(), blocks);
     this.checkpoints = new RingCheckpointing(context, setup);
+    this.departures = new RingDepartures(setup.trainerId(), link::tell);
   }
 
   /** What the ring sends between this member's steps, and in phases that are not the ring's. */
   BehaviorBuilder<Trainer.Command> between(BehaviorBuilder<Trainer.Command> phase) {
     return phase
         // Chunks of a step not begun yet wait; those of steps done are dropped.
-        .onMessage(RingLink.ChunkArrived.class, m -> {
-          link.early(m, lastStep);
-          return Behaviors.same();
-        })
-        .onMessage(RingLink.Hello.class, m -> {
-          hello(m);
-          return Behaviors.same();
-        })
+        .onMessage(RingLink.ChunkArrived.class, m -> same(() -> link.early(m, lastStep)))
+        .onMessage(RingLink.Hello.class, m -> same(() -> hello(m)))
         // A transfer may come before this member learned it is behind.
-        .onMessage(RingLink.TransferPart.class, m -> {
-          handover.part(m);
-          return Behaviors.same();
-        })
-        .onMessage(RingLink.TransferEnd.class, m -> {
-          handover.end(m);
-          return Behaviors.same();
-        })
-        .onMessage(RingLink.Listed.class, m -> {
-          link.listed(m);
-          return Behaviors.same();
-        })
-        .onMessage(ReplicaPublishing.Published.class, m -> {
-          publishing.published(m);
-          return Behaviors.same();
-        })
-        .onMessage(StallCheck.class, m -> {
-          stallCheckPending = false;
-          return Behaviors.same();
-        })
+        .onMessage(RingLink.TransferPart.class, m -> same(() -> handover.part(m)))
+        .onMessage(RingLink.TransferEnd.class, m -> same(() -> handover.end(m)))
+        .onMessage(RingLink.Listed.class, m -> same(() -> link.listed(m)))
+        .onMessage(ReplicaPublishing.Published.class, m -> same(() -> publishing.published(m)))
+        .onMessage(StallCheck.class, m -> same(() -> stallCheckPending = false))
+        .onMessage(RingLink.LeavesAfter.class, m -> same(() -> departures.leaves(m, lastStep)))
+        .onMessage(RingLink.AppliedUpTo.class, m -> same(() -> departures.answered(m)))
         // A member's word of a newer ring waits for this member's next step.
-        .onMessage(RingLink.Sync.class, m -> {
-          keep(m);
-          return Behaviors.same();
-        });
+        .onMessage(RingLink.Sync.class, m -> same(() -> keep(m)));
+  }
+
+  private static Behavior<Trainer.Command> same(Runnable handler) {
+    handler.run();
+    return Behaviors.same();
   }
 
   /** Between steps: a newer membership is taken up when the next step begins. */
@@ -217,27 +206,20 @@ final class RingStepping {
     }
     return trainer.phase(s, () -> st.stopRequested, membership(Behaviors.receive(Trainer.Command.class)
         .onMessage(RingLink.ChunkArrived.class, m -> {
-          if (m.epoch() != epoch || m.step() != st.step) {
-            link.early(m, lastStep);
-            return Behaviors.same();
-          }
+          if (m.epoch() != epoch || m.step() != st.step) return same(() -> link.early(m, lastStep));
           st.reduction.received(m.chunk());
           return st.reduction.done() ? reduced(s, task, st) : Behaviors.same();
         })
-        .onMessage(StallCheck.class, m -> {
-          stallCheckPending = false;
+        .onMessage(StallCheck.class, m -> same(() -> {
           // Still in the step it was scheduled in: the ring has not moved for a heartbeat interval.
-          if (m.epoch() == epoch && m.step() == st.step) {
+          stallCheckPending = m.epoch() == epoch && m.step() == st.step;
+          if (stallCheckPending) {
             askMembers();
-            stallCheckPending = true;
             context.scheduleOnce(setup.settings().heartbeatInterval(), context.getSelf(), m);
           }
-          return Behaviors.same();
-        })
-        .onMessageEquals(Trainer.Stop.INSTANCE, () -> {
-          st.stopRequested = true;
-          return Behaviors.same();
-        }), () -> resyncing(s, task, lastStep, st, false, false), Behaviors::same));
+        }))
+        .onMessageEquals(Trainer.Stop.INSTANCE, () -> same(() -> st.stopRequested = true)),
+        () -> resyncing(s, task, lastStep, st, false, false), Behaviors::same));
   }
 
   /**
@@ -279,6 +261,7 @@ final class RingStepping {
   /** {@code st} is applied to the replica (by this member, or by the one whose replica it took). */
   private Behavior<Trainer.Command> applied(Session s, Trainer.Task task, RingStep st, boolean leaving) {
     lastStep = st.step;
+    departures.applied(lastStep);
     lastLeaving = leaving;
     counts.stepCompleted(st.step);
     if (heldReport != null) reportHeld(s);
@@ -353,10 +336,7 @@ final class RingStepping {
           return progress.get();
         })
         .onMessageEquals(Trainer.Stop.INSTANCE, () -> {
-          if (inFlight != null) {
-            inFlight.stopRequested = true;
-            return Behaviors.same();
-          }
+          if (inFlight != null) return same(() -> inFlight.stopRequested = true);
           // Nothing of the ring in flight to hand over.
           return trainer.ringStepDone(s, task, replica == null ? previousStep : lastStep, "stopped");
         }), () -> resyncing(s, task, previousStep, inFlight, withData, leaving), progress));
@@ -421,6 +401,7 @@ final class RingStepping {
       if (inFlight != null && inFlight.step == step) return applied(s, task, inFlight, ringLeaves);
       lastStep = step;
       lastLeaving = ringLeaves;
+      departures.applied(lastStep);
       if (ringLeaves) return trainer.ringStepDone(s, task, step, "the ring's last step");
       return step(s, task, step, withData, leaving);
     };
@@ -435,10 +416,9 @@ final class RingStepping {
           handover.end(m);
           return complete.get();
         })
-        .onMessageEquals(Trainer.Stop.INSTANCE, () -> {
+        .onMessageEquals(Trainer.Stop.INSTANCE, () -> same(() -> {
           if (inFlight != null) inFlight.stopRequested = true;
-          return Behaviors.same();
-        }), () -> resyncing(s, task, lastStep, inFlight, withData, leaving), Behaviors::same));
+        })), () -> resyncing(s, task, lastStep, inFlight, withData, leaving), Behaviors::same));
   }
 
   /** This member is at the ring's step: its step in flight (if any) goes round the new ring. */
@@ -478,7 +458,8 @@ final class RingStepping {
 
   /**
    * Before leaving: publishes the last step (unless it was just published), shows the replica to
-   * the listener, and waits until every publication was answered, then {@code then}.
+   * the listener, and waits until every publication was answered and every other member of the
+   * ring applied the last step ({@link RingDepartures}), then {@code then}.
    */
   Behavior<Trainer.Command> leave(Session s, Supplier<Behavior<Trainer.Command>> then) {
     left = true;
@@ -486,12 +467,33 @@ final class RingStepping {
     if (replica != null && lastStep > 0) {
       publishing.publishLast(s, lastStep, link.position(), link.size(), replica.examplesApplied(), setup.listener());
     }
-    if (publishing.answered()) return then.get();
+    long epoch = link.epoch();
+    boolean[] waited = {false};
+    if (replica != null && link.formed() && link.size() > 1) {
+      departures.leave(lastStep, link.members());
+      context.scheduleOnce(setup.settings().failureTimeout(), context.getSelf(), new DeparturesWaited());
+    }
+    // A newer membership: a member died (or joined) and the others re-form the ring without this one.
+    BooleanSupplier ready = () -> publishing.answered()
+        && (departures.allAnswered() || membersEpoch > epoch || waited[0]);
+    if (ready.getAsBoolean()) return then.get();
+    Function<Runnable, Behavior<Trainer.Command>> after = handler -> {
+      handler.run();
+      return ready.getAsBoolean() ? then.get() : Behaviors.same();
+    };
     return trainer.phase(s, () -> true, Behaviors.receive(Trainer.Command.class)
-        .onMessage(ReplicaPublishing.Published.class, m -> {
-          publishing.published(m);
-          return publishing.answered() ? then.get() : Behaviors.<Trainer.Command>same();
-        })
+        .onMessage(ReplicaPublishing.Published.class, m -> after.apply(() -> publishing.published(m)))
+        .onMessage(RingLink.AppliedUpTo.class, m -> after.apply(() -> departures.answered(m)))
+        .onMessage(Trainer.Notice.class, n -> n.notice() instanceof TrainerNotice.MembersChanged,
+            n -> after.apply(() -> noticed(n.notice())))
+        .onMessage(Members.class, m -> after.apply(() -> learn(m.epoch(), m.members())))
+        .onMessage(DeparturesWaited.class, m -> after.apply(() -> {
+          if (!departures.allAnswered()) {
+            context.getLog().warn("trainer {}: leaving after step {} before every member said it applied it",
+                setup.trainerId(), lastStep);
+          }
+          waited[0] = true;
+        }))
         .onMessageEquals(Trainer.Stop.INSTANCE, Behaviors::same));
   }
 }

@@ -77,11 +77,11 @@ public final class Trainer {
   sealed interface Internal extends Command permits MasterLink.Registered, MasterLink.TaskAnswered,
       MasterLink.Reported, BlockExchange.PushAnswer, BlockExchange.PullAnswer, Retry, SendHeartbeat, RetryPush,
       RingLink.Listed, RingStepping.Members, ReplicaPublishing.Published, RingStepping.StallCheck,
-      CtrTrainer.Message {}
+      RingStepping.DeparturesWaited, CtrTrainer.Message {}
 
   /** What the other members of an all-reduce ring send ({@link RingLink}). */
   sealed interface Ring extends Command permits RingLink.Hello, RingLink.ChunkArrived, RingLink.Sync,
-      RingLink.TransferPart, RingLink.TransferEnd {}
+      RingLink.TransferPart, RingLink.TransferEnd, RingLink.LeavesAfter, RingLink.AppliedUpTo {}
 
   private enum Retry implements Internal { REGISTER, NEXT_STEP }
 

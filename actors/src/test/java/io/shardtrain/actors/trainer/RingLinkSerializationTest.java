@@ -52,6 +52,8 @@ class RingLinkSerializationTest {
     TestProbe<Trainer.Command> peer = kit.createTestProbe();
     var serialization = kit.serializationTestKit();
     serialization.verifySerialization(new RingLink.Sync(4, "t1", 310, true), true);
+    serialization.verifySerialization(new RingLink.LeavesAfter("t1", 938), true);
+    serialization.verifySerialization(new RingLink.AppliedUpTo("t2", 938), true);
     serialization.verifySerialization(new RingLink.PartLetter(peer.ref(), 4, 310, 2), true);
     float[] values = {0.25f, -7f};
     RingLink.TransferPart part = serialization.verifySerialization(new RingLink.TransferPart(4, 310, 2, values), false);
