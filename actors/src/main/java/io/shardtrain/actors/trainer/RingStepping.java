@@ -486,7 +486,8 @@ final class RingStepping {
         .onMessage(RingLink.AppliedUpTo.class, m -> after.apply(() -> departures.answered(m)))
         .onMessage(Trainer.Notice.class, n -> n.notice() instanceof TrainerNotice.MembersChanged,
             n -> after.apply(() -> noticed(n.notice())))
-        .onMessage(Members.class, m -> after.apply(() -> learn(m.epoch(), m.members())))
+        .onMessage(Members.class, m -> m.failure() != null ? Behaviors.same()
+            : after.apply(() -> learn(m.epoch(), m.members())))
         .onMessage(DeparturesWaited.class, m -> after.apply(() -> {
           if (!departures.allAnswered()) {
             context.getLog().warn("trainer {}: leaving after step {} before every member said it applied it",
