@@ -153,7 +153,7 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
   private long replayStart;
   private long sinceSnapshot;
   private boolean chunking;
-  /** Recovery found a snapshot without its rows: this behavior must not answer anything. */
+  /** Recovery found a snapshot without its rows: this behavior must not answer anything, only fail on {@code Recover}. */
   private boolean broken;
 
   private SparseShard(String entityId, SparseSettings settings, ActorContext<Command> context,
@@ -242,13 +242,17 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
   public CommandHandler<Command, Event, ShardState> commandHandler() {
     return newCommandHandlerBuilder()
         .forAnyState()
-        .onCommand(cmd -> broken, (state, cmd) -> {
+        .onCommand(cmd -> broken && cmd instanceof SparseProtocol.Recover, (state, cmd) -> {
           // Thrown from a command, not from recovery, so the persistence runtime does not restart it
           // with the same recovery; the supervisor of create() builds a new behavior instead.
           throw new IllegalStateException("shard " + entityId + ": snapshot " + state.restoring() + " at sequence number "
               + state.sequenceNr + " has no rows in the journal; recovering from the snapshot before it");
         })
-        // Left in the mailbox when a command reached the broken incarnation first: nothing to do now.
+        .onCommand(cmd -> broken, (state, cmd) -> {
+          // The mailbox outlives the restart, this behavior's stash does not: the next incarnation answers it.
+          context.getSelf().tell(cmd);
+          return Effect().none();
+        })
         .onCommand(SparseProtocol.Recover.class, (state, r) -> Effect().none())
         .onCommand(WriteChunks.class, (state, w) -> onWriteChunks(state))
         .onCommand(GetStats.class, (state, cmd) -> Effect().reply(cmd.replyTo(), stats(state)))

@@ -193,6 +193,7 @@ class SparseShardRecoveryTest {
         shard, r -> new SparseProtocol.UpdateMembership(1, List.of("a", "b"), r)));
     AtomicBoolean armed = new AtomicBoolean(true);
     AtomicBoolean failed = new AtomicBoolean(false);
+    AtomicBoolean slowReplay = new AtomicBoolean(false);
     var journal = akka.persistence.testkit.javadsl.PersistenceTestKit.create(kit.system());
     journal.withPolicy(new ProcessingPolicy<>() {
       @Override
@@ -202,6 +203,14 @@ class SparseShardRecoveryTest {
             && c.generation() == 2) && armed.getAndSet(false)) {
           failed.set(true);
           return StorageFailure.create(new RuntimeException("disk full (test)"));
+        }
+        if (op instanceof akka.persistence.testkit.ReadEvents && slowReplay.get()
+            && persistenceId.equals("SparseShard|" + spec.entityId(0))) {
+          try {
+            Thread.sleep(500);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
         }
         return ProcessingSuccess$.MODULE$;
       }
@@ -216,7 +225,9 @@ class SparseShardRecoveryTest {
       assertEquals(events.stream().filter(e -> e instanceof SnapshotBegun).count() - 1,
           events.stream().filter(e -> e instanceof SnapshotCompleted).count(), "one snapshot lacks its chunks");
       assertSameRows(reference, shard);
-      // A new incarnation (a node restart) reads the journal afresh and agrees too.
+      // A new incarnation (a node restart) reads the journal afresh and agrees too; the pull reaches it
+      // while it replays, so the broken recovery sees it first and must not lose it.
+      slowReplay.set(true);
       kit.stop(shard);
       shard = kit.spawn(SparseShard.create(spec.entityId(0), settings));
       assertSameRows(reference, shard);
