@@ -103,10 +103,23 @@ public abstract class TableSerializer extends SerializerWithStringManifest {
     return bytes;
   }
 
+  /**
+   * Two passes: the first only counts the bytes, so the second writes into an array of the exact
+   * size, which is returned as it is. A block's gradient or values (megabytes) are then copied once,
+   * not through a growing buffer and a final trim (four times their size in garbage).
+   */
   private byte[] write(Object o) {
-    Out out = new Out(64);
+    Entry<?> e = entryFor(o);
+    Out size = Out.counting();
+    size.putByte((byte) format);
+    e.write(size, o);
+    Out out = new Out(Math.toIntExact(size.size()));
     out.putByte((byte) format);
-    writeFields(out, o);
+    e.write(out, o);
+    if (out.size() != size.size()) {
+      throw new IllegalStateException(name() + " wrote " + out.size() + " bytes of a " + o.getClass().getSimpleName()
+          + " counted as " + size.size() + ": its writer must write the same fields in both passes");
+    }
     return out.toArray();
   }
 
@@ -259,14 +272,34 @@ public abstract class TableSerializer extends SerializerWithStringManifest {
   // --- little-endian primitives
 
   public static final class Out {
+    /** Null while only counting. */
     private ByteBuffer buf;
+    private long counted;
 
     public Out(int capacity) {
       buf = ByteBuffer.allocate(capacity).order(ByteOrder.LITTLE_ENDIAN);
     }
 
-    private void ensure(long extra) {
-      if (buf.remaining() >= extra) return;
+    private Out() {}
+
+    /** An Out that writes nothing and counts the bytes it would have written ({@link #size()}). */
+    static Out counting() {
+      return new Out();
+    }
+
+    /** The bytes written (or counted) so far. */
+    long size() {
+      return buf == null ? counted : buf.position();
+    }
+
+    /** False when only counting: the caller then skips the write. */
+    private boolean ensure(long extra) {
+      if (buf == null) {
+        counted += extra;
+        if (counted > Integer.MAX_VALUE - 8) throw new IllegalArgumentException("message too large: " + counted + " bytes");
+        return false;
+      }
+      if (buf.remaining() >= extra) return true;
       long needed = (long) buf.position() + extra;
       if (needed > Integer.MAX_VALUE - 8) throw new IllegalArgumentException("message too large: " + needed + " bytes");
       int capacity = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(needed, 2L * buf.capacity()));
@@ -274,31 +307,28 @@ public abstract class TableSerializer extends SerializerWithStringManifest {
       buf.flip();
       bigger.put(buf);
       buf = bigger;
+      return true;
     }
 
     public void putByte(byte b) {
-      ensure(1);
-      buf.put(b);
+      if (ensure(1)) buf.put(b);
     }
 
     public void putInt(int v) {
-      ensure(4);
-      buf.putInt(v);
+      if (ensure(4)) buf.putInt(v);
     }
 
     public void putLong(long v) {
-      ensure(8);
-      buf.putLong(v);
+      if (ensure(8)) buf.putLong(v);
     }
 
     public void putFloat(float v) {
-      ensure(4);
-      buf.putFloat(v);
+      if (ensure(4)) buf.putFloat(v);
     }
 
     public void putString(String s) {
       byte[] b = s.getBytes(StandardCharsets.UTF_8);
-      ensure(4L + b.length);
+      if (!ensure(4L + b.length)) return;
       buf.putInt(b.length);
       buf.put(b);
     }
@@ -314,13 +344,16 @@ public abstract class TableSerializer extends SerializerWithStringManifest {
 
     /** A count, then the values encoded in {@code precision}. */
     public void putFloats(float[] a, WirePrecision precision) {
-      ensure(4L + (long) precision.bytesPerValue() * a.length);
+      if (!ensure(4L + (long) precision.bytesPerValue() * a.length)) return;
       buf.putInt(a.length);
       precision.put(buf, a, 0, a.length);
     }
 
+    /** The bytes written: the backing array itself when they fill it. */
     public byte[] toArray() {
-      return Arrays.copyOf(buf.array(), buf.position());
+      if (buf == null) throw new IllegalStateException("a counting Out holds no bytes");
+      byte[] a = buf.array();
+      return buf.position() == a.length ? a : Arrays.copyOf(a, buf.position());
     }
   }
 
