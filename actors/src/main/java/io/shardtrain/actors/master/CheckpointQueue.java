@@ -4,12 +4,14 @@ import io.shardtrain.actors.job.JobProtocol.TakeCheckpoint;
 import io.shardtrain.actors.ps.BlockSpec;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongSupplier;
 
 /**
  * The master's checkpoints (sync jobs), one at a time: requests wait in arrival order behind the
  * running one, and a periodic checkpoint ({@code shardtrain.checkpoint.every-steps}) starts on a
  * tick when nothing runs. Not journaled: a request waiting when the master stops is answered by
- * the caller's timeout.
+ * the caller's timeout. A done job's last checkpoint that failed is tried again after 1 s, then
+ * after twice as long each time, at most {@link #MAX_RETRY_DELAY_NANOS} apart.
  */
 final class CheckpointQueue {
   /** Starts taking a checkpoint for {@code request}, or a periodic one when it is null. */
@@ -27,11 +29,23 @@ final class CheckpointQueue {
   /** A checkpoint of the done job's last step committed. */
   private boolean lastStepCommitted;
   private final List<TakeCheckpoint> waiting = new ArrayList<>();
+  static final long FIRST_RETRY_DELAY_NANOS = 1_000_000_000L;
+  static final long MAX_RETRY_DELAY_NANOS = 60_000_000_000L;
+  private final LongSupplier nanoClock;
+  /** Failed checkpoints of the done job's last step, in a row. */
+  private int lastStepFailures;
+  /** Not before this (of {@link #nanoClock}) is the done job's last step tried again. */
+  private long retryAt;
 
   CheckpointQueue(long everySteps, boolean checkpointDurability, Starter starter) {
+    this(everySteps, checkpointDurability, starter, System::nanoTime);
+  }
+
+  CheckpointQueue(long everySteps, boolean checkpointDurability, Starter starter, LongSupplier nanoClock) {
     this.everySteps = everySteps;
     this.checkpointDurability = checkpointDurability;
     this.starter = starter;
+    this.nanoClock = nanoClock;
   }
 
   /** Why no checkpoint of this job can be taken, or null when one can. */
@@ -78,7 +92,7 @@ final class CheckpointQueue {
   boolean mayRetire(MasterState s, boolean rollingBack) {
     if (running) return false;
     if (!checkpointDurability || lastStepCommitted || refusal(s) != null) return true;
-    if (!rollingBack && s.done()) startNext(s);
+    if (!rollingBack && s.done() && (lastStepFailures == 0 || nanoClock.getAsLong() - retryAt >= 0)) startNext(s);
     return false;
   }
 
@@ -90,6 +104,11 @@ final class CheckpointQueue {
   void finished(boolean committed) {
     running = false;
     if (committed && runningOfDoneJob) lastStepCommitted = true;
+    if (!committed && runningOfDoneJob) {
+      lastStepFailures++;
+      long delay = FIRST_RETRY_DELAY_NANOS << Math.min(lastStepFailures - 1, 6);
+      retryAt = nanoClock.getAsLong() + Math.min(delay, MAX_RETRY_DELAY_NANOS);
+    }
   }
 
   /** Starts the request that waited for the checkpoint just finished. */

@@ -22,9 +22,12 @@ class CheckpointQueueTest {
     return queue(everySteps, false);
   }
 
+  /** The queue's clock, in nanoseconds. */
+  long now;
+
   CheckpointQueue queue(long everySteps, boolean checkpointDurability) {
     return new CheckpointQueue(everySteps, checkpointDurability,
-        (s, request) -> started.add(request == null ? "periodic" : request.dir()));
+        (s, request) -> started.add(request == null ? "periodic" : request.dir()), () -> now);
   }
 
   /** {@link MasterTest#job()} bounded by {@code steps} steps instead of epochs. */
@@ -119,6 +122,7 @@ class CheckpointQueueTest {
     queue.finished(false);
     assertFalse(queue.mayRetire(s, true), "a rollback runs");
     assertEquals(2, started.size(), "none during a rollback");
+    now += CheckpointQueue.FIRST_RETRY_DELAY_NANOS;
     assertFalse(queue.mayRetire(s, false), "failed: tried again");
     assertEquals(3, started.size());
     queue.finished(true);
@@ -129,6 +133,36 @@ class CheckpointQueueTest {
     started.clear();
     assertTrue(queue(10, false).mayRetire(s, false), "exact durability journals every step");
     assertEquals(List.of(), started);
+  }
+
+  @Test
+  void aDoneJobsFailingLastCheckpointIsTriedAgainAfterDelaysThatDoubleUpToAMinute() {
+    CheckpointQueue queue = queue(0, true);
+    MasterState s = running(stepBounded(40));
+    s.leased(0, 0, "a");
+    s.progressed(0, 0, 400, "a", 40);
+    assertFalse(queue.mayRetire(s, false));
+    assertEquals(1, started.size(), "the last step's checkpoint");
+    List<Long> retries = new ArrayList<>();
+    long failedAt = now;
+    queue.finished(false);
+    // Master ticks every 100 ms for 6 minutes, the checkpoint failing each time it is tried.
+    for (int tick = 0; tick < 3600; tick++) {
+      now += 100_000_000L;
+      int before = started.size();
+      assertFalse(queue.mayRetire(s, false));
+      if (started.size() > before) {
+        retries.add((now - failedAt) / 100_000_000L);
+        failedAt = now;
+        queue.finished(false);
+      }
+    }
+    // Tenths of a second between a failure and the next try.
+    assertEquals(List.of(10L, 20L, 40L, 80L, 160L, 320L, 600L, 600L, 600L, 600L), retries.subList(0, 10));
+    now += CheckpointQueue.MAX_RETRY_DELAY_NANOS;
+    assertFalse(queue.mayRetire(s, false));
+    queue.finished(true);
+    assertTrue(queue.mayRetire(s, false), "committed at last: the blocks may go");
   }
 
   @Test
