@@ -26,11 +26,8 @@ def site(frames):
 
 def main():
     args = sys.argv[1:]
-    top = 20
-    if "--top" in args:
-        i = args.index("--top")
-        top = int(args[i + 1])
-        del args[i:i + 2]
+    top = int(args[args.index("--top") + 1]) if "--top" in args else 20
+    args = [a for i, a in enumerate(args) if a != "--top" and (i == 0 or args[i - 1] != "--top")]
     if len(args) != 1:
         sys.exit(__doc__)
     events = json.load(open(args[0]))["recording"]["events"]

@@ -38,6 +38,14 @@ class CheckpointQueueTest {
         j.weightDecay(), j.maxStaleness(), j.blockSize(), j.blocks(), null);
   }
 
+  /** A job of 40 steps whose trainer "a" reported its last step. */
+  static MasterState doneAt40() {
+    MasterState s = running(stepBounded(40));
+    s.leased(0, 0, "a");
+    s.progressed(0, 0, 400, "a", 40);
+    return s;
+  }
+
   static TakeCheckpoint request(String dir) {
     return new TakeCheckpoint(dir, TestInbox.<StatusReply<JobProtocol.CheckpointWritten>>create().getRef());
   }
@@ -138,9 +146,7 @@ class CheckpointQueueTest {
   @Test
   void aDoneJobsFailingLastCheckpointIsTriedAgainAfterDelaysThatDoubleUpToAMinute() {
     CheckpointQueue queue = queue(0, true);
-    MasterState s = running(stepBounded(40));
-    s.leased(0, 0, "a");
-    s.progressed(0, 0, 400, "a", 40);
+    MasterState s = doneAt40();
     assertFalse(queue.mayRetire(s, false));
     assertEquals(1, started.size(), "the last step's checkpoint");
     List<Long> retries = new ArrayList<>();
@@ -168,9 +174,7 @@ class CheckpointQueueTest {
   @Test
   void aDoneJobsBlocksStayInMemoryWhileACheckpointReadsWhatTheyCaptured() {
     CheckpointQueue queue = queue(0, false);
-    MasterState s = running(stepBounded(40));
-    s.leased(0, 0, "a");
-    s.progressed(0, 0, 400, "a", 40);
+    MasterState s = doneAt40();
     assertTrue(s.done());
     queue.request(s, request("/tmp/last"));
     assertEquals(List.of("/tmp/last"), started);
