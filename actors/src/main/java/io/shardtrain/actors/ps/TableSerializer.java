@@ -6,6 +6,7 @@ import akka.actor.typed.ActorRefResolver;
 import akka.actor.typed.javadsl.Adapter;
 import akka.serialization.SerializerWithStringManifest;
 import io.shardtrain.actors.ps.BlockProtocol.TaskMark;
+import io.shardtrain.actors.transport.ExactBytes;
 import io.shardtrain.actors.transport.WirePrecision;
 import io.shardtrain.actors.transport.WireTimings;
 import io.shardtrain.compute.optim.OptimizerSpec;
@@ -15,7 +16,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -103,11 +103,7 @@ public abstract class TableSerializer extends SerializerWithStringManifest {
     return bytes;
   }
 
-  /**
-   * Two passes: the first only counts the bytes, so the second writes into an array of the exact
-   * size, which is returned as it is. A block's gradient or values (megabytes) are then copied once,
-   * not through a growing buffer and a final trim (four times their size in garbage).
-   */
+  /** Counted, then written into an array of the exact size ({@link ExactBytes}). */
   private byte[] write(Object o) {
     Entry<?> e = entryFor(o);
     Out size = Out.counting();
@@ -116,10 +112,7 @@ public abstract class TableSerializer extends SerializerWithStringManifest {
     Out out = new Out(Math.toIntExact(size.size()));
     out.putByte((byte) format);
     e.write(out, o);
-    if (out.size() != size.size()) {
-      throw new IllegalStateException(name() + " wrote " + out.size() + " bytes of a " + o.getClass().getSimpleName()
-          + " counted as " + size.size() + ": its writer must write the same fields in both passes");
-    }
+    out.checkWrittenAsCounted(size, name(), o.getClass().getSimpleName());
     return out.toArray();
   }
 
@@ -271,13 +264,9 @@ public abstract class TableSerializer extends SerializerWithStringManifest {
 
   // --- little-endian primitives
 
-  public static final class Out {
-    /** Null while only counting. */
-    private ByteBuffer buf;
-    private long counted;
-
+  public static final class Out extends ExactBytes {
     public Out(int capacity) {
-      buf = ByteBuffer.allocate(capacity).order(ByteOrder.LITTLE_ENDIAN);
+      super(capacity);
     }
 
     private Out() {}
@@ -287,48 +276,30 @@ public abstract class TableSerializer extends SerializerWithStringManifest {
       return new Out();
     }
 
-    /** The bytes written (or counted) so far. */
-    long size() {
-      return buf == null ? counted : buf.position();
-    }
-
-    /** False when only counting: the caller then skips the write. */
-    private boolean ensure(long extra) {
-      if (buf == null) {
-        counted += extra;
-        if (counted > Integer.MAX_VALUE - 8) throw new IllegalArgumentException("message too large: " + counted + " bytes");
-        return false;
-      }
-      if (buf.remaining() >= extra) return true;
-      long needed = (long) buf.position() + extra;
-      if (needed > Integer.MAX_VALUE - 8) throw new IllegalArgumentException("message too large: " + needed + " bytes");
-      int capacity = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(needed, 2L * buf.capacity()));
-      ByteBuffer bigger = ByteBuffer.allocate(capacity).order(ByteOrder.LITTLE_ENDIAN);
-      buf.flip();
-      bigger.put(buf);
-      buf = bigger;
-      return true;
-    }
-
     public void putByte(byte b) {
-      if (ensure(1)) buf.put(b);
+      ByteBuffer buf = room(1);
+      if (buf != null) buf.put(b);
     }
 
     public void putInt(int v) {
-      if (ensure(4)) buf.putInt(v);
+      ByteBuffer buf = room(4);
+      if (buf != null) buf.putInt(v);
     }
 
     public void putLong(long v) {
-      if (ensure(8)) buf.putLong(v);
+      ByteBuffer buf = room(8);
+      if (buf != null) buf.putLong(v);
     }
 
     public void putFloat(float v) {
-      if (ensure(4)) buf.putFloat(v);
+      ByteBuffer buf = room(4);
+      if (buf != null) buf.putFloat(v);
     }
 
     public void putString(String s) {
       byte[] b = s.getBytes(StandardCharsets.UTF_8);
-      if (!ensure(4L + b.length)) return;
+      ByteBuffer buf = room(4L + b.length);
+      if (buf == null) return;
       buf.putInt(b.length);
       buf.put(b);
     }
@@ -344,16 +315,10 @@ public abstract class TableSerializer extends SerializerWithStringManifest {
 
     /** A count, then the values encoded in {@code precision}. */
     public void putFloats(float[] a, WirePrecision precision) {
-      if (!ensure(4L + (long) precision.bytesPerValue() * a.length)) return;
+      ByteBuffer buf = room(4L + (long) precision.bytesPerValue() * a.length);
+      if (buf == null) return;
       buf.putInt(a.length);
       precision.put(buf, a, 0, a.length);
-    }
-
-    /** The bytes written: the backing array itself when they fill it. */
-    public byte[] toArray() {
-      if (buf == null) throw new IllegalStateException("a counting Out holds no bytes");
-      byte[] a = buf.array();
-      return buf.position() == a.length ? a : Arrays.copyOf(a, buf.position());
     }
   }
 

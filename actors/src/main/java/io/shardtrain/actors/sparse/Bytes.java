@@ -1,10 +1,10 @@
 package io.shardtrain.actors.sparse;
 
+import io.shardtrain.actors.transport.ExactBytes;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -14,51 +14,46 @@ import java.util.List;
 final class Bytes {
   private Bytes() {}
 
-  static final class Out {
-    private ByteBuffer buf;
-
+  static final class Out extends ExactBytes {
     Out(int capacity) {
-      buf = ByteBuffer.allocate(Math.max(16, capacity)).order(ByteOrder.LITTLE_ENDIAN);
+      super(capacity);
     }
 
-    private void ensure(long extra) {
-      if (buf.remaining() >= extra) return;
-      long needed = (long) buf.position() + extra;
-      if (needed > Integer.MAX_VALUE - 8) throw new IllegalArgumentException("message too large: " + needed + " bytes");
-      ByteBuffer bigger = ByteBuffer.allocate((int) Math.min(Integer.MAX_VALUE - 8, Math.max(needed, 2L * buf.capacity())))
-          .order(ByteOrder.LITTLE_ENDIAN);
-      buf.flip();
-      bigger.put(buf);
-      buf = bigger;
+    private Out() {}
+
+    /** An Out that writes nothing and counts the bytes it would have written ({@link #size()}). */
+    static Out counting() {
+      return new Out();
     }
 
     Out b(int v) {
-      ensure(1);
-      buf.put((byte) v);
+      ByteBuffer buf = room(1);
+      if (buf != null) buf.put((byte) v);
       return this;
     }
 
     Out i(int v) {
-      ensure(4);
-      buf.putInt(v);
+      ByteBuffer buf = room(4);
+      if (buf != null) buf.putInt(v);
       return this;
     }
 
     Out l(long v) {
-      ensure(8);
-      buf.putLong(v);
+      ByteBuffer buf = room(8);
+      if (buf != null) buf.putLong(v);
       return this;
     }
 
     Out f(float v) {
-      ensure(4);
-      buf.putFloat(v);
+      ByteBuffer buf = room(4);
+      if (buf != null) buf.putFloat(v);
       return this;
     }
 
     Out s(String v) {
       byte[] bytes = v.getBytes(StandardCharsets.UTF_8);
-      ensure(4L + bytes.length);
+      ByteBuffer buf = room(4L + bytes.length);
+      if (buf == null) return this;
       buf.putInt(bytes.length);
       buf.put(bytes);
       return this;
@@ -71,7 +66,8 @@ final class Bytes {
     }
 
     Out longs(long[] v) {
-      ensure(4L + 8L * v.length);
+      ByteBuffer buf = room(4L + 8L * v.length);
+      if (buf == null) return this;
       buf.putInt(v.length);
       buf.asLongBuffer().put(v);
       buf.position(buf.position() + 8 * v.length);
@@ -79,7 +75,8 @@ final class Bytes {
     }
 
     Out floats(float[] v) {
-      ensure(4L + 4L * v.length);
+      ByteBuffer buf = room(4L + 4L * v.length);
+      if (buf == null) return this;
       buf.putInt(v.length);
       buf.asFloatBuffer().put(v);
       buf.position(buf.position() + 4 * v.length);
@@ -87,15 +84,12 @@ final class Bytes {
     }
 
     Out ints(int[] v) {
-      ensure(4L + 4L * v.length);
+      ByteBuffer buf = room(4L + 4L * v.length);
+      if (buf == null) return this;
       buf.putInt(v.length);
       buf.asIntBuffer().put(v);
       buf.position(buf.position() + 4 * v.length);
       return this;
-    }
-
-    byte[] toArray() {
-      return Arrays.copyOf(buf.array(), buf.position());
     }
   }
 

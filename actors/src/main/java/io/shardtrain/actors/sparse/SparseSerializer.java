@@ -175,9 +175,14 @@ public final class SparseSerializer extends SerializerWithStringManifest {
     Entry<Object> e = (Entry<Object>) entryFor(o);
     boolean timed = e.wire() && WireTimings.on();
     long t0 = timed ? System.nanoTime() : 0;
-    Bytes.Out out = new Bytes.Out(64);
+    // Counted, then written into an array of the exact size (ExactBytes): a snapshot chunk is megabytes.
+    Bytes.Out size = Bytes.Out.counting();
+    size.b(FORMAT);
+    e.writer().accept(size, o);
+    Bytes.Out out = new Bytes.Out(Math.toIntExact(size.size()));
     out.b(FORMAT);
     e.writer().accept(out, o);
+    out.checkWrittenAsCounted(size, "SparseSerializer", o.getClass().getSimpleName());
     byte[] bytes = out.toArray();
     if (timed) {
       WireTimings.add(WireTimings.Kind.SERIALIZE, System.nanoTime() - t0);
