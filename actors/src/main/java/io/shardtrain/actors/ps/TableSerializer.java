@@ -106,14 +106,10 @@ public abstract class TableSerializer extends SerializerWithStringManifest {
   /** Counted, then written into an array of the exact size ({@link ExactBytes}). */
   private byte[] write(Object o) {
     Entry<?> e = entryFor(o);
-    Out size = Out.counting();
-    size.putByte((byte) format);
-    e.write(size, o);
-    Out out = new Out(Math.toIntExact(size.size()));
-    out.putByte((byte) format);
-    e.write(out, o);
-    out.checkWrittenAsCounted(size, name(), o.getClass().getSimpleName());
-    return out.toArray();
+    return ExactBytes.write(Out::counting, Out::new, out -> {
+      out.putByte((byte) format);
+      e.write(out, o);
+    }, name(), o.getClass().getSimpleName());
   }
 
   /** Writes {@code o}'s fields as its entry does, for a message nested in another. */

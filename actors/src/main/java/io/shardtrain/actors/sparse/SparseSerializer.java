@@ -30,6 +30,7 @@ import io.shardtrain.actors.sparse.SparseProtocol.ShardReady;
 import io.shardtrain.actors.sparse.SparseProtocol.ShardStats;
 import io.shardtrain.actors.sparse.SparseProtocol.Stale;
 import io.shardtrain.actors.sparse.SparseProtocol.UpdateMembership;
+import io.shardtrain.actors.transport.ExactBytes;
 import io.shardtrain.actors.transport.WireTimings;
 import io.shardtrain.compute.sparse.RowInit;
 import io.shardtrain.compute.sparse.RowOptimizer;
@@ -175,15 +176,11 @@ public final class SparseSerializer extends SerializerWithStringManifest {
     Entry<Object> e = (Entry<Object>) entryFor(o);
     boolean timed = e.wire() && WireTimings.on();
     long t0 = timed ? System.nanoTime() : 0;
-    // Counted, then written into an array of the exact size (ExactBytes): a snapshot chunk is megabytes.
-    Bytes.Out size = Bytes.Out.counting();
-    size.b(FORMAT);
-    e.writer().accept(size, o);
-    Bytes.Out out = new Bytes.Out(Math.toIntExact(size.size()));
-    out.b(FORMAT);
-    e.writer().accept(out, o);
-    out.checkWrittenAsCounted(size, "SparseSerializer", o.getClass().getSimpleName());
-    byte[] bytes = out.toArray();
+    // Counted, then written into an array of the exact size: a snapshot chunk is megabytes.
+    byte[] bytes = ExactBytes.write(Bytes.Out::counting, Bytes.Out::new, out -> {
+      out.b(FORMAT);
+      e.writer().accept(out, o);
+    }, "SparseSerializer", o.getClass().getSimpleName());
     if (timed) {
       WireTimings.add(WireTimings.Kind.SERIALIZE, System.nanoTime() - t0);
       WireTimings.addBytesSent(bytes.length);

@@ -3,6 +3,9 @@ package io.shardtrain.actors.transport;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
+import java.util.function.Consumer;
+import java.util.function.IntFunction;
+import java.util.function.Supplier;
 
 /**
  * A little-endian byte sink for the serializers, which write each message twice: first into a
@@ -49,21 +52,28 @@ public abstract class ExactBytes {
     return buf;
   }
 
+  /**
+   * The bytes {@code writer} writes into a sink: counted in one from {@code counting}, then written
+   * into one of exactly that size from {@code sized}. {@code serializer} and {@code what} name the
+   * writer and the message when the two passes disagree, a bug of the writer.
+   */
+  public static <T extends ExactBytes> byte[] write(Supplier<T> counting, IntFunction<T> sized, Consumer<T> writer,
+      String serializer, String what) {
+    T size = counting.get();
+    writer.accept(size);
+    T out = sized.apply(Math.toIntExact(size.size()));
+    writer.accept(out);
+    if (out.size() != size.size()) {
+      throw new IllegalStateException(serializer + " wrote " + out.size() + " bytes of a " + what + " counted as "
+          + size.size() + ": its writer must write the same fields in both passes");
+    }
+    return out.toArray();
+  }
+
   /** The bytes written: the backing array itself when they fill it. */
-  public final byte[] toArray() {
+  final byte[] toArray() {
     if (buf == null) throw new IllegalStateException("a counting sink holds no bytes");
     byte[] a = buf.array();
     return buf.position() == a.length ? a : Arrays.copyOf(a, buf.position());
-  }
-
-  /**
-   * Checks that a message of type {@code what} written by {@code writer} took as many bytes as
-   * {@code counted} said; a writer that writes different fields in the two passes is a bug.
-   */
-  public final void checkWrittenAsCounted(ExactBytes counted, String writer, String what) {
-    if (size() != counted.size()) {
-      throw new IllegalStateException(writer + " wrote " + size() + " bytes of a " + what + " counted as "
-          + counted.size() + ": its writer must write the same fields in both passes");
-    }
   }
 }
