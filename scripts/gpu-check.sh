@@ -175,9 +175,9 @@ if m:
 for r in rs.get("trainer-step", []):
     cpu_all = [v for k, v in r.items() if k.startswith("cpu_") and k.endswith("_threads_ms")]
     out.append("trainer step batch %d (fwd+bwd, gradients on the host): cpu 1 thread %.3f ms, cpu all cores %.3f ms, "
-               "cuda host-tensor ops %.3f ms, cuda resident %.3f ms"
+               "cuda host-tensor ops %.3f ms, cuda resident %.3f ms, resident copying each gradient %.3f ms"
                % (r["batch"], r["cpu_1_thread_ms"], cpu_all[0] if cpu_all else float("nan"),
-                  r["cuda_host_ops_ms"], r["cuda_resident_ms"]))
+                  r["cuda_host_ops_ms"], r["cuda_resident_ms"], r.get("cuda_resident_copying_ms", float("nan"))))
 for r in rs.get("mnist", []):
     out.append("mnist epoch %d (%s): %.2f s, mean loss %.4f" % (r["epoch"], r["data"], r["epoch_seconds"], r["mean_loss"]))
 print("\n".join(out))

@@ -396,15 +396,14 @@ public final class CudaBackend implements Backend, ResidentMlpBackend {
   }
 
   /**
-   * {@link #residentStep}: the model's forward and backward through its {@link CudaMlpStep}. The
-   * fused step runs forward all at once, so {@link #forwardLayer} only keeps count and the whole
-   * forward runs in {@link #finishForwardBackward}, once every layer's parameters are in.
+   * {@link #residentStep}: the model's forward and backward through its {@link CudaMlpStep}. Each
+   * {@link #forwardLayer} uploads that layer's parameters and queues its forward without waiting;
+   * {@link #finishForwardBackward} queues the rest and hands out each layer's gradients as soon as
+   * they are back on the host.
    */
   static final class ResidentStep implements GradientStep {
     private final Mlp model;
     private final CudaMlpStep step;
-    private Tensor x;
-    private int nextLayer;
 
     ResidentStep(Mlp model, CudaMlpStep step) {
       this.model = model;
@@ -413,23 +412,17 @@ public final class CudaBackend implements Backend, ResidentMlpBackend {
 
     @Override
     public void beginForward(Tensor x) {
-      this.x = x;
-      nextLayer = 0;
+      step.beginForward(x);
     }
 
     @Override
     public void forwardLayer(int layer) {
-      if (x == null) throw new IllegalStateException("forwardLayer(" + layer + ") before beginForward");
-      if (layer != nextLayer) throw new IllegalStateException("forward runs layer " + nextLayer + " next, not " + layer);
-      nextLayer++;
+      step.forwardLayer(model, layer);
     }
 
     @Override
     public float finishForwardBackward(int[] labels, Consumer<Parameter> onGradient) {
-      if (x == null) throw new IllegalStateException("no forward begun");
-      Tensor batch = x;
-      x = null;
-      return step.forwardBackward(model, batch, labels, onGradient);
+      return step.finishForwardBackward(model, labels, onGradient);
     }
 
     @Override

@@ -11,6 +11,9 @@ import io.shardtrain.compute.optim.Sgd;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
+import jcuda.driver.CUevent;
+import jcuda.driver.CUevent_flags;
+import jcuda.driver.JCudaDriver;
 
 /**
  * The device-resident training path for an {@link Mlp}: weights, biases, optimizer slots,
@@ -42,8 +45,13 @@ public final class CudaMlpStep implements AutoCloseable {
   private final DeviceBuffer[] a; // activations of hidden layers; a[0] is the input batch
   private final DeviceBuffer[] dz; // gradient w.r.t. z
   private final DeviceBuffer da, labels, rowLoss, loss;
-  private final PinnedBuffer pinnedIn, pinnedParams, pinnedLoss;
+  private final PinnedBuffer pinnedIn, pinnedLabels, pinnedParams, pinnedLoss;
+  private final int[] sizes; // each parameter's element count
+  private final int[] offsets; // each parameter's float offset in pinnedParams
+  private final CUevent[] gradientsDown; // per layer: its gradients are in pinnedParams
   private long step;
+  private int pendingBatch; // rows of the step begun and not finished; 0 when none
+  private int nextLayer;
   private boolean closed;
 
   private CudaMlpStep(CudaBackend be, Mlp model, Activation activation, int maxBatch, Optimizer optimizer) {
@@ -72,7 +80,7 @@ public final class CudaMlpStep implements AutoCloseable {
       DeviceBuffer[] s = new DeviceBuffer[optimizer.slotCount()];
       for (int j = 0; j < s.length; j++) {
         s[j] = DeviceBuffer.floats(p.size());
-        jcuda.driver.JCudaDriver.cuMemsetD32Async(s[j], 0, p.size(), stream);
+        JCudaDriver.cuMemsetD32Async(s[j], 0, p.size(), stream);
       }
       slots.add(s);
     }
@@ -90,6 +98,18 @@ public final class CudaMlpStep implements AutoCloseable {
     // Room for every parameter at once: a step moves them all with one wait, not one per parameter.
     pinnedParams = new PinnedBuffer(4L * totalParams);
     pinnedLoss = new PinnedBuffer(4);
+    pinnedLabels = new PinnedBuffer(4L * maxBatch);
+    sizes = new int[ps.size()];
+    offsets = new int[ps.size()];
+    for (int p = 0; p < ps.size(); p++) {
+      sizes[p] = ps.get(p).size();
+      if (p > 0) offsets[p] = offsets[p - 1] + sizes[p - 1];
+    }
+    gradientsDown = new CUevent[layers];
+    for (int i = 0; i < layers; i++) {
+      gradientsDown[i] = new CUevent();
+      JCudaDriver.cuEventCreate(gradientsDown[i], CUevent_flags.CU_EVENT_DISABLE_TIMING);
+    }
     List<Tensor> values = new ArrayList<>();
     for (Parameter p : ps) values.add(p.value());
     writeParameters(values);
@@ -126,33 +146,88 @@ public final class CudaMlpStep implements AutoCloseable {
 
   /**
    * {@link Mlp#forwardBackward} on the device for {@code model} (the model this step was created
-   * from): uploads the model's current parameter values, since a trainer pulls fresh ones every
-   * step; runs forward and backward; and hands the parameters to {@code onGradient} last layer
-   * first, weight then bias, each layer's as soon as its gradients are in the model's gradient
-   * tensors, so a trainer pushes them while the device differentiates the layers below. The mean
-   * loss.
+   * from): {@link #beginForward}, then {@link #finishForwardBackward}. The mean loss.
    */
   public float forwardBackward(Mlp model, Tensor x, int[] labels, Consumer<Parameter> onGradient) {
-    List<Parameter> ps = model.parameters();
-    List<Tensor> values = new ArrayList<>(ps.size());
-    for (Parameter p : ps) values.add(p.value());
-    writeParameters(values);
-    int batch = queueForward(x, labels);
-    int[] at = new int[ps.size()];
-    for (int p = 1; p < ps.size(); p++) at[p] = at[p - 1] + ps.get(p - 1).size();
+    beginForward(x);
+    return finishForwardBackward(model, labels, onGradient);
+  }
+
+  /** Starts a step on the batch {@code x}: queues its upload; no layer runs yet. */
+  public void beginForward(Tensor x) {
+    if (closed) throw new IllegalStateException("CudaMlpStep is closed");
+    if (x.rank() != 2 || x.cols() != widths[0] || x.rows() < 1 || x.rows() > maxBatch) {
+      throw new IllegalArgumentException("CudaMlpStep: input " + x.shapeString() + " must be [1.." + maxBatch
+          + ", " + widths[0] + "]");
+    }
+    rt.makeCurrent();
+    // The pinned buffers are reused every step: what an earlier step (perhaps one that failed
+    // half-way) queued from them must be done first. After a whole step the stream is idle.
+    stream.synchronize();
+    pendingBatch = x.rows();
+    nextLayer = 0;
+    pinnedIn.upload(x.data(), pendingBatch * widths[0], a[0], stream);
+  }
+
+  /**
+   * Uploads dense layer {@code layer}'s current parameter values from {@code model} and queues its
+   * forward, without waiting: the device runs it while the caller fills later layers' values. The
+   * layer's values are read now, so the caller may change them once this returns.
+   */
+  public void forwardLayer(Mlp model, int layer) {
+    if (pendingBatch == 0) throw new IllegalStateException("forwardLayer(" + layer + ") before beginForward");
+    if (layer != nextLayer) throw new IllegalStateException("forward runs layer " + nextLayer + " next, not " + layer);
+    rt.makeCurrent();
+    for (int p = 2 * layer; p <= 2 * layer + 1; p++) {
+      Tensor v = model.parameters().get(p).value();
+      pinnedParams.upload(v.data(), v.size(), offsets[p], params.get(p), stream);
+    }
+    queueLayer(layer, pendingBatch);
+    nextLayer++;
+  }
+
+  /**
+   * Forward through the layers not queued yet (their values uploaded from {@code model} first),
+   * the loss on {@code labels} and backward. The whole backward and every gradient's download are
+   * queued before the first wait; then each layer's gradients, last layer first, go into the
+   * model's gradient tensors and to {@code onGradient} (weight, then bias) as soon as their own
+   * download is done, so a trainer pushes them while the device still differentiates the layers
+   * below. The mean loss.
+   */
+  public float finishForwardBackward(Mlp model, int[] labels, Consumer<Parameter> onGradient) {
+    if (pendingBatch == 0) throw new IllegalStateException("no forward begun");
+    int batch = pendingBatch;
+    pendingBatch = 0;
+    checkLabels(labels, batch);
+    rt.makeCurrent();
+    for (int i = nextLayer; i < z.length; i++) {
+      for (int p = 2 * i; p <= 2 * i + 1; p++) {
+        Tensor v = model.parameters().get(p).value();
+        pinnedParams.upload(v.data(), v.size(), offsets[p], params.get(p), stream);
+      }
+      queueLayer(i, batch);
+    }
+    pinnedLabels.uploadInts(labels, batch, this.labels, stream);
+    queueLoss(batch);
+    pinnedLoss.queueDownload(loss, 1, stream);
+    // A gradient's download overwrites its parameter's upload in the pinned buffer: both are on
+    // the one stream, so the upload is done before the download starts.
     for (int i = z.length - 1; i >= 0; i--) {
       queueBackward(i, batch);
-      Parameter w = ps.get(2 * i);
-      Parameter b = ps.get(2 * i + 1);
-      pinnedParams.queueDownload(grads.get(2 * i), w.size(), at[2 * i], stream);
-      pinnedParams.queueDownload(grads.get(2 * i + 1), b.size(), at[2 * i + 1], stream);
-      stream.synchronize();
-      pinnedParams.read(w.grad().data(), w.size(), at[2 * i]);
-      pinnedParams.read(b.grad().data(), b.size(), at[2 * i + 1]);
-      onGradient.accept(w);
-      onGradient.accept(b);
+      for (int p = 2 * i; p <= 2 * i + 1; p++) pinnedParams.queueDownload(grads.get(p), sizes[p], offsets[p], stream);
+      JCudaDriver.cuEventRecord(gradientsDown[i], stream);
     }
-    return readLoss();
+    List<Parameter> ps = model.parameters();
+    for (int i = z.length - 1; i >= 0; i--) {
+      JCudaDriver.cuEventSynchronize(gradientsDown[i]);
+      for (int p = 2 * i; p <= 2 * i + 1; p++) pinnedParams.read(ps.get(p).grad().data(), sizes[p], offsets[p]);
+      onGradient.accept(ps.get(2 * i));
+      onGradient.accept(ps.get(2 * i + 1));
+    }
+    stream.synchronize();
+    float[] l = new float[1];
+    pinnedLoss.read(l, 1);
+    return l[0];
   }
 
   private float readLoss() {
@@ -168,16 +243,27 @@ public final class CudaMlpStep implements AutoCloseable {
     for (int i = z.length - 1; i >= 0; i--) queueBackward(i, batch);
   }
 
-  /** Queues the batch's upload, forward and the loss; the batch size. */
+  /** Queues the batch's upload, forward with the resident parameters and the loss; the batch size. */
   private int queueForward(Tensor x, int[] y) {
     if (closed) throw new IllegalStateException("CudaMlpStep is closed");
-    int batch = x.rows();
-    if (x.rank() != 2 || x.cols() != widths[0] || batch < 1 || batch > maxBatch) {
+    if (x.rank() != 2 || x.cols() != widths[0] || x.rows() < 1 || x.rows() > maxBatch) {
       throw new IllegalArgumentException("CudaMlpStep: input " + x.shapeString() + " must be [1.." + maxBatch
           + ", " + widths[0] + "]");
     }
+    int batch = x.rows();
+    checkLabels(y, batch);
+    rt.makeCurrent();
+    stream.synchronize();
+    pinnedIn.upload(x.data(), batch * widths[0], a[0], stream);
+    pinnedLabels.uploadInts(y, batch, labels, stream);
+    for (int i = 0; i < z.length; i++) queueLayer(i, batch);
+    queueLoss(batch);
+    return batch;
+  }
+
+  private void checkLabels(int[] y, int batch) {
     if (y.length != batch) {
-      throw new IllegalArgumentException("CudaMlpStep: " + y.length + " labels for input " + x.shapeString());
+      throw new IllegalArgumentException("CudaMlpStep: " + y.length + " labels for a batch of " + batch + " rows");
     }
     int classes = widths[widths.length - 1];
     for (int r = 0; r < batch; r++) {
@@ -186,28 +272,26 @@ public final class CudaMlpStep implements AutoCloseable {
             + classes + ")");
       }
     }
-    rt.makeCurrent();
-    pinnedIn.upload(x.data(), batch * widths[0], a[0], stream);
-    // Labels go through the same pinned buffer after the input copy is queued: the copies are
-    // ordered on the stream, but the host buffer must not be overwritten before the first one
-    // is done, hence the wait.
-    stream.synchronize();
-    pinnedIn.uploadInts(y, batch, labels, stream);
-    int layers = z.length;
+  }
+
+  /** Queues dense layer {@code i} and, below the top, its activation. */
+  private void queueLayer(int i, int batch) {
     Gemm g = be.gemmImpl();
-    for (int i = 0; i < layers; i++) {
-      int in = widths[i], out = widths[i + 1];
-      g.sgemm(false, false, batch, out, in, 1f, a[i].address(), in, params.get(2 * i).address(), out, 0f,
-          z[i].address(), out);
-      rt.launch("st_add_row_vector", rt.gridFor((long) batch * out, 256), 1, 256, stream, batch, out, z[i],
-          params.get(2 * i + 1));
-      if (i + 1 < layers) elementwise(forwardKernel(), batch * out, z[i], a[i + 1]);
-    }
+    int in = widths[i], out = widths[i + 1];
+    g.sgemm(false, false, batch, out, in, 1f, a[i].address(), in, params.get(2 * i).address(), out, 0f,
+        z[i].address(), out);
+    rt.launch("st_add_row_vector", rt.gridFor((long) batch * out, 256), 1, 256, stream, batch, out, z[i],
+        params.get(2 * i + 1));
+    if (i + 1 < z.length) elementwise(forwardKernel(), batch * out, z[i], a[i + 1]);
+  }
+
+  /** Queues the mean softmax cross-entropy of the top layer on the uploaded labels. */
+  private void queueLoss(int batch) {
+    int layers = z.length, classes = widths[widths.length - 1];
     int warpsPerBlock = 8;
     rt.launch("st_softmax_xent", (batch + warpsPerBlock - 1) / warpsPerBlock, 1, 256, stream, batch, classes,
         z[layers - 1], labels, null, dz[layers - 1], rowLoss);
     rt.launch("st_sum", 1, 1, 1024, stream, batch, rowLoss, 1f / batch, loss);
-    return batch;
   }
 
   /** Queues layer {@code i}'s parameter gradients and, below the first layer, the gradient of its input. */
@@ -345,7 +429,8 @@ public final class CudaMlpStep implements AutoCloseable {
     all.addAll(grads);
     for (DeviceBuffer[] s : slots) all.addAll(List.of(s));
     for (DeviceBuffer[] group : new DeviceBuffer[][] {z, a, dz}) for (DeviceBuffer b : group) if (b != null) all.add(b);
-    all.addAll(List.of(da, labels, rowLoss, loss, pinnedIn, pinnedParams, pinnedLoss));
+    all.addAll(List.of(da, labels, rowLoss, loss, pinnedIn, pinnedLabels, pinnedParams, pinnedLoss));
+    for (CUevent e : gradientsDown) JCudaDriver.cuEventDestroy(e);
     for (AutoCloseable c : all) {
       try {
         c.close();

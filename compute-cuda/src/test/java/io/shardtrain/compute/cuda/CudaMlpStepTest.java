@@ -96,6 +96,41 @@ class CudaMlpStepTest {
     }
   }
 
+  /**
+   * A trainer writes each layer's pulled values and starts that layer at once: layer 0 runs on the
+   * values it had when it was queued, though they change right after; layer 1 on values written
+   * after layer 0 was queued; the top layer, never queued on its own, in the finish. The loss and
+   * gradients are the CPU model's for those values.
+   */
+  @Test
+  void eachLayerRunsOnTheValuesItHadWhenItWasQueued() {
+    Random rnd = new Random(17);
+    int in = 23, classes = 4, rows = 16;
+    Mlp reference = Mlp.create(cpu, in, new int[] {19, 9}, classes, Activation.RELU, 3);
+    Mlp onGpu = Mlp.create(gpu, in, new int[] {19, 9}, classes, Activation.RELU, 3);
+    Tensor x = Tensor.zeros(rows, in);
+    for (int i = 0; i < x.size(); i++) x.data()[i] = rnd.nextFloat() * 2 - 1;
+    int[] y = new int[rows];
+    for (int i = 0; i < rows; i++) y[i] = rnd.nextInt(classes);
+    for (int p = 2; p <= 3; p++) halve(reference.parameters().get(p).value());
+    float cpuLoss = reference.forwardBackward(x, y, p -> { });
+    try (GradientStep step = GradientStep.of(onGpu, rows)) {
+      step.beginForward(x);
+      step.forwardLayer(0);
+      for (int p = 0; p <= 1; p++) java.util.Arrays.fill(onGpu.parameters().get(p).value().data(), 7f);
+      for (int p = 2; p <= 3; p++) halve(onGpu.parameters().get(p).value());
+      step.forwardLayer(1);
+      IllegalStateException skipped = assertThrows(IllegalStateException.class, () -> step.forwardLayer(1));
+      assertTrue(skipped.getMessage().contains("layer 2 next"), skipped.getMessage());
+      float gpuLoss = step.finishForwardBackward(y, p -> { });
+      assertEquals(cpuLoss, gpuLoss, 1e-4 * Math.abs(cpuLoss));
+      for (int p = 0; p < reference.parameters().size(); p++) {
+        Parameter want = reference.parameters().get(p);
+        assertNormClose("grad " + want.name(), want.grad(), onGpu.parameters().get(p).grad());
+      }
+    }
+  }
+
   @Test
   void wrongInputWidthIsRejected() {
     Mlp model = Mlp.create(cpu, 5, new int[] {4}, 3, Activation.RELU, 1);
@@ -143,6 +178,10 @@ class CudaMlpStepTest {
         }
       }
     }
+  }
+
+  private static void halve(Tensor t) {
+    for (int i = 0; i < t.size(); i++) t.data()[i] *= 0.5f;
   }
 
   private static List<Tensor> zerosLike(Mlp model) {
