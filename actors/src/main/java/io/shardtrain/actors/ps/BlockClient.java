@@ -159,18 +159,18 @@ public final class BlockClient<M> {
   }
 
   /**
-   * Publishes a replica's {@code values} of {@code block} after {@code step} (all-reduce mode), by
-   * letter where the block's route is known, else through sharding; the stage completes with the
-   * block's version.
+   * Publishes a replica's {@code values} of {@code block} after {@code step} of ring epoch
+   * {@code ringEpoch} (all-reduce mode), by letter where the block's route is known, else through
+   * sharding; the stage completes with the block's version.
    */
-  public CompletionStage<Long> publish(String block, long step, long examples, float[] values) {
+  public CompletionStage<Long> publish(String block, long step, long ringEpoch, long examples, float[] values) {
     LetterRoutes.Route route = routes.get(block);
     if (route != null && bulk.settings().carries(values.length)) {
       return bulk.askWithStatus(route.node().socketAddress(),
-          replyTo -> new PublishLetter(route.block(), new Publish(clientId, step, examples, null, replyTo)),
+          replyTo -> new PublishLetter(route.block(), new Publish(clientId, step, ringEpoch, examples, null, replyTo)),
           values, 0, values.length, askTimeout);
     }
-    return viaSharding(block, replyTo -> new Publish(clientId, step, examples, values, replyTo), askTimeout);
+    return viaSharding(block, replyTo -> new Publish(clientId, step, ringEpoch, examples, values, replyTo), askTimeout);
   }
 
   /** Asks for {@code p}'s values; they come back as {@link Pulled}. */

@@ -94,8 +94,11 @@ public final class BlockEvents {
     }
   }
 
-  /** All-reduce: a replica published its values after step {@code step}, {@code examples} examples applied in all. */
-  public record ReplicaPublished(long step, long examples, float[] values) implements Event {}
+  /**
+   * All-reduce: a replica of ring epoch {@code ringEpoch} published its values after step
+   * {@code step}, {@code examples} examples applied in all.
+   */
+  public record ReplicaPublished(long step, long ringEpoch, long examples, float[] values) implements Event {}
 
   /** Checkpoint durability: the block went back to its checkpoint at {@code step}; pushes of older generations are refused. */
   public record RolledBackTo(long step, long generation) implements Event {}

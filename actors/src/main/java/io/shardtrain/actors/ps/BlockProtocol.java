@@ -78,16 +78,20 @@ public final class BlockProtocol {
   }
 
   /**
-   * All-reduce mode: a replica's values of this block after step {@code step}, which had
-   * {@code examples} examples applied in all; the block keeps them as its version {@code step}, for
-   * pulls (evaluation, save, a trainer that joins) and recovery. A step the block has already is
-   * answered with its version and changes nothing. Answers the block's version.
+   * All-reduce mode: a replica's values of this block after step {@code step} of ring epoch
+   * {@code ringEpoch} (the membership epoch its ring was formed in), which had {@code examples}
+   * examples applied in all; the block keeps them as its version {@code step}, for pulls
+   * (evaluation, save, a trainer that joins) and recovery. An older step, or the same step from the
+   * same or an older ring, is answered with the block's version and changes nothing: members of one
+   * ring publish the same bits, but a ring re-formed after a member died redoes the step without
+   * that member's batch, and its values are the ones the survivors go on from. Answers the block's
+   * version.
    */
-  public record Publish(String trainerId, long step, long examples, float[] values,
+  public record Publish(String trainerId, long step, long ringEpoch, long examples, float[] values,
       ActorRef<StatusReply<Long>> replyTo) implements Command {
     /** This publication with {@code floats} as its values (what a {@link BlockLetters.PublishLetter} opens to). */
     public Publish withValues(float[] floats) {
-      return new Publish(trainerId, step, examples, floats, replyTo);
+      return new Publish(trainerId, step, ringEpoch, examples, floats, replyTo);
     }
   }
 

@@ -15,6 +15,7 @@ import io.shardtrain.actors.ps.BlockEvents.StepApplied;
 import io.shardtrain.actors.ps.BlockEvents.StepCommitted;
 import io.shardtrain.actors.ps.BlockProtocol.Checkpoint;
 import io.shardtrain.actors.ps.BlockProtocol.Initialize;
+import io.shardtrain.actors.ps.BlockProtocol.Publish;
 import io.shardtrain.actors.ps.BlockProtocol.TaskMark;
 import io.shardtrain.actors.ps.BlockProtocol.TaskProgress;
 import io.shardtrain.compute.optim.BlockUpdate;
@@ -66,6 +67,8 @@ public final class BlockState {
   long examplesApplied;
   TreeMap<Long, Held> checkpoints = new TreeMap<>();
   long generation;
+  /** All-reduce: the ring epoch of the publication that is {@link #version}; -1 when none is known. */
+  long publishedEpoch = -1;
   private SyncBarrier barrier = new SyncBarrier();
   /** Built from {@link #spec}; holds no state of its own, so copies share it. */
   private BlockUpdate update;
@@ -96,6 +99,12 @@ public final class BlockState {
   static BlockState restore(BlockState s, Map<Long, Held> checkpoints, long generation) {
     s.checkpoints = new TreeMap<>(checkpoints);
     s.generation = generation;
+    return s;
+  }
+
+  /** {@link #restore} plus the ring epoch of the publication that is its version. */
+  static BlockState restorePublishedEpoch(BlockState s, long publishedEpoch) {
+    s.publishedEpoch = publishedEpoch;
     return s;
   }
 
@@ -410,10 +419,20 @@ public final class BlockState {
     return this;
   }
 
+  /**
+   * Whether {@code p} becomes this block's version: a newer step, or the same step from a newer
+   * ring (one re-formed after a member died redoes the step without that member's batch). Where
+   * the version's ring epoch is unknown (a journal written before epochs were), the first stays.
+   */
+  boolean takes(Publish p) {
+    return p.step() > version || (p.step() == version && publishedEpoch >= 0 && p.ringEpoch() > publishedEpoch);
+  }
+
   private BlockState onReplicaPublished(ReplicaPublished e) {
     // Copy-on-write, as everywhere: the event's array is never changed.
     values = e.values();
     version = e.step();
+    publishedEpoch = e.ringEpoch();
     examplesApplied = e.examples();
     return this;
   }

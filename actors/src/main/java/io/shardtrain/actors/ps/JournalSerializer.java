@@ -30,9 +30,12 @@ public final class JournalSerializer extends TableSerializer {
   public static final int IDENTIFIER = 717_002;
   /**
    * The format written. Formats 2, 5 and 6 changed wire messages only, so events and snapshots of
-   * formats 1 to 7 differ only where {@link #FORMAT_3}, {@link #FORMAT_4} and {@link #FORMAT_7} say.
+   * formats 1 to 8 differ only where {@link #FORMAT_3}, {@link #FORMAT_4}, {@link #FORMAT_7} and
+   * {@link #FORMAT_8} say.
    */
-  private static final int FORMAT = 7;
+  private static final int FORMAT = 8;
+  /** Format 8 added the ring epoch to {@link ReplicaPublished} and, as the publication's, to the state. */
+  private static final int FORMAT_8 = 8;
   /**
    * Format 7 added {@link StepCommitted}, the task marks of the pending contributions in the state,
    * the examples per update of a spec, the weight of a {@link GradientApplied} and the examples
@@ -121,7 +124,13 @@ public final class JournalSerializer extends TableSerializer {
       out.putLong(m.step());
       out.putLong(m.examples());
       out.putFloats(m.values());
-    }, in -> new ReplicaPublished(in.getLong(), in.getLong(), in.getFloats()));
+      out.putLong(m.ringEpoch());
+    }, in -> {
+      long step = in.getLong();
+      long examples = in.getLong();
+      float[] values = in.getFloats();
+      return new ReplicaPublished(step, in.format() >= FORMAT_8 ? in.getLong() : -1, examples, values);
+    });
     entry("State", BlockState.class, JournalSerializer::writeState, in -> readState(in, in.format()));
   }
 
@@ -190,6 +199,7 @@ public final class JournalSerializer extends TableSerializer {
       out.putLong(e.getValue().offset());
       out.putLong(e.getValue().step());
     }
+    out.putLong(s.publishedEpoch);
   }
 
   private static BlockState readState(In in, int format) {
@@ -229,6 +239,7 @@ public final class JournalSerializer extends TableSerializer {
     int n2 = in.getCount(24);
     Map<Long, BlockProtocol.TaskProgress> marks = new TreeMap<>();
     for (int i = 0; i < n2; i++) marks.put(in.getLong(), new BlockProtocol.TaskProgress(in.getLong(), in.getLong()));
-    return BlockState.restoreMarks(s, marks);
+    BlockState.restoreMarks(s, marks);
+    return format < FORMAT_8 ? s : BlockState.restorePublishedEpoch(s, in.getLong());
   }
 }

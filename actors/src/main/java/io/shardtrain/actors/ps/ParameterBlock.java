@@ -286,8 +286,8 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
   private Effect<Event, BlockState> onPublish(BlockState state, Publish cmd) {
     String refused = rules.publishRefusal(state, cmd);
     if (refused != null) return error(cmd.replyTo(), refused);
-    if (cmd.step() <= state.version()) return Effect().reply(cmd.replyTo(), StatusReply.success(state.version()));
-    return record(state, List.of(new ReplicaPublished(cmd.step(), cmd.examples(), cmd.values()))).thenRun(s -> {
+    if (!state.takes(cmd)) return Effect().reply(cmd.replyTo(), StatusReply.success(state.version()));
+    return record(state, List.of(new ReplicaPublished(cmd.step(), cmd.ringEpoch(), cmd.examples(), cmd.values()))).thenRun(s -> {
       afterChange(s);
       cmd.replyTo().tell(StatusReply.success(s.version()));
     });

@@ -47,7 +47,7 @@ public final class WireSerializer extends TableSerializer {
    * 717002 the {@link JournalSerializer}.
    */
   public static final int IDENTIFIER = 717_003;
-  private static final int FORMAT = 4;
+  private static final int FORMAT = 5;
 
   public WireSerializer(ExtendedActorSystem system) {
     super(system, FORMAT, FORMAT, true);
@@ -74,10 +74,11 @@ public final class WireSerializer extends TableSerializer {
     entry("Publish", Publish.class, (out, m) -> {
       out.putString(m.trainerId());
       out.putLong(m.step());
+      out.putLong(m.ringEpoch());
       out.putLong(m.examples());
       out.putFloats(m.values());
       putRef(out, m.replyTo());
-    }, in -> new Publish(in.getString(), in.getLong(), in.getLong(), in.getFloats(), getRef(in)));
+    }, in -> new Publish(in.getString(), in.getLong(), in.getLong(), in.getLong(), in.getFloats(), getRef(in)));
     entry("GetStats", GetStats.class, (out, m) -> putRef(out, m.replyTo()), in -> new GetStats(getRef(in)));
     entry("Retire", BlockProtocol.Retire.class, (out, m) -> { }, in -> new BlockProtocol.Retire());
     entry("Checkpoint", Checkpoint.class, (out, m) -> {
@@ -156,9 +157,11 @@ public final class WireSerializer extends TableSerializer {
       Publish p = m.publish();
       out.putString(p.trainerId());
       out.putLong(p.step());
+      out.putLong(p.ringEpoch());
       out.putLong(p.examples());
       putRef(out, p.replyTo());
-    }, in -> new PublishLetter(getRef(in), new Publish(in.getString(), in.getLong(), in.getLong(), null, getRef(in))));
+    }, in -> new PublishLetter(getRef(in),
+        new Publish(in.getString(), in.getLong(), in.getLong(), in.getLong(), null, getRef(in))));
     entry("AckLetter", AckLetter.class, (out, m) -> {
       putRef(out, m.replyTo());
       // The ack follows as it does on its own, under its own manifest.

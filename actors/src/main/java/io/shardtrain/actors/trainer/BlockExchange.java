@@ -172,8 +172,8 @@ final class BlockExchange {
   }
 
   /** Publishes a replica's values of {@code block} after {@code step} (all-reduce mode); completes with the block's version. */
-  CompletionStage<Long> publish(String block, long step, long examples, float[] values) {
-    return client.publish(block, step, examples, values);
+  CompletionStage<Long> publish(String block, long step, long ringEpoch, long examples, float[] values) {
+    return client.publish(block, step, ringEpoch, examples, values);
   }
 
   /** The job went back to a checkpoint: rounding residuals of the abandoned steps are dropped. */

@@ -27,19 +27,19 @@ final class ReplicaPublishing {
   }
 
   /**
-   * Sends member {@code position} of a ring of {@code ringSize} its share of the blocks (every
-   * block when {@code all}), as the model holds them after {@code step} ({@code examplesApplied}
-   * examples in all).
+   * Sends this member's share of the blocks by its position in {@code ring} (every block when
+   * {@code all}), as the model holds them after {@code step} of the ring's epoch
+   * ({@code examplesApplied} examples in all).
    */
-  void publish(Session s, long step, int position, int ringSize, long examplesApplied, boolean all) {
+  void publish(Session s, long step, RingLink ring, long examplesApplied, boolean all) {
     List<String> order = s.job().blocks();
     for (Parameter p : s.model().parameters()) {
       for (BlockSlice slice : s.model().slicesOf(p)) {
         String block = slice.entityId();
-        if (!all && order.indexOf(block) % ringSize != position) continue;
+        if (!all && order.indexOf(block) % ring.size() != ring.position()) continue;
         float[] values = TrainerModel.valuesOf(p, slice);
         out++;
-        context.pipeToSelf(blocks.publish(block, step, examplesApplied, values),
+        context.pipeToSelf(blocks.publish(block, step, ring.epoch(), examplesApplied, values),
             (version, failure) -> new Published(block, step, failure));
       }
     }
@@ -47,11 +47,11 @@ final class ReplicaPublishing {
 
   /**
    * Before the member leaves after {@code lastStep}: publishes every block (a block keeps the first
-   * of equal steps), so the model at rest is whole even when a member's publications fail, its node
-   * going down; shows the replica to {@code listener} and logs its hash.
+   * of equal steps from one ring), so the model at rest is whole even when a member's publications
+   * fail, its node going down; shows the replica to {@code listener} and logs its hash.
    */
-  void publishLast(Session s, long lastStep, int position, int ringSize, long examplesApplied, StepListener listener) {
-    publish(s, lastStep, position, ringSize, examplesApplied, true);
+  void publishLast(Session s, long lastStep, RingLink ring, long examplesApplied, StepListener listener) {
+    publish(s, lastStep, ring, examplesApplied, true);
     listener.onReplica(trainerId, lastStep, s.model().valuesByName());
     // Members that left after the same step hold the same bits: the hash says so across processes.
     long hash = 17;

@@ -448,7 +448,7 @@ final class RingStepping {
   }
 
   private void publish(Session s, long step) {
-    publishing.publish(s, step, link.position(), link.size(), replica.examplesApplied(), false);
+    publishing.publish(s, step, link, replica.examplesApplied(), false);
   }
 
   /** Whether {@link #leave} handed the replica over. */
@@ -465,7 +465,7 @@ final class RingStepping {
     left = true;
     reportHeld(s);
     if (replica != null && lastStep > 0) {
-      publishing.publishLast(s, lastStep, link.position(), link.size(), replica.examplesApplied(), setup.listener());
+      publishing.publishLast(s, lastStep, link, replica.examplesApplied(), setup.listener());
     }
     long epoch = link.epoch();
     boolean[] waited = {false};

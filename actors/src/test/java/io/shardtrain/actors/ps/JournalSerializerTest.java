@@ -12,11 +12,13 @@ import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
 import io.shardtrain.actors.ps.BlockEvents.GradientSkipped;
 import io.shardtrain.actors.ps.BlockEvents.Initialized;
 import io.shardtrain.actors.ps.BlockEvents.MembershipUpdated;
+import io.shardtrain.actors.ps.BlockEvents.ReplicaPublished;
 import io.shardtrain.actors.ps.BlockEvents.RolledBackTo;
 import io.shardtrain.actors.ps.BlockEvents.StepApplied;
 import io.shardtrain.actors.ps.BlockEvents.StepCommitted;
 import io.shardtrain.actors.ps.BlockState.Contribution;
 import java.io.NotSerializableException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
@@ -103,8 +105,10 @@ class JournalSerializerTest {
       new Stored("State", new BlockState(),
           "BgAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"));
 
-  /** Format 7, the format journals written today hold. */
+  /** Format 7, as journals written before format 8 hold it. */
   private static final List<Stored> STORED_7 = List.of(
+      new Stored("ReplicaPublished", new ReplicaPublished(12, -1, 96, VALUES),
+          "BwwAAAAAAAAAYAAAAAAAAAAFAAAAAADAPwAAAIABAAAAkPT3y83MzD0="),
       new Stored("Initialized", new Initialized(specPlanningExamples(), VALUES), "BwcAAABsYXllci53AwAAAAAADAAFAAAABAAAAEFEQU0AAIA+AM3MTD+kcH0/lb/WMwrXIzxvEgM7AZqZmT4bAAAAd2Fy"
           + "bXVwOjEwLGNvc2luZToxMDAwOjAuMDAxpptEOwUAAABBU1lOQwcAAAAAAAAAgAAAAAAAAAAFAAAAAADAPwAAAIABAAAA"
           + "kPT3y83MzD0="),
@@ -121,6 +125,29 @@ class JournalSerializerTest {
           + "YQEAAABiAgAAAAEAAABhAAAAQAUAAAAAAIA/AAAAQAAAQEAAAIBAAACgQAECAAAAAQAAAGAAAAAAAAAAAQAAAGIAAAAA"
           + "AAAAAAACAAAAAQAAAGEKAAAAAAAAAAEAAABiCQAAAAAAAABAAgAAAAAAAAEAAAAFAAAAAAAAAAUAAAAAAMA/AAAAgAEA"
           + "AACQ9PfLzczMPQEAAAAFAAAAAADAPwAAAIABAAAAkPT3y83MzD0FAAAAAAAAAEABAAAAAAAAAAAAAAAAAAAAAAAA"));
+
+  /**
+   * Format 8, the format journals written today hold: the two layouts it changed. The others are
+   * format 7's with the format byte 8 ({@link #asWrittenToday}).
+   */
+  private static final List<Stored> STORED_8 = List.of(
+      new Stored("ReplicaPublished", new ReplicaPublished(12, 3, 96, VALUES),
+          "CAwAAAAAAAAAYAAAAAAAAAAFAAAAAADAPwAAAIABAAAAkPT3y83MzD0DAAAAAAAAAA=="),
+      new Stored("State", BlockState.restorePublishedEpoch(fullStateWithMarks(), 3),
+          "CAEHAAAAbGF5ZXIudwMAAAAAAAwABQAAAAQAAABBREFNAACAPgDNzEw/pHB9P5W/1jMK1yM8bxIDOwGamZk+GwAAAHdh"
+          + "cm11cDoxMCxjb3NpbmU6MTAwMDowLjAwMaabRDsFAAAAQVNZTkMHAAAAAAAAAIAAAAAAAAAABQAAAAAAwD8AAACAAQAA"
+          + "AJD098vNzMw9AQAAAAUAAAAAAMA/AAAAgAEAAACQ9PfLzczMPREAAAAAAAAACQAAAAAAAAADAAAAAAAAAAIAAAABAAAA"
+          + "YQEAAABiAgAAAAEAAABhAAAAQAUAAAAAAIA/AAAAQAAAQEAAAIBAAACgQAECAAAAAQAAAGAAAAAAAAAAAQAAAGIAAAAA"
+          + "AAAAAAACAAAAAQAAAGEKAAAAAAAAAAEAAABiCQAAAAAAAABAAgAAAAAAAAEAAAAFAAAAAAAAAAUAAAAAAMA/AAAAgAEA"
+          + "AACQ9PfLzczMPQEAAAAFAAAAAADAPwAAAIABAAAAkPT3y83MzD0FAAAAAAAAAEABAAAAAAAAAAAAAAAAAAAAAAAAAwAA"
+          + "AAAAAAA="));
+
+  /** A format-7 event whose layout format 8 kept, as it is written today. */
+  private static Stored asWrittenToday(Stored s) {
+    byte[] bytes = Base64.getDecoder().decode(s.base64());
+    bytes[0] = 8;
+    return new Stored(s.manifest(), s.message(), Base64.getEncoder().encodeToString(bytes));
+  }
 
   /** {@link SerializerTestSupport#spec()} with its schedule on the examples, 128 to an update. */
   private static BlockSpec specPlanningExamples() {
@@ -140,7 +167,11 @@ class JournalSerializerTest {
   void storedEventsAndSnapshotsAreReadUnderTheirIdentifierAndWrittenByteForByte() {
     assertEquals(717_002, JournalSerializer.IDENTIFIER, "journals store this id with every event and snapshot");
     Serialization serialization = SerializationExtension.get(classic(kit));
+    List<Stored> today = new ArrayList<>(STORED_8);
     for (Stored s : STORED_7) {
+      if (!List.of("ReplicaPublished", "State").contains(s.manifest())) today.add(asWrittenToday(s));
+    }
+    for (Stored s : today) {
       Serializer serializer = serialization.findSerializerFor(s.message());
       assertEquals(JournalSerializer.IDENTIFIER, serializer.identifier(), s.manifest());
       assertEquals(s.manifest(), Serializers.manifestFor(serializer, s.message()), "the stored manifest");
@@ -149,10 +180,24 @@ class JournalSerializerTest {
       Object back = serialization.deserialize(written, JournalSerializer.IDENTIFIER, s.manifest()).get();
       assertArrayEquals(written, serializer.toBinary(back), s.manifest() + " reads back whole");
     }
-    BlockState state = (BlockState) serialization.deserialize(Base64.getDecoder().decode(STORED_7.get(5).base64()),
+    BlockState state = (BlockState) serialization.deserialize(Base64.getDecoder().decode(STORED_8.get(1).base64()),
         JournalSerializer.IDENTIFIER, "State").get();
     assertEquals(MARK, state.pending().get(0).mark());
     assertNull(state.pending().get(1).mark());
+    assertEquals(3, state.publishedEpoch);
+  }
+
+  @Test
+  void formatSevenEventsAndSnapshotsAreReadWithoutARingEpoch() {
+    Serialization serialization = SerializationExtension.get(classic(kit));
+    for (Stored s : STORED_7) {
+      Serializer serializer = serialization.findSerializerFor(s.message());
+      Object back = serialization.deserialize(Base64.getDecoder().decode(s.base64()), JournalSerializer.IDENTIFIER,
+          s.manifest()).get();
+      assertArrayEquals(serializer.toBinary(s.message()), serializer.toBinary(back), s.manifest() + " reads back whole");
+      if (back instanceof ReplicaPublished p) assertEquals(-1, p.ringEpoch());
+      if (back instanceof BlockState state) assertEquals(-1, state.publishedEpoch);
+    }
   }
 
   @Test
@@ -253,7 +298,7 @@ class JournalSerializerTest {
   void formatOnePayloadsAreStillRead() throws Exception {
     JournalSerializer serializer = serializer();
     byte[] now = serializer.toBinary(new GradientReceived("a", 9, 32f, VALUES));
-    assertEquals(7, now[0], "current format version");
+    assertEquals(8, now[0], "current format version");
     // Formats before 4 had no task mark (here: its presence byte, last).
     byte[] event = Arrays.copyOf(now, now.length - 1);
     event[0] = 1;
@@ -261,17 +306,17 @@ class JournalSerializerTest {
     assertBitsEqual(VALUES, received.values(), "format 1 GradientReceived values");
 
     byte[] unknown = now.clone();
-    unknown[0] = 8;
+    unknown[0] = 9;
     NotSerializableException e = assertThrows(NotSerializableException.class,
         () -> serializer.fromBinary(unknown, "GradientReceived"));
-    assertTrue(e.getMessage().contains("format version 8"), e.getMessage());
+    assertTrue(e.getMessage().contains("format version 9"), e.getMessage());
   }
 
   @Test
   void formatTwoSnapshotsAreReadWithoutAnExampleCount() throws Exception {
     // Format 2 ended before the example count (8 bytes), the held checkpoints (none: a 4-byte count),
-    // the rollback generation (8 bytes) and the task marks (none: a 4-byte count).
-    BlockState old = olderSnapshot(24, 2);
+    // the rollback generation (8 bytes), the task marks (none: a 4-byte count) and the ring epoch (8 bytes).
+    BlockState old = olderSnapshot(32, 2);
     assertEquals(List.of(4L, 0L), List.of(old.version(), old.examplesApplied()));
   }
 
@@ -296,14 +341,14 @@ class JournalSerializerTest {
   @Test
   void formatThreePayloadsAreReadWithoutTaskMarks() throws Exception {
     JournalSerializer serializer = serializer();
-    // Format 3 ended before the mark's presence byte (events) or the marks' count (state).
+    // Format 3 ended before the mark's presence byte (events) or the marks' count and the ring epoch (state).
     byte[] received = serializer.toBinary(new GradientReceived("a", 9, 32f, VALUES));
     byte[] v3 = Arrays.copyOf(received, received.length - 1);
     v3[0] = 3;
     GradientReceived old = (GradientReceived) serializer.fromBinary(v3, "GradientReceived");
     assertEquals(List.of("a", 9L, 32f), List.of(old.trainerId(), old.step(), old.weight()));
     assertNull(old.mark());
-    BlockState back = olderSnapshot(4, 3);
+    BlockState back = olderSnapshot(12, 3);
     assertEquals(List.of(4L, 128L, 0L), List.of(back.version(), back.examplesApplied(), back.taskProgress(0, 0).offset()));
   }
 

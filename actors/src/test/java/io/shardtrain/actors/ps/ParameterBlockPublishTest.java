@@ -46,7 +46,7 @@ class ParameterBlockPublishTest {
 
   private static StatusReply<Long> publish(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk, long step,
       long examples, float[] values) {
-    return tk.<StatusReply<Long>>runCommand(r -> new Publish("t1", step, examples, values, r)).reply();
+    return tk.<StatusReply<Long>>runCommand(r -> new Publish("t1", step, 1, examples, values, r)).reply();
   }
 
   @Test
@@ -58,19 +58,20 @@ class ParameterBlockPublishTest {
     tk.runCommand(new Pull(100, waiting.ref()));
     float[] at100 = {1f, 2f, 3f, 4f, 5f};
     EventSourcedBehaviorTestKit.CommandResultWithReply<Command, Event, BlockState, StatusReply<Long>> r =
-        tk.runCommand(c -> new Publish("t1", 100, 6400, at100, c));
+        tk.runCommand(c -> new Publish("t1", 100, 1, 6400, at100, c));
     assertEquals(100L, r.reply().getValue());
     ReplicaPublished event = r.eventOfType(ReplicaPublished.class);
     assertEquals(100, event.step());
     assertEquals(6400, event.examples());
+    assertEquals(1, event.ringEpoch());
     BlockValues v = waiting.receiveMessage().getValue();
     assertEquals(100, v.version());
     assertBitsEqual(at100, v.values(), "pulled");
 
-    // The other member's publication of the same step, and an older one, change nothing.
+    // The other member's publication of the same step in the same ring, and an older one, change nothing.
     for (long step : new long[] {100, 50}) {
       EventSourcedBehaviorTestKit.CommandResultWithReply<Command, Event, BlockState, StatusReply<Long>> again =
-          tk.runCommand(c -> new Publish("t2", step, 6400, new float[] {9f, 9f, 9f, 9f, 9f}, c));
+          tk.runCommand(c -> new Publish("t2", step, 1, 6400, new float[] {9f, 9f, 9f, 9f, 9f}, c));
       assertEquals(100L, again.reply().getValue());
       assertTrue(again.events().isEmpty(), "events: " + again.events());
     }
@@ -81,6 +82,42 @@ class ParameterBlockPublishTest {
     assertEquals(100, recovered.version());
     assertEquals(6400, recovered.examplesApplied());
     assertBitsEqual(at100, recovered.values(), "recovered");
+  }
+
+  /**
+   * A member applies and publishes step 100, then dies; the ring re-formed without it (epoch 2)
+   * redoes step 100 without its batch. The survivors' values replace the dead member's; a late
+   * publication of the old ring and the other survivor's of the same step change nothing, also
+   * after a restart.
+   */
+  @Test
+  void aReFormedRingsPublicationReplacesTheSameStepOfAnOlderRing() {
+    BlockSpec spec = spec(BlockSpec.Mode.ALLREDUCE);
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = block(kit, spec, settings());
+    init(tk, spec, INIT);
+    float[] dead = {1f, 1f, 1f, 1f, 1f};
+    float[] redone = {2f, 2f, 2f, 2f, 2f};
+    assertEquals(100L, publishAs(tk, "dead", 100, 1, 6400, dead).reply().getValue());
+    EventSourcedBehaviorTestKit.CommandResultWithReply<Command, Event, BlockState, StatusReply<Long>> r =
+        publishAs(tk, "s1", 100, 2, 6336, redone);
+    assertEquals(100L, r.reply().getValue());
+    assertEquals(2, r.eventOfType(ReplicaPublished.class).ringEpoch());
+    assertBitsEqual(redone, tk.getState().values(), "the re-formed ring's step");
+    assertEquals(6336, tk.getState().examplesApplied());
+
+    for (int round = 0; round < 2; round++) {
+      assertTrue(publishAs(tk, "dead", 100, 1, 6400, dead).events().isEmpty(), "the old ring's late publication");
+      assertTrue(publishAs(tk, "s2", 100, 2, 6336, new float[] {3f, 3f, 3f, 3f, 3f}).events().isEmpty(),
+          "the same ring's second publication");
+      assertBitsEqual(redone, tk.getState().values(), "kept, round " + round);
+      tk.restart();
+    }
+  }
+
+  private static EventSourcedBehaviorTestKit.CommandResultWithReply<Command, Event, BlockState, StatusReply<Long>>
+      publishAs(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk, String trainer, long step, long ringEpoch,
+      long examples, float[] values) {
+    return tk.runCommand(c -> new Publish(trainer, step, ringEpoch, examples, values, c));
   }
 
   @Test

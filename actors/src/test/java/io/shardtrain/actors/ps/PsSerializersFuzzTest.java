@@ -48,7 +48,7 @@ class PsSerializersFuzzTest {
         new BlockProtocol.Initialize(spec(), VALUES, ref.unsafeUpcast()), push,
         new BlockProtocol.Pull(17, bulk, ref.unsafeUpcast()),
         new BlockProtocol.UpdateMembership(5, List.of("a", "b"), ref.unsafeUpcast()),
-        new BlockProtocol.Publish("t-1", 300, 19_200, VALUES, ref.unsafeUpcast()),
+        new BlockProtocol.Publish("t-1", 300, 4, 19_200, VALUES, ref.unsafeUpcast()),
         new BlockProtocol.Checkpoint(40, 30, ref.unsafeUpcast()), new BlockProtocol.ReadCheckpoint(40, 1, ref.unsafeUpcast()),
         new BlockProtocol.Applied(7), values,
         new BlockLetters.PushLetter(ref.unsafeUpcast(), bulk, push.withValues(null)),

@@ -75,9 +75,10 @@ class WireSerializerTest {
     GetStats stats = new GetStats(probe.ref().unsafeUpcast());
     assertEquals(stats, roundTrip(stats));
 
-    BlockProtocol.Publish publish = roundTrip(new BlockProtocol.Publish("t-1", 300, 19_200, VALUES,
+    BlockProtocol.Publish publish = roundTrip(new BlockProtocol.Publish("t-1", 300, 4, 19_200, VALUES,
         probe.ref().unsafeUpcast()));
-    assertEquals(List.of("t-1", 300L, 19_200L), List.of(publish.trainerId(), publish.step(), publish.examples()));
+    assertEquals(List.of("t-1", 300L, 4L, 19_200L),
+        List.of(publish.trainerId(), publish.step(), publish.ringEpoch(), publish.examples()));
     assertBitsEqual(VALUES, publish.values(), "Publish values");
     assertEquals(probe.ref(), publish.replyTo());
   }
@@ -141,10 +142,11 @@ class WireSerializerTest {
     }
 
     BlockLetters.PublishLetter publish = roundTrip(new BlockLetters.PublishLetter(block.ref(),
-        new BlockProtocol.Publish("t-3", 200, 12_800, null, probe.ref().unsafeUpcast())));
+        new BlockProtocol.Publish("t-3", 200, 6, 12_800, null, probe.ref().unsafeUpcast())));
     assertEquals(block.ref(), publish.block());
     BlockProtocol.Publish kept = (BlockProtocol.Publish) publish.open(VALUES);
-    assertEquals(List.of("t-3", 200L, 12_800L), List.of(kept.trainerId(), kept.step(), kept.examples()));
+    assertEquals(List.of("t-3", 200L, 6L, 12_800L),
+        List.of(kept.trainerId(), kept.step(), kept.ringEpoch(), kept.examples()));
     assertBitsEqual(VALUES, kept.values(), "a publish letter opens to its frame's floats");
     assertEquals(probe.ref(), kept.replyTo());
 
