@@ -22,6 +22,11 @@ public final class CpuBackend implements Backend {
     this.gemm = new VectorGemm(threads);
   }
 
+  /** What this backend's parallel products took, slice by slice ({@link GemmCrew#totals()}); null with one thread. */
+  long[] crewTotals() {
+    return gemm.crewTotals();
+  }
+
   /** A CPU backend that uses up to {@code threads} threads for one GEMM. */
   public static CpuBackend create(int threads) {
     if (threads < 1) {

@@ -1,6 +1,7 @@
 package io.shardtrain.compute.backend;
 
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
@@ -16,6 +17,10 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Safe for concurrent callers: a slice whose worker already holds one that it has not taken
  * runs on the caller.
+ *
+ * <p>Each run adds to {@link #totals()}, what a step profile splits a parallel product into: the
+ * caller's slices, the workers', the hand-offs and the caller's wait for the last worker. Exact with
+ * one caller at a time, as a model's step is.
  */
 final class GemmCrew {
   /** How long a worker spins for the next slice before it parks. */
@@ -25,6 +30,7 @@ final class GemmCrew {
   private static final AtomicInteger CREW_IDS = new AtomicInteger();
 
   private final Worker[] workers;
+  private long runs, callerNanos, workerNanos, handoffNanos, waitNanos;
 
   GemmCrew(int workers) {
     this(workers, IDLE_NANOS);
@@ -48,22 +54,60 @@ final class GemmCrew {
 
   /** Runs {@code slices[0]} on the caller and the others on the workers; returns when all ended. */
   void run(Runnable[] slices) {
-    Job job = new Job(slices.length - 1);
+    long offered = System.nanoTime();
+    Job job = new Job(slices.length - 1, offered);
     for (int i = 1; i < slices.length; i++) {
       Worker w = i - 1 < workers.length ? workers[i - 1] : null;
       if (w == null || !w.offer(new Slice(slices[i], job))) job.run(slices[i]);
     }
     job.run(slices[0]);
-    job.await();
+    long callerDone = System.nanoTime();
+    try {
+      job.await();
+    } finally {
+      runs++;
+      callerNanos += callerDone - offered;
+      waitNanos += System.nanoTime() - callerDone;
+      workerNanos += job.workerNanos.get();
+      handoffNanos += job.handoffNanos.get();
+    }
   }
 
-  /** One parallel product: how many slices are still out, and the first failure. */
+  /**
+   * {runs, caller, workers, hand-offs, wait} since this crew began, in nanoseconds: how many
+   * parallel runs; the caller's time from handing out the slices to the end of its own (and of any
+   * it ran for a busy worker); the workers' slices, summed; from hand-out to each worker's start,
+   * summed; the caller's wait after its own slice for the workers still running.
+   */
+  long[] totals() {
+    return new long[] {runs, callerNanos, workerNanos, handoffNanos, waitNanos};
+  }
+
+  /** One parallel product: how many slices are still out, the first failure, and the workers' times. */
   private static final class Job {
     private final AtomicInteger pending;
+    private final long offered;
+    private final AtomicLong workerNanos = new AtomicLong();
+    private final AtomicLong handoffNanos = new AtomicLong();
     private volatile Throwable failure;
 
-    Job(int pending) {
+    Job(int pending, long offered) {
       this.pending = new AtomicInteger(pending + 1);
+      this.offered = offered;
+    }
+
+    /** A worker's slice: timed, and added before the count goes down, so the caller sees it after {@link #await}. */
+    void runOnWorker(Runnable slice) {
+      long start = System.nanoTime();
+      handoffNanos.addAndGet(start - offered);
+      try {
+        slice.run();
+      } catch (Throwable t) {
+        if (failure == null) failure = t;
+      } finally {
+        workerNanos.addAndGet(System.nanoTime() - start);
+        pending.decrementAndGet();
+      }
     }
 
     void run(Runnable slice) {
@@ -140,7 +184,7 @@ final class GemmCrew {
         if (s != null) {
           // Free the mailbox before the count goes down: the caller's next product offers right away.
           mailbox.set(null);
-          s.job().run(s.work());
+          s.job().runOnWorker(s.work());
           continue;
         }
         running.set(0);

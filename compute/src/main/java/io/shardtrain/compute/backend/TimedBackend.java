@@ -19,7 +19,9 @@ import java.util.List;
  * so that every operation would move its operands instead.
  *
  * <p>Each call costs two clock reads and a lookup in a small table keyed by the operation and its
- * dimensions; the key's text is built once, when a shape first runs. Calls made while
+ * dimensions; the key's text is built once, when a shape first runs. A GEMM on a backend with more
+ * than one thread also reads its crew's totals before and after, to split its parallel runs
+ * ({@link Slices}). Calls made while
  * {@link #recording} is off are passed on and not counted. Not thread-safe, like the models that
  * call it.
  */
@@ -27,9 +29,23 @@ public final class TimedBackend implements Backend {
 
   /**
    * {@code calls} of operation {@code op} took {@code nanos} of wall time; {@code flops}: their
-   * floating-point operations, counted for GEMM only ({@code 2 M N K} a call), else 0.
+   * floating-point operations, counted for GEMM only ({@code 2 M N K} a call), else 0;
+   * {@code slices}: for a GEMM on more than one thread, how its parallel runs split, else null.
    */
-  public record OpTime(String op, long calls, long nanos, long flops) {}
+  public record OpTime(String op, long calls, long nanos, long flops, Slices slices) {
+    public OpTime(String op, long calls, long nanos, long flops) {
+      this(op, calls, nanos, flops, null);
+    }
+  }
+
+  /**
+   * A GEMM's {@code runs} parallel runs (a product cut by depth has two per call: the partial
+   * products, then their sums): the caller's slices took {@code callerNanos}, from handing out the
+   * workers' to the end of its own; the workers' slices {@code workerNanos}, summed;
+   * {@code handoffNanos} passed from hand-out to each worker's start, summed; and the caller waited
+   * {@code waitNanos} after its own slice for the workers still running.
+   */
+  public record Slices(long runs, long callerNanos, long workerNanos, long handoffNanos, long waitNanos) {}
 
   private enum Op {
     GEMM("gemm"), AXPY("axpy"), SCALE("scale"), ADD("add"), MUL("mul"), ADD_ROW_VECTOR("addRowVector"),
@@ -52,6 +68,8 @@ public final class TimedBackend implements Backend {
     final int code, a, b, c;
     final String key;
     long calls, nanos, flops;
+    /** {@link GemmCrew#totals()} added up over this key's calls; null until a call ran in parallel. */
+    long[] slices;
 
     Entry(int code, int a, int b, int c) {
       this.code = code;
@@ -63,12 +81,14 @@ public final class TimedBackend implements Backend {
   }
 
   private final Backend inner;
+  private final CpuBackend cpu;
   private Entry[] table = new Entry[64];
   private final List<Entry> order = new ArrayList<>();
   private boolean recording = true;
 
-  private TimedBackend(Backend inner) {
+  private TimedBackend(CpuBackend inner) {
     this.inner = inner;
+    this.cpu = inner;
   }
 
   /** {@code inner} timed; refused for any backend but {@link CpuBackend} (see the class comment). */
@@ -77,7 +97,7 @@ public final class TimedBackend implements Backend {
       throw new IllegalArgumentException("per-operation timing is for the cpu backend only, not '" + inner.name()
           + "': a device runs its operations asynchronously, so a clock around each call would time its launches");
     }
-    return new TimedBackend(inner);
+    return new TimedBackend((CpuBackend) inner);
   }
 
   /** Whether {@link #wrap} takes {@code backend}. */
@@ -93,18 +113,23 @@ public final class TimedBackend implements Backend {
   /** Every key counted so far, in the order each first ran; a copy that later calls leave alone. */
   public List<OpTime> snapshot() {
     List<OpTime> out = new ArrayList<>(order.size());
-    for (Entry e : order) out.add(new OpTime(e.key, e.calls, e.nanos, e.flops));
+    for (Entry e : order) {
+      long[] s = e.slices;
+      out.add(new OpTime(e.key, e.calls, e.nanos, e.flops, s == null ? null : new Slices(s[0], s[1], s[2], s[3], s[4])));
+    }
     return List.copyOf(out);
   }
 
-  private void count(Op op, int variant, int a, int b, int c, long flops, long t0) {
+  /** The key's entry, counted; null while not recording. */
+  private Entry count(Op op, int variant, int a, int b, int c, long flops, long t0) {
     long nanos = System.nanoTime() - t0;
-    if (!recording) return;
+    if (!recording) return null;
     int code = op.ordinal() * 4 + variant;
     Entry e = find(code, a, b, c);
     e.calls++;
     e.nanos += nanos;
     e.flops += flops;
+    return e;
   }
 
   private void count(Op op, Tensor t, long t0) {
@@ -180,10 +205,16 @@ public final class TimedBackend implements Backend {
 
   @Override
   public void gemm(boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c) {
+    long[] before = cpu.crewTotals();
     long t0 = System.nanoTime();
     inner.gemm(transA, transB, alpha, a, b, beta, c);
     int m = c.rows(), n = c.cols(), k = transA ? a.rows() : a.cols();
-    count(Op.GEMM, (transA ? 2 : 0) + (transB ? 1 : 0), m, k, n, 2L * m * n * k, t0);
+    Entry e = count(Op.GEMM, (transA ? 2 : 0) + (transB ? 1 : 0), m, k, n, 2L * m * n * k, t0);
+    if (e == null || before == null) return;
+    long[] after = cpu.crewTotals();
+    if (after[0] == before[0]) return;
+    if (e.slices == null) e.slices = new long[after.length];
+    for (int i = 0; i < after.length; i++) e.slices[i] += after[i] - before[i];
   }
 
   @Override

@@ -93,6 +93,11 @@ final class VectorGemm {
     return threads;
   }
 
+  /** The crew's {@link GemmCrew#totals()}; null with one thread. */
+  long[] crewTotals() {
+    return crew == null ? null : crew.totals();
+  }
+
   /**
    * C[m x n] = alpha * op(A)[m x k] * op(B)[k x n] + beta * C. lda/ldb/ldc are the row strides of
    * the arrays as stored (A is m x k, or k x m when transposed; B is k x n, or n x k when

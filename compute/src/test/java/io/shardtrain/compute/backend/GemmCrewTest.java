@@ -1,5 +1,6 @@
 package io.shardtrain.compute.backend;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -35,6 +36,31 @@ class GemmCrewTest {
       for (int i = 0; i < 4; i++) assertEquals(1, runs.get(i), "slice " + i + " of round " + round);
       assertSame(Thread.currentThread(), ranOn[0]);
     }
+  }
+
+  /**
+   * A caller's slice that spins 2 ms beside a worker's of 5 ms: the totals hold one run, at least
+   * 2 ms of the caller's and 5 ms of the worker's, and the caller's slice plus its wait last at
+   * least as long as the worker's (the run ends when the worker's slice has).
+   */
+  @Test
+  void totalsSplitARunIntoTheCallersSliceTheWorkersTheHandOffAndTheWait() {
+    GemmCrew crew = new GemmCrew(1);
+    assertArrayEquals(new long[5], crew.totals());
+    crew.run(new Runnable[] {() -> spin(2_000_000), () -> spin(5_000_000)});
+    long[] t = crew.totals();
+    assertEquals(1, t[0], "runs");
+    assertTrue(t[1] >= 2_000_000, "caller " + t[1]);
+    assertTrue(t[2] >= 5_000_000, "worker " + t[2]);
+    assertTrue(t[3] >= 0, "hand-off " + t[3]);
+    assertTrue(t[1] + t[4] >= t[2], "caller " + t[1] + " + wait " + t[4] + " against worker " + t[2]);
+    crew.run(new Runnable[] {() -> { }, () -> { }});
+    assertEquals(2, crew.totals()[0], "runs");
+  }
+
+  private static void spin(long nanos) {
+    long end = System.nanoTime() + nanos;
+    while (System.nanoTime() < end) Thread.onSpinWait();
   }
 
   @Test

@@ -74,6 +74,28 @@ class TimedBackendTest {
     }
   }
 
+  /** A product large enough to run in parallel on two threads tells its runs apart; one thread, or a small product, none. */
+  @Test
+  void aParallelProductsSlicesAreCountedAndOthersHaveNone() {
+    Tensor a = Tensor.zeros(64, 784);
+    Tensor b = Tensor.zeros(784, 512);
+    Tensor small = Tensor.zeros(4, 4);
+    try (TimedBackend two = TimedBackend.wrap(CpuBackend.create(2)); TimedBackend one = TimedBackend.wrap(CpuBackend.create(1))) {
+      for (TimedBackend timed : List.of(two, one)) {
+        for (int i = 0; i < 3; i++) timed.gemm(false, false, 1f, a, b, 0f, Tensor.zeros(64, 512));
+        timed.gemm(false, false, 1f, small, small, 0f, Tensor.zeros(4, 4));
+      }
+      OpTime big = two.snapshot().get(0);
+      assertEquals("gemm 64x784x512", big.op());
+      // Cut by depth: the partial products, then their sums, two runs a call.
+      assertEquals(6, big.slices().runs());
+      assertTrue(big.slices().callerNanos() > 0 && big.slices().workerNanos() > 0, big.toString());
+      assertTrue(big.slices().callerNanos() + big.slices().waitNanos() <= big.nanos(), big.toString());
+      assertEquals(null, two.snapshot().get(1).slices(), "a product too small to split");
+      assertEquals(null, one.snapshot().get(0).slices(), "one thread");
+    }
+  }
+
   @Test
   void theSnapshotIsACopyThatLaterCallsLeaveAlone() {
     try (TimedBackend timed = TimedBackend.wrap(CpuBackend.create(1))) {

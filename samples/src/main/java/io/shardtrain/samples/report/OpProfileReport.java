@@ -26,9 +26,14 @@ public final class OpProfileReport {
 
   /**
    * One part of the step: a backend operation and shape, or {@code optimizer}, {@code data} or
-   * {@code other}; {@code flops}: GEMM's floating-point operations, else 0.
+   * {@code other}; {@code flops}: GEMM's floating-point operations, else 0; {@code slices}: how a
+   * GEMM's parallel runs split between the threads, else null.
    */
-  public record Part(String name, long calls, long nanos, long flops) {}
+  public record Part(String name, long calls, long nanos, long flops, TimedBackend.Slices slices) {
+    Part(String name, long calls, long nanos, long flops) {
+      this(name, calls, nanos, flops, null);
+    }
+  }
 
   private final long steps;
   private final long wallNanos;
@@ -47,7 +52,7 @@ public final class OpProfileReport {
     List<Part> all = new ArrayList<>();
     long backend = 0;
     for (TimedBackend.OpTime op : ops) {
-      all.add(new Part(op.op(), op.calls(), op.nanos(), op.flops()));
+      all.add(new Part(op.op(), op.calls(), op.nanos(), op.flops(), op.slices()));
       backend += op.nanos();
     }
     this.backendNanos = backend;
@@ -75,6 +80,12 @@ public final class OpProfileReport {
           millisPerStep(p.nanos()), 100 * share(p.nanos())));
       if (!p.name().equals(OTHER)) sb.append(", ").append(calls(p.calls()));
       if (p.flops() > 0) sb.append(String.format(Locale.ROOT, ", %.1f GFLOP/s", gflops(p)));
+      TimedBackend.Slices s = p.slices();
+      if (s != null) {
+        sb.append(String.format(Locale.ROOT, "; in parallel: %s runs per step, caller %.3f ms, workers %.3f ms,"
+            + " hand-offs %.3f ms, caller waited %.3f ms", runs(s.runs()), millisPerStep(s.callerNanos()),
+            millisPerStep(s.workerNanos()), millisPerStep(s.handoffNanos()), millisPerStep(s.waitNanos())));
+      }
       lines.add(sb.toString());
     }
     return lines;
@@ -98,6 +109,16 @@ public final class OpProfileReport {
       o.put("ms_per_step", millisPerStep(p.nanos()));
       o.put("share", share(p.nanos()));
       if (p.flops() > 0) o.put("gflops", gflops(p));
+      TimedBackend.Slices s = p.slices();
+      if (s != null) {
+        Map<String, Object> par = new LinkedHashMap<>();
+        par.put("runs", s.runs());
+        par.put("caller_ms_per_step", millisPerStep(s.callerNanos()));
+        par.put("workers_ms_per_step", millisPerStep(s.workerNanos()));
+        par.put("handoffs_ms_per_step", millisPerStep(s.handoffNanos()));
+        par.put("caller_waited_ms_per_step", millisPerStep(s.waitNanos()));
+        o.put("parallel", par);
+      }
       list.add(o);
     }
     m.put("ops", list);
@@ -118,6 +139,12 @@ public final class OpProfileReport {
     String n = calls % Math.max(1, steps) == 0 ? String.valueOf(calls / Math.max(1, steps))
         : String.format(Locale.ROOT, "%.2f", (double) calls / steps);
     return n + (n.equals("1") ? " call" : " calls") + " per step";
+  }
+
+  /** Parallel runs per step, as {@link #calls} writes calls. */
+  private String runs(long runs) {
+    return runs % Math.max(1, steps) == 0 ? String.valueOf(runs / Math.max(1, steps))
+        : String.format(Locale.ROOT, "%.2f", (double) runs / steps);
   }
 
   private double millisPerStep(long nanos) {

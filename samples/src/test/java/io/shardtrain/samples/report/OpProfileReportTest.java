@@ -3,6 +3,7 @@ package io.shardtrain.samples.report;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
+import io.shardtrain.compute.backend.TimedBackend;
 import io.shardtrain.compute.backend.TimedBackend.OpTime;
 import java.util.List;
 import java.util.Map;
@@ -32,6 +33,19 @@ class OpProfileReportTest {
         "profile   relu 64x512: 0.500 ms (5.0%), 1 call per step",
         "profile   other: 0.500 ms (5.0%)"),
         report().lines());
+  }
+
+  @Test
+  @SuppressWarnings("unchecked")
+  void aParallelProductsLineAndJsonSplitItsRunsPerStep() {
+    List<OpTime> ops = List.of(new OpTime("gemm 64x784x512", 10, 40 * MS, 10 * 2L * 64 * 784 * 512,
+        new TimedBackend.Slices(20, 30 * MS, 36 * MS, 2 * MS, 9 * MS)));
+    OpProfileReport r = new OpProfileReport(10, 100 * MS, ops, 40, 20 * MS, 15 * MS);
+    assertEquals("profile   gemm 64x784x512: 4.000 ms (40.0%), 1 call per step, 12.8 GFLOP/s; in parallel: 2 runs per"
+        + " step, caller 3.000 ms, workers 3.600 ms, hand-offs 0.200 ms, caller waited 0.900 ms", r.lines().get(1));
+    Map<String, Object> gemm = ((List<Map<String, Object>>) r.json().get("ops")).get(0);
+    assertEquals(Map.of("runs", 20L, "caller_ms_per_step", 3.0, "workers_ms_per_step", 3.6, "handoffs_ms_per_step", 0.2,
+        "caller_waited_ms_per_step", 0.9), gemm.get("parallel"));
   }
 
   @Test
