@@ -240,6 +240,7 @@ public final class BlockState {
     c.examplesApplied = examplesApplied;
     c.checkpoints = new TreeMap<>(checkpoints);
     c.generation = generation;
+    c.publishedEpoch = publishedEpoch;
     return c;
   }
 
@@ -320,6 +321,7 @@ public final class BlockState {
     values = e.values();
     optimizerState = update.newState(spec.length());
     version = 0;
+    publishedEpoch = -1;
     examplesApplied = 0;
     barrier.clearPending();
     lastSteps.clear();

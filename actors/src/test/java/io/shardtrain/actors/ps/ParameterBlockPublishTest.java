@@ -114,6 +114,23 @@ class ParameterBlockPublishTest {
     }
   }
 
+  /** The same from a snapshot: a block recovered from one taken at a publication knows that publication's ring. */
+  @Test
+  void aRecoveredSnapshotKeepsTheRingOfItsPublication() {
+    BlockSpec spec = spec(BlockSpec.Mode.ALLREDUCE);
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk =
+        block(kit, spec, settings(1, java.time.Duration.ofSeconds(5), PsSettings.NonFinitePolicy.REJECT));
+    init(tk, spec, INIT);
+    publishAs(tk, "dead", 100, 1, 6400, new float[] {1f, 1f, 1f, 1f, 1f});
+    publishAs(tk, "s1", 100, 2, 6336, new float[] {2f, 2f, 2f, 2f, 2f});
+    tk.restart();
+    assertEquals(2, tk.getState().publishedEpoch, "recovered from the snapshot");
+    assertTrue(publishAs(tk, "s1", 100, 2, 6336, new float[] {3f, 3f, 3f, 3f, 3f}).events().isEmpty());
+    float[] third = {4f, 4f, 4f, 4f, 4f};
+    assertEquals(3, publishAs(tk, "s2", 100, 3, 6272, third).eventOfType(ReplicaPublished.class).ringEpoch());
+    assertBitsEqual(third, tk.getState().values(), "a third ring's step");
+  }
+
   private static EventSourcedBehaviorTestKit.CommandResultWithReply<Command, Event, BlockState, StatusReply<Long>>
       publishAs(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk, String trainer, long step, long ringEpoch,
       long examples, float[] values) {

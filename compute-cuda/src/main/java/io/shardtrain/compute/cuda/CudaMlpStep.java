@@ -175,8 +175,11 @@ public final class CudaMlpStep implements AutoCloseable {
    * layer's values are read now, so the caller may change them once this returns.
    */
   public void forwardLayer(Mlp model, int layer) {
+    if (closed) throw new IllegalStateException("CudaMlpStep is closed");
     if (pendingBatch == 0) throw new IllegalStateException("forwardLayer(" + layer + ") before beginForward");
-    if (layer != nextLayer) throw new IllegalStateException("forward runs layer " + nextLayer + " next, not " + layer);
+    if (layer != nextLayer || layer >= z.length) {
+      throw new IllegalStateException("forward runs layer " + nextLayer + " of " + z.length + " next, not " + layer);
+    }
     rt.makeCurrent();
     for (int p = 2 * layer; p <= 2 * layer + 1; p++) {
       Tensor v = model.parameters().get(p).value();
@@ -195,6 +198,7 @@ public final class CudaMlpStep implements AutoCloseable {
    * below. The mean loss.
    */
   public float finishForwardBackward(Mlp model, int[] labels, Consumer<Parameter> onGradient) {
+    if (closed) throw new IllegalStateException("CudaMlpStep is closed");
     if (pendingBatch == 0) throw new IllegalStateException("no forward begun");
     int batch = pendingBatch;
     pendingBatch = 0;
@@ -211,11 +215,13 @@ public final class CudaMlpStep implements AutoCloseable {
     queueLoss(batch);
     pinnedLoss.queueDownload(loss, 1, stream);
     // A gradient's download overwrites its parameter's upload in the pinned buffer: both are on
-    // the one stream, so the upload is done before the download starts.
+    // the one stream, so the upload is done before the download starts. Each layer's download is
+    // queued before the product that carries the gradient on to the layer below.
     for (int i = z.length - 1; i >= 0; i--) {
-      queueBackward(i, batch);
+      queueParameterGradients(i, batch);
       for (int p = 2 * i; p <= 2 * i + 1; p++) pinnedParams.queueDownload(grads.get(p), sizes[p], offsets[p], stream);
       JCudaDriver.cuEventRecord(gradientsDown[i], stream);
+      queueInputGradient(i, batch);
     }
     List<Parameter> ps = model.parameters();
     for (int i = z.length - 1; i >= 0; i--) {
@@ -252,6 +258,7 @@ public final class CudaMlpStep implements AutoCloseable {
     }
     int batch = x.rows();
     checkLabels(y, batch);
+    pendingBatch = 0; // a step begun with beginForward is given up: its batch is overwritten
     rt.makeCurrent();
     stream.synchronize();
     pinnedIn.upload(x.data(), batch * widths[0], a[0], stream);
@@ -296,18 +303,27 @@ public final class CudaMlpStep implements AutoCloseable {
 
   /** Queues layer {@code i}'s parameter gradients and, below the first layer, the gradient of its input. */
   private void queueBackward(int i, int batch) {
-    Gemm g = be.gemmImpl();
+    queueParameterGradients(i, batch);
+    queueInputGradient(i, batch);
+  }
+
+  /** Queues layer {@code i}'s weight and bias gradients. */
+  private void queueParameterGradients(int i, int batch) {
     int in = widths[i], out = widths[i + 1];
-    g.sgemm(true, false, in, out, batch, 1f, a[i].address(), in, dz[i].address(), out, 0f,
+    be.gemmImpl().sgemm(true, false, in, out, batch, 1f, a[i].address(), in, dz[i].address(), out, 0f,
         grads.get(2 * i).address(), out);
     rt.launch("st_column_sums", (out + 255) / 256, 1, 256, stream, batch, out, dz[i], grads.get(2 * i + 1));
-    if (i > 0) {
-      g.sgemm(false, true, batch, in, out, 1f, dz[i].address(), out, params.get(2 * i).address(), out, 0f,
-          da.address(), in);
-      // relu's backward reads the pre-activation; tanh's and sigmoid's read the output.
-      DeviceBuffer saved = activation == Activation.RELU ? z[i - 1] : a[i];
-      elementwise(backwardKernel(), batch * in, saved, da, dz[i - 1]);
-    }
+  }
+
+  /** Below the first layer, queues the gradient of layer {@code i}'s input, through the activation below it. */
+  private void queueInputGradient(int i, int batch) {
+    if (i == 0) return;
+    int in = widths[i], out = widths[i + 1];
+    be.gemmImpl().sgemm(false, true, batch, in, out, 1f, dz[i].address(), out, params.get(2 * i).address(), out, 0f,
+        da.address(), in);
+    // relu's backward reads the pre-activation; tanh's and sigmoid's read the output.
+    DeviceBuffer saved = activation == Activation.RELU ? z[i - 1] : a[i];
+    elementwise(backwardKernel(), batch * in, saved, da, dz[i - 1]);
   }
 
   private String forwardKernel() {
@@ -377,6 +393,7 @@ public final class CudaMlpStep implements AutoCloseable {
   /** Replaces the device parameters with {@code from} (e.g. fresh ones from the server). */
   public void writeParameters(List<Tensor> from) {
     checkList(from, "writeParameters");
+    pendingBatch = 0; // a step begun with beginForward is given up: its layers' values are overwritten
     rt.makeCurrent();
     // Earlier copies out of the pinned buffer must be done before it is overwritten; the copies
     // queued here run before any kernel queued after them on the stream.
@@ -422,6 +439,7 @@ public final class CudaMlpStep implements AutoCloseable {
   public void close() {
     if (closed) return;
     closed = true;
+    pendingBatch = 0;
     rt.makeCurrent();
     stream.synchronize();
     List<AutoCloseable> all = new ArrayList<>();

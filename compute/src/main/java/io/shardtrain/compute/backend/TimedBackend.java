@@ -205,7 +205,7 @@ public final class TimedBackend implements Backend {
 
   @Override
   public void gemm(boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c) {
-    long[] before = cpu.crewTotals();
+    long[] before = recording ? cpu.crewTotals() : null;
     long t0 = System.nanoTime();
     inner.gemm(transA, transB, alpha, a, b, beta, c);
     int m = c.rows(), n = c.cols(), k = transA ? a.rows() : a.cols();

@@ -112,7 +112,7 @@ public final class OpProfileReport {
       TimedBackend.Slices s = p.slices();
       if (s != null) {
         Map<String, Object> par = new LinkedHashMap<>();
-        par.put("runs", s.runs());
+        par.put("runs_per_step", steps == 0 ? 0 : (double) s.runs() / steps);
         par.put("caller_ms_per_step", millisPerStep(s.callerNanos()));
         par.put("workers_ms_per_step", millisPerStep(s.workerNanos()));
         par.put("handoffs_ms_per_step", millisPerStep(s.handoffNanos()));
