@@ -16,7 +16,7 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code 2 * mr} vector accumulators and does one broadcast and two FMAs per row and k step.
  * Edge tiles are computed into a zero-padded scratch tile and merged into C element by element.
  * Shapes under {@link #SMALL_VOLUME} multiply-adds skip packing ({@link ScalarGemm}); outputs
- * narrower than a tile take {@link #narrowProduct}.
+ * narrower than a tile take {@link #narrowProduct}, products of small depth {@link ShallowGemm}.
  *
  * <p>The depth is cut into blocks of equal size, at most {@link #KC} ({@link DepthBlocks}), added
  * to C one after another.
@@ -118,11 +118,21 @@ final class VectorGemm {
     } else if (narrow(m, n)) {
       // Decided for the whole product, never for a slice, so more threads give the same bits.
       narrowProduct(workspace(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    } else if (ShallowGemm.takes(m, n, k)) {
+      Workspace ws = workspace();
+      ShallowGemm.gemm(transB ? ws.transposed(k * n) : null, ws.tile, transA, transB, m, n, k, alpha, a, lda, b, ldb,
+          beta, c, ldc);
     } else if (threads == 1 || volume < PARALLEL_VOLUME) {
       blocked(workspace(), transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
     } else {
       parallel(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     }
+  }
+
+  /** The tiles alone, on the caller, whatever the shape: what the other paths keep the bits of. */
+  static void tiles(boolean transA, boolean transB, int m, int n, int k, float alpha, float[] a, int lda, float[] b,
+      int ldb, float beta, float[] c, int ldc) {
+    blocked(WORKSPACE.get(), transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
   }
 
   /**
@@ -468,7 +478,7 @@ final class VectorGemm {
   /** Per-thread pack buffers, reused across calls. */
   private static final class Workspace {
     final float[] ap = new float[MC * KC];
-    final float[] tile = new float[MR_TALL * NR];
+    final float[] tile = new float[Math.max(MR_TALL * NR, ShallowGemm.TILE)];
     private float[] bp = new float[0];
     private float[] transposed = new float[0];
     private float[] depthScratch = new float[0];

@@ -2,6 +2,7 @@ package io.shardtrain.compute.backend;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -68,6 +69,46 @@ class VectorGemmTest {
         }
       }
     }
+  }
+
+  /**
+   * Products of depth 16 or less (the output layer's input gradient, 64x10x256:nt) take
+   * ShallowGemm: they match the reference for every transpose, alpha and beta, and with beta 0
+   * or 1 give the tiles' bits, on one thread and two.
+   */
+  @Test
+  void shallowProductsMatchReferenceAndGiveTheTilesBits() {
+    SplittableRandom random = new SplittableRandom(23);
+    int vl = ShallowGemm.VL;
+    // {m, n, k}: the training shape; rows past a block of four and vectors past a block of four;
+    // the fewest rows; a depth of one and of the most it takes. Each above the scalar path's volume.
+    int[][] shapes = {{64, 256, 10}, {7, 9 * vl, 12}, {4, 16 * vl, 8}, {128, 4 * vl, 1},
+        {9, 6 * vl, ShallowGemm.MAX_DEPTH}};
+    for (int[] s : shapes) {
+      assertTrue(ShallowGemm.takes(s[0], s[1], s[2]) && (long) s[0] * s[1] * s[2] >= VectorGemm.SMALL_VOLUME,
+          java.util.Arrays.toString(s));
+      for (int t = 0; t < 4; t++) {
+        boolean transA = (t & 1) != 0;
+        boolean transB = (t & 2) != 0;
+        for (float beta : new float[] {0f, 1f, 0.25f}) {
+          checkAgainstReference(ONE, transA, transB, s[0], s[1], s[2], 1.5f, beta, random);
+          checkAgainstReference(TWO, transA, transB, s[0], s[1], s[2], 1.5f, beta, random);
+        }
+        for (float beta : new float[] {0f, 1f}) {
+          Tensor a = transA ? random(s[2], s[0], random) : random(s[0], s[2], random);
+          Tensor b = transB ? random(s[1], s[2], random) : random(s[2], s[1], random);
+          Tensor c = random(s[0], s[1], random);
+          float[] tiles = c.data().clone();
+          ONE.gemm(transA, transB, 1.5f, a, b, beta, c);
+          VectorGemm.tiles(transA, transB, s[0], s[1], s[2], 1.5f, a.data(), a.cols(), b.data(), b.cols(), beta, tiles,
+              s[1]);
+          assertArrayEquals(tiles, c.data(), java.util.Arrays.toString(s) + " t=" + t + " beta=" + beta);
+        }
+      }
+    }
+    assertFalse(ShallowGemm.takes(64, 256, ShallowGemm.MAX_DEPTH + 1));
+    assertFalse(ShallowGemm.takes(64, 4 * vl + 1, 10));
+    assertFalse(ShallowGemm.takes(3, 256, 10));
   }
 
   @Test
