@@ -57,12 +57,27 @@ public final class GrpcServer {
 
   static final Duration IDLE_MARGIN = Duration.ofSeconds(10);
 
+  /**
+   * The API's request handler. akka-grpc gzips an answer whenever gzip comes first in the request's
+   * {@code grpc-accept-encoding} (gRPC's Java client sends only gzip), with no setting of its own; without
+   * {@code compress-responses} that header is dropped first, so answers go uncompressed (requests
+   * a client compressed are still read).
+   */
+  static Function<HttpRequest, CompletionStage<HttpResponse>> handler(ShardTrain api, GrpcSettings settings) {
+    ActorSystem<?> system = api.system();
+    Function<HttpRequest, CompletionStage<HttpResponse>> generated = ShardTrainApiHandlerFactory.create(
+        new ShardTrainGrpcService(api, settings), sys -> failure -> new Trailers(ApiError.statusOf(failure)), system);
+    if (settings.compressResponses()) return generated;
+    return request -> generated.apply(request.removeHeader(ACCEPT_ENCODING));
+  }
+
+  static final String ACCEPT_ENCODING = "grpc-accept-encoding";
+
   /** Binds the API at {@code settings}' host and port (0: a free one; the binding says which). */
   public static CompletionStage<ServerBinding> start(ShardTrain api, GrpcSettings settings) {
     ActorSystem<?> system = api.system();
     SecuritySettings security = SecuritySettings.create(system);
-    Function<HttpRequest, CompletionStage<HttpResponse>> handler = ShardTrainApiHandlerFactory.create(
-        new ShardTrainGrpcService(api, settings), sys -> failure -> new Trailers(ApiError.statusOf(failure)), system);
+    Function<HttpRequest, CompletionStage<HttpResponse>> handler = handler(api, settings);
     ServerBuilder server = Http.get(system).newServerAt(settings.host(), settings.port())
         .withSettings(listenerSettings(system.settings().config()));
     if (security.enabled()) {

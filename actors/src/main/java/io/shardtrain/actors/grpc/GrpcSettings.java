@@ -6,9 +6,16 @@ import java.time.Duration;
 
 /**
  * Settings of the gRPC API, read once from {@code shardtrain.grpc}. A negative {@code port} means
- * this node does not serve it; 0 binds a free port.
+ * this node does not serve it; 0 binds a free port. {@code compressResponses}: gzip the answers of
+ * clients that accept it (akka-grpc's own choice whenever gzip comes first in what a client
+ * accepts, as with gRPC's Java client); off by default, since floats hardly compress and gzip
+ * costs milliseconds a call.
  */
-public record GrpcSettings(String host, int port, Duration askTimeout) {
+public record GrpcSettings(String host, int port, Duration askTimeout, boolean compressResponses) {
+  public GrpcSettings(String host, int port, Duration askTimeout) {
+    this(host, port, askTimeout, false);
+  }
+
   public GrpcSettings {
     if (host == null || host.isBlank()) throw new IllegalArgumentException("shardtrain.grpc.host must not be blank");
     if (port > 65535) throw new IllegalArgumentException("shardtrain.grpc.port must be at most 65535, got " + port);
@@ -27,6 +34,7 @@ public record GrpcSettings(String host, int port, Duration askTimeout) {
 
   public static GrpcSettings fromConfig(Config config) {
     Config c = config.getConfig("shardtrain.grpc");
-    return new GrpcSettings(c.getString("host").trim(), c.getInt("port"), c.getDuration("ask-timeout"));
+    return new GrpcSettings(c.getString("host").trim(), c.getInt("port"), c.getDuration("ask-timeout"),
+        c.getBoolean("compress-responses"));
   }
 }

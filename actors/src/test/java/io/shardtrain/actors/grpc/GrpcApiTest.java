@@ -73,7 +73,7 @@ class GrpcApiTest {
   static Job job;
 
   /** A one-node cluster (ps, master) in memory whose gRPC API {@code client} calls. */
-  record Node(ActorTestKit kit, ShardTrainApiClient client) {}
+  record Node(ActorTestKit kit, ShardTrainApiClient client, ShardTrain api) {}
 
   static Node startNode(String name) throws Exception {
     return startNode(name, "");
@@ -102,7 +102,7 @@ class GrpcApiTest {
     var binding = GrpcServer.startIfConfigured(st).orElseThrow().toCompletableFuture().get(10, TimeUnit.SECONDS);
     int port = binding.localAddress().getPort();
     return new Node(kit, ShardTrainApiClient.create(
-        GrpcClientSettings.connectToServiceAt("127.0.0.1", port, kit.system()).withTls(false), kit.system()));
+        GrpcClientSettings.connectToServiceAt("127.0.0.1", port, kit.system()).withTls(false), kit.system()), st);
   }
 
   @BeforeAll
