@@ -16,7 +16,8 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code 2 * mr} vector accumulators and does one broadcast and two FMAs per row and k step.
  * Edge tiles are computed into a zero-padded scratch tile and merged into C element by element.
  * Shapes under {@link #SMALL_VOLUME} multiply-adds skip packing ({@link ScalarGemm}); outputs
- * narrower than a tile take {@link #narrowProduct}, products of small depth {@link ShallowGemm}.
+ * narrower than a tile take {@link #narrowProduct}, products of small depth too small to split
+ * {@link ShallowGemm}.
  *
  * <p>The depth is cut into blocks of equal size, at most {@link #KC} ({@link DepthBlocks}), added
  * to C one after another.
@@ -118,7 +119,8 @@ final class VectorGemm {
     } else if (narrow(m, n)) {
       // Decided for the whole product, never for a slice, so more threads give the same bits.
       narrowProduct(workspace(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    } else if (ShallowGemm.takes(m, n, k)) {
+    } else if (volume < PARALLEL_VOLUME && ShallowGemm.takes(m, n, k)) {
+      // One thread; a product large enough to split keeps the tiles, and its threads.
       Workspace ws = workspace();
       ShallowGemm.gemm(transB ? ws.transposed(k * n) : null, ws.tile, transA, transB, m, n, k, alpha, a, lda, b, ldb,
           beta, c, ldc);

@@ -85,8 +85,9 @@ class VectorGemmTest {
     int[][] shapes = {{64, 256, 10}, {7, 9 * vl, 12}, {4, 16 * vl, 8}, {128, 4 * vl, 1},
         {9, 6 * vl, ShallowGemm.MAX_DEPTH}};
     for (int[] s : shapes) {
-      assertTrue(ShallowGemm.takes(s[0], s[1], s[2]) && (long) s[0] * s[1] * s[2] >= VectorGemm.SMALL_VOLUME,
-          java.util.Arrays.toString(s));
+      long volume = (long) s[0] * s[1] * s[2];
+      assertTrue(ShallowGemm.takes(s[0], s[1], s[2]) && volume >= VectorGemm.SMALL_VOLUME
+          && volume < VectorGemm.PARALLEL_VOLUME, java.util.Arrays.toString(s));
       for (int t = 0; t < 4; t++) {
         boolean transA = (t & 1) != 0;
         boolean transB = (t & 2) != 0;
