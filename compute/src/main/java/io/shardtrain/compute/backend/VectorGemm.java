@@ -69,7 +69,7 @@ final class VectorGemm {
   /** Below this many values an update of a layer's weights is not split across threads. */
   static final long PARALLEL_ELEMENTS = 64L * 1024;
 
-  private static final ThreadLocal<Workspace> WORKSPACE = ThreadLocal.withInitial(Workspace::new);
+  private static final ThreadLocal<GemmWorkspace> WORKSPACE = ThreadLocal.withInitial(GemmWorkspace::new);
 
   private final int threads;
   private final GemmCrew crew;
@@ -80,7 +80,7 @@ final class VectorGemm {
   private Cached cached;
 
   /** A thread's workspace; immutable, so a thread that reads another's sees it whole and passes it by. */
-  private record Cached(Thread thread, Workspace workspace) {}
+  private record Cached(Thread thread, GemmWorkspace workspace) {}
 
   VectorGemm(int threads) {
     if (threads < 1) {
@@ -121,7 +121,7 @@ final class VectorGemm {
       narrowProduct(workspace(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     } else if (volume < PARALLEL_VOLUME && ShallowGemm.takes(m, n, k)) {
       // One thread; a product large enough to split keeps the tiles, and its threads.
-      Workspace ws = workspace();
+      GemmWorkspace ws = workspace();
       ShallowGemm.gemm(transB ? ws.transposed(k * n) : null, ws.tile, transA, transB, m, n, k, alpha, a, lda, b, ldb,
           beta, c, ldc);
     } else if (threads == 1 || volume < PARALLEL_VOLUME) {
@@ -219,7 +219,7 @@ final class VectorGemm {
       int from = DepthBlocks.start(k, part, threads);
       int to = DepthBlocks.start(k, part + 1, threads);
       slices[part] = () -> {
-        Workspace ws = WORKSPACE.get();
+        GemmWorkspace ws = WORKSPACE.get();
         for (int pc = from; pc < to; pc += block) {
           int kc = Math.min(block, to - pc);
           blocked(ws, false, false, m, n, kc, alpha, a, pc, lda, b, pc * ldb, ldb, 0f, scratch,
@@ -255,7 +255,7 @@ final class VectorGemm {
     }
   }
 
-  private static void slice(Workspace ws, boolean splitRows, int start, int len, boolean transA, boolean transB,
+  private static void slice(GemmWorkspace ws, boolean splitRows, int start, int len, boolean transA, boolean transB,
       int m, int n, int k, float alpha, float[] a, int lda, float[] b, int ldb, float beta,
       float[] c, int ldc) {
     if (splitRows) {
@@ -267,16 +267,16 @@ final class VectorGemm {
     }
   }
 
-  private Workspace workspace() {
+  private GemmWorkspace workspace() {
     Cached c = cached;
     Thread t = Thread.currentThread();
     if (c != null && c.thread() == t) return c.workspace();
-    Workspace w = WORKSPACE.get();
+    GemmWorkspace w = WORKSPACE.get();
     cached = new Cached(t, w);
     return w;
   }
 
-  private static void blocked(Workspace ws, boolean transA, boolean transB, int m, int n, int k, float alpha,
+  private static void blocked(GemmWorkspace ws, boolean transA, boolean transB, int m, int n, int k, float alpha,
       float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
       float[] c, int cOff, int ldc) {
     float[] ap = ws.ap;
@@ -317,7 +317,7 @@ final class VectorGemm {
    * else its transpose, {@code C^T = op(B)^T op(A)^T}, pads the n rows to a tile's height instead
    * and is written to C transposed. One thread: these products are small.
    */
-  private static void narrowProduct(Workspace ws, boolean transA, boolean transB, int m, int n, int k,
+  private static void narrowProduct(GemmWorkspace ws, boolean transA, boolean transB, int m, int n, int k,
       float alpha, float[] a, int lda, float[] b, int ldb, float beta, float[] c, int ldc) {
     if (!transA && !transB && n <= RowGemm.VL) {
       RowGemm.gemm(ws.transposed(RowGemm.SCRATCH), m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
@@ -475,35 +475,5 @@ final class VectorGemm {
 
   private static int roundUp(int x, int multiple) {
     return ceilDiv(x, multiple) * multiple;
-  }
-
-  /** Per-thread pack buffers, reused across calls. */
-  private static final class Workspace {
-    final float[] ap = new float[MC * KC];
-    final float[] tile = new float[Math.max(MR_TALL * NR, ShallowGemm.TILE)];
-    private float[] bp = new float[0];
-    private float[] transposed = new float[0];
-    private float[] depthScratch = new float[0];
-
-    float[] depthScratch(int size) {
-      if (depthScratch.length < size) {
-        depthScratch = new float[size];
-      }
-      return depthScratch;
-    }
-
-    float[] transposed(int size) {
-      if (transposed.length < size) {
-        transposed = new float[size];
-      }
-      return transposed;
-    }
-
-    float[] bPanel(int size) {
-      if (bp.length < size) {
-        bp = new float[size];
-      }
-      return bp;
-    }
   }
 }
