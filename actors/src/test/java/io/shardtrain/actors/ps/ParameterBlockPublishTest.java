@@ -46,7 +46,7 @@ class ParameterBlockPublishTest {
 
   private static StatusReply<Long> publish(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk, long step,
       long examples, float[] values) {
-    return tk.<StatusReply<Long>>runCommand(r -> new Publish("t1", step, 1, examples, values, r)).reply();
+    return publishAs(tk, "t1", step, 1, examples, values).reply();
   }
 
   @Test

@@ -181,12 +181,17 @@ public final class CudaMlpStep implements AutoCloseable {
       throw new IllegalStateException("forward runs layer " + nextLayer + " of " + z.length + " next, not " + layer);
     }
     rt.makeCurrent();
+    uploadLayer(model, layer);
+    queueLayer(layer, pendingBatch);
+    nextLayer++;
+  }
+
+  /** Queues the upload of dense layer {@code layer}'s weight and bias values from {@code model}. */
+  private void uploadLayer(Mlp model, int layer) {
     for (int p = 2 * layer; p <= 2 * layer + 1; p++) {
       Tensor v = model.parameters().get(p).value();
       pinnedParams.upload(v.data(), v.size(), offsets[p], params.get(p), stream);
     }
-    queueLayer(layer, pendingBatch);
-    nextLayer++;
   }
 
   /**
@@ -205,10 +210,7 @@ public final class CudaMlpStep implements AutoCloseable {
     checkLabels(labels, batch);
     rt.makeCurrent();
     for (int i = nextLayer; i < z.length; i++) {
-      for (int p = 2 * i; p <= 2 * i + 1; p++) {
-        Tensor v = model.parameters().get(p).value();
-        pinnedParams.upload(v.data(), v.size(), offsets[p], params.get(p), stream);
-      }
+      uploadLayer(model, i);
       queueLayer(i, batch);
     }
     pinnedLabels.uploadInts(labels, batch, this.labels, stream);

@@ -58,9 +58,9 @@ final class GemmCrew {
     Job job = new Job(slices.length - 1, offered);
     for (int i = 1; i < slices.length; i++) {
       Worker w = i - 1 < workers.length ? workers[i - 1] : null;
-      if (w == null || !w.offer(new Slice(slices[i], job))) job.run(slices[i]);
+      if (w == null || !w.offer(new Slice(slices[i], job))) job.run(slices[i], false);
     }
-    job.run(slices[0]);
+    job.run(slices[0], false);
     long callerDone = System.nanoTime();
     try {
       job.await();
@@ -96,26 +96,19 @@ final class GemmCrew {
       this.offered = offered;
     }
 
-    /** A worker's slice: timed, and added before the count goes down, so the caller sees it after {@link #await}. */
-    void runOnWorker(Runnable slice) {
-      long start = System.nanoTime();
-      handoffNanos.addAndGet(start - offered);
+    /**
+     * Runs a slice and counts it done. A worker's is timed, its times added before the count goes
+     * down, so the caller sees them after {@link #await}.
+     */
+    void run(Runnable slice, boolean onWorker) {
+      long start = onWorker ? System.nanoTime() : 0;
+      if (onWorker) handoffNanos.addAndGet(start - offered);
       try {
         slice.run();
       } catch (Throwable t) {
         if (failure == null) failure = t;
       } finally {
-        workerNanos.addAndGet(System.nanoTime() - start);
-        pending.decrementAndGet();
-      }
-    }
-
-    void run(Runnable slice) {
-      try {
-        slice.run();
-      } catch (Throwable t) {
-        if (failure == null) failure = t;
-      } finally {
+        if (onWorker) workerNanos.addAndGet(System.nanoTime() - start);
         pending.decrementAndGet();
       }
     }
@@ -184,7 +177,7 @@ final class GemmCrew {
         if (s != null) {
           // Free the mailbox before the count goes down: the caller's next product offers right away.
           mailbox.set(null);
-          s.job().runOnWorker(s.work());
+          s.job().run(s.work(), true);
           continue;
         }
         running.set(0);
