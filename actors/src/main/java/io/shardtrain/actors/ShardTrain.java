@@ -31,6 +31,7 @@ import io.shardtrain.actors.sparse.SparseShard;
 import io.shardtrain.actors.sparse.TableSpec;
 import io.shardtrain.actors.trainer.CtrTrainer;
 import io.shardtrain.actors.trainer.Trainer;
+import io.shardtrain.actors.transport.Asks;
 import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.compute.backend.CpuBackend;
@@ -90,6 +91,11 @@ public final class ShardTrain {
    */
   public static ShardTrain start(ActorSystem<?> system) {
     AkkaVersionGuard.require();
+    if (!Asks.asyncCallbacksPooled()) {
+      system.log().warn("This JVM starts a new thread for every asynchronous callback (the common pool has {} thread):"
+          + " Akka's asks and akka-grpc's handlers use them on every call. Start it with -D{}=2.",
+          java.util.concurrent.ForkJoinPool.getCommonPoolParallelism(), Asks.COMMON_POOL_PARALLELISM);
+    }
     // Starts the node's traffic reporter, which the status view reads on every member.
     NodeMetrics.get(system);
     ParameterBlock.init(system);
@@ -391,14 +397,14 @@ public final class ShardTrain {
     var block = ParameterBlock.entityRef(system, entityId);
     BulkTransport bulk = BulkTransport.get(system);
     if (!bulk.isEnabled()) {
-      return block.askWithStatus(replyTo -> new BlockProtocol.Pull(minVersion, replyTo), timeout);
+      return Asks.onArrival(block.askWithStatus(replyTo -> new BlockProtocol.Pull(minVersion, replyTo), timeout));
     }
     BulkAddress self = BulkAddress.of(bulk.address());
-    return block.<BlockProtocol.BlockValues>askWithStatus(replyTo -> new BlockProtocol.Pull(minVersion, self, replyTo),
-            timeout)
+    return Asks.onArrival(block.<BlockProtocol.BlockValues>askWithStatus(
+            replyTo -> new BlockProtocol.Pull(minVersion, self, replyTo), timeout))
         .handle((v, failure) -> failure == null ? CompletableFuture.completedFuture(v)
-            : block.<BlockProtocol.BlockValues>askWithStatus(
-                replyTo -> new BlockProtocol.Pull(minVersion, replyTo), timeout))
+            : Asks.onArrival(block.<BlockProtocol.BlockValues>askWithStatus(
+                replyTo -> new BlockProtocol.Pull(minVersion, replyTo), timeout)))
         .thenCompose(stage -> stage);
   }
 

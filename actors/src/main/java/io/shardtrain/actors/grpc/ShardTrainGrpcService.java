@@ -16,6 +16,7 @@ import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.actors.sparse.SparseClient;
+import io.shardtrain.actors.transport.Asks;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.grpc.BlockValues;
 import io.shardtrain.grpc.CheckpointReply;
@@ -331,7 +332,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
 
   /** A shard's refusal as the API's error: the request's fault, a shard on the move, or a refusal. */
   private <T> CompletionStage<T> sparseAnswer(CompletionStage<T> stage, String from) {
-    return stage.handle((v, failure) -> {
+    return Asks.onArrival(stage).handle((v, failure) -> {
       if (failure == null) return v;
       Throwable t = failure instanceof java.util.concurrent.CompletionException c && c.getCause() != null
           ? c.getCause() : failure;
@@ -434,9 +435,13 @@ final class ShardTrainGrpcService implements ShardTrainApi {
         timeout);
   }
 
-  /** {@code stage}, its failure turned into the API's error as an answer of {@code from}. */
+  /**
+   * {@code stage}, its failure turned into the API's error as an answer of {@code from}. Akka's ask
+   * stages run even non-async callbacks on a new thread on a 2-core machine ({@link Asks}): every
+   * call's callbacks run on the thread the answer arrives on instead.
+   */
   private static <T> CompletionStage<T> answer(CompletionStage<T> stage, String from, Duration waited) {
-    return stage.handle((v, failure) -> {
+    return Asks.onArrival(stage).handle((v, failure) -> {
       if (failure != null) throw ApiError.fail(ApiError.of(failure, from, waited));
       return v;
     });

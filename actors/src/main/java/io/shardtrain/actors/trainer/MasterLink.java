@@ -4,12 +4,15 @@ import akka.Done;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.AskPattern;
+import akka.pattern.StatusReply;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.job.TrainerNotice;
 import io.shardtrain.actors.transport.Asks;
 import java.util.List;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 
 /**
  * Everything a trainer says to the master ({@link JobProtocol}), and the master's answers turned into the
@@ -69,15 +72,13 @@ final class MasterLink {
   void register() {
     // The master answers with notices on a typed adapter, so it needs none of the trainer's own messages.
     ActorRef<TrainerNotice> notices = context.messageAdapter(TrainerNotice.class, Trainer.Notice::new);
-    context.askWithStatus(JobProtocol.Registration.class, master, settings.askTimeout(),
-        replyTo -> new JobProtocol.RegisterTrainer(trainerId, notices, replyTo),
+    this.<JobProtocol.Registration>ask(replyTo -> new JobProtocol.RegisterTrainer(trainerId, notices, replyTo),
         (r, failure) -> r == null ? new Registered(null, 0, 0, 0, failure)
             : new Registered(r.job(), r.membershipEpoch(), r.lastStep(), r.generation(), null));
   }
 
   void requestTask(long generation) {
-    context.askWithStatus(JobProtocol.TaskReply.class, master, settings.askTimeout(),
-        replyTo -> new JobProtocol.RequestTask(trainerId, replyTo),
+    this.<JobProtocol.TaskReply>ask(replyTo -> new JobProtocol.RequestTask(trainerId, replyTo),
         (reply, failure) -> new TaskAnswered(generation, answer(reply, failure)));
   }
 
@@ -98,18 +99,25 @@ final class MasterLink {
     ProgressReports.Step newest = report.newest();
     List<JobProtocol.StepOffset> steps = report.steps().stream()
         .map(x -> new JobProtocol.StepOffset(x.step(), x.offset())).toList();
-    // Not context.askWithStatus: its stage would start a thread per answer on two cores (see Asks).
-    ActorRef<Trainer.Command> self = context.getSelf();
-    Asks.onArrival(AskPattern.<JobProtocol.Command, Done>askWithStatus(master,
-            replyTo -> new JobProtocol.ReportProgress(trainerId, newest.epoch(), newest.task(), steps, generation,
-                replyTo), settings.askTimeout(), context.getSystem().scheduler()))
-        .whenComplete((done, failure) -> self.tell(new Reported(report.id(), newest.step(), failure)));
+    this.<Done>ask(replyTo -> new JobProtocol.ReportProgress(trainerId, newest.epoch(), newest.task(), steps, generation,
+        replyTo), (done, failure) -> new Reported(report.id(), newest.step(), failure));
   }
 
   /** Asks which share of the test set to predict for the job's AUC; the answer comes back as {@code answered} makes it. */
-  void requestAucShare(java.util.function.BiFunction<JobProtocol.AucShareLease, Throwable, Trainer.Command> answered) {
-    context.askWithStatus(JobProtocol.AucShareLease.class, master, settings.askTimeout(),
-        replyTo -> new JobProtocol.RequestAucShare(trainerId, replyTo), (lease, failure) -> answered.apply(lease, failure));
+  void requestAucShare(BiFunction<JobProtocol.AucShareLease, Throwable, Trainer.Command> answered) {
+    this.<JobProtocol.AucShareLease>ask(replyTo -> new JobProtocol.RequestAucShare(trainerId, replyTo), answered);
+  }
+
+  /**
+   * Asks the master; its answer or failure comes back to the trainer as {@code answered} makes it. Not
+   * {@code context.askWithStatus}: its stage would start a thread per answer on two cores (see {@link Asks}).
+   */
+  private <T> void ask(Function<ActorRef<StatusReply<T>>, JobProtocol.Command> message,
+      BiFunction<T, Throwable, Trainer.Command> answered) {
+    ActorRef<Trainer.Command> self = context.getSelf();
+    Asks.onArrival(AskPattern.askWithStatus(master, message::apply, settings.askTimeout(),
+            context.getSystem().scheduler()))
+        .whenComplete((reply, failure) -> self.tell(answered.apply(reply, failure)));
   }
 
   /** Share {@code share} of the test AUC, predicted on the values after {@code step}. */

@@ -69,6 +69,39 @@ class AsksTest {
     assertTrue(e.getCause() instanceof java.util.concurrent.TimeoutException, "timed out: " + e.getCause());
   }
 
+  /**
+   * Prints the class of CompletableFuture's default async executor and the common pool's size, after
+   * {@code poolAsyncCallbacks} if the first argument is "pool".
+   */
+  public static final class DefaultExecutorMain {
+    public static void main(String[] args) {
+      if (args.length > 0 && args[0].equals("pool")) Asks.poolAsyncCallbacks();
+      System.out.print(new CompletableFuture<Void>().defaultExecutor().getClass().getName() + " "
+          + java.util.concurrent.ForkJoinPool.getCommonPoolParallelism());
+    }
+  }
+
+  static String defaultExecutorAndPoolOfAFreshJvm(int cores, String... args) throws Exception {
+    java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(
+        java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-XX:ActiveProcessorCount=" + cores, "-cp", System.getProperty("java.class.path"),
+        DefaultExecutorMain.class.getName()));
+    command.addAll(java.util.List.of(args));
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the JVM ended");
+    assertEquals(0, p.exitValue(), out);
+    return out;
+  }
+
+  @Test
+  void onTwoCoresAsyncCallbacksGetANewThreadEachUnlessTheLauncherPoolsThemFirst() throws Exception {
+    assertEquals("java.util.concurrent.CompletableFuture$ThreadPerTaskExecutor 1", defaultExecutorAndPoolOfAFreshJvm(2));
+    assertEquals("java.util.concurrent.ForkJoinPool 2", defaultExecutorAndPoolOfAFreshJvm(2, "pool"));
+    // Where the common pool has two threads or more anyway, its size is left alone.
+    assertEquals("java.util.concurrent.ForkJoinPool 3", defaultExecutorAndPoolOfAFreshJvm(4, "pool"));
+  }
+
   @Test
   void completeOnArrivalCompletesTheGivenFuture() throws Exception {
     CompletableFuture<Integer> target = new CompletableFuture<>();

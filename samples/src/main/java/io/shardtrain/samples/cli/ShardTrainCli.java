@@ -1,6 +1,7 @@
 package io.shardtrain.samples.cli;
 
 import com.typesafe.config.ConfigException;
+import io.shardtrain.actors.transport.Asks;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.data.DataUnavailableException;
 import java.io.PrintWriter;
@@ -20,6 +21,8 @@ public final class ShardTrainCli implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
+    // First, before anything uses the common pool (a thread per async callback on 2 cores otherwise).
+    Asks.poolAsyncCallbacks();
     // Before the command line and the configuration are read (half a second): the kernels
     // compile meanwhile, and while the data is read after that.
     if (trainsDenseModelOnCpu(args)) CpuBackend.warmUp();
