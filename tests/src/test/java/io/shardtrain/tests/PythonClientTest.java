@@ -49,6 +49,16 @@ class PythonClientTest {
 
   record Run(int exit, String output, long millis) {}
 
+  /**
+   * Threads for what blocks (a process's output, a whole Python run): not the common pool, whose two
+   * threads run the in-process node's callbacks and would starve while a test held them.
+   */
+  static final java.util.concurrent.ExecutorService BLOCKING = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "python-client-test");
+    t.setDaemon(true);
+    return t;
+  });
+
   @BeforeAll
   static void findPythonAndMnist() throws Exception {
     List<String> tried = new ArrayList<>();
@@ -102,7 +112,7 @@ class PythonClientTest {
       } catch (IOException e) {
         return "(output unreadable: " + e.getMessage() + ")";
       }
-    });
+    }, BLOCKING);
     try {
       if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
         p.destroyForcibly();
@@ -294,7 +304,7 @@ class PythonClientTest {
         } catch (IOException e) {
           throw new AssertionError(e);
         }
-      });
+      }, BLOCKING);
       CompletableFuture<Long> jvm = TrainerNode.start(node.api(), "jvm-1",
           TrainSettings.fromConfig(node.system().settings().config()), System.out);
       Run r = py.get(600, TimeUnit.SECONDS);
