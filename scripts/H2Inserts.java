@@ -15,7 +15,8 @@ import java.util.Random;
  * of STEPS steps, the rate and the whole process's CPU seconds per GB written (the first round
  * includes loading and compiling H2's code).
  *
- * <p>Usage: {@code java -cp samples/target/lib/h2-2.2.224.jar scripts/H2Inserts.java [STEPS [ROUNDS]]}
+ * <p>Usage: {@code java -cp samples/target/lib/h2-2.2.224.jar scripts/H2Inserts.java [STEPS [ROUNDS [OPTIONS]]]},
+ * OPTIONS more of H2's URL settings (e.g. {@code ";AUTO_COMPACT_FILL_RATE=0"}); at the end, the file's size.
  */
 public class H2Inserts {
   public static void main(String[] args) throws Exception {
@@ -26,7 +27,8 @@ public class H2Inserts {
     new Random(1).nextBytes(payload);
     Path dir = Files.createTempDirectory("h2-inserts");
     OperatingSystemMXBean os = (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-    String url = "jdbc:h2:file:" + dir.resolve("j") + ";RETENTION_TIME=250;WRITE_DELAY=100";
+    String url = "jdbc:h2:file:" + dir.resolve("j") + ";RETENTION_TIME=250;WRITE_DELAY=100"
+        + (args.length > 2 ? args[2] : "");
     try (Connection c = DriverManager.getConnection(url, "sa", "")) {
       try (Statement s = c.createStatement()) {
         s.execute("CREATE TABLE ev(pid VARCHAR(255), seq BIGINT, payload BLOB, PRIMARY KEY(pid, seq))");
@@ -58,6 +60,7 @@ public class H2Inserts {
             round + 1, steps, seconds, steps / seconds, gb * 1000 / seconds, cpu / gb);
       }
     }
+    System.out.printf("file: %.0f MB%n", Files.size(dir.resolve("j.mv.db")) / 1e6);
     try (var files = Files.walk(dir)) {
       files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     }
