@@ -12,16 +12,19 @@ RUNS=${1:-6}
 PORT=${2:-50081}
 AKKA_PORT=${3:-25581}
 WORK=$(mktemp -d)
-trap 'kill "$NODE" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+trap 'kill "$NODE" 2>/dev/null && wait "$NODE" 2>/dev/null; rm -rf "$WORK"' EXIT
 
 "$ROOT/bin/shardtrain" node --roles ps,master --grpc-port "$PORT" --port "$AKKA_PORT" --journal memory >"$WORK/node.log" 2>&1 &
 NODE=$!
-for _ in $(seq 1 120); do
+# bin/shardtrain builds the project first where it is not built: minutes on a busy machine.
+for _ in $(seq 1 600); do
   grep -q "gRPC API at" "$WORK/node.log" && break
   sleep 1
 done
 grep -q "gRPC API at" "$WORK/node.log" || { cat "$WORK/node.log"; echo "the node did not start" >&2; exit 1; }
-JVM=$(pgrep -P "$NODE" java || echo "$NODE")
+# bin/shardtrain execs java: the node's process is the one started here.
+JVM=$NODE
+[ "$(cat "/proc/$JVM/comm")" = java ] || { echo "process $JVM is $(cat "/proc/$JVM/comm"), not the node's java" >&2; exit 1; }
 TICK=$(getconf CLK_TCK)
 
 for i in $(seq 1 "$RUNS"); do
@@ -32,7 +35,7 @@ EOF
   out=$(cd "$ROOT/clients/python" && /usr/bin/python3 examples/train_mnist_numpy.py --grpc "127.0.0.1:$PORT" \
     --trainer-id "t$i" --submit "$WORK/job.conf" 2>&1) || { echo "$out"; exit 1; }
   read -r u1 s1 < <(awk '{print $14, $15}' "/proc/$JVM/stat")
-  rate=$(grep -o '[0-9]* examples/s' <<<"$out" | tail -1)
+  rate=$(grep -o '[0-9]* examples/s' <<<"$out" | tail -1) || { echo "$out"; echo "no examples/s in run $i" >&2; exit 1; }
   awk -v i="$i" -v r="$rate" -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v t="$TICK" \
     'BEGIN { printf "run %d: %s, node CPU %.2f s user + %.2f s system\n", i, r, u / t, s / t }'
 done

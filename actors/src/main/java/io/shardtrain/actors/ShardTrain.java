@@ -75,6 +75,8 @@ public final class ShardTrain {
   private final ActorRef<JobProtocol.Command> master;
   private final Duration timeout;
   private static final AtomicInteger JOB_MASTERS = new AtomicInteger();
+  /** How the warning of a JVM whose async callbacks each get a new thread begins. */
+  public static final String UNPOOLED_CALLBACKS = "This JVM starts a new thread for every asynchronous callback";
   private static final AtomicInteger TRAINERS = new AtomicInteger();
   private final Map<String, ActorRef<JobProtocol.Command>> jobMasters = new ConcurrentHashMap<>();
 
@@ -92,8 +94,8 @@ public final class ShardTrain {
   public static ShardTrain start(ActorSystem<?> system) {
     AkkaVersionGuard.require();
     if (!Asks.asyncCallbacksPooled()) {
-      system.log().warn("This JVM starts a new thread for every asynchronous callback (the common pool has {} thread):"
-          + " Akka's asks and akka-grpc's handlers use them on every call. Start it with -D{}=2.",
+      system.log().warn(UNPOOLED_CALLBACKS + " (the common pool has {} thread): Akka's asks and akka-grpc's handlers"
+          + " use them on every call. Start it with -D{}=2.",
           java.util.concurrent.ForkJoinPool.getCommonPoolParallelism(), Asks.COMMON_POOL_PARALLELISM);
     }
     // Starts the node's traffic reporter, which the status view reads on every member.

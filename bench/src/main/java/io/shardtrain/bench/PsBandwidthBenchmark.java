@@ -18,6 +18,7 @@ import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.ParamShape;
 import io.shardtrain.actors.ps.ParameterBlock;
+import io.shardtrain.actors.transport.Asks;
 import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.compute.FileTrees;
@@ -138,6 +139,7 @@ public final class PsBandwidthBenchmark {
    * and as one block.
    */
   public static void main(String[] args) {
+    Asks.poolAsyncCallbacks(); // as the launcher does, before anything else
     int floats = args.length > 0 ? Integer.parseInt(args[0]) : 1_048_576;
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 20;
     System.out.println(run(floats, Math.min(floats, 262_144), rounds).summary());

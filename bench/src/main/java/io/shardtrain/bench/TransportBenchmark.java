@@ -9,6 +9,7 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.pattern.StatusReply;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import io.shardtrain.actors.transport.Asks;
 import io.shardtrain.actors.transport.BulkFrames;
 import io.shardtrain.actors.transport.BulkTransport;
 import java.io.IOException;
@@ -161,6 +162,7 @@ public final class TransportBenchmark {
 
   /** Runs the benchmark from the command line: {@code [floats] [rounds] [blockFloats] [inFlight]}. */
   public static void main(String[] args) {
+    Asks.poolAsyncCallbacks(); // as the launcher does, before anything else
     int floats = args.length > 0 ? Integer.parseInt(args[0]) : 1_048_576;
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 20;
     int block = args.length > 2 ? Integer.parseInt(args[2]) : Math.min(floats, 262_144);

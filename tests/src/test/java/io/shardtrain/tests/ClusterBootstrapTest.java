@@ -1,10 +1,12 @@
 package io.shardtrain.tests;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import akka.cluster.MemberStatus;
 import akka.cluster.typed.Cluster;
+import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.nn.Activation;
@@ -60,6 +62,8 @@ class ClusterBootstrapTest {
       System.out.printf("bootstrap: all three nodes ready %.1f s after the last JVM started%n",
           (System.nanoTime() - t0) / 1e9);
       assertTrue(first.log().contains("Cluster Bootstrap by config discovery"), first.log());
+      // The launcher pooled the async callbacks before anything used the common pool (2 cores here).
+      for (NodeProcess n : cluster.nodes) assertFalse(n.log().contains(ShardTrain.UNPOOLED_CALLBACKS), n.log());
 
       JobProtocol.JobStatus done = cluster.awaitStatus(JobProtocol.JobStatus::done, Duration.ofMinutes(4));
       Mlp model = Mlp.create(CpuBackend.create(1), 784, new int[] {64}, 10, Activation.RELU, 3);

@@ -240,7 +240,10 @@ final class ShardTrainGrpcService implements ShardTrainApi {
     return Source.completionStage(ids)
         .flatMapConcat(list -> Source.from(list)
             .mapAsyncUnordered(Math.max(1, Math.min(list.size(), 64)),
-                id -> answer(api.pull(id, minVersion), "block " + id, apiTimeout).thenApply(v -> values(id, v))));
+                // Converted on a dispatcher thread: the answer arrives on the block's own (a local
+                // block answers inline) or on the bulk channel's reader, which copying a block would hold up.
+                id -> answer(api.pull(id, minVersion), "block " + id, apiTimeout)
+                    .thenApplyAsync(v -> values(id, v), system.executionContext())));
   }
 
   private static BlockValues values(String blockId, BlockProtocol.BlockValues v) {

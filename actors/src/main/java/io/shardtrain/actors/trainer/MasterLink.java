@@ -117,7 +117,16 @@ final class MasterLink {
     ActorRef<Trainer.Command> self = context.getSelf();
     Asks.onArrival(AskPattern.askWithStatus(master, message::apply, settings.askTimeout(),
             context.getSystem().scheduler()))
-        .whenComplete((reply, failure) -> self.tell(answered.apply(reply, failure)));
+        .whenComplete((reply, failure) -> {
+          Trainer.Command answer;
+          try {
+            answer = answered.apply(reply, failure);
+          } catch (RuntimeException e) {
+            // Off the actor, a throw would be lost and the trainer would wait forever: it gets the failure.
+            answer = answered.apply(null, e);
+          }
+          self.tell(answer);
+        });
   }
 
   /** Share {@code share} of the test AUC, predicted on the values after {@code step}. */

@@ -87,9 +87,13 @@ class AsksTest {
         "-XX:ActiveProcessorCount=" + cores, "-cp", System.getProperty("java.class.path"),
         DefaultExecutorMain.class.getName()));
     command.addAll(java.util.List.of(args));
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD);
+    // Options inherited from the environment could set the pool's size, or print on stdout.
+    builder.environment().remove("JAVA_TOOL_OPTIONS");
+    builder.environment().remove("JDK_JAVA_OPTIONS");
+    Process p = builder.start();
+    assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the JVM ended within 30 s");
     String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-    assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the JVM ended");
     assertEquals(0, p.exitValue(), out);
     return out;
   }

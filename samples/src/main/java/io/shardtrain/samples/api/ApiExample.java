@@ -12,6 +12,7 @@ import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.trainer.StepListener;
 import io.shardtrain.actors.trainer.Trainer;
 import io.shardtrain.actors.trainer.TrainerSettings;
+import io.shardtrain.actors.transport.Asks;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.data.Dataset;
 import io.shardtrain.persistence.journal.Journal;
@@ -26,6 +27,8 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class ApiExample {
   public static void main(String[] args) throws Exception {
+    // First: on 2 cores, a thread per async callback otherwise (see Asks).
+    Asks.poolAsyncCallbacks();
     System.out.printf("test accuracy %.3f%n", run());
   }
 
