@@ -54,6 +54,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
@@ -96,7 +97,7 @@ public final class ShardTrain {
     if (!Asks.asyncCallbacksPooled()) {
       system.log().warn(UNPOOLED_CALLBACKS + " (the common pool has {} thread): Akka's asks and akka-grpc's handlers"
           + " use them on every call. Start it with -D{}=2.",
-          java.util.concurrent.ForkJoinPool.getCommonPoolParallelism(), Asks.COMMON_POOL_PARALLELISM);
+          ForkJoinPool.getCommonPoolParallelism(), Asks.COMMON_POOL_PARALLELISM);
     }
     // Starts the node's traffic reporter, which the status view reads on every member.
     NodeMetrics.get(system);

@@ -2,6 +2,7 @@ package io.shardtrain.actors.transport;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ForkJoinPool;
 
 /**
  * Akka's ask stages for the data path. The stage Akka's Java ask returns (Scala's future converter)
@@ -30,7 +31,7 @@ public final class Asks {
 
   /** Whether CompletableFuture's async callbacks run on pooled threads rather than a new thread each. */
   public static boolean asyncCallbacksPooled() {
-    return java.util.concurrent.ForkJoinPool.getCommonPoolParallelism() > 1;
+    return ForkJoinPool.getCommonPoolParallelism() > 1;
   }
 
   /** {@code stage} as a plain future completed on the thread its reply arrives on: attach only quick callbacks. */

@@ -8,9 +8,14 @@ import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.javadsl.AskPattern;
 import akka.actor.typed.javadsl.Behaviors;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -77,23 +82,23 @@ class AsksTest {
     public static void main(String[] args) {
       if (args.length > 0 && args[0].equals("pool")) Asks.poolAsyncCallbacks();
       System.out.print(new CompletableFuture<Void>().defaultExecutor().getClass().getName() + " "
-          + java.util.concurrent.ForkJoinPool.getCommonPoolParallelism());
+          + ForkJoinPool.getCommonPoolParallelism());
     }
   }
 
   static String defaultExecutorAndPoolOfAFreshJvm(int cores, String... args) throws Exception {
-    java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(
-        java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+    List<String> command = new ArrayList<>(List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-XX:ActiveProcessorCount=" + cores, "-cp", System.getProperty("java.class.path"),
         DefaultExecutorMain.class.getName()));
-    command.addAll(java.util.List.of(args));
+    command.addAll(List.of(args));
     ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD);
     // Options inherited from the environment could set the pool's size, or print on stdout.
     builder.environment().remove("JAVA_TOOL_OPTIONS");
     builder.environment().remove("JDK_JAVA_OPTIONS");
     Process p = builder.start();
     assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the JVM ended within 30 s");
-    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertEquals(0, p.exitValue(), out);
     return out;
   }
