@@ -70,32 +70,12 @@ public class FmaThroughput {
     for (int w = 0; w < 3; w++) sink += chains(w); // compiled by C2 before anything is timed
     System.out.printf("%d-lane FMAs, %d x 12 chains a thread%n", S.length(), ITERATIONS);
     for (int r = 1; r <= rounds; r++) {
-      long t0 = System.nanoTime();
-      sink += chains(r);
-      double one = (System.nanoTime() - t0) / 1e9;
-
-      CyclicBarrier start = new CyclicBarrier(2);
-      double[] each = new double[2];
-      float[] sinks = new float[2];
-      Thread[] threads = new Thread[2];
-      for (int t = 0; t < 2; t++) {
-        int id = t, round = r;
-        threads[t] = new Thread(() -> {
-          try {
-            start.await();
-          } catch (Exception e) {
-            throw new IllegalStateException(e);
-          }
-          long s = System.nanoTime();
-          sinks[id] = chains(id + round);
-          each[id] = (System.nanoTime() - s) / 1e9;
-        });
-        threads[t].start();
-      }
-      for (Thread t : threads) t.join();
-      sink += sinks[0] + sinks[1];
+      int round = r;
+      Timed[] t = aloneThenTwoAtOnce(id -> chains(id + round));
+      sink += t[0].sink() + t[1].sink() + t[2].sink();
       System.out.printf("round %d: one thread %.1f GFLOP/s; two at once %.1f and %.1f GFLOP/s (%.2f and %.2f of one)%n",
-          r, gflops(one), gflops(each[0]), gflops(each[1]), one / each[0], one / each[1]);
+          r, gflops(t[0].seconds()), gflops(t[1].seconds()), gflops(t[2].seconds()),
+          t[0].seconds() / t[1].seconds(), t[0].seconds() / t[2].seconds());
     }
     System.out.println(sink == 42 ? "" : "done");
   }
@@ -111,32 +91,40 @@ public class FmaThroughput {
     double bytes = 4.0 * floats * times;
     System.out.printf("reading %d KiB a thread, %d times%n", kib, times);
     for (int r = 1; r <= rounds; r++) {
-      long t0 = System.nanoTime();
-      sink += reads(arrays[0], times);
-      double one = (System.nanoTime() - t0) / 1e9;
-      CyclicBarrier start = new CyclicBarrier(2);
-      double[] each = new double[2];
-      float[] sinks = new float[2];
-      Thread[] threads = new Thread[2];
-      for (int t = 0; t < 2; t++) {
-        int id = t;
-        threads[t] = new Thread(() -> {
-          try {
-            start.await();
-          } catch (Exception e) {
-            throw new IllegalStateException(e);
-          }
-          long s = System.nanoTime();
-          sinks[id] = reads(arrays[id], times);
-          each[id] = (System.nanoTime() - s) / 1e9;
-        });
-        threads[t].start();
-      }
-      for (Thread t : threads) t.join();
-      sink += sinks[0] + sinks[1];
+      Timed[] t = aloneThenTwoAtOnce(id -> reads(arrays[id], times));
+      sink += t[0].sink() + t[1].sink() + t[2].sink();
       System.out.printf("round %d: one thread %.1f GB/s; two at once %.1f and %.1f GB/s (%.2f and %.2f of one)%n", r,
-          bytes / one / 1e9, bytes / each[0] / 1e9, bytes / each[1] / 1e9, one / each[0], one / each[1]);
+          bytes / t[0].seconds() / 1e9, bytes / t[1].seconds() / 1e9, bytes / t[2].seconds() / 1e9,
+          t[0].seconds() / t[1].seconds(), t[0].seconds() / t[2].seconds());
     }
     System.out.println(sink == 42 ? "" : "done");
+  }
+
+  record Timed(double seconds, float sink) {}
+
+  /** {@code work(0)} alone on this thread, then {@code work(0)} and {@code work(1)} on two threads at once. */
+  static Timed[] aloneThenTwoAtOnce(java.util.function.IntToDoubleFunction work) throws Exception {
+    Timed[] t = new Timed[3];
+    long t0 = System.nanoTime();
+    float alone = (float) work.applyAsDouble(0);
+    t[0] = new Timed((System.nanoTime() - t0) / 1e9, alone);
+    CyclicBarrier start = new CyclicBarrier(2);
+    Thread[] threads = new Thread[2];
+    for (int i = 0; i < 2; i++) {
+      int id = i;
+      threads[i] = new Thread(() -> {
+        try {
+          start.await();
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+        long s = System.nanoTime();
+        float sink = (float) work.applyAsDouble(id);
+        t[1 + id] = new Timed((System.nanoTime() - s) / 1e9, sink);
+      });
+      threads[i].start();
+    }
+    for (Thread thread : threads) thread.join();
+    return t;
   }
 }
