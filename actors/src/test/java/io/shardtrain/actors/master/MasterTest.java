@@ -442,6 +442,9 @@ class MasterTest {
       assertEquals(new JobProtocol.WaitForTrainers(2, 2), early);
       sleep(100);
     }
+    // b's task settled with the blocks before b may ask again; else the master rightly leases it the next free task.
+    long settleBy = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (!tk.getState().settling().isEmpty() && System.nanoTime() < settleBy) sleep(20);
     acking.set(true);
     // Re-sent on the next tick and acknowledged: "b" gets its old task back where it reported.
     assertEquals(new JobProtocol.Lease(0, 1, 50, 100, 30), requestSettled(s, "b"));
