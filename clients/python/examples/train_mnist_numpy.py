@@ -9,6 +9,11 @@ Prints one line per task and, at the end, the test accuracy of the job's final p
 import os
 import sys
 
+# One BLAS thread unless told otherwise, set before numpy loads OpenBLAS: this model's products are
+# too small to split, and OpenBLAS's idle threads spin (sched_yield) on the cores that the node and
+# gRPC's threads need (scripts/python-trainer-epochs.sh: half the trainer's CPU).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from shardtrain.mnist_example import main, numpy_accuracy  # noqa: E402

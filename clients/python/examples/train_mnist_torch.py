@@ -12,6 +12,10 @@ transposed. Needs PyTorch (Debian: python3-torch).
 import os
 import sys
 
+# One BLAS thread unless told otherwise, set before torch and numpy load OpenBLAS: as in
+# train_mnist_numpy.py, this model's products are too small to split.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 try:
