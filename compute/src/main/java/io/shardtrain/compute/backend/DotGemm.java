@@ -28,9 +28,7 @@ final class DotGemm {
       bt = scratch;
       btOff = 0;
       ldbt = k;
-      for (int p = 0; p < k; p++) {
-        for (int j = 0, src = bOff + p * ldb; j < n; j++) bt[j * k + p] = b[src + j];
-      }
+      ScalarGemm.transpose(b, bOff, ldb, k, n, bt);
     }
     int kv = SPECIES.loopBound(k);
     int i = 0;

@@ -42,9 +42,7 @@ final class ShallowGemm {
     if (transB) {
       rows = scratch;
       ldr = n;
-      for (int p = 0; p < k; p++) {
-        for (int j = 0, dst = p * n; j < n; j++) rows[dst + j] = b[j * ldb + p];
-      }
+      ScalarGemm.transpose(b, 0, ldb, n, k, rows);
     }
     // op(A)[i, p]: a[i * lda + p], or a[p * lda + i] when A is transposed.
     int rowStep = transA ? 1 : lda, depthStep = transA ? lda : 1;
@@ -119,7 +117,9 @@ final class ShallowGemm {
     c32.intoArray(tile, 14 * VL);
     c33.intoArray(tile, 15 * VL);
     for (int r = 0; r < ROWS; r++) {
-      for (int v = 0; v < VECTORS; v++) merge(tile, (r * VECTORS + v) * VL, beta, c, c0 + r * ldc + v * VL);
+      for (int v = 0; v < VECTORS; v++) {
+        VectorGemm.mergeVector(tile, (r * VECTORS + v) * VL, beta, c, c0 + r * ldc + v * VL);
+      }
     }
   }
 
@@ -132,18 +132,7 @@ final class ShallowGemm {
           p * ldr + j), acc);
     }
     acc.intoArray(tile, 0);
-    merge(tile, 0, beta, c, at);
+    VectorGemm.mergeVector(tile, 0, beta, c, at);
   }
 
-  /** One vector of {@code tile} into C, as {@link VectorGemm}'s full tiles merge. */
-  private static void merge(float[] tile, int from, float beta, float[] c, int at) {
-    FloatVector v = FloatVector.fromArray(SPECIES, tile, from);
-    if (beta == 0f) {
-      v.intoArray(c, at);
-    } else if (beta == 1f) {
-      v.add(FloatVector.fromArray(SPECIES, c, at)).intoArray(c, at);
-    } else {
-      FloatVector.fromArray(SPECIES, c, at).fma(FloatVector.broadcast(SPECIES, beta), v).intoArray(c, at);
-    }
-  }
 }

@@ -367,19 +367,20 @@ final class VectorGemm {
 
   private static void mergeFullTile(float[] tile, int mr, float[] c, int co, int ldc, float beta) {
     for (int r = 0, t = 0, ci = co; r < mr; r++, t += NR, ci += ldc) {
-      FloatVector t0 = FloatVector.fromArray(SPECIES, tile, t);
-      FloatVector t1 = FloatVector.fromArray(SPECIES, tile, t + VL);
-      if (beta == 0f) {
-        t0.intoArray(c, ci);
-        t1.intoArray(c, ci + VL);
-      } else if (beta == 1f) {
-        t0.add(FloatVector.fromArray(SPECIES, c, ci)).intoArray(c, ci);
-        t1.add(FloatVector.fromArray(SPECIES, c, ci + VL)).intoArray(c, ci + VL);
-      } else {
-        FloatVector vb = FloatVector.broadcast(SPECIES, beta);
-        FloatVector.fromArray(SPECIES, c, ci).fma(vb, t0).intoArray(c, ci);
-        FloatVector.fromArray(SPECIES, c, ci + VL).fma(vb, t1).intoArray(c, ci + VL);
-      }
+      mergeVector(tile, t, beta, c, ci);
+      mergeVector(tile, t + VL, beta, c, ci + VL);
+    }
+  }
+
+  /** One vector of a tile, from {@code from}, into C at {@code at}: {@code C = tile + beta * C}. */
+  static void mergeVector(float[] tile, int from, float beta, float[] c, int at) {
+    FloatVector v = FloatVector.fromArray(SPECIES, tile, from);
+    if (beta == 0f) {
+      v.intoArray(c, at);
+    } else if (beta == 1f) {
+      v.add(FloatVector.fromArray(SPECIES, c, at)).intoArray(c, at);
+    } else {
+      FloatVector.fromArray(SPECIES, c, at).fma(FloatVector.broadcast(SPECIES, beta), v).intoArray(c, at);
     }
   }
 
