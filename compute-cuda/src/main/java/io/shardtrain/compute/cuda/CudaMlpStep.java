@@ -156,10 +156,7 @@ public final class CudaMlpStep implements AutoCloseable {
   /** Starts a step on the batch {@code x}: queues its upload; no layer runs yet. */
   public void beginForward(Tensor x) {
     if (closed) throw new IllegalStateException("CudaMlpStep is closed");
-    if (x.rank() != 2 || x.cols() != widths[0] || x.rows() < 1 || x.rows() > maxBatch) {
-      throw new IllegalArgumentException("CudaMlpStep: input " + x.shapeString() + " must be [1.." + maxBatch
-          + ", " + widths[0] + "]");
-    }
+    checkInput(x);
     rt.makeCurrent();
     // The pinned buffers are reused every step: what an earlier step (perhaps one that failed
     // half-way) queued from them must be done first. After a whole step the stream is idle.
@@ -254,10 +251,7 @@ public final class CudaMlpStep implements AutoCloseable {
   /** Queues the batch's upload, forward with the resident parameters and the loss; the batch size. */
   private int queueForward(Tensor x, int[] y) {
     if (closed) throw new IllegalStateException("CudaMlpStep is closed");
-    if (x.rank() != 2 || x.cols() != widths[0] || x.rows() < 1 || x.rows() > maxBatch) {
-      throw new IllegalArgumentException("CudaMlpStep: input " + x.shapeString() + " must be [1.." + maxBatch
-          + ", " + widths[0] + "]");
-    }
+    checkInput(x);
     int batch = x.rows();
     checkLabels(y, batch);
     pendingBatch = 0; // a step begun with beginForward is given up: its batch is overwritten
@@ -268,6 +262,13 @@ public final class CudaMlpStep implements AutoCloseable {
     for (int i = 0; i < z.length; i++) queueLayer(i, batch);
     queueLoss(batch);
     return batch;
+  }
+
+  private void checkInput(Tensor x) {
+    if (x.rank() != 2 || x.cols() != widths[0] || x.rows() < 1 || x.rows() > maxBatch) {
+      throw new IllegalArgumentException("CudaMlpStep: input " + x.shapeString() + " must be [1.." + maxBatch
+          + ", " + widths[0] + "]");
+    }
   }
 
   private void checkLabels(int[] y, int batch) {

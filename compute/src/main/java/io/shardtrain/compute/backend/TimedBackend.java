@@ -80,15 +80,13 @@ public final class TimedBackend implements Backend {
     }
   }
 
-  private final Backend inner;
-  private final CpuBackend cpu;
+  private final CpuBackend inner;
   private Entry[] table = new Entry[64];
   private final List<Entry> order = new ArrayList<>();
   private boolean recording = true;
 
   private TimedBackend(CpuBackend inner) {
     this.inner = inner;
-    this.cpu = inner;
   }
 
   /** {@code inner} timed; refused for any backend but {@link CpuBackend} (see the class comment). */
@@ -205,13 +203,13 @@ public final class TimedBackend implements Backend {
 
   @Override
   public void gemm(boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c) {
-    long[] before = recording ? cpu.crewTotals() : null;
+    long[] before = recording ? inner.crewTotals() : null;
     long t0 = System.nanoTime();
     inner.gemm(transA, transB, alpha, a, b, beta, c);
     int m = c.rows(), n = c.cols(), k = transA ? a.rows() : a.cols();
     Entry e = count(Op.GEMM, (transA ? 2 : 0) + (transB ? 1 : 0), m, k, n, 2L * m * n * k, t0);
     if (e == null || before == null) return;
-    long[] after = cpu.crewTotals();
+    long[] after = inner.crewTotals();
     if (after[0] == before[0]) return;
     if (e.slices == null) e.slices = new long[after.length];
     for (int i = 0; i < after.length; i++) e.slices[i] += after[i] - before[i];

@@ -83,7 +83,7 @@ public final class OpProfileReport {
       TimedBackend.Slices s = p.slices();
       if (s != null) {
         sb.append(String.format(Locale.ROOT, "; in parallel: %s runs per step, caller %.3f ms, workers %.3f ms,"
-            + " hand-offs %.3f ms, caller waited %.3f ms", runs(s.runs()), millisPerStep(s.callerNanos()),
+            + " hand-offs %.3f ms, caller waited %.3f ms", perStep(s.runs()), millisPerStep(s.callerNanos()),
             millisPerStep(s.workerNanos()), millisPerStep(s.handoffNanos()), millisPerStep(s.waitNanos())));
       }
       lines.add(sb.toString());
@@ -136,16 +136,16 @@ public final class OpProfileReport {
   /** Calls per step; an operation rarer than one call in a hundred steps (a short last batch's shapes) as its count. */
   private String calls(long calls) {
     if (calls * 100 < steps) return calls + (calls == 1 ? " call in " : " calls in ") + steps + " steps";
-    String n = calls % Math.max(1, steps) == 0 ? String.valueOf(calls / Math.max(1, steps))
-        : String.format(Locale.ROOT, "%.2f", (double) calls / steps);
+    String n = perStep(calls);
     return n + (n.equals("1") ? " call" : " calls") + " per step";
   }
 
-  /** Parallel runs per step, as {@link #calls} writes calls. */
-  private String runs(long runs) {
-    return runs % Math.max(1, steps) == 0 ? String.valueOf(runs / Math.max(1, steps))
-        : String.format(Locale.ROOT, "%.2f", (double) runs / steps);
+  /** {@code count} over the steps: whole when it divides, else to two places. */
+  private String perStep(long count) {
+    return count % Math.max(1, steps) == 0 ? String.valueOf(count / Math.max(1, steps))
+        : String.format(Locale.ROOT, "%.2f", (double) count / steps);
   }
+
 
   private double millisPerStep(long nanos) {
     return steps == 0 ? 0 : nanos / 1e6 / steps;
