@@ -15,7 +15,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * and its next hundred steps 0.3-0.6 s more than compiled ones, a fifth of a 3000-step run
  * ({@code bin/shardtrain local --report FILE} writes each step's time beside FILE). The warm-up
  * takes the same paths as that step (both tile heights, B read in place and packed, more
- * than one depth block, partial tiles, the narrow output products, the element-wise passes), so
+ * than one depth block, partial tiles, the narrow output products, the input gradient computed as
+ * its transpose, the element-wise passes), so
  * what it compiles is what training runs, and it runs on its own single-threaded GEMM: the kernels
  * are static code the whole JVM shares, the workspaces are per thread.
  *
@@ -77,12 +78,15 @@ final class KernelWarmUp {
     Tensor b40 = filled(k, 40, 9);
     Tensor aT48 = filled(64, 48, 10);
     Tensor g10 = filled(64, 10, 11);
+    Tensor a72 = filled(64, 72, 12);
+    Tensor bT72 = filled(32, 72, 13);
     Tensor c96 = Tensor.zeros(64, 96);
     Tensor c288 = Tensor.zeros(288, 64);
     Tensor c64 = Tensor.zeros(64, 64);
     Tensor c10 = Tensor.zeros(64, 10);
     Tensor c48x10 = Tensor.zeros(48, 10);
     Tensor c20 = Tensor.zeros(20, 40);
+    Tensor c32 = Tensor.zeros(64, 32);
     for (int r = 0; r < SHALLOW_ROUNDS; r++) {
       float beta = r % 2;
       backend.gemm(false, false, 1f, a64, b96, beta, c96); // 8-row tiles, B read in place
@@ -92,6 +96,7 @@ final class KernelWarmUp {
       backend.gemm(false, true, 1f, a64, bT10, beta, c10); // narrow: dot products
       backend.gemm(true, false, 1f, aT48, g10, beta, c48x10); // narrow: the transposed product
       backend.gemm(false, false, 1f, a20, b40, beta, c20); // partial tiles and a partial panel
+      backend.gemm(false, true, 1f, a72, bT72, beta, c32); // an input gradient as its transpose
     }
   }
 

@@ -125,7 +125,7 @@ final class VectorGemm {
       ShallowGemm.gemm(transB ? ws.transposed(k * n) : null, ws.tile, transA, transB, m, n, k, alpha, a, lda, b, ldb,
           beta, c, ldc);
     } else if (threads == 1 || volume < PARALLEL_VOLUME) {
-      blocked(workspace(), transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
+      product(workspace(), transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
     } else {
       parallel(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     }
@@ -260,10 +260,20 @@ final class VectorGemm {
       float[] c, int ldc) {
     if (splitRows) {
       int aOff = transA ? start : start * lda;
-      blocked(ws, transA, transB, len, n, k, alpha, a, aOff, lda, b, 0, ldb, beta, c, start * ldc, ldc);
+      product(ws, transA, transB, len, n, k, alpha, a, aOff, lda, b, 0, ldb, beta, c, start * ldc, ldc);
     } else {
       int bOff = transB ? start * ldb : start;
-      blocked(ws, transA, transB, m, len, k, alpha, a, 0, lda, b, bOff, ldb, beta, c, start, ldc);
+      product(ws, transA, transB, m, len, k, alpha, a, 0, lda, b, bOff, ldb, beta, c, start, ldc);
+    }
+  }
+
+  /** The tiles, or for an input gradient of a few rows its transpose ({@link TransposedGemm}), with the tiles' bits. */
+  private static void product(GemmWorkspace ws, boolean transA, boolean transB, int m, int n, int k, float alpha,
+      float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+    if (TransposedGemm.takes(transA, transB, m, n, k)) {
+      TransposedGemm.gemm(ws, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+    } else {
+      blocked(ws, transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
     }
   }
 
@@ -374,7 +384,11 @@ final class VectorGemm {
 
   /** One vector of a tile, from {@code from}, into C at {@code at}: {@code C = tile + beta * C}. */
   static void mergeVector(float[] tile, int from, float beta, float[] c, int at) {
-    FloatVector v = FloatVector.fromArray(SPECIES, tile, from);
+    mergeVector(FloatVector.fromArray(SPECIES, tile, from), beta, c, at);
+  }
+
+  /** {@code C = v + beta * C} at {@code at}. */
+  static void mergeVector(FloatVector v, float beta, float[] c, int at) {
     if (beta == 0f) {
       v.intoArray(c, at);
     } else if (beta == 1f) {

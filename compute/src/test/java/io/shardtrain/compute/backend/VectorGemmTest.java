@@ -11,6 +11,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import jdk.incubator.vector.FloatVector;
 import org.junit.jupiter.api.Test;
 
 class VectorGemmTest {
@@ -110,6 +111,44 @@ class VectorGemmTest {
     assertFalse(ShallowGemm.takes(64, 256, ShallowGemm.MAX_DEPTH + 1));
     assertFalse(ShallowGemm.takes(64, 4 * vl + 1, 10));
     assertFalse(ShallowGemm.takes(3, 256, 10));
+  }
+
+  /**
+   * Input gradients of few rows (64x256x512:nt, a batch's gradient times a layer's weights
+   * transposed) take TransposedGemm with AVX-512: they match the reference for every beta and give
+   * the tiles' bits with beta 0 or 1, on one thread and two.
+   */
+  @Test
+  void inputGradientsOfFewRowsGiveTheTilesBitsThroughTheirTranspose() {
+    SplittableRandom random = new SplittableRandom(29);
+    boolean avx512 = FloatVector.SPECIES_PREFERRED.length() >= 16;
+    // {m, n, k}: the training shape; rows of A padded to a panel, B's last rows padded to a tile and
+    // two depth blocks; three depth blocks, cut across two threads by rows of C; cut by columns.
+    int[][] shapes = {{64, 512, 256}, {56, 203, 300}, {128, 40, 600}, {64, 1024, 512}};
+    for (int[] s : shapes) {
+      assertEquals(avx512, TransposedGemm.takes(false, true, s[0], s[1], s[2]), java.util.Arrays.toString(s));
+      for (float beta : new float[] {0f, 1f, 0.25f}) {
+        checkAgainstReference(ONE, false, true, s[0], s[1], s[2], 1.5f, beta, random);
+        checkAgainstReference(TWO, false, true, s[0], s[1], s[2], 1.5f, beta, random);
+      }
+      for (float beta : new float[] {0f, 1f}) {
+        Tensor a = random(s[0], s[2], random);
+        Tensor b = random(s[1], s[2], random);
+        Tensor c = random(s[0], s[1], random);
+        float[] tiles = c.data().clone();
+        float[] two = c.data().clone();
+        ONE.gemm(false, true, 1.5f, a, b, beta, c);
+        TWO.gemm(false, true, 1.5f, a, b, beta, Tensor.wrap(two, s[0], s[1]));
+        VectorGemm.tiles(false, true, s[0], s[1], s[2], 1.5f, a.data(), a.cols(), b.data(), b.cols(), beta, tiles,
+            s[1]);
+        assertArrayEquals(tiles, c.data(), java.util.Arrays.toString(s) + " beta=" + beta);
+        assertArrayEquals(tiles, two, java.util.Arrays.toString(s) + " two threads, beta=" + beta);
+      }
+    }
+    assertFalse(TransposedGemm.takes(false, true, 65, 512, 256), "63 rows of padding");
+    assertFalse(TransposedGemm.takes(false, true, 64, 512, 64), "as many rows as depth");
+    assertFalse(TransposedGemm.takes(true, true, 64, 512, 256), "A transposed");
+    assertFalse(TransposedGemm.takes(false, false, 64, 512, 256), "B untransposed");
   }
 
   @Test

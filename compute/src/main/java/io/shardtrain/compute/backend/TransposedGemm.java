@@ -1,0 +1,173 @@
+package io.shardtrain.compute.backend;
+
+import java.util.Arrays;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * {@code C = alpha * A B^T + beta * C} for an A of few rows: a layer's input gradient
+ * {@code g W^T}, g a batch of output gradients (m x k), W the weights (n x k, in x out).
+ *
+ * <p>The tiles ({@link VectorGemm}) pack all of W transposed, a scalar load and store per weight,
+ * a third of such a product's time. This path computes the transpose instead,
+ * {@code C^T = W (alpha g)^T}: the micro-kernel broadcasts W's elements from W's own rows, so
+ * only the small g is packed (transposed, into panels of {@link #PANEL} rows), the tiles of
+ * {@code C^T} go to a scratch matrix by whole vectors, and each depth block's {@code C^T} is added
+ * to C with gathered loads, a vector of C's row at a time. It takes products where g has fewer rows
+ * (times depth blocks) than the depth, so that these transposes move fewer values than W's would,
+ * and a whole number of panels, give or take a fifth ({@link #takes}).
+ *
+ * <p>The tiles' bits: each element of C is the same products (alpha applied to g's element),
+ * summed over the depth block in order from zero, the blocks added to C in order.
+ */
+final class TransposedGemm {
+  private static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
+  private static final int VL = SPECIES.length();
+  /** Rows of A in a packed panel: four vectors, a tile's width. */
+  static final int PANEL = 4 * VL;
+  /** Rows of B in a tile: 4 x 4 accumulators, half the 32 AVX-512 vector registers. */
+  static final int ROWS = 4;
+  /** Floats of the tile {@link #gemm} needs. */
+  static final int TILE = ROWS * PANEL;
+
+  private TransposedGemm() {}
+
+  /**
+   * Whether this path takes the product: {@code A B^T} with AVX-512 (on 16 registers the
+   * accumulators would not fit), fewer rows of A times depth blocks than depth, and a fifth of a
+   * panel or less of padding.
+   */
+  static boolean takes(boolean transA, boolean transB, int m, int n, int k) {
+    int padding = roundUp(m, PANEL) - m;
+    return !transA && transB && VL >= 16 && n >= ROWS && (long) m * DepthBlocks.count(k) < k
+        && padding * 5 <= m;
+  }
+
+  static void gemm(GemmWorkspace ws, int m, int n, int k, float alpha, float[] a, int aOff, int lda, float[] b,
+      int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+    int mp = roundUp(m, PANEL);
+    int depth = DepthBlocks.block(k);
+    int fullRows = n / ROWS * ROWS;
+    // The packed panels of A, then room for B's last rows padded to a tile.
+    float[] ap = ws.bPanel(mp * depth + ROWS * depth);
+    int edge = mp * depth;
+    float[] ct = ws.transposed(roundUp(n, ROWS) * mp);
+    int[] column = ws.strided(mp);
+    float[] tile = ws.tile;
+    for (int pc = 0; pc < k; pc += depth) {
+      int kc = Math.min(depth, k - pc);
+      packTransposed(a, aOff, lda, alpha, m, pc, kc, ap);
+      for (int jr = 0; jr < n; jr += ROWS) {
+        float[] rb = b;
+        int ro = bOff + jr * ldb + pc;
+        int rld = ldb;
+        if (jr >= fullRows) {
+          Arrays.fill(ap, edge, edge + ROWS * kc, 0f);
+          for (int r = 0; r < n - jr; r++) System.arraycopy(b, ro + r * ldb, ap, edge + r * kc, kc);
+          rb = ap;
+          ro = edge;
+          rld = kc;
+        }
+        for (int q = 0; q < mp; q += PANEL) {
+          kernel(rb, ro, rld, ap, q * kc, kc, tile);
+          for (int r = 0; r < ROWS; r++) System.arraycopy(tile, r * PANEL, ct, (jr + r) * mp + q, PANEL);
+        }
+      }
+      // beta applies once; later depth blocks accumulate onto what the first one wrote.
+      addTransposed(ct, mp, column, m, n, c, cOff, ldc, pc == 0 ? beta : 1f);
+    }
+  }
+
+  /** Packs alpha * A[0..m, pc..pc+kc] transposed: panel q holds, for each p, rows q*PANEL.. of A (zero past m). */
+  private static void packTransposed(float[] a, int aOff, int lda, float alpha, int m, int pc, int kc, float[] ap) {
+    for (int i0 = 0; i0 < m; i0 += PANEL) {
+      int base = i0 * kc;
+      int rows = Math.min(PANEL, m - i0);
+      for (int j = 0; j < rows; j++) {
+        int src = aOff + (i0 + j) * lda + pc;
+        for (int p = 0, d = base + j; p < kc; p++, d += PANEL) ap[d] = alpha * a[src + p];
+      }
+      for (int j = rows; j < PANEL; j++) {
+        for (int p = 0, d = base + j; p < kc; p++, d += PANEL) ap[d] = 0f;
+      }
+    }
+  }
+
+  /**
+   * {@code C = ct^T + beta * C} (ct's rows {@code mp} apart, {@code column} the offsets of a
+   * vector's lanes down one of its columns): each vector of C's row gathered from ct's column.
+   */
+  private static void addTransposed(float[] ct, int mp, int[] column, int m, int n, float[] c, int cOff, int ldc,
+      float beta) {
+    int nv = SPECIES.loopBound(n);
+    for (int i = 0; i < m; i++) {
+      int ci = cOff + i * ldc;
+      int j = 0;
+      for (; j < nv; j += VL) {
+        VectorGemm.mergeVector(FloatVector.fromArray(SPECIES, ct, j * mp + i, column, 0), beta, c, ci + j);
+      }
+      for (; j < n; j++) {
+        float t = ct[j * mp + i];
+        c[ci + j] = beta == 0f ? t : beta == 1f ? t + c[ci + j] : Math.fma(c[ci + j], beta, t);
+      }
+    }
+  }
+
+  /**
+   * The ROWS x PANEL tile of {@code C^T}: rows of B from {@code b0}, {@code ldb} apart, times the
+   * packed panel from {@code ao}. Out through the scratch tile, as {@link MicroKernels}.
+   */
+  private static void kernel(float[] b, int b0, int ldb, float[] ap, int ao, int kc, float[] tile) {
+    int b1 = b0 + ldb, b2 = b1 + ldb, b3 = b2 + ldb;
+    FloatVector c00 = FloatVector.zero(SPECIES), c01 = c00, c02 = c00, c03 = c00;
+    FloatVector c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+    FloatVector c20 = c00, c21 = c00, c22 = c00, c23 = c00;
+    FloatVector c30 = c00, c31 = c00, c32 = c00, c33 = c00;
+    for (int p = 0; p < kc; p++, ao += PANEL) {
+      FloatVector y0 = FloatVector.fromArray(SPECIES, ap, ao);
+      FloatVector y1 = FloatVector.fromArray(SPECIES, ap, ao + VL);
+      FloatVector y2 = FloatVector.fromArray(SPECIES, ap, ao + 2 * VL);
+      FloatVector y3 = FloatVector.fromArray(SPECIES, ap, ao + 3 * VL);
+      FloatVector x = FloatVector.broadcast(SPECIES, b[b0 + p]);
+      c00 = x.fma(y0, c00);
+      c01 = x.fma(y1, c01);
+      c02 = x.fma(y2, c02);
+      c03 = x.fma(y3, c03);
+      x = FloatVector.broadcast(SPECIES, b[b1 + p]);
+      c10 = x.fma(y0, c10);
+      c11 = x.fma(y1, c11);
+      c12 = x.fma(y2, c12);
+      c13 = x.fma(y3, c13);
+      x = FloatVector.broadcast(SPECIES, b[b2 + p]);
+      c20 = x.fma(y0, c20);
+      c21 = x.fma(y1, c21);
+      c22 = x.fma(y2, c22);
+      c23 = x.fma(y3, c23);
+      x = FloatVector.broadcast(SPECIES, b[b3 + p]);
+      c30 = x.fma(y0, c30);
+      c31 = x.fma(y1, c31);
+      c32 = x.fma(y2, c32);
+      c33 = x.fma(y3, c33);
+    }
+    c00.intoArray(tile, 0);
+    c01.intoArray(tile, VL);
+    c02.intoArray(tile, 2 * VL);
+    c03.intoArray(tile, 3 * VL);
+    c10.intoArray(tile, PANEL);
+    c11.intoArray(tile, PANEL + VL);
+    c12.intoArray(tile, PANEL + 2 * VL);
+    c13.intoArray(tile, PANEL + 3 * VL);
+    c20.intoArray(tile, 2 * PANEL);
+    c21.intoArray(tile, 2 * PANEL + VL);
+    c22.intoArray(tile, 2 * PANEL + 2 * VL);
+    c23.intoArray(tile, 2 * PANEL + 3 * VL);
+    c30.intoArray(tile, 3 * PANEL);
+    c31.intoArray(tile, 3 * PANEL + VL);
+    c32.intoArray(tile, 3 * PANEL + 2 * VL);
+    c33.intoArray(tile, 3 * PANEL + 3 * VL);
+  }
+
+  private static int roundUp(int x, int multiple) {
+    return (x + multiple - 1) / multiple * multiple;
+  }
+}
