@@ -15,20 +15,17 @@ final class DotGemm {
 
   private DotGemm() {}
 
-  /**
-   * {@code C = alpha * A op(B) + beta * C} for a C of few columns; {@code scratch} holds n x k
-   * floats when B is not transposed.
-   */
-  static void gemm(float[] scratch, boolean transB, int m, int n, int k, float alpha,
+  /** {@code C = alpha * A op(B) + beta * C} for a C of few columns. */
+  static void gemm(GemmWorkspace ws, boolean transB, int m, int n, int k, float alpha,
       float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
-    // op(B)'s columns as rows: B as stored when transposed, else a copy in scratch (n x k, small as n is).
+    // op(B)'s columns as rows: B as stored when transposed, else a copy in the workspace (n x k, small as n is).
     float[] bt = b;
     int btOff = bOff, ldbt = ldb;
     if (!transB) {
-      bt = scratch;
+      bt = ws.transposed(n * k);
       btOff = 0;
       ldbt = k;
-      ScalarGemm.transpose(b, bOff, ldb, k, n, bt);
+      VectorGemm.transpose(b, bOff, ldb, k, n, bt, ws.strided(ldb));
     }
     int kv = SPECIES.loopBound(k);
     int i = 0;

@@ -45,11 +45,4 @@ final class ScalarGemm {
       }
     }
   }
-
-  /** {@code dst} (cols x rows, dense) = the transpose of src's rows x cols block at {@code off}, rows {@code ld} apart. */
-  static void transpose(float[] src, int off, int ld, int rows, int cols, float[] dst) {
-    for (int r = 0; r < rows; r++) {
-      for (int col = 0, from = off + r * ld; col < cols; col++) dst[col * rows + r] = src[from + col];
-    }
-  }
 }

@@ -9,7 +9,7 @@ import jdk.incubator.vector.VectorSpecies;
  * vectors of C at a time in registers, so each load of op(B)'s row serves four FMAs. With a depth
  * this small, {@link VectorGemm}'s tiles would spend more on packing, zeroing and merging a tile
  * than on its few FMAs. op(B) is read by rows: as stored, or, when B is transposed, from a copy
- * in {@code scratch} (k x n, small as k is). Each element is summed over p in order from zero,
+ * in the workspace (k x n, small as k is), gathered down B's columns. Each element is summed over p in order from zero,
  * with alpha applied to A's element, as the tiles do, so with beta 0 or 1 (all that training
  * uses) the bits are theirs.
  */
@@ -32,17 +32,18 @@ final class ShallowGemm {
   static final int TILE = ROWS * VECTORS * VL;
 
   /**
-   * {@code C = alpha * op(A) op(B) + beta * C}; {@code scratch} holds k x n floats when B is
-   * transposed, {@code tile} {@link #TILE}.
+   * {@code C = alpha * op(A) op(B) + beta * C}, through the workspace's tile and, when B is
+   * transposed, its transposed copy of B.
    */
-  static void gemm(float[] scratch, float[] tile, boolean transA, boolean transB, int m, int n, int k, float alpha,
+  static void gemm(GemmWorkspace ws, boolean transA, boolean transB, int m, int n, int k, float alpha,
       float[] a, int lda, float[] b, int ldb, float beta, float[] c, int ldc) {
+    float[] tile = ws.tile;
     float[] rows = b;
     int ldr = ldb;
     if (transB) {
-      rows = scratch;
+      rows = ws.transposed(k * n);
       ldr = n;
-      ScalarGemm.transpose(b, 0, ldb, n, k, rows);
+      VectorGemm.transpose(b, 0, ldb, n, k, rows, ws.strided(ldb));
     }
     // op(A)[i, p]: a[i * lda + p], or a[p * lda + i] when A is transposed.
     int rowStep = transA ? 1 : lda, depthStep = transA ? lda : 1;

@@ -121,9 +121,7 @@ final class VectorGemm {
       narrowProduct(workspace(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     } else if (volume < PARALLEL_VOLUME && ShallowGemm.takes(m, n, k)) {
       // One thread; a product large enough to split keeps the tiles, and its threads.
-      GemmWorkspace ws = workspace();
-      ShallowGemm.gemm(transB ? ws.transposed(k * n) : null, ws.tile, transA, transB, m, n, k, alpha, a, lda, b, ldb,
-          beta, c, ldc);
+      ShallowGemm.gemm(workspace(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     } else if (threads == 1 || volume < PARALLEL_VOLUME) {
       product(workspace(), transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
     } else {
@@ -334,7 +332,7 @@ final class VectorGemm {
       return;
     }
     if (!transA && k >= VL) {
-      DotGemm.gemm(transB ? null : ws.transposed(n * k), transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0,
+      DotGemm.gemm(ws, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0,
           ldc);
       return;
     }
@@ -482,6 +480,21 @@ final class VectorGemm {
   /** Tile height for a product of {@code m} rows: {@link #MR_TALL} for tall ones, else {@link #MR}. */
   static int rowsPerTile(int m) {
     return m >= TALL_ROWS ? MR_TALL : MR;
+  }
+
+  /**
+   * {@code dst} (cols x rows, dense) = the transpose of src's rows x cols block at {@code off},
+   * rows {@code ld} apart: a vector of dst's row at a time, gathered down src's column
+   * ({@code lanes}: 0, ld, 2 * ld...).
+   */
+  static void transpose(float[] src, int off, int ld, int rows, int cols, float[] dst, int[] lanes) {
+    int bound = SPECIES.loopBound(rows);
+    for (int col = 0; col < cols; col++) {
+      int d = col * rows;
+      int r = 0;
+      for (; r < bound; r += VL) FloatVector.fromArray(SPECIES, src, off + r * ld + col, lanes, 0).intoArray(dst, d + r);
+      for (; r < rows; r++) dst[d + r] = src[off + r * ld + col];
+    }
   }
 
   private static int ceilDiv(int x, int y) {
