@@ -9,7 +9,8 @@ import jdk.incubator.vector.FloatVector;
  * partial products of a product cut by depth. Each grows to the largest size asked for.
  */
 final class GemmWorkspace {
-  final float[] ap = new float[VectorGemm.MC * VectorGemm.KC];
+  /** The packed panels of A, and a vector's slack for the spill of a transposed A's last panel. */
+  final float[] ap = new float[VectorGemm.MC * VectorGemm.KC + FloatVector.SPECIES_PREFERRED.length()];
   final float[] tile =
       new float[Math.max(VectorGemm.MR_TALL * VectorGemm.NR, Math.max(ShallowGemm.TILE, TransposedGemm.TILE))];
   private final int[] strided = new int[FloatVector.SPECIES_PREFERRED.length()];

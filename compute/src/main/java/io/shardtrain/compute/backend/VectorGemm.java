@@ -425,11 +425,19 @@ final class VectorGemm {
           }
         }
       } else {
+        // A vector of A's row for each p, mr of whose lanes are wanted: the rest land on the next
+        // p's slot (or the next panel's, or the buffer's slack past the last) and are written over
+        // by it, or by the zero padding below.
+        FloatVector scale = FloatVector.broadcast(SPECIES, alpha);
         for (int p = 0; p < kc; p++) {
           int src = aOff + (pc + p) * lda + ic + ir;
           int d = base + p * mr;
-          for (int r = 0; r < rows; r++) {
-            ap[d + r] = alpha * a[src + r];
+          if (mr <= VL && src + VL <= a.length) {
+            FloatVector.fromArray(SPECIES, a, src).mul(scale).intoArray(ap, d);
+          } else {
+            for (int r = 0; r < rows; r++) {
+              ap[d + r] = alpha * a[src + r];
+            }
           }
         }
       }
