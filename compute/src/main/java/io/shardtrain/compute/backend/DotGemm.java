@@ -25,7 +25,7 @@ final class DotGemm {
       bt = ws.transposed(n * k);
       btOff = 0;
       ldbt = k;
-      VectorGemm.transpose(b, bOff, ldb, k, n, bt, ws.strided(ldb));
+      ScalarGemm.transpose(b, bOff, ldb, k, n, bt);
     }
     int kv = SPECIES.loopBound(k);
     int i = 0;

@@ -5,7 +5,7 @@ import jdk.incubator.vector.FloatVector;
 /**
  * {@link VectorGemm}'s buffers for one thread, reused across calls: the packed panels of A and B,
  * the scratch tile its micro-kernels, {@link ShallowGemm} and {@link TransposedGemm} write, a
- * transposed operand, the lane offsets of a gathered column, and the
+ * transposed operand, and the
  * partial products of a product cut by depth. Each grows to the largest size asked for.
  */
 final class GemmWorkspace {
@@ -13,8 +13,6 @@ final class GemmWorkspace {
   final float[] ap = new float[VectorGemm.MC * VectorGemm.KC + FloatVector.SPECIES_PREFERRED.length()];
   final float[] tile =
       new float[Math.max(VectorGemm.MR_TALL * VectorGemm.NR, Math.max(ShallowGemm.TILE, TransposedGemm.TILE))];
-  private final int[] strided = new int[FloatVector.SPECIES_PREFERRED.length()];
-  private int stride = -1;
   private float[] bp = new float[0];
   private float[] transposed = new float[0];
   private float[] depthScratch = new float[0];
@@ -24,15 +22,6 @@ final class GemmWorkspace {
       depthScratch = new float[size];
     }
     return depthScratch;
-  }
-
-  /** The offsets of a vector's lanes {@code stride} apart: 0, stride, 2 * stride... */
-  int[] strided(int stride) {
-    if (this.stride != stride) {
-      for (int i = 0; i < strided.length; i++) strided[i] = i * stride;
-      this.stride = stride;
-    }
-    return strided;
   }
 
   float[] transposed(int size) {

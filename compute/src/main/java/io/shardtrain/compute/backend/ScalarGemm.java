@@ -45,4 +45,15 @@ final class ScalarGemm {
       }
     }
   }
+
+  /**
+   * {@code dst} (cols x rows, dense) = the transpose of src's rows x cols block at {@code off},
+   * rows {@code ld} apart: dst row by row, down src's columns, so that the inner loop is long
+   * where src is narrow.
+   */
+  static void transpose(float[] src, int off, int ld, int rows, int cols, float[] dst) {
+    for (int col = 0; col < cols; col++) {
+      for (int r = 0, d = col * rows, from = off + col; r < rows; r++, from += ld) dst[d + r] = src[from];
+    }
+  }
 }

@@ -9,7 +9,7 @@ import jdk.incubator.vector.VectorSpecies;
  * vectors of C at a time in registers, so each load of op(B)'s row serves four FMAs. With a depth
  * this small, {@link VectorGemm}'s tiles would spend more on packing, zeroing and merging a tile
  * than on its few FMAs. op(B) is read by rows: as stored, or, when B is transposed, from a copy
- * in the workspace (k x n, small as k is), gathered down B's columns. Each element is summed over p in order from zero,
+ * in the workspace (k x n, small as k is). Each element is summed over p in order from zero,
  * with alpha applied to A's element, as the tiles do, so with beta 0 or 1 (all that training
  * uses) the bits are theirs.
  */
@@ -43,7 +43,7 @@ final class ShallowGemm {
     if (transB) {
       rows = ws.transposed(k * n);
       ldr = n;
-      VectorGemm.transpose(b, 0, ldb, n, k, rows, ws.strided(ldb));
+      ScalarGemm.transpose(b, 0, ldb, n, k, rows);
     }
     // op(A)[i, p]: a[i * lda + p], or a[p * lda + i] when A is transposed.
     int rowStep = transA ? 1 : lda, depthStep = transA ? lda : 1;

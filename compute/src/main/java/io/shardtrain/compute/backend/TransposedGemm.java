@@ -13,8 +13,8 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code C^T = W (alpha g)^T}: the micro-kernel broadcasts W's elements from W's own rows, so
  * only the small g is packed (transposed, into panels of {@link #PANEL} rows), the tiles of
  * {@code C^T} go to a scratch matrix by whole vectors, and each depth block's {@code C^T} is added
- * to C with gathered loads, a vector of C's row at a time. It takes products where g has fewer rows
- * (times depth blocks) than the depth, so that these transposes move fewer values than W's would,
+ * to C row by row, down the scratch's columns. It takes products where g has fewer rows (times
+ * depth blocks) than the depth, so that these transposes move fewer values than W's would,
  * and a whole number of panels, give or take a fifth ({@link #takes}).
  *
  * <p>The tiles' bits: each element of C is the same products (alpha applied to g's element),
@@ -52,7 +52,6 @@ final class TransposedGemm {
     float[] ap = ws.bPanel(mp * depth + ROWS * depth);
     int edge = mp * depth;
     float[] ct = ws.transposed(roundUp(n, ROWS) * mp);
-    int[] column = ws.strided(mp);
     float[] tile = ws.tile;
     for (int pc = 0; pc < k; pc += depth) {
       int kc = Math.min(depth, k - pc);
@@ -74,7 +73,7 @@ final class TransposedGemm {
         }
       }
       // beta applies once; later depth blocks accumulate onto what the first one wrote.
-      addTransposed(ct, mp, column, m, n, c, cOff, ldc, pc == 0 ? beta : 1f);
+      addTransposed(ct, mp, m, n, c, cOff, ldc, pc == 0 ? beta : 1f);
     }
   }
 
@@ -93,22 +92,17 @@ final class TransposedGemm {
     }
   }
 
-  /**
-   * {@code C = ct^T + beta * C} (ct's rows {@code mp} apart, {@code column} the offsets of a
-   * vector's lanes down one of its columns): each vector of C's row gathered from ct's column.
-   */
-  private static void addTransposed(float[] ct, int mp, int[] column, int m, int n, float[] c, int cOff, int ldc,
-      float beta) {
-    int nv = SPECIES.loopBound(n);
+  /** {@code C = ct^T + beta * C}, ct's rows {@code mp} apart: C row by row, down ct's columns. */
+  private static void addTransposed(float[] ct, int mp, int m, int n, float[] c, int cOff, int ldc, float beta) {
     for (int i = 0; i < m; i++) {
       int ci = cOff + i * ldc;
-      int j = 0;
-      for (; j < nv; j += VL) {
-        VectorGemm.mergeVector(FloatVector.fromArray(SPECIES, ct, j * mp + i, column, 0), beta, c, ci + j);
-      }
-      for (; j < n; j++) {
-        float t = ct[j * mp + i];
-        c[ci + j] = beta == 0f ? t : beta == 1f ? t + c[ci + j] : Math.fma(c[ci + j], beta, t);
+      if (beta == 0f) {
+        for (int j = 0, t = i; j < n; j++, t += mp) c[ci + j] = ct[t];
+      } else if (beta == 1f) {
+        for (int j = 0, t = i; j < n; j++, t += mp) c[ci + j] = ct[t] + c[ci + j];
+      } else {
+        // As VectorGemm.mergeVector: one rounding.
+        for (int j = 0, t = i; j < n; j++, t += mp) c[ci + j] = Math.fma(c[ci + j], beta, ct[t]);
       }
     }
   }

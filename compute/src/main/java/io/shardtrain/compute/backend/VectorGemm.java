@@ -332,8 +332,7 @@ final class VectorGemm {
       return;
     }
     if (!transA && k >= VL) {
-      DotGemm.gemm(ws, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0,
-          ldc);
+      DotGemm.gemm(ws, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
       return;
     }
     float[] t = ws.transposed(n * m);
@@ -382,11 +381,7 @@ final class VectorGemm {
 
   /** One vector of a tile, from {@code from}, into C at {@code at}: {@code C = tile + beta * C}. */
   static void mergeVector(float[] tile, int from, float beta, float[] c, int at) {
-    mergeVector(FloatVector.fromArray(SPECIES, tile, from), beta, c, at);
-  }
-
-  /** {@code C = v + beta * C} at {@code at}. */
-  static void mergeVector(FloatVector v, float beta, float[] c, int at) {
+    FloatVector v = FloatVector.fromArray(SPECIES, tile, from);
     if (beta == 0f) {
       v.intoArray(c, at);
     } else if (beta == 1f) {
@@ -428,12 +423,11 @@ final class VectorGemm {
         // A vector of A's row for each p, mr of whose lanes are wanted: the rest land on the next
         // p's slot (or the next panel's, or the buffer's slack past the last) and are written over
         // by it, or by the zero padding below.
-        FloatVector scale = FloatVector.broadcast(SPECIES, alpha);
         for (int p = 0; p < kc; p++) {
           int src = aOff + (pc + p) * lda + ic + ir;
           int d = base + p * mr;
           if (mr <= VL && src + VL <= a.length) {
-            FloatVector.fromArray(SPECIES, a, src).mul(scale).intoArray(ap, d);
+            scaledVector(a, src, alpha, ap, d);
           } else {
             for (int r = 0; r < rows; r++) {
               ap[d + r] = alpha * a[src + r];
@@ -447,6 +441,16 @@ final class VectorGemm {
         }
       }
     }
+  }
+
+  /**
+   * {@code dst[at..] = alpha * src[from..]}, one vector. A method of its own, called once a vector:
+   * the interpreter spends 10-30 µs on each vector operation, and this reaches the JIT's tiers
+   * within the warm-up's first products, where its caller, called once a block, would take most
+   * of the warm-up ({@link KernelWarmUp}).
+   */
+  private static void scaledVector(float[] src, int from, float alpha, float[] dst, int at) {
+    FloatVector.fromArray(SPECIES, src, from).mul(alpha).intoArray(dst, at);
   }
 
   /** Packs op(B)[pc.., jc..] (kc x nc) into NR-column micro-panels, zero-padding columns. */
@@ -488,21 +492,6 @@ final class VectorGemm {
   /** Tile height for a product of {@code m} rows: {@link #MR_TALL} for tall ones, else {@link #MR}. */
   static int rowsPerTile(int m) {
     return m >= TALL_ROWS ? MR_TALL : MR;
-  }
-
-  /**
-   * {@code dst} (cols x rows, dense) = the transpose of src's rows x cols block at {@code off},
-   * rows {@code ld} apart: a vector of dst's row at a time, gathered down src's column
-   * ({@code lanes}: 0, ld, 2 * ld...).
-   */
-  static void transpose(float[] src, int off, int ld, int rows, int cols, float[] dst, int[] lanes) {
-    int bound = SPECIES.loopBound(rows);
-    for (int col = 0; col < cols; col++) {
-      int d = col * rows;
-      int r = 0;
-      for (; r < bound; r += VL) FloatVector.fromArray(SPECIES, src, off + r * ld + col, lanes, 0).intoArray(dst, d + r);
-      for (; r < rows; r++) dst[d + r] = src[off + r * ld + col];
-    }
   }
 
   private static int ceilDiv(int x, int y) {
