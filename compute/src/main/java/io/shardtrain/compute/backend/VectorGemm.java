@@ -489,9 +489,13 @@ final class VectorGemm {
     }
   }
 
-  /** Tile height for a product of {@code m} rows: {@link #MR_TALL} for tall ones, else {@link #MR}. */
+  /**
+   * Tile height for a product of {@code m} rows: {@link #MR_TALL} for tall ones, and for short
+   * ones where it pads no more rows than {@link #MR} (10 rows: one tile of 12, not two of 8), else
+   * {@link #MR}. The height changes no bits: each element of C is one accumulator's sum.
+   */
   static int rowsPerTile(int m) {
-    return m >= TALL_ROWS ? MR_TALL : MR;
+    return m >= TALL_ROWS || roundUp(m, MR_TALL) <= roundUp(m, MR) ? MR_TALL : MR;
   }
 
   private static int ceilDiv(int x, int y) {
