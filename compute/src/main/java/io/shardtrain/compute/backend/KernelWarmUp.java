@@ -2,6 +2,7 @@ package io.shardtrain.compute.backend;
 
 import io.shardtrain.compute.Tensor;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Compiles the CPU backend's kernels before training needs them: a daemon thread runs the
@@ -15,8 +16,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * and its next hundred steps 0.3-0.6 s more than compiled ones, a fifth of a 3000-step run
  * ({@code bin/shardtrain local --report FILE} writes each step's time beside FILE). The warm-up
  * takes the same paths as that step (both tile heights, B read in place and packed, more
- * than one depth block, partial tiles, the narrow output products, the input gradient computed as
- * its transpose, the element-wise passes), so
+ * than one depth block, partial tiles, the narrow output products, the element-wise passes, and
+ * last the input gradient computed as its transpose), so
  * what it compiles is what training runs, and it runs on its own single-threaded GEMM: the kernels
  * are static code the whole JVM shares, the workspaces are per thread.
  *
@@ -31,6 +32,8 @@ final class KernelWarmUp {
   static final int SHALLOW_ROUNDS = 150;
   private static final KernelWarmUp JVM = new KernelWarmUp();
 
+  private static final AtomicInteger RUNNING = new AtomicInteger();
+
   private final AtomicBoolean started = new AtomicBoolean();
 
   KernelWarmUp() {}
@@ -43,10 +46,27 @@ final class KernelWarmUp {
   /** The warm-up thread, started now; null when {@code enabled} is false or this warm-up started before. */
   Thread start(boolean enabled, int steps) {
     if (!enabled || !started.compareAndSet(false, true)) return null;
-    Thread t = new Thread(() -> run(steps), "shardtrain-kernel-warm-up");
+    RUNNING.incrementAndGet();
+    Thread t = new Thread(() -> {
+      try {
+        run(steps);
+      } finally {
+        RUNNING.decrementAndGet();
+      }
+    }, "shardtrain-kernel-warm-up");
     t.setDaemon(true);
     t.start();
     return t;
+  }
+
+  /**
+   * Whether a warm-up is running in this JVM. {@link TransposedGemm}, which it compiles last, waits
+   * for it to end, and the product takes the tiles (the same bits) until then: otherwise its
+   * kernel reached the JIT's second tier up to 0.7 s into training, and ran at the first tier's
+   * speed, whose vector operations each allocate, until then.
+   */
+  static boolean running() {
+    return RUNNING.get() > 0;
   }
 
   /**
@@ -62,14 +82,13 @@ final class KernelWarmUp {
     CpuBackend backend = CpuBackend.create(1);
     shallowProducts(backend);
     denseSteps(backend, steps);
+    transposedProducts(steps);
     backend.close();
   }
 
   private static void shallowProducts(CpuBackend backend) {
     int k = 16;
     Tensor a64 = filled(64, k, 1);
-    float[] g64 = filled(64, 2 * k, 12).data();
-    float[] w20 = filled(20, 2 * k, 13).data();
     Tensor tall = filled(k, 288, 2);
     Tensor b96 = filled(k, 96, 3);
     Tensor b64 = filled(k, 64, 4);
@@ -86,8 +105,6 @@ final class KernelWarmUp {
     Tensor c10 = Tensor.zeros(64, 10);
     Tensor c48x10 = Tensor.zeros(48, 10);
     Tensor c20 = Tensor.zeros(20, 40);
-    float[] c20t = new float[64 * 20];
-    GemmWorkspace ws = new GemmWorkspace();
     for (int r = 0; r < SHALLOW_ROUNDS; r++) {
       float beta = r % 2;
       backend.gemm(false, false, 1f, a64, b96, beta, c96); // 8-row tiles, B read in place
@@ -97,10 +114,6 @@ final class KernelWarmUp {
       backend.gemm(false, true, 1f, a64, bT10, beta, c10); // narrow: dot products
       backend.gemm(true, false, 1f, aT48, g10, beta, c48x10); // narrow: the transposed product
       backend.gemm(false, false, 1f, a20, b40, beta, c20); // partial tiles and a partial panel
-      // An input gradient as its transpose, called directly: takes() sends a product this shallow
-      // elsewhere. Five tiles of depth 32 and C's rows with a tail: enough calls for the JIT's
-      // second tier by the last round.
-      TransposedGemm.gemm(ws, 64, 20, 2 * k, 1f, g64, 0, 2 * k, w20, 0, 2 * k, beta, c20t, 0, 20);
     }
   }
 
@@ -145,6 +158,22 @@ final class KernelWarmUp {
       // Weights move a little, as an optimizer's would, so no product repeats an earlier one's inputs exactly.
       for (int l = 0; l < layers; l++) backend.axpy(-1e-3f, weightGrads[l], weights[l]);
     }
+  }
+
+  /**
+   * Last, {@link TransposedGemm}, which training takes only once this warm-up has ended
+   * ({@link #running}): compiling it earlier delayed the tiles' kernels, and so training's first
+   * steps, by more than it gains in 3000. Called directly, first 32 deep (five tiles and C's rows
+   * with a tail, cheap while interpreted), then with a step's depth; {@link TransposedGemm#takes}
+   * would send so shallow a product elsewhere.
+   */
+  private static void transposedProducts(int steps) {
+    GemmWorkspace ws = new GemmWorkspace();
+    float[] g = filled(64, 80, 30).data();
+    float[] w = filled(96, 80, 31).data();
+    float[] c = new float[64 * 96];
+    for (int r = 0; r < SHALLOW_ROUNDS; r++) TransposedGemm.gemm(ws, 64, 20, 32, 1f, g, 0, 32, w, 0, 32, r % 2, c, 0, 20);
+    for (int s = 0; s < steps; s++) TransposedGemm.gemm(ws, 64, 96, 80, 1f, g, 0, 80, w, 0, 80, 0f, c, 0, 96);
   }
 
   private static Tensor filled(int rows, int cols, int seed) {

@@ -34,45 +34,60 @@ final class RowGemm {
     for (int p = whole; p < k; p++) System.arraycopy(b, bOff + p * ldb, scratch, tail + (p - whole) * VL, n);
     int i = 0;
     for (; i + ROWS <= m; i += ROWS) {
-      FloatVector c0 = FloatVector.zero(SPECIES), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
-      int a0 = aOff + i * lda, a1 = a0 + lda, a2 = a1 + lda, a3 = a2 + lda;
-      int a4 = a3 + lda, a5 = a4 + lda, a6 = a5 + lda, a7 = a6 + lda;
-      for (int p = 0; p < k; p++) {
-        // A choice of array and offset, not of two vectors (a vector through a phi may be boxed).
-        boolean inPlace = p < whole;
-        FloatVector y = FloatVector.fromArray(SPECIES, inPlace ? b : scratch,
-            inPlace ? bOff + p * ldb : tail + (p - whole) * VL);
-        c0 = FloatVector.broadcast(SPECIES, a[a0 + p]).fma(y, c0);
-        c1 = FloatVector.broadcast(SPECIES, a[a1 + p]).fma(y, c1);
-        c2 = FloatVector.broadcast(SPECIES, a[a2 + p]).fma(y, c2);
-        c3 = FloatVector.broadcast(SPECIES, a[a3 + p]).fma(y, c3);
-        c4 = FloatVector.broadcast(SPECIES, a[a4 + p]).fma(y, c4);
-        c5 = FloatVector.broadcast(SPECIES, a[a5 + p]).fma(y, c5);
-        c6 = FloatVector.broadcast(SPECIES, a[a6 + p]).fma(y, c6);
-        c7 = FloatVector.broadcast(SPECIES, a[a7 + p]).fma(y, c7);
-      }
-      c0.intoArray(scratch, 0);
-      c1.intoArray(scratch, VL);
-      c2.intoArray(scratch, 2 * VL);
-      c3.intoArray(scratch, 3 * VL);
-      c4.intoArray(scratch, 4 * VL);
-      c5.intoArray(scratch, 5 * VL);
-      c6.intoArray(scratch, 6 * VL);
-      c7.intoArray(scratch, 7 * VL);
-      for (int r = 0; r < ROWS; r++) store(scratch, r * VL, n, alpha, beta, c, cOff + (i + r) * ldc);
+      rows(scratch, a, aOff + i * lda, lda, b, bOff, ldb, whole, tail, k, n, alpha, beta, c, cOff + i * ldc, ldc);
     }
-    for (; i < m; i++) {
-      FloatVector acc = FloatVector.zero(SPECIES);
-      int ai = aOff + i * lda;
-      for (int p = 0; p < k; p++) {
-        boolean inPlace = p < whole;
-        FloatVector y = FloatVector.fromArray(SPECIES, inPlace ? b : scratch,
-            inPlace ? bOff + p * ldb : tail + (p - whole) * VL);
-        acc = FloatVector.broadcast(SPECIES, a[ai + p]).fma(y, acc);
-      }
-      acc.intoArray(scratch, 0);
-      store(scratch, 0, n, alpha, beta, c, cOff + i * ldc);
+    for (; i < m; i++) row(scratch, a, aOff + i * lda, b, bOff, ldb, whole, tail, k, n, alpha, beta, c, cOff + i * ldc);
+  }
+
+  /**
+   * {@link #ROWS} rows of C from A's rows at {@code a0}, {@code lda} apart. The vector work is in
+   * methods called once per block of rows, not in {@link #gemm}, called once per product: the JIT
+   * compiles these to its second tier within the warm-up ({@link KernelWarmUp}), where
+   * {@link #gemm} reached it 0.3-0.8 s into training, each of its vector operations allocating
+   * until then (a 64x256x10 product took 0.5-2.5 ms, against 5 µs).
+   */
+  private static void rows(float[] scratch, float[] a, int a0, int lda, float[] b, int bOff, int ldb, int whole,
+      int tail, int k, int n, float alpha, float beta, float[] c, int ci, int ldc) {
+    FloatVector c0 = FloatVector.zero(SPECIES), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+    int a1 = a0 + lda, a2 = a1 + lda, a3 = a2 + lda;
+    int a4 = a3 + lda, a5 = a4 + lda, a6 = a5 + lda, a7 = a6 + lda;
+    for (int p = 0; p < k; p++) {
+      // A choice of array and offset, not of two vectors (a vector through a phi may be boxed).
+      boolean inPlace = p < whole;
+      FloatVector y = FloatVector.fromArray(SPECIES, inPlace ? b : scratch,
+          inPlace ? bOff + p * ldb : tail + (p - whole) * VL);
+      c0 = FloatVector.broadcast(SPECIES, a[a0 + p]).fma(y, c0);
+      c1 = FloatVector.broadcast(SPECIES, a[a1 + p]).fma(y, c1);
+      c2 = FloatVector.broadcast(SPECIES, a[a2 + p]).fma(y, c2);
+      c3 = FloatVector.broadcast(SPECIES, a[a3 + p]).fma(y, c3);
+      c4 = FloatVector.broadcast(SPECIES, a[a4 + p]).fma(y, c4);
+      c5 = FloatVector.broadcast(SPECIES, a[a5 + p]).fma(y, c5);
+      c6 = FloatVector.broadcast(SPECIES, a[a6 + p]).fma(y, c6);
+      c7 = FloatVector.broadcast(SPECIES, a[a7 + p]).fma(y, c7);
     }
+    c0.intoArray(scratch, 0);
+    c1.intoArray(scratch, VL);
+    c2.intoArray(scratch, 2 * VL);
+    c3.intoArray(scratch, 3 * VL);
+    c4.intoArray(scratch, 4 * VL);
+    c5.intoArray(scratch, 5 * VL);
+    c6.intoArray(scratch, 6 * VL);
+    c7.intoArray(scratch, 7 * VL);
+    for (int r = 0; r < ROWS; r++) store(scratch, r * VL, n, alpha, beta, c, ci + r * ldc);
+  }
+
+  /** One row of C from A's row at {@code ai}, as {@link #rows}. */
+  private static void row(float[] scratch, float[] a, int ai, float[] b, int bOff, int ldb, int whole, int tail,
+      int k, int n, float alpha, float beta, float[] c, int ci) {
+    FloatVector acc = FloatVector.zero(SPECIES);
+    for (int p = 0; p < k; p++) {
+      boolean inPlace = p < whole;
+      FloatVector y = FloatVector.fromArray(SPECIES, inPlace ? b : scratch,
+          inPlace ? bOff + p * ldb : tail + (p - whole) * VL);
+      acc = FloatVector.broadcast(SPECIES, a[ai + p]).fma(y, acc);
+    }
+    acc.intoArray(scratch, 0);
+    store(scratch, 0, n, alpha, beta, c, ci);
   }
 
   private static void store(float[] row, int from, int n, float alpha, float beta, float[] c, int at) {

@@ -265,10 +265,13 @@ final class VectorGemm {
     }
   }
 
-  /** The tiles, or for an input gradient of a few rows its transpose ({@link TransposedGemm}), with the tiles' bits. */
+  /**
+   * The tiles, or for an input gradient of a few rows its transpose ({@link TransposedGemm}) once
+   * the warm-up has ended ({@link KernelWarmUp#running}); the same bits either way.
+   */
   private static void product(GemmWorkspace ws, boolean transA, boolean transB, int m, int n, int k, float alpha,
       float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
-    if (TransposedGemm.takes(transA, transB, m, n, k)) {
+    if (TransposedGemm.takes(transA, transB, m, n, k) && !KernelWarmUp.running()) {
       TransposedGemm.gemm(ws, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
     } else {
       blocked(ws, transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
