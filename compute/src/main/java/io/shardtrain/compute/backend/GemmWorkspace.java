@@ -5,8 +5,8 @@ import jdk.incubator.vector.FloatVector;
 /**
  * {@link VectorGemm}'s buffers for one thread, reused across calls: the packed panels of A and B,
  * the scratch tile its micro-kernels, {@link ShallowGemm} and {@link TransposedGemm} write, a
- * transposed operand, and the
- * partial products of a product cut by depth. Each grows to the largest size asked for.
+ * transposed operand, and the partial products of a product cut by depth. Each grows to the
+ * largest size asked for.
  */
 final class GemmWorkspace {
   /** The packed panels of A, and a vector's slack for the spill of a transposed A's last panel. */
@@ -31,7 +31,8 @@ final class GemmWorkspace {
     return transposed;
   }
 
-  float[] bPanel(int size) {
+  /** The packed panels of B, or of {@link TransposedGemm}'s A. */
+  float[] panels(int size) {
     if (bp.length < size) {
       bp = new float[size];
     }

@@ -15,11 +15,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * second tier's queue ahead of the kernels. A 784-512-256-10 MLP's first step took 260-720 ms
  * and its next hundred steps 0.3-0.6 s more than compiled ones, a fifth of a 3000-step run
  * ({@code bin/shardtrain local --report FILE} writes each step's time beside FILE). The warm-up
- * takes the same paths as that step (both tile heights, B read in place and packed, more
- * than one depth block, partial tiles, the narrow output products, the element-wise passes, and
- * last the input gradient computed as its transpose), so
- * what it compiles is what training runs, and it runs on its own single-threaded GEMM: the kernels
- * are static code the whole JVM shares, the workspaces are per thread.
+ * takes the same paths as that step (both tile heights, B read in place and packed, more than
+ * one depth block, partial tiles, the narrow output products, the element-wise passes, and last
+ * the input gradient computed as its transpose), so what it compiles is what training runs, and
+ * it runs on its own single-threaded GEMM: the kernels are static code the whole JVM shares, the
+ * workspaces are per thread.
  *
  * <p>Once per JVM; {@code -Dshardtrain.compute.warm-up=false} turns it off (to measure without it).
  */
@@ -55,7 +55,12 @@ final class KernelWarmUp {
       }
     }, "shardtrain-kernel-warm-up");
     t.setDaemon(true);
-    t.start();
+    try {
+      t.start();
+    } catch (Throwable e) {
+      RUNNING.decrementAndGet();
+      throw e;
+    }
     return t;
   }
 
@@ -163,17 +168,17 @@ final class KernelWarmUp {
   /**
    * Last, {@link TransposedGemm}, which training takes only once this warm-up has ended
    * ({@link #running}): compiling it earlier delayed the tiles' kernels, and so training's first
-   * steps, by more than it gains in 3000. Called directly, first 32 deep (five tiles and C's rows
-   * with a tail, cheap while interpreted), then with a step's depth; {@link TransposedGemm#takes}
-   * would send so shallow a product elsewhere.
+   * steps, by more than it gains in 3000. Called directly, first 32 deep (cheap while
+   * interpreted), then with a step's depth, each with B's last rows short of a tile;
+   * {@link TransposedGemm#takes} would send so shallow a product elsewhere.
    */
   private static void transposedProducts(int steps) {
     GemmWorkspace ws = new GemmWorkspace();
     float[] g = filled(64, 80, 30).data();
     float[] w = filled(96, 80, 31).data();
     float[] c = new float[64 * 96];
-    for (int r = 0; r < SHALLOW_ROUNDS; r++) TransposedGemm.gemm(ws, 64, 20, 32, 1f, g, 0, 32, w, 0, 32, r % 2, c, 0, 20);
-    for (int s = 0; s < steps; s++) TransposedGemm.gemm(ws, 64, 96, 80, 1f, g, 0, 80, w, 0, 80, 0f, c, 0, 96);
+    for (int r = 0; r < SHALLOW_ROUNDS; r++) TransposedGemm.gemm(ws, 64, 22, 32, 1f, g, 0, 32, w, 0, 32, r % 2, c, 0, 22);
+    for (int s = 0; s < steps; s++) TransposedGemm.gemm(ws, 64, 94, 80, 1f, g, 0, 80, w, 0, 80, 0f, c, 0, 94);
   }
 
   private static Tensor filled(int rows, int cols, int seed) {

@@ -42,9 +42,8 @@ final class RowGemm {
   /**
    * {@link #ROWS} rows of C from A's rows at {@code a0}, {@code lda} apart. The vector work is in
    * methods called once per block of rows, not in {@link #gemm}, called once per product: the JIT
-   * compiles these to its second tier within the warm-up ({@link KernelWarmUp}), where
-   * {@link #gemm} reached it 0.3-0.8 s into training, each of its vector operations allocating
-   * until then (a 64x256x10 product took 0.5-2.5 ms, against 5 µs).
+   * counts calls, so these reach its second tier within the warm-up ({@link KernelWarmUp}), where
+   * {@link #gemm} would only in training, each of its vector operations allocating until then.
    */
   private static void rows(float[] scratch, float[] a, int a0, int lda, float[] b, int bOff, int ldb, int whole,
       int tail, int k, int n, float alpha, float beta, float[] c, int ci, int ldc) {

@@ -15,7 +15,7 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code C^T} go to a scratch matrix by whole vectors, and each depth block's {@code C^T} is added
  * to C row by row, down the scratch's columns. It takes products where g has fewer rows (times
  * depth blocks) than the depth, so that these transposes move fewer values than W's would,
- * and a whole number of panels, give or take a fifth ({@link #takes}).
+ * and rows that fill whole panels, padded by at most a fifth ({@link #takes}).
  *
  * <p>The tiles' bits: each element of C is the same products (alpha applied to g's element),
  * summed over the depth block in order from zero, the blocks added to C in order.
@@ -38,20 +38,20 @@ final class TransposedGemm {
    * panel or less of padding.
    */
   static boolean takes(boolean transA, boolean transB, int m, int n, int k) {
-    int padding = roundUp(m, PANEL) - m;
+    int padding = VectorGemm.roundUp(m, PANEL) - m;
     return !transA && transB && VL >= 16 && n >= ROWS && (long) m * DepthBlocks.count(k) < k
         && padding * 5 <= m;
   }
 
   static void gemm(GemmWorkspace ws, int m, int n, int k, float alpha, float[] a, int aOff, int lda, float[] b,
       int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
-    int mp = roundUp(m, PANEL);
+    int mp = VectorGemm.roundUp(m, PANEL);
     int depth = DepthBlocks.block(k);
     int fullRows = n / ROWS * ROWS;
     // The packed panels of A, then room for B's last rows padded to a tile.
-    float[] ap = ws.bPanel(mp * depth + ROWS * depth);
+    float[] ap = ws.panels(mp * depth + ROWS * depth);
     int edge = mp * depth;
-    float[] ct = ws.transposed(roundUp(n, ROWS) * mp);
+    float[] ct = ws.transposed(VectorGemm.roundUp(n, ROWS) * mp);
     float[] tile = ws.tile;
     for (int pc = 0; pc < k; pc += depth) {
       int kc = Math.min(depth, k - pc);
@@ -159,9 +159,5 @@ final class TransposedGemm {
     c31.intoArray(tile, 3 * PANEL + VL);
     c32.intoArray(tile, 3 * PANEL + 2 * VL);
     c33.intoArray(tile, 3 * PANEL + 3 * VL);
-  }
-
-  private static int roundUp(int x, int multiple) {
-    return (x + multiple - 1) / multiple * multiple;
   }
 }

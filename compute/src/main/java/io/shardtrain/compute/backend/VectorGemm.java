@@ -9,15 +9,16 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p>{@code C = alpha * op(A) * op(B) + beta * C} is blocked over n ({@link #NC}), k ({@link #KC})
  * and m ({@link #MC}). Each block of op(B) is packed into {@link #NR}-column micro-panels and each
- * block of op(A) (scaled by alpha) into micro-panels of {@link #MR} rows ({@link #MR_TALL} for a
- * tall A), so the micro-kernel reads both operands contiguously and never sees a transpose; with
+ * block of op(A) (scaled by alpha) into micro-panels of {@link #MR} or {@link #MR_TALL} rows
+ * ({@link #rowsPerTile}), so the micro-kernel reads both operands contiguously and never sees a
+ * transpose; with
  * at most {@link #IN_PLACE_B_ROWS} rows of op(A), an untransposed B is instead read from its own
  * rows (stride ldb), all but a last partial panel. The micro-kernel keeps an mr x NR tile of C in
  * {@code 2 * mr} vector accumulators and does one broadcast and two FMAs per row and k step.
  * Edge tiles are computed into a zero-padded scratch tile and merged into C element by element.
  * Shapes under {@link #SMALL_VOLUME} multiply-adds skip packing ({@link ScalarGemm}); outputs
  * narrower than a tile take {@link #narrowProduct}, products of small depth too small to split
- * {@link ShallowGemm}.
+ * {@link ShallowGemm}, an input gradient of few rows its transpose ({@link TransposedGemm}).
  *
  * <p>The depth is cut into blocks of equal size, at most {@link #KC} ({@link DepthBlocks}), added
  * to C one after another.
@@ -42,9 +43,10 @@ final class VectorGemm {
   /** Micro-tile rows; 8 x 2 accumulators fit the 32 AVX-512 registers, 6 x 2 the 16 of AVX2. */
   static final int MR = VL >= 16 ? 8 : 6;
   /**
-   * Micro-tile rows where op(A) has at least {@link #TALL_ROWS} rows, with AVX-512: 12 x 2
-   * accumulators, 24 FMAs for each two loads of B against 16. A batch of 64 rows would fill its
-   * last tile of 12 to a third (72 rows computed for 64), so short products keep {@link #MR}.
+   * Micro-tile rows where op(A) has at least {@link #TALL_ROWS} rows, or where they pad no more
+   * rows than {@link #MR}, with AVX-512: 12 x 2 accumulators, 24 FMAs for each two loads of B
+   * against 16. A batch of 64 rows would fill its last tile of 12 to a third (72 rows computed for
+   * 64), so it keeps {@link #MR}.
    */
   static final int MR_TALL = VL >= 16 ? 12 : MR;
   static final int TALL_ROWS = 192;
@@ -299,7 +301,7 @@ final class VectorGemm {
     for (int jc = 0; jc < n; jc += NC) {
       int nc = Math.min(NC, n - jc);
       int inPlaceCols = inPlace ? nc / NR * NR : 0;
-      float[] bp = ws.bPanel(KC * roundUp(nc - inPlaceCols, NR));
+      float[] bp = ws.panels(KC * roundUp(nc - inPlaceCols, NR));
       int depth = DepthBlocks.block(k);
       for (int pc = 0; pc < k; pc += depth) {
         int kc = Math.min(depth, k - pc);
@@ -339,6 +341,7 @@ final class VectorGemm {
       return;
     }
     float[] t = ws.transposed(n * m);
+    // The tiles themselves: TransposedGemm would use the workspace's transposed buffer, which is t.
     blocked(ws, !transB, !transA, n, m, k, alpha, b, 0, ldb, a, 0, lda, 0f, t, 0, m);
     for (int i = 0; i < m; i++) {
       int ci = i * ldc;
@@ -505,7 +508,7 @@ final class VectorGemm {
     return (x + y - 1) / y;
   }
 
-  private static int roundUp(int x, int multiple) {
+  static int roundUp(int x, int multiple) {
     return ceilDiv(x, multiple) * multiple;
   }
 }

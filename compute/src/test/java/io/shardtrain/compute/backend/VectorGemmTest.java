@@ -115,34 +115,40 @@ class VectorGemmTest {
 
   /**
    * Input gradients of few rows (64x256x512:nt, a batch's gradient times a layer's weights
-   * transposed) take TransposedGemm with AVX-512: they match the reference for every beta and give
-   * the tiles' bits with beta 0 or 1, on one thread and two.
+   * transposed) computed as their transpose (TransposedGemm) give the tiles' bits with beta 0 or
+   * 1, and through the backend, which takes that path with AVX-512, match the reference for every
+   * beta on one thread and two.
    */
   @Test
   void inputGradientsOfFewRowsGiveTheTilesBitsThroughTheirTranspose() {
+    assertFalse(KernelWarmUp.running(), "no warm-up in this JVM: products would take the tiles while one runs");
     SplittableRandom random = new SplittableRandom(29);
     boolean avx512 = FloatVector.SPECIES_PREFERRED.length() >= 16;
-    // {m, n, k}: the training shape; rows of A padded to a panel, B's last rows padded to a tile and
-    // two depth blocks; three depth blocks, cut across two threads by rows of C; cut by columns.
-    int[][] shapes = {{64, 512, 256}, {56, 203, 300}, {128, 40, 600}, {64, 1024, 512}};
+    // {m, n, k}: the training shape; rows of A padded to a panel, B's last rows padded to a tile
+    // and two depth blocks; three depth blocks, cut across two threads by rows of C; a last depth
+    // block shorter than the first (129 and 128); cut by columns.
+    int[][] shapes = {{64, 512, 256}, {56, 203, 300}, {128, 40, 600}, {64, 37, 257}, {64, 1024, 512}};
     for (int[] s : shapes) {
-      assertEquals(avx512, TransposedGemm.takes(false, true, s[0], s[1], s[2]), java.util.Arrays.toString(s));
+      int m = s[0], n = s[1], k = s[2];
+      assertEquals(avx512, TransposedGemm.takes(false, true, m, n, k), java.util.Arrays.toString(s));
       for (float beta : new float[] {0f, 1f, 0.25f}) {
-        checkAgainstReference(ONE, false, true, s[0], s[1], s[2], 1.5f, beta, random);
-        checkAgainstReference(TWO, false, true, s[0], s[1], s[2], 1.5f, beta, random);
+        checkAgainstReference(ONE, false, true, m, n, k, 1.5f, beta, random);
+        checkAgainstReference(TWO, false, true, m, n, k, 1.5f, beta, random);
       }
       for (float beta : new float[] {0f, 1f}) {
-        Tensor a = random(s[0], s[2], random);
-        Tensor b = random(s[1], s[2], random);
-        Tensor c = random(s[0], s[1], random);
-        float[] tiles = c.data().clone();
-        float[] two = c.data().clone();
-        ONE.gemm(false, true, 1.5f, a, b, beta, c);
-        TWO.gemm(false, true, 1.5f, a, b, beta, Tensor.wrap(two, s[0], s[1]));
-        VectorGemm.tiles(false, true, s[0], s[1], s[2], 1.5f, a.data(), a.cols(), b.data(), b.cols(), beta, tiles,
-            s[1]);
-        assertArrayEquals(tiles, c.data(), java.util.Arrays.toString(s) + " beta=" + beta);
-        assertArrayEquals(tiles, two, java.util.Arrays.toString(s) + " two threads, beta=" + beta);
+        // A, B and C inside larger arrays, at offsets and with C's rows longer than n.
+        int lda = k + 3, ldb = k + 5, ldc = n + 7, aOff = 11, bOff = 13, cOff = 17;
+        float[] a = random(1, aOff + m * lda, random).data();
+        float[] b = random(1, bOff + n * ldb, random).data();
+        float[] c = random(1, cOff + m * ldc, random).data();
+        float[] tiles = c.clone();
+        TransposedGemm.gemm(new GemmWorkspace(), m, n, k, 1.5f, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+        float[] aTiles = java.util.Arrays.copyOfRange(a, aOff, a.length);
+        float[] bTiles = java.util.Arrays.copyOfRange(b, bOff, b.length);
+        float[] cTiles = java.util.Arrays.copyOfRange(tiles, cOff, tiles.length);
+        VectorGemm.tiles(false, true, m, n, k, 1.5f, aTiles, lda, bTiles, ldb, beta, cTiles, ldc);
+        System.arraycopy(cTiles, 0, tiles, cOff, cTiles.length);
+        assertArrayEquals(tiles, c, java.util.Arrays.toString(s) + " beta=" + beta);
       }
     }
     assertFalse(TransposedGemm.takes(false, true, 65, 512, 256), "63 rows of padding");
