@@ -34,8 +34,8 @@ final class TransposedGemm {
 
   /**
    * Whether this path takes the product: {@code A B^T} with AVX-512 (on 16 registers the
-   * accumulators would not fit), fewer rows of A times depth blocks than depth, and a fifth of a
-   * panel or less of padding.
+   * accumulators would not fit), fewer rows of A times depth blocks than depth, and A's rows
+   * padded to whole panels by at most a fifth.
    */
   static boolean takes(boolean transA, boolean transB, int m, int n, int k) {
     int padding = VectorGemm.roundUp(m, PANEL) - m;
