@@ -11,9 +11,8 @@ import jdk.incubator.vector.VectorSpecies;
  * and m ({@link #MC}). Each block of op(B) is packed into {@link #NR}-column micro-panels and each
  * block of op(A) (scaled by alpha) into micro-panels of {@link #MR} or {@link #MR_TALL} rows
  * ({@link #rowsPerTile}), so the micro-kernel reads both operands contiguously and never sees a
- * transpose; with
- * at most {@link #IN_PLACE_B_ROWS} rows of op(A), an untransposed B is instead read from its own
- * rows (stride ldb), all but a last partial panel. The micro-kernel keeps an mr x NR tile of C in
+ * transpose; with at most {@link #IN_PLACE_B_ROWS} rows of op(A), an untransposed B is instead
+ * read from its own rows (stride ldb), all but a last partial panel. The micro-kernel keeps an mr x NR tile of C in
  * {@code 2 * mr} vector accumulators and does one broadcast and two FMAs per row and k step.
  * Edge tiles are computed into a zero-padded scratch tile and merged into C element by element.
  * Shapes under {@link #SMALL_VOLUME} multiply-adds skip packing ({@link ScalarGemm}); outputs
