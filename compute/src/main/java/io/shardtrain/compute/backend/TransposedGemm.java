@@ -55,7 +55,10 @@ final class TransposedGemm {
     float[] tile = ws.tile;
     for (int pc = 0; pc < k; pc += depth) {
       int kc = Math.min(depth, k - pc);
-      packTransposed(a, aOff, lda, alpha, m, pc, kc, ap);
+      // Panel q: for each p, alpha times rows q..q+PANEL-1 of A (zero past m).
+      for (int q = 0; q < m; q += PANEL) {
+        Panels.transposed(a, aOff + q * lda + pc, lda, alpha, Math.min(PANEL, m - q), kc, PANEL, ap, q * kc);
+      }
       for (int jr = 0; jr < n; jr += ROWS) {
         float[] rb = b;
         int ro = bOff + jr * ldb + pc;
@@ -74,21 +77,6 @@ final class TransposedGemm {
       }
       // beta applies once; later depth blocks accumulate onto what the first one wrote.
       addTransposed(ct, mp, m, n, c, cOff, ldc, pc == 0 ? beta : 1f);
-    }
-  }
-
-  /** Packs alpha * A[0..m, pc..pc+kc] transposed: panel q holds, for each p, rows q*PANEL.. of A (zero past m). */
-  private static void packTransposed(float[] a, int aOff, int lda, float alpha, int m, int pc, int kc, float[] ap) {
-    for (int i0 = 0; i0 < m; i0 += PANEL) {
-      int base = i0 * kc;
-      int rows = Math.min(PANEL, m - i0);
-      for (int j = 0; j < rows; j++) {
-        int src = aOff + (i0 + j) * lda + pc;
-        for (int p = 0, d = base + j; p < kc; p++, d += PANEL) ap[d] = alpha * a[src + p];
-      }
-      for (int j = rows; j < PANEL; j++) {
-        for (int p = 0, d = base + j; p < kc; p++, d += PANEL) ap[d] = 0f;
-      }
     }
   }
 

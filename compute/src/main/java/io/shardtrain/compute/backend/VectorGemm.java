@@ -306,10 +306,10 @@ final class VectorGemm {
         int kc = Math.min(depth, k - pc);
         // beta applies once; later k blocks accumulate onto what the first one wrote.
         float blockBeta = pc == 0 ? beta : 1f;
-        if (inPlaceCols < nc) packB(transB, b, bOff, ldb, pc, kc, jc + inPlaceCols, nc - inPlaceCols, bp);
+        if (inPlaceCols < nc) Panels.packB(transB, b, bOff, ldb, pc, kc, jc + inPlaceCols, nc - inPlaceCols, bp);
         for (int ic = 0; ic < m; ic += MC) {
           int mc = Math.min(MC, m - ic);
-          packA(transA, a, aOff, lda, alpha, ic, mc, pc, kc, mr, ap);
+          Panels.packA(transA, a, aOff, lda, alpha, ic, mc, pc, kc, mr, ap);
           // One call site for both kinds of panel, so the JIT compiles one shape of the kernel.
           for (int part = inPlaceCols > 0 ? 0 : 1; part < (inPlaceCols < nc ? 2 : 1); part++) {
             boolean rows = part == 0;
@@ -407,89 +407,6 @@ final class VectorGemm {
         for (int j = 0; j < nr; j++) c[ci + j] += tile[t + j];
       } else {
         for (int j = 0; j < nr; j++) c[ci + j] = tile[t + j] + beta * c[ci + j];
-      }
-    }
-  }
-
-  /** Packs alpha * op(A)[ic.., pc..] (mc x kc) into mr-row micro-panels, zero-padding rows. */
-  private static void packA(boolean transA, float[] a, int aOff, int lda, float alpha,
-      int ic, int mc, int pc, int kc, int mr, float[] ap) {
-    for (int ir = 0; ir < mc; ir += mr) {
-      int rows = Math.min(mr, mc - ir);
-      int base = ir * kc;
-      if (!transA) {
-        for (int r = 0; r < rows; r++) {
-          int src = aOff + (ic + ir + r) * lda + pc;
-          for (int p = 0, d = base + r; p < kc; p++, d += mr) {
-            ap[d] = alpha * a[src + p];
-          }
-        }
-      } else {
-        // A vector of A's row for each p, mr of whose lanes are wanted: the rest land on the next
-        // p's slot (or the next panel's, or the buffer's slack past the last) and are written over
-        // by it, or by the zero padding below.
-        for (int p = 0; p < kc; p++) {
-          int src = aOff + (pc + p) * lda + ic + ir;
-          int d = base + p * mr;
-          if (mr <= VL && src + VL <= a.length) {
-            scaledVector(a, src, alpha, ap, d);
-          } else {
-            for (int r = 0; r < rows; r++) {
-              ap[d + r] = alpha * a[src + r];
-            }
-          }
-        }
-      }
-      for (int r = rows; r < mr; r++) {
-        for (int p = 0, d = base + r; p < kc; p++, d += mr) {
-          ap[d] = 0f;
-        }
-      }
-    }
-  }
-
-  /**
-   * {@code dst[at..] = alpha * src[from..]}, one vector. A method of its own, called once a vector:
-   * interpreted, a vector's load, multiply and store take about 25 µs, and this reaches the JIT's
-   * tiers within the warm-up's first products, where its caller, called once a block, would take
-   * most of the warm-up ({@link KernelWarmUp}).
-   */
-  private static void scaledVector(float[] src, int from, float alpha, float[] dst, int at) {
-    FloatVector.fromArray(SPECIES, src, from).mul(alpha).intoArray(dst, at);
-  }
-
-  /** Packs op(B)[pc.., jc..] (kc x nc) into NR-column micro-panels, zero-padding columns. */
-  private static void packB(boolean transB, float[] b, int bOff, int ldb, int pc, int kc,
-      int jc, int nc, float[] bp) {
-    for (int jr = 0; jr < nc; jr += NR) {
-      int cols = Math.min(NR, nc - jr);
-      int base = jr * kc;
-      if (!transB) {
-        for (int p = 0; p < kc; p++) {
-          int src = bOff + (pc + p) * ldb + jc + jr;
-          int d = base + p * NR;
-          if (cols == NR) {
-            FloatVector.fromArray(SPECIES, b, src).intoArray(bp, d);
-            FloatVector.fromArray(SPECIES, b, src + VL).intoArray(bp, d + VL);
-          } else {
-            System.arraycopy(b, src, bp, d, cols);
-          }
-        }
-      } else {
-        for (int j = 0; j < cols; j++) {
-          int src = bOff + (jc + jr + j) * ldb + pc;
-          for (int p = 0, d = base + j; p < kc; p++, d += NR) {
-            bp[d] = b[src + p];
-          }
-        }
-      }
-      if (cols < NR) {
-        for (int p = 0; p < kc; p++) {
-          int d = base + p * NR;
-          for (int j = cols; j < NR; j++) {
-            bp[d + j] = 0f;
-          }
-        }
       }
     }
   }
