@@ -19,8 +19,9 @@ import jdk.incubator.vector.VectorSpecies;
  * narrower than a tile take {@link #narrowProduct}, products of small depth too small to split
  * {@link ShallowGemm}, an input gradient of few rows its transpose ({@link TransposedGemm}).
  *
- * <p>The depth is cut into blocks of equal size, at most {@link #KC} ({@link DepthBlocks}), added
- * to C one after another.
+ * <p>The depth is cut into blocks of equal size, at most {@link #KC}, or {@link #KC_PACKED} for
+ * more than {@link #IN_PLACE_B_ROWS} rows ({@link #depthBlock}, {@link DepthBlocks}), added to C
+ * one after another.
  *
  * <p>With {@code threads > 1}, large products are split into slices, one per thread: the caller
  * computes the first and {@code threads - 1} workers owned by this instance ({@link GemmCrew}) the
@@ -49,9 +50,17 @@ final class VectorGemm {
    */
   static final int MR_TALL = VL >= 16 ? 12 : MR;
   static final int TALL_ROWS = 192;
-  /** Depth of one packed block; a KC x NR micro-panel of B stays in L1. */
+  /** Depth of one block; a KC x NR micro-panel of B stays in L1. */
   static final int KC = 256;
-  /** Rows of A packed at once (a multiple of every tile height); the MC x KC block stays in L2. */
+  /**
+   * Depth of one block for more than {@link #IN_PLACE_B_ROWS} rows of op(A), where B is always
+   * packed. Each depth block reads and writes all of C once more, a wait for memory that BLAS
+   * kernels hide by prefetching C's rows ahead, an instruction Java lacks: halving those passes
+   * gains more than a micro-panel of B spilling from L1 loses (1024 x 1024 x 1024: about 5% faster,
+   * docs/BENCHMARKS.md, session 29).
+   */
+  static final int KC_PACKED = 2 * KC;
+  /** Rows of A packed at once (a multiple of every tile height); the MC x KC_PACKED block stays in L2. */
   static final int MC = 192;
   /** Columns of B packed at once (a multiple of NR). */
   static final int NC = 128 * NR;
@@ -124,7 +133,7 @@ final class VectorGemm {
       // One thread; a product large enough to split keeps the tiles, and its threads.
       ShallowGemm.gemm(workspace(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     } else if (threads == 1 || volume < PARALLEL_VOLUME) {
-      product(workspace(), transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
+      product(workspace(), transA, transB, m, n, k, depthBlock(m, k), alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
     } else {
       parallel(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     }
@@ -133,7 +142,17 @@ final class VectorGemm {
   /** The tiles alone, on the caller, whatever the shape: what the other paths keep the bits of. */
   static void tiles(boolean transA, boolean transB, int m, int n, int k, float alpha, float[] a, int lda, float[] b,
       int ldb, float beta, float[] c, int ldc) {
-    blocked(WORKSPACE.get(), transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
+    blocked(WORKSPACE.get(), transA, transB, m, n, k, depthBlock(m, k), alpha, a, 0, lda, b, 0, ldb, beta, c, 0,
+        ldc);
+  }
+
+  /**
+   * The depth blocks of a product with {@code m} rows of op(A), decided for the whole product (a
+   * slice of its rows keeps them, so more threads give the same bits): at most {@link #KC_PACKED}
+   * for more than {@link #IN_PLACE_B_ROWS} rows, else {@link #KC}.
+   */
+  static int depthBlock(int m, int k) {
+    return DepthBlocks.block(k, m > IN_PLACE_B_ROWS ? KC_PACKED : KC);
   }
 
   /**
@@ -185,14 +204,16 @@ final class VectorGemm {
       chunk = ceilDiv(ceilDiv(dim, Math.min(threads, ceilDiv(dim, align))), align) * align;
       parts = ceilDiv(dim, chunk);
     }
+    int depth = depthBlock(m, k);
     Runnable[] slices = new Runnable[parts];
     for (int part = 0; part < parts; part++) {
       int start = weightRows ? DepthBlocks.start(dim, part, parts) : part * chunk;
       int len = weightRows ? DepthBlocks.start(dim, part + 1, parts) - start : Math.min(chunk, dim - start);
       slices[part] = part == 0
-          ? () -> slice(workspace(), splitRows, start, len, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-          : () -> slice(WORKSPACE.get(), splitRows, start, len, transA, transB, m, n, k, alpha, a, lda, b, ldb,
-              beta, c, ldc);
+          ? () -> slice(workspace(), splitRows, start, len, transA, transB, m, n, k, depth, alpha, a, lda, b, ldb,
+              beta, c, ldc)
+          : () -> slice(WORKSPACE.get(), splitRows, start, len, transA, transB, m, n, k, depth, alpha, a, lda, b,
+              ldb, beta, c, ldc);
     }
     crew.run(slices);
   }
@@ -212,8 +233,8 @@ final class VectorGemm {
     int partials = DepthBlocks.count(k) - firstBlocks;
     float[] scratch = workspace().depthScratch(partials * size);
     Runnable[] slices = new Runnable[threads];
-    slices[0] = () -> blocked(workspace(), false, false, m, n, firstEnd, alpha, a, 0, lda, b, 0, ldb, beta, c, 0,
-        ldc);
+    slices[0] = () -> blocked(workspace(), false, false, m, n, firstEnd, block, alpha, a, 0, lda, b, 0, ldb, beta, c,
+        0, ldc);
     for (int part = 1; part < threads; part++) {
       int from = DepthBlocks.start(k, part, threads);
       int to = DepthBlocks.start(k, part + 1, threads);
@@ -221,7 +242,7 @@ final class VectorGemm {
         GemmWorkspace ws = WORKSPACE.get();
         for (int pc = from; pc < to; pc += block) {
           int kc = Math.min(block, to - pc);
-          blocked(ws, false, false, m, n, kc, alpha, a, pc, lda, b, pc * ldb, ldb, 0f, scratch,
+          blocked(ws, false, false, m, n, kc, block, alpha, a, pc, lda, b, pc * ldb, ldb, 0f, scratch,
               (pc / block - firstBlocks) * size, n);
         }
       };
@@ -255,27 +276,29 @@ final class VectorGemm {
   }
 
   private static void slice(GemmWorkspace ws, boolean splitRows, int start, int len, boolean transA, boolean transB,
-      int m, int n, int k, float alpha, float[] a, int lda, float[] b, int ldb, float beta,
+      int m, int n, int k, int depth, float alpha, float[] a, int lda, float[] b, int ldb, float beta,
       float[] c, int ldc) {
     if (splitRows) {
       int aOff = transA ? start : start * lda;
-      product(ws, transA, transB, len, n, k, alpha, a, aOff, lda, b, 0, ldb, beta, c, start * ldc, ldc);
+      product(ws, transA, transB, len, n, k, depth, alpha, a, aOff, lda, b, 0, ldb, beta, c, start * ldc, ldc);
     } else {
       int bOff = transB ? start * ldb : start;
-      product(ws, transA, transB, m, len, k, alpha, a, 0, lda, b, bOff, ldb, beta, c, start, ldc);
+      product(ws, transA, transB, m, len, k, depth, alpha, a, 0, lda, b, bOff, ldb, beta, c, start, ldc);
     }
   }
 
   /**
-   * The tiles, or for an input gradient of a few rows its transpose ({@link TransposedGemm}) once
+   * The tiles, with depth blocks of {@code depth}, or for an input gradient of a few rows its
+   * transpose ({@link TransposedGemm}), which cuts the depth as {@link DepthBlocks#block(int)}, once
    * the warm-up has ended ({@link KernelWarmUp#running}); the same bits either way.
    */
-  private static void product(GemmWorkspace ws, boolean transA, boolean transB, int m, int n, int k, float alpha,
-      float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
-    if (TransposedGemm.takes(transA, transB, m, n, k) && !KernelWarmUp.running()) {
+  private static void product(GemmWorkspace ws, boolean transA, boolean transB, int m, int n, int k, int depth,
+      float alpha, float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff,
+      int ldc) {
+    if (depth == DepthBlocks.block(k) && TransposedGemm.takes(transA, transB, m, n, k) && !KernelWarmUp.running()) {
       TransposedGemm.gemm(ws, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
     } else {
-      blocked(ws, transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+      blocked(ws, transA, transB, m, n, k, depth, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
     }
   }
 
@@ -288,8 +311,9 @@ final class VectorGemm {
     return w;
   }
 
-  private static void blocked(GemmWorkspace ws, boolean transA, boolean transB, int m, int n, int k, float alpha,
-      float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
+  /** The tiles, the depth cut into blocks of {@code depth} (the last may be shorter). */
+  private static void blocked(GemmWorkspace ws, boolean transA, boolean transB, int m, int n, int k, int depth,
+      float alpha, float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
       float[] c, int cOff, int ldc) {
     float[] ap = ws.ap;
     int mr = rowsPerTile(m);
@@ -300,8 +324,7 @@ final class VectorGemm {
     for (int jc = 0; jc < n; jc += NC) {
       int nc = Math.min(NC, n - jc);
       int inPlaceCols = inPlace ? nc / NR * NR : 0;
-      float[] bp = ws.panels(KC * roundUp(nc - inPlaceCols, NR));
-      int depth = DepthBlocks.block(k);
+      float[] bp = ws.panels(depth * roundUp(nc - inPlaceCols, NR));
       for (int pc = 0; pc < k; pc += depth) {
         int kc = Math.min(depth, k - pc);
         // beta applies once; later k blocks accumulate onto what the first one wrote.
@@ -341,7 +364,7 @@ final class VectorGemm {
     }
     float[] t = ws.transposed(n * m);
     // The tiles themselves: TransposedGemm would use the workspace's transposed buffer, which is t.
-    blocked(ws, !transB, !transA, n, m, k, alpha, b, 0, ldb, a, 0, lda, 0f, t, 0, m);
+    blocked(ws, !transB, !transA, n, m, k, depthBlock(n, k), alpha, b, 0, ldb, a, 0, lda, 0f, t, 0, m);
     for (int i = 0; i < m; i++) {
       int ci = i * ldc;
       if (beta == 0f) {

@@ -23,4 +23,13 @@ class DepthBlocksTest {
     assertEquals(0, DepthBlocks.start(256, 1, 2));
     assertEquals(256, DepthBlocks.start(256, 2, 2));
   }
+
+  @Test
+  void aDepthIsCutIntoEqualBlocksOfAtMostTheMaximumGiven() {
+    assertEquals(392, DepthBlocks.block(784, 512));
+    assertEquals(512, DepthBlocks.block(1024, 512));
+    assertEquals(342, DepthBlocks.block(1025, 512));
+    assertEquals(100, DepthBlocks.block(100, 512));
+    assertEquals(1, DepthBlocks.block(0, 512));
+  }
 }

@@ -226,10 +226,11 @@ class VectorGemmTest {
     // The fourth includes a column slice narrower than a tile, which takes the tiles as the whole
     // does. Then a dense layer's three products, 784 inputs to 512 (and 600 to 100: three depth
     // blocks of 200, one on the caller and two added from a worker's scratch, in order), whose
-    // untransposed product is cut by depth.
+    // untransposed product is cut by depth. Last, B packed and the depth in blocks of up to
+    // KC_PACKED, kept by slices of few enough rows to take KC's blocks, or TransposedGemm, alone.
     int[][] shapes = {{257, 130, 300}, {33, 1100, 257}, {512, 10, 512},
         {2 * VectorGemm.NR, 2 * VectorGemm.NR + 1, 512}, {64, 512, 784}, {784, 512, 64}, {64, 784, 512},
-        {64, 100, 600}, {600, 100, 64}, {64, 600, 100}};
+        {64, 100, 600}, {600, 100, 64}, {64, 600, 100}, {300, 200, 2000}};
     for (int[] s : shapes) {
       for (int t = 0; t < 4; t++) {
         boolean transA = (t & 1) != 0;
@@ -241,6 +242,22 @@ class VectorGemmTest {
         ONE.gemm(transA, transB, 1.5f, a, b, 0.25f, c1);
         TWO.gemm(transA, transB, 1.5f, a, b, 0.25f, c2);
         assertArrayEquals(c1.data(), c2.data());
+      }
+    }
+  }
+
+  @Test
+  void productsWithBPackedCutTheirDepthIntoFewerLongerBlocks() {
+    // B is read in place up to IN_PLACE_B_ROWS rows of op(A), packed beyond; 1100 is three blocks
+    // of 367 (the last 366) against five of 220.
+    assertEquals(220, VectorGemm.depthBlock(VectorGemm.IN_PLACE_B_ROWS, 1100));
+    assertEquals(367, VectorGemm.depthBlock(VectorGemm.IN_PLACE_B_ROWS + 1, 1100));
+    assertEquals(VectorGemm.KC_PACKED, VectorGemm.depthBlock(1024, 1024));
+    SplittableRandom random = new SplittableRandom(31);
+    for (int t = 0; t < 4; t++) {
+      for (float beta : new float[] {0f, 0.25f}) {
+        checkAgainstReference(ONE, (t & 1) != 0, (t & 2) != 0, 300, 70, 1100, 1.5f, beta, random);
+        checkAgainstReference(TWO, (t & 1) != 0, (t & 2) != 0, 300, 70, 1100, 1.5f, beta, random);
       }
     }
   }
