@@ -56,7 +56,7 @@ final class VectorGemm {
    * Depth of one block for more than {@link #IN_PLACE_B_ROWS} rows of op(A), where B is always
    * packed. Each depth block reads and writes all of C once more, a wait for memory that BLAS
    * kernels hide by prefetching C's rows ahead, an instruction Java lacks: halving those passes
-   * gains more than a micro-panel of B spilling from L1 loses (1024 x 1024 x 1024: about 5% faster,
+   * gains more than a micro-panel of B spilling from L1 loses (1024 x 1024 x 1024: about 6% faster,
    * docs/BENCHMARKS.md, session 29).
    */
   static final int KC_PACKED = 2 * KC;
