@@ -76,22 +76,7 @@ final class TransposedGemm {
         }
       }
       // beta applies once; later depth blocks accumulate onto what the first one wrote.
-      addTransposed(ct, mp, m, n, c, cOff, ldc, pc == 0 ? beta : 1f);
-    }
-  }
-
-  /** {@code C = ct^T + beta * C}, ct's rows {@code mp} apart: C row by row, down ct's columns. */
-  private static void addTransposed(float[] ct, int mp, int m, int n, float[] c, int cOff, int ldc, float beta) {
-    for (int i = 0; i < m; i++) {
-      int ci = cOff + i * ldc;
-      if (beta == 0f) {
-        for (int j = 0, t = i; j < n; j++, t += mp) c[ci + j] = ct[t];
-      } else if (beta == 1f) {
-        for (int j = 0, t = i; j < n; j++, t += mp) c[ci + j] = ct[t] + c[ci + j];
-      } else {
-        // As VectorGemm.mergeVector: one rounding.
-        for (int j = 0, t = i; j < n; j++, t += mp) c[ci + j] = Math.fma(c[ci + j], beta, ct[t]);
-      }
+      VectorGemm.mergeTransposed(ct, mp, m, n, c, cOff, ldc, pc == 0 ? beta : 1f);
     }
   }
 

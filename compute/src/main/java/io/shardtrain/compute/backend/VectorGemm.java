@@ -365,12 +365,22 @@ final class VectorGemm {
     float[] t = ws.transposed(n * m);
     // The tiles themselves: TransposedGemm would use the workspace's transposed buffer, which is t.
     blocked(ws, !transB, !transA, n, m, k, depthBlock(n, k), alpha, b, 0, ldb, a, 0, lda, 0f, t, 0, m);
+    mergeTransposed(t, m, m, n, c, 0, ldc, beta);
+  }
+
+  /**
+   * {@code C = t^T + beta * C} for an m x n C, t's rows {@code ldt} apart: C row by row, down t's
+   * columns, with {@link #mergeVector}'s roundings.
+   */
+  static void mergeTransposed(float[] t, int ldt, int m, int n, float[] c, int cOff, int ldc, float beta) {
     for (int i = 0; i < m; i++) {
-      int ci = i * ldc;
+      int ci = cOff + i * ldc;
       if (beta == 0f) {
-        for (int j = 0, ti = i; j < n; j++, ti += m) c[ci + j] = t[ti];
+        for (int j = 0, ti = i; j < n; j++, ti += ldt) c[ci + j] = t[ti];
+      } else if (beta == 1f) {
+        for (int j = 0, ti = i; j < n; j++, ti += ldt) c[ci + j] = t[ti] + c[ci + j];
       } else {
-        for (int j = 0, ti = i; j < n; j++, ti += m) c[ci + j] = t[ti] + beta * c[ci + j];
+        for (int j = 0, ti = i; j < n; j++, ti += ldt) c[ci + j] = Math.fma(c[ci + j], beta, t[ti]);
       }
     }
   }
