@@ -63,22 +63,18 @@ final class Panels {
   }
 
   /**
-   * Calls {@link #transposed16} on one block in rounds of 100 until a round takes under
+   * Calls {@link #transposed16} in rounds of 100 until a round takes under
    * {@link #COMPILED_CALL_NANOS} a call, resting between rounds so the JIT's threads have the
    * cores; gives up after a minute (a JVM without the second tier packs with the scalar copy).
-   * First a few hundred calls without a block, which the JIT counts as well: a block interpreted
-   * takes milliseconds.
    */
   private static void compileVectorPack() {
     float[] a = new float[VL * VL];
     float[] p = new float[VL * VL + VL];
     long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
     try {
-      for (int i = 0; i < 300; i++) transposed16(a, 0, VL, 1f, MR_TALL, p, 0, MR_TALL, 0);
-      Thread.sleep(20);
       while (System.nanoTime() < deadline) {
         long t0 = System.nanoTime();
-        for (int i = 0; i < 100; i++) transposed16(a, 0, VL, 1f, MR_TALL, p, 0, MR_TALL, 1);
+        for (int i = 0; i < 100; i++) transposed16(a, 0, VL, 1f, MR_TALL, p, 0, MR_TALL);
         if ((System.nanoTime() - t0) / 100 < COMPILED_CALL_NANOS) {
           vectorPackCompiled = true;
           return;
@@ -106,11 +102,9 @@ final class Panels {
         int p0 = 0;
         if (vector && VL == 16 && rows == mr && mr <= VL) {
           int src = aOff + (ic + ir) * lda + pc;
-          // Each block's last vector writes lanes past mr into the next step's slot (or the next
-          // panel's, or the buffer's slack), which the next block, the tail or the next panel writes over.
-          int blocks = kc / VL;
-          transposed16(a, src, lda, alpha, mr, ap, base, mr, blocks);
-          p0 = blocks * VL;
+          // Each call's last vector writes lanes past mr into the next step's slot (or the next
+          // panel's, or the buffer's slack), which the next call, the tail or the next panel writes over.
+          for (; p0 + VL <= kc; p0 += VL) transposed16(a, src + p0, lda, alpha, mr, ap, base + p0 * mr, mr);
         }
         for (int r = 0; r < rows; r++) {
           int src = aOff + (ic + ir + r) * lda + pc;
@@ -144,71 +138,69 @@ final class Panels {
 
   /**
    * {@code dst[d + p * width + r] = alpha * a[src + r * lda + p]} for r below {@code rows} (at most
-   * 16) and p below {@code 16 * blocks}; lanes {@code rows} to 15 of each step get arbitrary values.
-   * Each block of 16 steps: its rows read as vectors and transposed in four rounds, each swapping
-   * the halves of lane blocks between pairs of vectors.
+   * 16) and p from 0 to 15; lanes {@code rows} to 15 of each step get arbitrary values. Rows are
+   * read as vectors and transposed in four rounds, each swapping the halves of lane blocks
+   * between pairs of vectors.
    */
   static void transposed16(float[] a, int src, int lda, float alpha, int rows, float[] dst, int d,
-      int width, int blocks) {
-    for (int q = 0; q < blocks; q++, src += VL, d += VL * width) {
-      FloatVector v0 = row(a, src, 0, lda, alpha, rows), v1 = row(a, src, 1, lda, alpha, rows);
-      FloatVector v2 = row(a, src, 2, lda, alpha, rows), v3 = row(a, src, 3, lda, alpha, rows);
-      FloatVector v4 = row(a, src, 4, lda, alpha, rows), v5 = row(a, src, 5, lda, alpha, rows);
-      FloatVector v6 = row(a, src, 6, lda, alpha, rows), v7 = row(a, src, 7, lda, alpha, rows);
-      FloatVector v8 = row(a, src, 8, lda, alpha, rows), v9 = row(a, src, 9, lda, alpha, rows);
-      FloatVector v10 = row(a, src, 10, lda, alpha, rows), v11 = row(a, src, 11, lda, alpha, rows);
-      FloatVector v12 = row(a, src, 12, lda, alpha, rows), v13 = row(a, src, 13, lda, alpha, rows);
-      FloatVector v14 = row(a, src, 14, lda, alpha, rows), v15 = row(a, src, 15, lda, alpha, rows);
-      FloatVector t;
-      t = v0.blend(v8.rearrange(UP8), BIT8); v8 = v0.rearrange(DOWN8).blend(v8, BIT8); v0 = t;
-      t = v1.blend(v9.rearrange(UP8), BIT8); v9 = v1.rearrange(DOWN8).blend(v9, BIT8); v1 = t;
-      t = v2.blend(v10.rearrange(UP8), BIT8); v10 = v2.rearrange(DOWN8).blend(v10, BIT8); v2 = t;
-      t = v3.blend(v11.rearrange(UP8), BIT8); v11 = v3.rearrange(DOWN8).blend(v11, BIT8); v3 = t;
-      t = v4.blend(v12.rearrange(UP8), BIT8); v12 = v4.rearrange(DOWN8).blend(v12, BIT8); v4 = t;
-      t = v5.blend(v13.rearrange(UP8), BIT8); v13 = v5.rearrange(DOWN8).blend(v13, BIT8); v5 = t;
-      t = v6.blend(v14.rearrange(UP8), BIT8); v14 = v6.rearrange(DOWN8).blend(v14, BIT8); v6 = t;
-      t = v7.blend(v15.rearrange(UP8), BIT8); v15 = v7.rearrange(DOWN8).blend(v15, BIT8); v7 = t;
-      t = v0.blend(v4.rearrange(UP4), BIT4); v4 = v0.rearrange(DOWN4).blend(v4, BIT4); v0 = t;
-      t = v1.blend(v5.rearrange(UP4), BIT4); v5 = v1.rearrange(DOWN4).blend(v5, BIT4); v1 = t;
-      t = v2.blend(v6.rearrange(UP4), BIT4); v6 = v2.rearrange(DOWN4).blend(v6, BIT4); v2 = t;
-      t = v3.blend(v7.rearrange(UP4), BIT4); v7 = v3.rearrange(DOWN4).blend(v7, BIT4); v3 = t;
-      t = v8.blend(v12.rearrange(UP4), BIT4); v12 = v8.rearrange(DOWN4).blend(v12, BIT4); v8 = t;
-      t = v9.blend(v13.rearrange(UP4), BIT4); v13 = v9.rearrange(DOWN4).blend(v13, BIT4); v9 = t;
-      t = v10.blend(v14.rearrange(UP4), BIT4); v14 = v10.rearrange(DOWN4).blend(v14, BIT4); v10 = t;
-      t = v11.blend(v15.rearrange(UP4), BIT4); v15 = v11.rearrange(DOWN4).blend(v15, BIT4); v11 = t;
-      t = v0.blend(v2.rearrange(UP2), BIT2); v2 = v0.rearrange(DOWN2).blend(v2, BIT2); v0 = t;
-      t = v1.blend(v3.rearrange(UP2), BIT2); v3 = v1.rearrange(DOWN2).blend(v3, BIT2); v1 = t;
-      t = v4.blend(v6.rearrange(UP2), BIT2); v6 = v4.rearrange(DOWN2).blend(v6, BIT2); v4 = t;
-      t = v5.blend(v7.rearrange(UP2), BIT2); v7 = v5.rearrange(DOWN2).blend(v7, BIT2); v5 = t;
-      t = v8.blend(v10.rearrange(UP2), BIT2); v10 = v8.rearrange(DOWN2).blend(v10, BIT2); v8 = t;
-      t = v9.blend(v11.rearrange(UP2), BIT2); v11 = v9.rearrange(DOWN2).blend(v11, BIT2); v9 = t;
-      t = v12.blend(v14.rearrange(UP2), BIT2); v14 = v12.rearrange(DOWN2).blend(v14, BIT2); v12 = t;
-      t = v13.blend(v15.rearrange(UP2), BIT2); v15 = v13.rearrange(DOWN2).blend(v15, BIT2); v13 = t;
-      t = v0.blend(v1.rearrange(UP1), BIT1); v1 = v0.rearrange(DOWN1).blend(v1, BIT1); v0 = t;
-      t = v2.blend(v3.rearrange(UP1), BIT1); v3 = v2.rearrange(DOWN1).blend(v3, BIT1); v2 = t;
-      t = v4.blend(v5.rearrange(UP1), BIT1); v5 = v4.rearrange(DOWN1).blend(v5, BIT1); v4 = t;
-      t = v6.blend(v7.rearrange(UP1), BIT1); v7 = v6.rearrange(DOWN1).blend(v7, BIT1); v6 = t;
-      t = v8.blend(v9.rearrange(UP1), BIT1); v9 = v8.rearrange(DOWN1).blend(v9, BIT1); v8 = t;
-      t = v10.blend(v11.rearrange(UP1), BIT1); v11 = v10.rearrange(DOWN1).blend(v11, BIT1); v10 = t;
-      t = v12.blend(v13.rearrange(UP1), BIT1); v13 = v12.rearrange(DOWN1).blend(v13, BIT1); v12 = t;
-      t = v14.blend(v15.rearrange(UP1), BIT1); v15 = v14.rearrange(DOWN1).blend(v15, BIT1); v14 = t;
-      v0.intoArray(dst, d);
-      v1.intoArray(dst, d + width);
-      v2.intoArray(dst, d + 2 * width);
-      v3.intoArray(dst, d + 3 * width);
-      v4.intoArray(dst, d + 4 * width);
-      v5.intoArray(dst, d + 5 * width);
-      v6.intoArray(dst, d + 6 * width);
-      v7.intoArray(dst, d + 7 * width);
-      v8.intoArray(dst, d + 8 * width);
-      v9.intoArray(dst, d + 9 * width);
-      v10.intoArray(dst, d + 10 * width);
-      v11.intoArray(dst, d + 11 * width);
-      v12.intoArray(dst, d + 12 * width);
-      v13.intoArray(dst, d + 13 * width);
-      v14.intoArray(dst, d + 14 * width);
-      v15.intoArray(dst, d + 15 * width);
-    }
+      int width) {
+    FloatVector v0 = row(a, src, 0, lda, alpha, rows), v1 = row(a, src, 1, lda, alpha, rows);
+    FloatVector v2 = row(a, src, 2, lda, alpha, rows), v3 = row(a, src, 3, lda, alpha, rows);
+    FloatVector v4 = row(a, src, 4, lda, alpha, rows), v5 = row(a, src, 5, lda, alpha, rows);
+    FloatVector v6 = row(a, src, 6, lda, alpha, rows), v7 = row(a, src, 7, lda, alpha, rows);
+    FloatVector v8 = row(a, src, 8, lda, alpha, rows), v9 = row(a, src, 9, lda, alpha, rows);
+    FloatVector v10 = row(a, src, 10, lda, alpha, rows), v11 = row(a, src, 11, lda, alpha, rows);
+    FloatVector v12 = row(a, src, 12, lda, alpha, rows), v13 = row(a, src, 13, lda, alpha, rows);
+    FloatVector v14 = row(a, src, 14, lda, alpha, rows), v15 = row(a, src, 15, lda, alpha, rows);
+    FloatVector t;
+    t = v0.blend(v8.rearrange(UP8), BIT8); v8 = v0.rearrange(DOWN8).blend(v8, BIT8); v0 = t;
+    t = v1.blend(v9.rearrange(UP8), BIT8); v9 = v1.rearrange(DOWN8).blend(v9, BIT8); v1 = t;
+    t = v2.blend(v10.rearrange(UP8), BIT8); v10 = v2.rearrange(DOWN8).blend(v10, BIT8); v2 = t;
+    t = v3.blend(v11.rearrange(UP8), BIT8); v11 = v3.rearrange(DOWN8).blend(v11, BIT8); v3 = t;
+    t = v4.blend(v12.rearrange(UP8), BIT8); v12 = v4.rearrange(DOWN8).blend(v12, BIT8); v4 = t;
+    t = v5.blend(v13.rearrange(UP8), BIT8); v13 = v5.rearrange(DOWN8).blend(v13, BIT8); v5 = t;
+    t = v6.blend(v14.rearrange(UP8), BIT8); v14 = v6.rearrange(DOWN8).blend(v14, BIT8); v6 = t;
+    t = v7.blend(v15.rearrange(UP8), BIT8); v15 = v7.rearrange(DOWN8).blend(v15, BIT8); v7 = t;
+    t = v0.blend(v4.rearrange(UP4), BIT4); v4 = v0.rearrange(DOWN4).blend(v4, BIT4); v0 = t;
+    t = v1.blend(v5.rearrange(UP4), BIT4); v5 = v1.rearrange(DOWN4).blend(v5, BIT4); v1 = t;
+    t = v2.blend(v6.rearrange(UP4), BIT4); v6 = v2.rearrange(DOWN4).blend(v6, BIT4); v2 = t;
+    t = v3.blend(v7.rearrange(UP4), BIT4); v7 = v3.rearrange(DOWN4).blend(v7, BIT4); v3 = t;
+    t = v8.blend(v12.rearrange(UP4), BIT4); v12 = v8.rearrange(DOWN4).blend(v12, BIT4); v8 = t;
+    t = v9.blend(v13.rearrange(UP4), BIT4); v13 = v9.rearrange(DOWN4).blend(v13, BIT4); v9 = t;
+    t = v10.blend(v14.rearrange(UP4), BIT4); v14 = v10.rearrange(DOWN4).blend(v14, BIT4); v10 = t;
+    t = v11.blend(v15.rearrange(UP4), BIT4); v15 = v11.rearrange(DOWN4).blend(v15, BIT4); v11 = t;
+    t = v0.blend(v2.rearrange(UP2), BIT2); v2 = v0.rearrange(DOWN2).blend(v2, BIT2); v0 = t;
+    t = v1.blend(v3.rearrange(UP2), BIT2); v3 = v1.rearrange(DOWN2).blend(v3, BIT2); v1 = t;
+    t = v4.blend(v6.rearrange(UP2), BIT2); v6 = v4.rearrange(DOWN2).blend(v6, BIT2); v4 = t;
+    t = v5.blend(v7.rearrange(UP2), BIT2); v7 = v5.rearrange(DOWN2).blend(v7, BIT2); v5 = t;
+    t = v8.blend(v10.rearrange(UP2), BIT2); v10 = v8.rearrange(DOWN2).blend(v10, BIT2); v8 = t;
+    t = v9.blend(v11.rearrange(UP2), BIT2); v11 = v9.rearrange(DOWN2).blend(v11, BIT2); v9 = t;
+    t = v12.blend(v14.rearrange(UP2), BIT2); v14 = v12.rearrange(DOWN2).blend(v14, BIT2); v12 = t;
+    t = v13.blend(v15.rearrange(UP2), BIT2); v15 = v13.rearrange(DOWN2).blend(v15, BIT2); v13 = t;
+    t = v0.blend(v1.rearrange(UP1), BIT1); v1 = v0.rearrange(DOWN1).blend(v1, BIT1); v0 = t;
+    t = v2.blend(v3.rearrange(UP1), BIT1); v3 = v2.rearrange(DOWN1).blend(v3, BIT1); v2 = t;
+    t = v4.blend(v5.rearrange(UP1), BIT1); v5 = v4.rearrange(DOWN1).blend(v5, BIT1); v4 = t;
+    t = v6.blend(v7.rearrange(UP1), BIT1); v7 = v6.rearrange(DOWN1).blend(v7, BIT1); v6 = t;
+    t = v8.blend(v9.rearrange(UP1), BIT1); v9 = v8.rearrange(DOWN1).blend(v9, BIT1); v8 = t;
+    t = v10.blend(v11.rearrange(UP1), BIT1); v11 = v10.rearrange(DOWN1).blend(v11, BIT1); v10 = t;
+    t = v12.blend(v13.rearrange(UP1), BIT1); v13 = v12.rearrange(DOWN1).blend(v13, BIT1); v12 = t;
+    t = v14.blend(v15.rearrange(UP1), BIT1); v15 = v14.rearrange(DOWN1).blend(v15, BIT1); v14 = t;
+    v0.intoArray(dst, d);
+    v1.intoArray(dst, d + width);
+    v2.intoArray(dst, d + 2 * width);
+    v3.intoArray(dst, d + 3 * width);
+    v4.intoArray(dst, d + 4 * width);
+    v5.intoArray(dst, d + 5 * width);
+    v6.intoArray(dst, d + 6 * width);
+    v7.intoArray(dst, d + 7 * width);
+    v8.intoArray(dst, d + 8 * width);
+    v9.intoArray(dst, d + 9 * width);
+    v10.intoArray(dst, d + 10 * width);
+    v11.intoArray(dst, d + 11 * width);
+    v12.intoArray(dst, d + 12 * width);
+    v13.intoArray(dst, d + 13 * width);
+    v14.intoArray(dst, d + 14 * width);
+    v15.intoArray(dst, d + 15 * width);
   }
 
   /** Row {@code r} of a {@link #transposed16} block, scaled; row 0 again for a row past {@code rows}. */
