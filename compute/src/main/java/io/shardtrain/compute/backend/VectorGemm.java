@@ -321,8 +321,6 @@ final class VectorGemm {
     // all of B (as large as the weights) costs more than it saves: the kernel reads B's rows in
     // place and only a last partial panel is packed.
     boolean inPlace = !transB && m <= IN_PLACE_B_ROWS;
-    // Where B is packed, A's copy is worth transposing with vectors (Panels.vectorPackReady).
-    boolean vectorPack = m > IN_PLACE_B_ROWS && !transA && Panels.vectorPackReady();
     for (int jc = 0; jc < n; jc += NC) {
       int nc = Math.min(NC, n - jc);
       int inPlaceCols = inPlace ? nc / NR * NR : 0;
@@ -334,7 +332,7 @@ final class VectorGemm {
         if (inPlaceCols < nc) Panels.packB(transB, b, bOff, ldb, pc, kc, jc + inPlaceCols, nc - inPlaceCols, bp);
         for (int ic = 0; ic < m; ic += MC) {
           int mc = Math.min(MC, m - ic);
-          Panels.packA(transA, a, aOff, lda, alpha, ic, mc, pc, kc, mr, ap, vectorPack);
+          Panels.packA(transA, a, aOff, lda, alpha, ic, mc, pc, kc, mr, ap);
           // One call site for both kinds of panel, so the JIT compiles one shape of the kernel.
           for (int part = inPlaceCols > 0 ? 0 : 1; part < (inPlaceCols < nc ? 2 : 1); part++) {
             boolean rows = part == 0;

@@ -263,34 +263,6 @@ class VectorGemmTest {
   }
 
   @Test
-  void aPanelTransposedWithVectorsHoldsTheScalarCopysFloatsOnceCompiled() throws Exception {
-    SplittableRandom random = new SplittableRandom(37);
-    int lda = 301;
-    float[] a = new float[200 * lda];
-    for (int i = 0; i < a.length; i++) a[i] = (float) random.nextDouble(-1, 1);
-    // Both tile heights, a depth of 16 steps and more with a tail, a last panel short of a tile.
-    for (int mr : new int[] {VectorGemm.MR, VectorGemm.MR_TALL}) {
-      for (int kc : new int[] {16, 37, 250}) {
-        int mc = 5 * mr + 3;
-        float[] scalar = new float[(mc + mr) * kc + 16];
-        float[] vector = new float[scalar.length];
-        java.util.Arrays.fill(vector, Float.NaN);
-        Panels.packA(false, a, 3, lda, 1.5f, 7, mc, 11, kc, mr, scalar, false);
-        Panels.packA(false, a, 3, lda, 1.5f, 7, mc, 11, kc, mr, vector, true);
-        int packed = (mc + mr - 1) / mr * mr * kc;
-        assertArrayEquals(java.util.Arrays.copyOf(scalar, packed), java.util.Arrays.copyOf(vector, packed),
-            "mr=" + mr + " kc=" + kc);
-      }
-    }
-    if (FloatVector.SPECIES_PREFERRED.length() != 16) return;
-    // The first asks start the compilation; the products take the vectors once a call is fast.
-    long deadline = System.nanoTime() + 60_000_000_000L;
-    while (!Panels.vectorPackReady() && System.nanoTime() < deadline) Thread.sleep(20);
-    assertTrue(Panels.vectorPackReady(), "the vector pack was not compiled within a minute");
-    checkAgainstReference(ONE, false, false, 300, 70, 1100, 1.5f, 0.25f, random);
-  }
-
-  @Test
   void concurrentCallsOnOneBackendDoNotInterfere() throws Exception {
     SplittableRandom random = new SplittableRandom(23);
     Tensor[] as = {random(200, 150, random), random(130, 257, random)};
