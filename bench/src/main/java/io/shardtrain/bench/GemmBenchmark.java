@@ -103,12 +103,15 @@ public final class GemmBenchmark {
    * @param gflops throughput of the median measured iteration, in GFLOP/s
    * @param medianSeconds median wall time of one GEMM
    * @param bestGflops throughput of the fastest measured iteration
+   * @param iterations measured iterations the median is taken over
    */
-  public record Result(Shape shape, int threads, double gflops, double medianSeconds, double bestGflops) {
+  public record Result(Shape shape, int threads, double gflops, double medianSeconds, double bestGflops,
+      int iterations) {
     @Override
     public String toString() {
-      return String.format(Locale.ROOT, "gemm %s %s threads=%d: median %.1f GFLOP/s (%.4f ms), best %.1f GFLOP/s",
-          shape.name(), shape.dims(), threads, gflops, medianSeconds * 1e3, bestGflops);
+      return String.format(Locale.ROOT,
+          "gemm %s %s threads=%d: median %.1f GFLOP/s (%.4f ms) of %d iterations, best %.1f GFLOP/s",
+          shape.name(), shape.dims(), threads, gflops, medianSeconds * 1e3, iterations, bestGflops);
     }
   }
 
@@ -138,9 +141,24 @@ public final class GemmBenchmark {
    */
   public static Result run(Shape shape, int threads, int warmupIterations, int measuredIterations,
       boolean rewriteOperands) {
+    return run(shape, threads, warmupIterations, measuredIterations, 0, rewriteOperands);
+  }
+
+  /**
+   * As {@link #run(Shape, int, int, int, boolean)}, measuring {@code measuredIterations} or more,
+   * until the measured iterations have taken at least {@code minSeconds} in all: a product of a
+   * fraction of a millisecond gives a median of a few milliseconds otherwise, as unsteady as the
+   * host is over that time.
+   */
+  public static Result run(Shape shape, int threads, int warmupIterations, int measuredIterations,
+      double minSeconds, boolean rewriteOperands) {
     if (warmupIterations < 0 || measuredIterations < 1) {
       throw new IllegalArgumentException("gemm benchmark needs warmup >= 0 and measured >= 1 "
           + "iterations, got warmup=" + warmupIterations + " measured=" + measuredIterations);
+    }
+    if (!(minSeconds >= 0) || Double.isInfinite(minSeconds)) {
+      throw new IllegalArgumentException("gemm benchmark's minimum measuring time must be a finite number of"
+          + " seconds >= 0, got " + minSeconds);
     }
     CpuBackend backend = CpuBackend.create(threads);
     SplittableRandom random = new SplittableRandom(42);
@@ -154,7 +172,10 @@ public final class GemmBenchmark {
       backend.gemm(shape.transA(), shape.transB(), 1f, a, b, 0f, c);
     }
     double[] seconds = new double[measuredIterations];
-    for (int i = 0; i < measuredIterations; i++) {
+    long minNanos = (long) (minSeconds * 1e9);
+    long measuredNanos = 0;
+    int done = 0;
+    while (done < measuredIterations || measuredNanos < minNanos) {
       long nanos = 0;
       if (rewriteOperands) {
         for (int j = 0; j < calls; j++) {
@@ -169,13 +190,14 @@ public final class GemmBenchmark {
         for (int j = 0; j < calls; j++) backend.gemm(shape.transA(), shape.transB(), 1f, a, b, 0f, c);
         nanos = System.nanoTime() - start;
       }
-      seconds[i] = nanos / 1e9 / calls;
+      if (done == seconds.length) seconds = Arrays.copyOf(seconds, 2 * done);
+      seconds[done++] = nanos / 1e9 / calls;
+      measuredNanos += nanos;
     }
+    seconds = Arrays.copyOf(seconds, done);
     Arrays.sort(seconds);
-    double median = measuredIterations % 2 == 1
-        ? seconds[measuredIterations / 2]
-        : (seconds[measuredIterations / 2 - 1] + seconds[measuredIterations / 2]) / 2;
-    return new Result(shape, threads, shape.flops() / median / 1e9, median, shape.flops() / seconds[0] / 1e9);
+    double median = done % 2 == 1 ? seconds[done / 2] : (seconds[done / 2 - 1] + seconds[done / 2]) / 2;
+    return new Result(shape, threads, shape.flops() / median / 1e9, median, shape.flops() / seconds[0] / 1e9, done);
   }
 
   /** Stores every element again (x + 0 is not x only for -0, which random data has not). */

@@ -42,6 +42,20 @@ class GemmBenchmarkTest {
   }
 
   @Test
+  void aMinimumMeasuringTimeAddsIterationsBeyondTheCountAndZeroKeepsTheCount() {
+    GemmBenchmark.Shape tiny = GemmBenchmark.Shape.parse("8x16x24");
+    assertEquals(3, GemmBenchmark.run(tiny, 1, 0, 3, 0, false).iterations());
+    // An iteration holds 2e7 flops (3,256 products of this shape): far less than 0.3 s on any CPU.
+    GemmBenchmark.Result r = GemmBenchmark.run(tiny, 1, 0, 3, 0.3, false);
+    assertTrue(r.iterations() > 3, r.toString());
+    for (double bad : new double[] {-1, Double.NaN, Double.POSITIVE_INFINITY}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> GemmBenchmark.run(tiny, 1, 0, 3, bad, false));
+      assertTrue(e.getMessage().contains("minimum measuring time"), e.getMessage());
+    }
+  }
+
+  @Test
   void productsWithOperandsRewrittenBeforeEachRunOnTwoThreads() {
     GemmBenchmark.Result r = GemmBenchmark.run(GemmBenchmark.Shape.parse("128x256x128"), 2, 1, 3, true);
     assertTrue(r.gflops() > 0 && r.bestGflops() >= r.gflops(), r.toString());

@@ -31,6 +31,9 @@ final class BenchCommand implements Runnable {
   static int writeReport(picocli.CommandLine.Model.CommandSpec spec, Path report, Map<String, Object> m)
       throws java.io.IOException {
     if (report != null) {
+      // As local's --report: a directory named in the path is made.
+      Path parent = report.toAbsolutePath().getParent();
+      if (parent != null) Files.createDirectories(parent);
       Files.writeString(report, Json.write(m));
       spec.commandLine().getOut().println("report: " + report);
     }
@@ -55,8 +58,12 @@ final class BenchCommand implements Runnable {
     int threads;
     @Option(names = "--warmup", defaultValue = "5", description = "Warm-up runs (default: ${DEFAULT-VALUE}).")
     int warmup;
-    @Option(names = "--iterations", defaultValue = "15", description = "Measured runs (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--iterations", defaultValue = "15", description = "Measured runs, at least (default: ${DEFAULT-VALUE}).")
     int iterations;
+    @Option(names = "--min-seconds", defaultValue = "1", paramLabel = "SECONDS", description = "Measure each shape "
+        + "for at least this long, in more runs than --iterations if needed: a median of 15 sub-millisecond "
+        + "products follows the host's noise (default: ${DEFAULT-VALUE}; 0: exactly --iterations).")
+    double minSeconds;
     @Option(names = "--rewrite-operands", description = "Before each product, write A and B on the calling thread "
         + "(untimed), as a training step does: other threads then fetch their slices from that thread's cache.")
     boolean rewriteOperands;
@@ -69,6 +76,9 @@ final class BenchCommand implements Runnable {
       if (batch < 1) throw new IllegalArgumentException("--batch must be at least 1, got " + batch);
       if (threads < 1) throw new IllegalArgumentException("--threads must be at least 1, got " + threads);
       if (iterations < 1) throw new IllegalArgumentException("--iterations must be at least 1, got " + iterations);
+      if (!(minSeconds >= 0) || Double.isInfinite(minSeconds)) {
+        throw new IllegalArgumentException("--min-seconds must be a number of seconds >= 0, got " + minSeconds);
+      }
       List<GemmBenchmark.Shape> measured = switch (shapes.trim()) {
         case "square" -> List.of(new GemmBenchmark.Shape("square", n, n, n, false, false));
         case "mlp" -> GemmBenchmark.mlpShapes(batch, 784, 512, 256, 10);
@@ -80,22 +90,24 @@ final class BenchCommand implements Runnable {
       };
       List<Map<String, Object>> results = new ArrayList<>();
       for (GemmBenchmark.Shape shape : measured) {
-        GemmBenchmark.Result r = GemmBenchmark.run(shape, threads, warmup, iterations, rewriteOperands);
+        GemmBenchmark.Result r = GemmBenchmark.run(shape, threads, warmup, iterations, minSeconds, rewriteOperands);
         Map<String, Object> row = new LinkedHashMap<>();
         row.put("shape", shape.name());
         row.put("dims", shape.dims());
         row.put("gflops", r.gflops());
         row.put("best_gflops", r.bestGflops());
         row.put("median_seconds", r.medianSeconds());
+        row.put("iterations", r.iterations());
         results.add(row);
         spec.commandLine().getOut().printf("gemm %s %s threads=%d: %.1f GFLOP/s (median of %d), best %.1f%n",
-            shape.name(), shape.dims(), threads, r.gflops(), iterations, r.bestGflops());
+            shape.name(), shape.dims(), threads, r.gflops(), r.iterations(), r.bestGflops());
       }
       Map<String, Object> m = new LinkedHashMap<>();
       m.put("benchmark", "gemm");
       m.put("shapes", shapes.trim());
       m.put("threads", threads);
       m.put("iterations", iterations);
+      m.put("min_seconds", minSeconds);
       m.put("rewrite_operands", rewriteOperands);
       if (measured.size() == 1 && shapes.trim().equals("square")) {
         // One square product: its figures at the top level of the report, where readers of g.json look.
@@ -104,6 +116,7 @@ final class BenchCommand implements Runnable {
         m.put("gflops", only.get("gflops"));
         m.put("best_gflops", only.get("best_gflops"));
         m.put("median_seconds", only.get("median_seconds"));
+        m.put("measured_iterations", only.get("iterations"));
       } else {
         m.put("results", results);
       }

@@ -71,6 +71,26 @@ class ShardTrainCliTest {
   }
 
   @Test
+  void benchGemmMeasuresEachShapeForTheMinimumTimeAndRefusesANegativeOne() throws IOException {
+    Path report = dataDir.resolve("out/gemm.json");
+    Run r = run("bench", "gemm", "--shapes", "8x16x24,16x8x4:tn", "--warmup", "0", "--iterations", "3",
+        "--min-seconds", "0.2", "--report", report.toString());
+    assertEquals(0, r.exit(), r.err());
+    String json = Files.readString(report);
+    Matcher counts = Pattern.compile("\"iterations\": (\\d+)").matcher(json);
+    assertTrue(counts.find(), json);
+    assertEquals(3, Integer.parseInt(counts.group(1)), "the requested count at the top: " + json);
+    for (int shape = 0; shape < 2; shape++) {
+      assertTrue(counts.find(), json);
+      assertTrue(Integer.parseInt(counts.group(1)) > 3, "each shape measured beyond 3 runs: " + json);
+    }
+    assertEquals(0.2, field(json, "min_seconds"), 1e-9);
+    Run bad = run("bench", "gemm", "--n", "8", "--min-seconds", "-1");
+    assertTrue(bad.exit() != 0, bad.out());
+    assertTrue(bad.err().contains("--min-seconds must be a number of seconds >= 0, got -1.0"), bad.err());
+  }
+
+  @Test
   void localTrainingWritesAReportWithTheAgreedFields() throws IOException {
     Path report = dataDir.resolve("out/report.json");
     Run r = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(),
