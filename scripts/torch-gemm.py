@@ -4,8 +4,9 @@
 Usage: OMP_NUM_THREADS=1 /usr/bin/python3 scripts/torch-gemm.py [--threads N] SHAPE...
 SHAPE is MxKxN[:OP] as in `bench gemm --shapes` (OP nn, tn, nt, tt: which of A and B are stored
 transposed), `square` (1024x1024x1024) or `mlp` (the products of one training step of the MLP
-784-512-256-10 at batch 64). Each shape: random operands, warm-up for at least one second, then 15
-measurements of repeated calls holding about 2e7 flops each; prints the median GFLOP/s.
+784-512-256-10 at batch 64). Each shape: random operands, warm-up for at least one second, then at
+least 15 measurements of repeated calls holding about 2e7 flops each, for at least --min-seconds
+in all (1, as `bench gemm`'s default; 0: exactly 15); prints the median GFLOP/s.
 Needs PyTorch (Debian's python3-torch with OpenBLAS); not part of the build or the tests.
 """
 import argparse
@@ -17,7 +18,7 @@ MLP = ["64x784x512", "784x64x512:tn", "64x512x256", "512x64x256:tn", "64x256x512
        "64x256x10", "256x64x10:tn", "64x10x256:nt"]
 
 
-def measure(spec):
+def measure(spec, min_seconds):
     dims, _, op = spec.partition(":")
     m, k, n = (int(x) for x in dims.split("x"))
     op = op or "nn"
@@ -29,26 +30,35 @@ def measure(spec):
     while time.perf_counter() - start < 1.0:
         torch.mm(a, b)
     seconds = []
-    for _ in range(15):
+    measured = 0.0
+    while len(seconds) < 15 or measured < min_seconds:
         t = time.perf_counter()
         for _ in range(calls):
             torch.mm(a, b)
-        seconds.append((time.perf_counter() - t) / calls)
+        elapsed = time.perf_counter() - t
+        measured += elapsed
+        seconds.append(elapsed / calls)
     seconds.sort()
-    return flops / seconds[len(seconds) // 2] / 1e9
+    half = len(seconds) // 2
+    median = seconds[half] if len(seconds) % 2 else (seconds[half - 1] + seconds[half]) / 2
+    return flops / median / 1e9, len(seconds)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--min-seconds", type=float, default=1.0)
     p.add_argument("shapes", nargs="+")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     specs = []
     for s in args.shapes:
         specs += MLP if s == "mlp" else ["1024x1024x1024"] if s == "square" else [s]
+    if not args.min_seconds >= 0:
+        p.error(f"--min-seconds must be a number of seconds >= 0, got {args.min_seconds}")
     for s in specs:
-        print(f"torch.mm {s} threads={args.threads}: {measure(s):.1f} GFLOP/s (median of 15)")
+        gflops, count = measure(s, args.min_seconds)
+        print(f"torch.mm {s} threads={args.threads}: {gflops:.1f} GFLOP/s (median of {count})")
 
 
 if __name__ == "__main__":
