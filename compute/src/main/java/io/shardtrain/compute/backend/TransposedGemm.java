@@ -27,8 +27,6 @@ final class TransposedGemm {
   static final int PANEL = 4 * VL;
   /** Rows of B in a tile: 4 x 4 accumulators, half the 32 AVX-512 vector registers. */
   static final int ROWS = 4;
-  /** Floats of the tile {@link #gemm} needs. */
-  static final int TILE = ROWS * PANEL;
 
   private TransposedGemm() {}
 
@@ -52,7 +50,6 @@ final class TransposedGemm {
     float[] ap = ws.panels(mp * depth + ROWS * depth);
     int edge = mp * depth;
     float[] ct = ws.transposed(VectorGemm.roundUp(n, ROWS) * mp);
-    float[] tile = ws.tile;
     for (int pc = 0; pc < k; pc += depth) {
       int kc = Math.min(depth, k - pc);
       // Panel q: for each p, alpha times rows q..q+PANEL-1 of A (zero past m).
@@ -70,10 +67,7 @@ final class TransposedGemm {
           ro = edge;
           rld = kc;
         }
-        for (int q = 0; q < mp; q += PANEL) {
-          kernel(rb, ro, rld, ap, q * kc, kc, tile);
-          for (int r = 0; r < ROWS; r++) System.arraycopy(tile, r * PANEL, ct, (jr + r) * mp + q, PANEL);
-        }
+        for (int q = 0; q < mp; q += PANEL) kernel(rb, ro, rld, ap, q * kc, kc, ct, jr * mp + q, mp);
       }
       // beta applies once; later depth blocks accumulate onto what the first one wrote.
       VectorGemm.mergeTransposed(ct, mp, m, n, c, cOff, ldc, pc == 0 ? beta : 1f);
@@ -82,9 +76,10 @@ final class TransposedGemm {
 
   /**
    * The ROWS x PANEL tile of {@code C^T}: rows of B from {@code b0}, {@code ldb} apart, times the
-   * packed panel from {@code ao}. Out through the scratch tile, as {@link MicroKernels}.
+   * packed panel from {@code ao}, stored at {@code o} of the scratch {@code C^T}, rows {@code ld}
+   * apart (which has room for a last tile's rows past B's).
    */
-  private static void kernel(float[] b, int b0, int ldb, float[] ap, int ao, int kc, float[] tile) {
+  private static void kernel(float[] b, int b0, int ldb, float[] ap, int ao, int kc, float[] ct, int o, int ld) {
     int b1 = b0 + ldb, b2 = b1 + ldb, b3 = b2 + ldb;
     FloatVector c00 = FloatVector.zero(SPECIES), c01 = c00, c02 = c00, c03 = c00;
     FloatVector c10 = c00, c11 = c00, c12 = c00, c13 = c00;
@@ -116,21 +111,21 @@ final class TransposedGemm {
       c32 = x.fma(y2, c32);
       c33 = x.fma(y3, c33);
     }
-    c00.intoArray(tile, 0);
-    c01.intoArray(tile, VL);
-    c02.intoArray(tile, 2 * VL);
-    c03.intoArray(tile, 3 * VL);
-    c10.intoArray(tile, PANEL);
-    c11.intoArray(tile, PANEL + VL);
-    c12.intoArray(tile, PANEL + 2 * VL);
-    c13.intoArray(tile, PANEL + 3 * VL);
-    c20.intoArray(tile, 2 * PANEL);
-    c21.intoArray(tile, 2 * PANEL + VL);
-    c22.intoArray(tile, 2 * PANEL + 2 * VL);
-    c23.intoArray(tile, 2 * PANEL + 3 * VL);
-    c30.intoArray(tile, 3 * PANEL);
-    c31.intoArray(tile, 3 * PANEL + VL);
-    c32.intoArray(tile, 3 * PANEL + 2 * VL);
-    c33.intoArray(tile, 3 * PANEL + 3 * VL);
+    c00.intoArray(ct, o);
+    c01.intoArray(ct, o + VL);
+    c02.intoArray(ct, o + 2 * VL);
+    c03.intoArray(ct, o + 3 * VL);
+    c10.intoArray(ct, o + ld);
+    c11.intoArray(ct, o + ld + VL);
+    c12.intoArray(ct, o + ld + 2 * VL);
+    c13.intoArray(ct, o + ld + 3 * VL);
+    c20.intoArray(ct, o + 2 * ld);
+    c21.intoArray(ct, o + 2 * ld + VL);
+    c22.intoArray(ct, o + 2 * ld + 2 * VL);
+    c23.intoArray(ct, o + 2 * ld + 3 * VL);
+    c30.intoArray(ct, o + 3 * ld);
+    c31.intoArray(ct, o + 3 * ld + VL);
+    c32.intoArray(ct, o + 3 * ld + 2 * VL);
+    c33.intoArray(ct, o + 3 * ld + 3 * VL);
   }
 }
