@@ -27,6 +27,8 @@ final class TransposedGemm {
   static final int PANEL = 4 * VL;
   /** Rows of B in a tile: 4 x 4 accumulators, half the 32 AVX-512 vector registers. */
   static final int ROWS = 4;
+  /** Floats added to each row of the scratch {@code C^T}: one 64-byte cache line. */
+  private static final int SCRATCH_PAD = 16;
 
   private TransposedGemm() {}
 
@@ -49,7 +51,10 @@ final class TransposedGemm {
     // The packed panels of A, then room for B's last rows padded to a tile.
     float[] ap = ws.panels(mp * depth + ROWS * depth);
     int edge = mp * depth;
-    float[] ct = ws.transposed(VectorGemm.roundUp(n, ROWS) * mp);
+    // C^T's rows one cache line longer than the panels: at a multiple of 256 bytes apart, the
+    // merge's reads down a column of C^T would fall in a quarter of L1's sets and miss.
+    int ldt = mp + SCRATCH_PAD;
+    float[] ct = ws.transposed(VectorGemm.roundUp(n, ROWS) * ldt);
     for (int pc = 0; pc < k; pc += depth) {
       int kc = Math.min(depth, k - pc);
       // Panel q: for each p, alpha times rows q..q+PANEL-1 of A (zero past m).
@@ -67,10 +72,10 @@ final class TransposedGemm {
           ro = edge;
           rld = kc;
         }
-        for (int q = 0; q < mp; q += PANEL) kernel(rb, ro, rld, ap, q * kc, kc, ct, jr * mp + q, mp);
+        for (int q = 0; q < mp; q += PANEL) kernel(rb, ro, rld, ap, q * kc, kc, ct, jr * ldt + q, ldt);
       }
       // beta applies once; later depth blocks accumulate onto what the first one wrote.
-      VectorGemm.mergeTransposed(ct, mp, m, n, c, cOff, ldc, pc == 0 ? beta : 1f);
+      VectorGemm.mergeTransposed(ct, ldt, m, n, c, cOff, ldc, pc == 0 ? beta : 1f);
     }
   }
 
