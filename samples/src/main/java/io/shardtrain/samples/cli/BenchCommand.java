@@ -97,7 +97,7 @@ final class BenchCommand implements Runnable {
         row.put("gflops", r.gflops());
         row.put("best_gflops", r.bestGflops());
         row.put("median_seconds", r.medianSeconds());
-        row.put("iterations", r.iterations());
+        row.put("measured_iterations", r.iterations());
         results.add(row);
         spec.commandLine().getOut().printf("gemm %s %s threads=%d: %.1f GFLOP/s (median of %d), best %.1f%n",
             shape.name(), shape.dims(), threads, r.gflops(), r.iterations(), r.bestGflops());
@@ -116,7 +116,7 @@ final class BenchCommand implements Runnable {
         m.put("gflops", only.get("gflops"));
         m.put("best_gflops", only.get("best_gflops"));
         m.put("median_seconds", only.get("median_seconds"));
-        m.put("measured_iterations", only.get("iterations"));
+        m.put("measured_iterations", only.get("measured_iterations"));
       } else {
         m.put("results", results);
       }
