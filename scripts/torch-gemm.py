@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """torch.mm on the shapes `bin/shardtrain bench gemm` measures, timed the same way, for side-by-side ratios.
 
-Usage: OMP_NUM_THREADS=1 /usr/bin/python3 scripts/torch-gemm.py [--threads N] SHAPE...
+Usage: OMP_NUM_THREADS=1 /usr/bin/python3 scripts/torch-gemm.py [--threads N] [--min-seconds S] SHAPE...
 SHAPE is MxKxN[:OP] as in `bench gemm --shapes` (OP nn, tn, nt, tt: which of A and B are stored
 transposed), `square` (1024x1024x1024) or `mlp` (the products of one training step of the MLP
 784-512-256-10 at batch 64). Each shape: random operands, warm-up for at least one second, then at
