@@ -31,10 +31,7 @@ final class BenchCommand implements Runnable {
   static int writeReport(picocli.CommandLine.Model.CommandSpec spec, Path report, Map<String, Object> m)
       throws java.io.IOException {
     if (report != null) {
-      // As local's --report: a directory named in the path is made.
-      Path parent = report.toAbsolutePath().getParent();
-      if (parent != null) Files.createDirectories(parent);
-      Files.writeString(report, Json.write(m));
+      Json.writeFile(report, m);
       spec.commandLine().getOut().println("report: " + report);
     }
     return 0;

@@ -9,7 +9,6 @@ import io.shardtrain.samples.local.CtrData;
 import io.shardtrain.samples.local.DataSets;
 import io.shardtrain.samples.report.Json;
 import io.shardtrain.samples.report.MetricsLog;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -142,9 +141,7 @@ final class LocalCommand implements Callable<Integer> {
     var out = spec.commandLine().getOut();
     summary.put("samples_per_sec_second_half", metrics.secondHalfSamplesPerSec());
     summary.put("jit_compile_seconds", metrics.jitSecondsWhileTraining());
-    Path parent = report.toAbsolutePath().getParent();
-    if (parent != null) Files.createDirectories(parent);
-    Files.writeString(report, Json.write(summary));
+    Json.writeFile(report, summary);
     String base = report.getFileName().toString().replaceFirst("\\.json$", "");
     Path csv = report.resolveSibling(base + ".csv");
     Path png = report.resolveSibling(base + ".png");

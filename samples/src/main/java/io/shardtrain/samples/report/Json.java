@@ -1,11 +1,21 @@
 package io.shardtrain.samples.report;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Collection;
 import java.util.Map;
 
 /** Writes maps, lists, strings, numbers and booleans as JSON; enough for reports, no dependency. */
 public final class Json {
   private Json() {}
+
+  /** Writes {@code value} to {@code file}, making the directories its path names. */
+  public static void writeFile(Path file, Object value) throws IOException {
+    Path parent = file.toAbsolutePath().getParent();
+    if (parent != null) Files.createDirectories(parent);
+    Files.writeString(file, write(value));
+  }
 
   public static String write(Object value) {
     StringBuilder sb = new StringBuilder();
