@@ -196,7 +196,7 @@ public final class GemmBenchmark {
     }
     seconds = Arrays.copyOf(seconds, done);
     Arrays.sort(seconds);
-    double median = done % 2 == 1 ? seconds[done / 2] : (seconds[done / 2 - 1] + seconds[done / 2]) / 2;
+    double median = Median.ofSorted(seconds, done);
     return new Result(shape, threads, shape.flops() / median / 1e9, median, shape.flops() / seconds[0] / 1e9, done);
   }
 

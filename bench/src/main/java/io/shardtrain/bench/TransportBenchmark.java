@@ -21,7 +21,6 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -205,11 +204,7 @@ public final class TransportBenchmark {
   }
 
   static double gbps(int floats, long[] nanos) {
-    long[] sorted = nanos.clone();
-    Arrays.sort(sorted);
-    double median = sorted.length % 2 == 1
-        ? sorted[sorted.length / 2]
-        : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2.0;
+    double median = Median.of(nanos);
     double bytes = 2.0 * floats * Float.BYTES;
     return bytes / Math.max(median, 1.0);
   }

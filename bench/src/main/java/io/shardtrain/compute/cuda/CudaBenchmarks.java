@@ -1,5 +1,6 @@
 package io.shardtrain.compute.cuda;
 
+import io.shardtrain.bench.Median;
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.BackendProvider.Availability;
 import io.shardtrain.compute.backend.CpuBackend;
@@ -110,7 +111,7 @@ public final class CudaBenchmarks {
       }
       JCudaDriver.cuEventDestroy(start);
       JCudaDriver.cuEventDestroy(stop);
-      double med = median(ms);
+      double med = Median.of(ms);
       double tflops = 2.0 * n * n * n / (med * 1e-3) / 1e12;
       System.out.printf(Locale.ROOT, "RESULT {\"bench\":\"gemm\",\"n\":%d,\"impl\":\"%s\",\"median_ms\":%.4f,\"best_ms\":%.4f,\"tflops\":%.3f}%n",
           n, esc(be.gemmName()), med, Arrays.stream(ms).min().getAsDouble(), tflops);
@@ -161,7 +162,7 @@ public final class CudaBenchmarks {
       step.forwardBackward(x, y, onGradient);
       t[i] = (System.nanoTime() - t0) / 1e6;
     }
-    return median(t);
+    return Median.of(t);
   }
 
   static void mlp(CudaBackend be, int batch, int steps) {
@@ -185,7 +186,7 @@ public final class CudaBenchmarks {
           l = step.trainStep(x, y, 0.01f);
           t[i] = (System.nanoTime() - t0) / 1e6;
         }
-        gpuMs = median(t);
+        gpuMs = Median.of(t);
         gpuLoss = l;
       }
       int cpuSteps = Math.max(5, Math.min(steps, 20));
@@ -197,7 +198,7 @@ public final class CudaBenchmarks {
         for (Parameter p : model.parameters()) sgd.apply(p.value().data(), p.grad().data(), noSlots, 1, 0.01f);
         if (i >= 0) t[i] = (System.nanoTime() - t0) / 1e6;
       }
-      cpuMs = median(t);
+      cpuMs = Median.of(t);
     }
     System.out.printf(Locale.ROOT, "RESULT {\"bench\":\"mlp\",\"batch\":%d,\"layers\":\"784-512-256-10\",\"gpu_step_ms\":%.4f,"
         + "\"cpu_step_ms\":%.4f,\"cpu_threads\":%d,\"speedup\":%.2f,\"gpu_loss\":%.5f}%n",
@@ -265,12 +266,6 @@ public final class CudaBenchmarks {
         }
       }
     }
-  }
-
-  private static double median(double[] v) {
-    double[] s = v.clone();
-    Arrays.sort(s);
-    return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   }
 
   private static String esc(String s) {

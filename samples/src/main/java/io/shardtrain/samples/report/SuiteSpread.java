@@ -1,5 +1,6 @@
 package io.shardtrain.samples.report;
 
+import io.shardtrain.bench.Median;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -40,7 +41,7 @@ public final class SuiteSpread {
       double[] v = runs.stream().map(r -> r.values().get(name)).filter(x -> x != null && Double.isFinite(x))
           .mapToDouble(Double::doubleValue).sorted().toArray();
       if (v.length == 0) continue;
-      double median = v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+      double median = Median.ofSorted(v, v.length);
       rows.add(new Row(name, runs.get(0).unit(name), runs.get(0).higherIsBetter(name), v[0], median,
           v[v.length - 1], v.length));
     }
