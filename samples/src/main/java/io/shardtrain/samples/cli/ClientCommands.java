@@ -25,7 +25,6 @@ import io.shardtrain.samples.local.CtrData;
 import io.shardtrain.samples.local.DataSets;
 import io.shardtrain.samples.report.Json;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -183,7 +182,7 @@ final class ClientCommands {
         m.put("samples_per_sec", r.samplesPerSec());
         m.put("training_seconds", r.trainingSeconds());
         m.put("wall_seconds", r.wallSeconds());
-        Files.writeString(report, Json.write(m));
+        Json.writeFile(report, m);
         out.println("report: " + report);
       }
       return 0;
