@@ -64,7 +64,8 @@ final class BenchCommand implements Runnable {
     @Option(names = "--rewrite-operands", description = "Before each product, write A and B on the calling thread "
         + "(untimed), as a training step does: other threads then fetch their slices from that thread's cache.")
     boolean rewriteOperands;
-    @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
+    @Option(names = "--report", paramLabel = "FILE", converter = ReportFile.class,
+        description = "Write a JSON report here.")
     Path report;
 
     @Override
@@ -136,7 +137,8 @@ final class BenchCommand implements Runnable {
     int block;
     @Option(names = "--in-flight", defaultValue = "4", description = "Messages in flight (default: ${DEFAULT-VALUE}).")
     int inFlight;
-    @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
+    @Option(names = "--report", paramLabel = "FILE", converter = ReportFile.class,
+        description = "Write a JSON report here.")
     Path report;
 
     @Override
@@ -172,7 +174,8 @@ final class BenchCommand implements Runnable {
     @Option(names = "--warmup", defaultValue = "300",
         description = "Warm-up rounds before measuring, so the JIT has compiled the paths (default: ${DEFAULT-VALUE}).")
     int warmup;
-    @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
+    @Option(names = "--report", paramLabel = "FILE", converter = ReportFile.class,
+        description = "Write a JSON report here.")
     Path report;
 
     @Override
@@ -211,7 +214,8 @@ final class BenchCommand implements Runnable {
     @Option(names = "--warmup", defaultValue = "100",
         description = "Warm-up rounds of each path before measuring (default: ${DEFAULT-VALUE}).")
     int warmup;
-    @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
+    @Option(names = "--report", paramLabel = "FILE", converter = ReportFile.class,
+        description = "Write a JSON report here.")
     Path report;
 
     @Override
@@ -250,7 +254,8 @@ final class BenchCommand implements Runnable {
     @Option(names = "--journal", paramLabel = "URL",
         description = "jdbc:postgresql://... or jdbc:h2:PATH (default: an H2 file in a temporary directory).")
     String journal;
-    @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
+    @Option(names = "--report", paramLabel = "FILE", converter = ReportFile.class,
+        description = "Write a JSON report here.")
     Path report;
 
     @Override
@@ -301,7 +306,8 @@ final class BenchCommand implements Runnable {
     int dim;
     @Option(names = "--optimizer", defaultValue = "adagrad", description = "sgd, adagrad or ftrl (default: ${DEFAULT-VALUE}).")
     String optimizer;
-    @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
+    @Option(names = "--report", paramLabel = "FILE", converter = ReportFile.class,
+        description = "Write a JSON report here.")
     Path report;
 
     @Override
@@ -347,7 +353,8 @@ final class BenchCommand implements Runnable {
     @Option(names = "--journal", paramLabel = "URL",
         description = "jdbc:postgresql://... or jdbc:h2:PATH (default: an H2 file in a temporary directory).")
     String journal;
-    @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
+    @Option(names = "--report", paramLabel = "FILE", converter = ReportFile.class,
+        description = "Write a JSON report here.")
     Path report;
 
     @Override
@@ -395,7 +402,8 @@ final class BenchCommand implements Runnable {
     int blockFloats;
     @Option(names = "--grpc", paramLabel = "HOST:PORT", description = "A running node's gRPC API on this machine.")
     String grpc;
-    @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
+    @Option(names = "--report", paramLabel = "FILE", converter = ReportFile.class,
+        description = "Write a JSON report here.")
     Path report;
     @picocli.CommandLine.Mixin
     SecurityOption security = new SecurityOption();

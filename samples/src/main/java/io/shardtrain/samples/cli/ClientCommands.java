@@ -114,7 +114,8 @@ final class ClientCommands {
     Path resumeFrom;
     @Option(names = "--wait", description = "Stay until the job is done, then print its throughput.")
     boolean await;
-    @Option(names = "--report", paramLabel = "FILE", description = "With --wait: write a JSON report here.")
+    @Option(names = "--report", paramLabel = "FILE", converter = ReportFile.class,
+        description = "With --wait: write a JSON report here.")
     Path report;
 
     private String jobText;

@@ -30,7 +30,8 @@ final class LocalCommand implements Callable<Integer> {
   private int trainers;
   @Option(names = "--mode", description = "sync, async or allreduce (default: ${sys:shardtrain.default.train.mode}).")
   String mode;
-  @Option(names = "--report", paramLabel = "FILE", description = "Write a JSON report here.")
+  @Option(names = "--report", paramLabel = "FILE", converter = ReportFile.class,
+      description = "Write a JSON report here.")
   Path report;
   @Option(names = "--save-model", paramLabel = "DIR", description = "Save the trained model here.")
   Path saveModel;
@@ -52,6 +53,10 @@ final class LocalCommand implements Callable<Integer> {
     trainers = trainersFlag != null ? trainersFlag : config.getInt("shardtrain.train.trainers");
     if (trainers < 1) throw new IllegalArgumentException("shardtrain.train.trainers must be at least 1, got " + trainers);
     TrainSettings settings = TrainSettings.fromConfig(config);
+    if (!CtrData.isCtr(settings.dataset()) && !DataSets.NAMES.contains(settings.dataset())) {
+      throw new IllegalArgumentException("unknown dataset '" + settings.dataset() + "': local trains "
+          + String.join(", ", DataSets.NAMES) + " (an MLP), ctr or criteo:PATH (a factorization machine)");
+    }
     // The dense kernels compile while the data is read; a factorization machine or a GPU does not run them.
     if (!CtrData.isCtr(settings.dataset())) Backends.warmUp(settings.backend());
     // Read here too, so a bad value fails before any node starts.

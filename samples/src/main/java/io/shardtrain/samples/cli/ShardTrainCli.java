@@ -5,6 +5,11 @@ import io.shardtrain.actors.transport.Asks;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.data.DataUnavailableException;
 import java.io.PrintWriter;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -76,7 +81,7 @@ public final class ShardTrainCli implements Runnable {
   private static int onError(Exception e, CommandLine cl, CommandLine.ParseResult parsed) {
     PrintWriter err = cl.getErr();
     if (isUserError(e)) {
-      err.println("shardtrain: error: " + e.getMessage());
+      err.println("shardtrain: error: " + describe(e));
       err.flush();
       return 2;
     }
@@ -86,14 +91,24 @@ public final class ShardTrainCli implements Runnable {
     return 1;
   }
 
-  /** Our own refusals (bad input, missing data, unusable backend or journal) are user errors. */
+  /** Our own refusals (bad input, missing data, unusable backend or journal) and unusable paths are user errors. */
   private static boolean isUserError(Throwable e) {
     return e instanceof IllegalArgumentException
         || e instanceof IllegalStateException
         || e instanceof DataUnavailableException
         || e instanceof ConfigException
-        || e instanceof java.nio.file.NoSuchFileException
-        || e instanceof java.nio.file.FileAlreadyExistsException;
+        || e instanceof FileSystemException;
+  }
+
+  /** A user error's line: a file system error's own message may be no more than the path. */
+  static String describe(Throwable e) {
+    if (!(e instanceof FileSystemException f)) return e.getMessage();
+    String what = f instanceof NoSuchFileException ? "no such file or directory"
+        : f instanceof FileAlreadyExistsException ? "a file is in the way"
+        : f instanceof AccessDeniedException ? "permission denied"
+        : f instanceof NotDirectoryException ? "not a directory"
+        : "cannot use the path";
+    return what + ": " + f.getMessage();
   }
 
   static final class Version implements CommandLine.IVersionProvider {

@@ -6,11 +6,15 @@ import io.shardtrain.compute.data.Mnist;
 import io.shardtrain.samples.data.MnistFetcher;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 /** Loads a named data set, fetching it into the data directory when the project can. */
 public final class DataSets {
   /** Where Debian's package dataset-fashion-mnist puts the files. */
   static final Path FASHION_MNIST_DEBIAN = Path.of("/usr/share/datasets/fashion-mnist");
+
+  /** The data sets an MLP trains on, by the names {@link #load} takes. */
+  public static final List<String> NAMES = List.of("mnist", "fashion-mnist");
 
   private DataSets() {}
 

@@ -12,9 +12,14 @@ public final class Json {
 
   /** Writes {@code value} to {@code file}, making the directories its path names. */
   public static void writeFile(Path file, Object value) throws IOException {
+    makeParent(file);
+    Files.writeString(file, write(value));
+  }
+
+  /** Makes the directories {@code file}'s path names, up to the file itself. */
+  public static void makeParent(Path file) throws IOException {
     Path parent = file.toAbsolutePath().getParent();
     if (parent != null) Files.createDirectories(parent);
-    Files.writeString(file, write(value));
   }
 
   public static String write(Object value) {

@@ -317,7 +317,8 @@ class ShardTrainCliTest {
     assertTrue(opt.err().contains("rmsprop"), opt.err());
     Run ds = run("local", "--dataset", "imagenet", "--data-dir", dataDir.toString());
     assertEquals(2, ds.exit());
-    assertTrue(ds.err().contains("imagenet"), ds.err());
+    assertTrue(ds.err().contains("unknown dataset 'imagenet': local trains mnist, fashion-mnist (an MLP), ctr or"
+        + " criteo:PATH (a factorization machine)"), ds.err());
     Run precision = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(),
         "--trainers", "2", "--gradient-precision", "fp16");
     assertEquals(2, precision.exit());
@@ -328,6 +329,26 @@ class ShardTrainCliTest {
         "--trainers", "2", "--layout", "mixed");
     assertEquals(2, layout.exit());
     assertTrue(layout.err().contains("--layout must be colocated or separate, got 'mixed'"), layout.err());
+  }
+
+  @Test
+  void aReportPathThatCannotHoldAReportIsRefusedBeforeTrainingAndAMissingFolderIsMade() throws IOException {
+    Path inTheWay = dataDir.resolve("a-file");
+    Files.writeString(inTheWay, "not a folder\n");
+    Path report = inTheWay.resolve("r.json");
+    Run refused = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--steps", "5",
+        "--report", report.toString());
+    assertEquals(2, refused.exit(), refused.err());
+    assertTrue(refused.err().contains("cannot make the directory for the report " + report + ": a file is in the way: "
+        + inTheWay), refused.err());
+    assertEquals(1, refused.err().strip().lines().count(), refused.err());
+    assertFalse(refused.out().contains("samples/s"), "trained before refusing:\n" + refused.out());
+
+    Path nested = dataDir.resolve("reports").resolve("today").resolve("r.json");
+    Run written = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--steps", "3",
+        "--report", nested.toString());
+    assertEquals(0, written.exit(), written.err());
+    assertEquals(3.0, field(Files.readString(nested), "steps"));
   }
 
   @Test

@@ -1,0 +1,25 @@
+package io.shardtrain.samples.cli;
+
+import io.shardtrain.samples.report.Json;
+import java.io.IOException;
+import java.nio.file.Path;
+import picocli.CommandLine;
+
+/**
+ * A {@code --report FILE} argument: the file's directory is made when the command line is read,
+ * so a path that cannot hold a report is refused before the training or benchmark whose figures it
+ * would keep, not after.
+ */
+final class ReportFile implements CommandLine.ITypeConverter<Path> {
+  @Override
+  public Path convert(String value) {
+    Path file = Path.of(value);
+    try {
+      Json.makeParent(file);
+    } catch (IOException e) {
+      throw new CommandLine.TypeConversionException("cannot make the directory for the report " + value + ": "
+          + ShardTrainCli.describe(e));
+    }
+    return file;
+  }
+}
