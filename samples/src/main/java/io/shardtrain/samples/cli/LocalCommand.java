@@ -57,6 +57,8 @@ final class LocalCommand implements Callable<Integer> {
       throw new IllegalArgumentException("unknown dataset '" + settings.dataset() + "': local trains "
           + String.join(", ", DataSets.NAMES) + " (an MLP), ctr or criteo:PATH (a factorization machine)");
     }
+    // A misspelt mode fails whatever runs, though a single process has none.
+    LocalRun.blockMode(config);
     // The dense kernels compile while the data is read; a factorization machine or a GPU does not run them.
     if (!CtrData.isCtr(settings.dataset())) Backends.warmUp(settings.backend());
     // Read here too, so a bad value fails before any node starts.
@@ -67,6 +69,10 @@ final class LocalCommand implements Callable<Integer> {
     if (precision != WirePrecision.FP32) {
       spec.commandLine().getErr().println("shardtrain: --gradient-precision applies to gradients sent to "
           + "parameter blocks (--ps or --trainers above 1); a single process sends none, so it is ignored here");
+    }
+    if (mode != null) {
+      spec.commandLine().getErr().println("shardtrain: --mode sets how a local cluster's trainers combine their"
+          + " gradients (--ps or --trainers above 1); a single process trains alone, so it is ignored here");
     }
     var out = spec.commandLine().getOut();
     if (config.getInt("shardtrain.metrics.port") > 0) {

@@ -325,6 +325,10 @@ class ShardTrainCliTest {
     assertTrue(precision.err().contains("shardtrain.transport.gradient-precision must be fp32 or bf16, not 'fp16'"),
         precision.err());
     assertFalse(precision.err().contains("\tat "), "no stack trace expected:\n" + precision.err());
+    Run mode = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--mode", "asynch");
+    assertEquals(2, mode.exit());
+    assertTrue(mode.err().contains("asynch"), mode.err());
+    assertFalse(mode.out().contains("samples/s"), "a single process trained with a misspelt mode:\n" + mode.out());
     Run layout = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(),
         "--trainers", "2", "--layout", "mixed");
     assertEquals(2, layout.exit());
@@ -349,6 +353,16 @@ class ShardTrainCliTest {
         "--report", nested.toString());
     assertEquals(0, written.exit(), written.err());
     assertEquals(3.0, field(Files.readString(nested), "steps"));
+  }
+
+  @Test
+  void aModeGivenToASingleProcessIsSaidToBeIgnored() {
+    Run r = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--steps", "2", "--mode",
+        "async");
+    assertEquals(0, r.exit(), r.err());
+    assertTrue(r.err().contains("--mode sets how a local cluster's trainers combine their gradients (--ps or --trainers"
+        + " above 1); a single process trains alone, so it is ignored here"), r.err());
+    assertTrue(r.out().contains("2 steps"), r.out());
   }
 
   @Test
