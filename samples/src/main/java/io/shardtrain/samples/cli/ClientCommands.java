@@ -132,6 +132,7 @@ final class ClientCommands {
       Config jobConfig = withResume(ShardTrainConfig.parseFile(job)).withFallback(local).resolve();
       ShardTrainConfig.validate(jobConfig);
       TrainSettings s = TrainSettings.fromConfig(jobConfig);
+      DataSets.requireKnown(s.dataset());
       // The shape the job's model is planned from; the trainers read the same data set.
       if (CtrData.isCtr(s.dataset())) {
         var train = CtrData.load(s.dataset(), CtrSettings.fromConfig(jobConfig), s.seed()).train();

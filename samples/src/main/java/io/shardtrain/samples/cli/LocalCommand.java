@@ -53,10 +53,7 @@ final class LocalCommand implements Callable<Integer> {
     trainers = trainersFlag != null ? trainersFlag : config.getInt("shardtrain.train.trainers");
     if (trainers < 1) throw new IllegalArgumentException("shardtrain.train.trainers must be at least 1, got " + trainers);
     TrainSettings settings = TrainSettings.fromConfig(config);
-    if (!CtrData.isCtr(settings.dataset()) && !DataSets.NAMES.contains(settings.dataset())) {
-      throw new IllegalArgumentException("unknown dataset '" + settings.dataset() + "': local trains "
-          + String.join(", ", DataSets.NAMES) + " (an MLP), ctr or criteo:PATH (a factorization machine)");
-    }
+    DataSets.requireKnown(settings.dataset());
     // A misspelt mode fails whatever runs, though a single process has none.
     LocalRun.blockMode(config);
     // The dense kernels compile while the data is read; a factorization machine or a GPU does not run them.

@@ -18,6 +18,14 @@ public final class DataSets {
 
   private DataSets() {}
 
+  /** Refuses a name that neither an MLP ({@link #NAMES}) nor a factorization machine ({@link CtrData}) trains on. */
+  public static void requireKnown(String name) {
+    if (!NAMES.contains(name) && !CtrData.isCtr(name)) {
+      throw new IllegalArgumentException("unknown dataset '" + name + "': expected " + String.join(", ", NAMES)
+          + " (an MLP), ctr or criteo:PATH (a factorization machine)");
+    }
+  }
+
   public record TrainTest(Dataset train, Dataset test) {}
 
   /** Reads the data set, then collects the heap ({@link #settleHeap}). */

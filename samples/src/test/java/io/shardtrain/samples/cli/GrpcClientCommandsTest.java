@@ -96,7 +96,7 @@ class GrpcClientCommandsTest {
   }
 
   @Test
-  void aJobFileThatDoesNotParseFailsBeforeAnyConnection() throws IOException {
+  void aJobFileThatDoesNotParseOrNamesAnUnknownDatasetFailsBeforeAnyConnection() throws IOException {
     Path job = dir.resolve("broken.conf");
     Files.writeString(job, "shardtrain.train { batch = 8\n");
     // Nothing listens there: had the command connected first, the error would name the address.
@@ -105,6 +105,14 @@ class GrpcClientCommandsTest {
     assertEquals(2, r.exit(), r.out() + r.err());
     assertTrue(r.err().contains("broken.conf"), r.err());
     assertFalse(r.err().contains(target), r.err());
+
+    Path unknown = dir.resolve("imagenet.conf");
+    Files.writeString(unknown, "shardtrain.train { dataset = imagenet }\n");
+    Run d = run("submit", "--grpc", target, "--job", unknown.toString());
+    assertEquals(2, d.exit(), d.out() + d.err());
+    assertTrue(d.err().contains("unknown dataset 'imagenet': expected mnist, fashion-mnist (an MLP), ctr or"
+        + " criteo:PATH (a factorization machine)"), d.err());
+    assertFalse(d.err().contains(target), d.err());
   }
 
   @Test

@@ -317,7 +317,7 @@ class ShardTrainCliTest {
     assertTrue(opt.err().contains("rmsprop"), opt.err());
     Run ds = run("local", "--dataset", "imagenet", "--data-dir", dataDir.toString());
     assertEquals(2, ds.exit());
-    assertTrue(ds.err().contains("unknown dataset 'imagenet': local trains mnist, fashion-mnist (an MLP), ctr or"
+    assertTrue(ds.err().contains("unknown dataset 'imagenet': expected mnist, fashion-mnist (an MLP), ctr or"
         + " criteo:PATH (a factorization machine)"), ds.err());
     Run precision = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(),
         "--trainers", "2", "--gradient-precision", "fp16");
