@@ -65,6 +65,30 @@ public final class ModelFiles {
     return save(dir, snapshot, ifExists, tmp -> {});
   }
 
+  /**
+   * Throws what {@link #save(Path, ModelSnapshot, IfExists)} with {@link IfExists#FAIL} would throw
+   * for {@code dir} before writing anything, and makes its parent: so a command can refuse a target
+   * before the training whose model it would hold.
+   */
+  public static void checkSavable(Path dir) throws IOException {
+    checkTarget(dir.toAbsolutePath().normalize(), IfExists.FAIL);
+  }
+
+  /** Refuses a target that is a file, or a non-empty directory when {@code ifExists} says so; makes its parent. */
+  private static Path checkTarget(Path dir, IfExists ifExists) throws IOException {
+    Path parent = dir.getParent();
+    if (parent == null) throw new IllegalArgumentException("cannot save a model to the root " + dir);
+    if (Files.exists(dir) && !Files.isDirectory(dir)) {
+      throw new FileAlreadyExistsException(dir.toString(), null, "exists and is not a directory");
+    }
+    if (ifExists == IfExists.FAIL && !isEmptyOrAbsent(dir)) {
+      throw new FileAlreadyExistsException(dir.toString(), null,
+          "is not empty; refusing to overwrite an existing model");
+    }
+    Files.createDirectories(parent);
+    return parent;
+  }
+
   /** Writes more files into the temporary directory before it is moved into place. */
   interface ExtraFiles {
     void writeInto(Path tmp) throws IOException;
@@ -74,17 +98,8 @@ public final class ModelFiles {
   static ModelManifest save(Path dir, ModelSnapshot snapshot, IfExists ifExists, ExtraFiles extra)
       throws IOException {
     dir = dir.toAbsolutePath().normalize();
-    Path parent = dir.getParent();
-    if (parent == null) throw new IllegalArgumentException("cannot save a model to the root " + dir);
     Map<String, String> fileNames = fileNames(snapshot);
-    if (Files.exists(dir) && !Files.isDirectory(dir)) {
-      throw new FileAlreadyExistsException(dir.toString(), null, "exists and is not a directory");
-    }
-    if (ifExists == IfExists.FAIL && !isEmptyOrAbsent(dir)) {
-      throw new FileAlreadyExistsException(dir.toString(), null,
-          "is not empty; refusing to overwrite an existing model (save with IfExists.REPLACE)");
-    }
-    Files.createDirectories(parent);
+    Path parent = checkTarget(dir, ifExists);
     Path tmp = Files.createTempDirectory(parent, "." + dir.getFileName() + ".tmp-");
     try {
       List<ModelManifest.Entry> entries = new ArrayList<>();

@@ -62,6 +62,9 @@ final class LocalCommand implements Callable<Integer> {
     WirePrecision precision = WirePrecision.gradientsFromConfig(config);
     LocalRun run = new LocalRun(flags, spec.commandLine().getErr());
     if (CtrData.isCtr(settings.dataset())) return runCtr(run, config, settings);
+    // Where the model goes is checked before it trains, so a bad path costs no training.
+    if (saveModel != null) io.shardtrain.persistence.model.ModelFiles.checkSavable(saveModel);
+    if (exportNpy != null) java.nio.file.Files.createDirectories(exportNpy);
     if (flags.ps > 0 || trainers > 1) return runCluster(run, config, settings);
     if (precision != WirePrecision.FP32) {
       spec.commandLine().getErr().println("shardtrain: --gradient-precision applies to gradients sent to "

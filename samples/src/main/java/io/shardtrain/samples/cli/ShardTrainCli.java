@@ -100,9 +100,9 @@ public final class ShardTrainCli implements Runnable {
         || e instanceof FileSystemException;
   }
 
-  /** A user error's line: a file system error's own message may be no more than the path. */
+  /** A user error's line: a file system error that gives no reason says no more than the path, so it is named. */
   static String describe(Throwable e) {
-    if (!(e instanceof FileSystemException f)) return e.getMessage();
+    if (!(e instanceof FileSystemException f) || f.getReason() != null) return e.getMessage();
     String what = f instanceof NoSuchFileException ? "no such file or directory"
         : f instanceof FileAlreadyExistsException ? "a file is in the way"
         : f instanceof AccessDeniedException ? "permission denied"

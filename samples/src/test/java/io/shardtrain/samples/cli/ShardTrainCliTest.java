@@ -356,6 +356,27 @@ class ShardTrainCliTest {
   }
 
   @Test
+  void aModelTargetThatCannotHoldTheModelIsRefusedBeforeTraining() throws IOException {
+    Path taken = dataDir.resolve("taken-model");
+    Files.createDirectories(taken);
+    Files.writeString(taken.resolve("manifest.json"), "{}\n");
+    Run save = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--steps", "5",
+        "--save-model", taken.toString());
+    assertEquals(2, save.exit(), save.err());
+    assertTrue(save.err().contains(taken + ": is not empty; refusing to overwrite an existing model"), save.err());
+    assertFalse(save.out().contains("samples/s"), "trained before refusing:\n" + save.out());
+
+    Path inTheWay = dataDir.resolve("npy-in-the-way");
+    Files.writeString(inTheWay, "not a folder\n");
+    Run npy = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--steps", "5",
+        "--export-npy", inTheWay.resolve("npy").toString());
+    assertEquals(2, npy.exit(), npy.err());
+    assertTrue(npy.err().contains(inTheWay.toString()), npy.err());
+    assertFalse(npy.out().contains("samples/s"), "trained before refusing:\n" + npy.out());
+    assertFalse(npy.err().contains("\tat "), "no stack trace expected:\n" + npy.err());
+  }
+
+  @Test
   void aModeGivenToASingleProcessIsSaidToBeIgnored() {
     Run r = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--steps", "2", "--mode",
         "async");
