@@ -10,6 +10,7 @@ import io.shardtrain.samples.report.SuiteBaseline;
 import io.shardtrain.samples.report.SuiteFigure;
 import io.shardtrain.samples.report.SuiteReport;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -137,6 +138,8 @@ final class BenchSuiteCommand implements Callable<Integer> {
     }
     flags.layout();
     Backends.create(singleSettings.backend(), singleSettings.computeThreads()).backend().close();
+    // Made now, so a path that cannot hold the report fails before the benchmarks, not after them.
+    Files.createDirectories(out);
     DataSets.TrainTest data = run.contains("training")
         ? DataSets.load(singleSettings.dataset(), singleSettings.dataDir()) : null;
 

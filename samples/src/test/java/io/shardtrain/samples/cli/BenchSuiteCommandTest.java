@@ -267,6 +267,13 @@ class BenchSuiteCommandTest {
     Run r = suite(dir.resolve("bad"), "--baseline", noFigures.toString(), "--tolerance", "-3");
     assertEquals(2, r.exit());
     assertTrue(r.err().contains("--tolerance must be a percentage of at least 0, got -3.0"), r.err());
+
+    Path inTheWay = dir.resolve("a-file");
+    Files.writeString(inTheWay, "not a folder\n");
+    Run blocked = suite(inTheWay.resolve("out"), "--parts", "gemm");
+    assertEquals(2, blocked.exit(), blocked.out() + blocked.err());
+    assertTrue(blocked.err().contains(inTheWay.toString()), blocked.err());
+    assertTrue(blocked.out().isEmpty(), "a part ran before the report's folder was refused: " + blocked.out());
   }
 
   @Test
