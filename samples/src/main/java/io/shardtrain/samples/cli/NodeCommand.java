@@ -71,6 +71,7 @@ final class NodeCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    if (port < 0 || port > 65535) throw new IllegalArgumentException("--port must be from 0 to 65535, got " + port);
     List<String> roleList = Arrays.stream(roles.split(",")).map(String::trim).filter(r -> !r.isEmpty()).toList();
     List<String> seedList = seeds == null ? List.of()
         : Arrays.stream(seeds.split(",")).map(String::trim).filter(x -> !x.isEmpty()).toList();

@@ -325,6 +325,9 @@ class ShardTrainCliTest {
     assertTrue(precision.err().contains("shardtrain.transport.gradient-precision must be fp32 or bf16, not 'fp16'"),
         precision.err());
     assertFalse(precision.err().contains("\tat "), "no stack trace expected:\n" + precision.err());
+    Run port = run("node", "--roles", "ps", "--port", "70000");
+    assertEquals(2, port.exit());
+    assertTrue(port.err().contains("--port must be from 0 to 65535, got 70000"), port.err());
     Run mode = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--mode", "asynch");
     assertEquals(2, mode.exit());
     assertTrue(mode.err().contains("asynch"), mode.err());
