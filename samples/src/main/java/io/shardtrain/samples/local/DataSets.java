@@ -63,7 +63,11 @@ public final class DataSets {
         return new TrainTest(split.train(), split.test());
       }
       default:
-        throw new IllegalArgumentException("unknown dataset '" + name + "': expected mnist or fashion-mnist");
+        if (CtrData.isCtr(name)) {
+          throw new IllegalArgumentException("dataset '" + name + "' trains a factorization machine (local, submit,"
+              + " node); this command trains an MLP, on " + String.join(" or ", NAMES));
+        }
+        throw new IllegalArgumentException("unknown dataset '" + name + "': expected " + String.join(" or ", NAMES));
     }
   }
 }

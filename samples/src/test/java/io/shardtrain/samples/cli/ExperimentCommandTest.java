@@ -189,6 +189,13 @@ class ExperimentCommandTest {
       assertEquals(1, r.err().strip().lines().count(), "one line: " + r.err());
       assertFalse(Files.exists(out), "nothing ran for " + String.join(" ", c));
     }
+    Path ctrOut = dataDir.resolve("ctr-experiment");
+    ShardTrainCliTest.Run ctr = ShardTrainCliTest.run("experiment", "--dataset", "ctr", "--modes", "sync",
+        "--trainers", "1", "--steps", "5", "--no-progress", "--out", ctrOut.toString());
+    assertEquals(2, ctr.exit(), ctr.err());
+    assertTrue(ctr.err().contains("dataset 'ctr' trains a factorization machine (local, submit, node); this command"
+        + " trains an MLP, on mnist or fashion-mnist"), ctr.err());
+    assertFalse(Files.exists(ctrOut), "nothing ran for --dataset ctr");
     Path notResults = dataDir.resolve("not-results.json");
     Files.writeString(notResults, "{\"samples_per_sec\": 3}");
     Run r = experiment(dataDir.resolve("bad"), "--baseline", notResults.toString());
