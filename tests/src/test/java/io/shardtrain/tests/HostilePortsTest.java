@@ -13,13 +13,13 @@ import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.samples.local.DistributedTraining;
 import io.shardtrain.samples.local.LocalCluster;
+import io.shardtrain.samples.testing.FreePorts;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.HttpURLConnection;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.ByteBuffer;
@@ -51,19 +51,19 @@ class HostilePortsTest {
   @Test
   void aNodeThatWasSentGarbageOnEveryPortStillTrains() throws Exception {
     // The local cluster serves node i's meters at this port + i.
-    int metricsPort = freePort();
-    int managementPort = freePort();
+    int metricsPort = FreePorts.consecutive(2);
     Config config = ClusterTestSupport.config("""
         shardtrain.train { hidden = [16], optimizer = sgd, lr = 0.2, lr-schedule = constant, batch = 8,
           steps = %d, epochs = 0, seed = 5 }
         shardtrain.ps.block-size = 40
         shardtrain.metrics.port = %d
         akka.management.http.hostname = "127.0.0.1"
-        akka.management.http.port = %d
-        """.formatted(STEPS, metricsPort, managementPort));
+        akka.management.http.port = 0
+        """.formatted(STEPS, metricsPort));
     try (LocalCluster cluster = LocalCluster.start("hostile", 2, 2, config, Duration.ofSeconds(60))) {
       ActorSystem<?> node = cluster.coordinator().system();
-      AkkaManagement.get(node.classicSystem()).start().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      int managementPort = AkkaManagement.get(node.classicSystem()).start().toCompletableFuture()
+          .get(30, TimeUnit.SECONDS).port();
       int grpcPort = GrpcServer.start(cluster.coordinator(), new GrpcSettings("127.0.0.1", 0, Duration.ofSeconds(10)))
           .toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress().getPort();
 
@@ -99,12 +99,6 @@ class HostilePortsTest {
       assertTrue(r.testAccuracy() > 0.6, "test accuracy " + r.testAccuracy());
       assertEquals(200, get("http://127.0.0.1:" + metricsPort + "/metrics"));
       assertEquals(200, get("http://127.0.0.1:" + managementPort + "/alive"));
-    }
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
     }
   }
 

@@ -5,7 +5,7 @@ import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.samples.cluster.ClusterNode;
 import io.shardtrain.samples.cluster.NodeConfig;
-import java.net.ServerSocket;
+import io.shardtrain.samples.testing.FreePorts;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -53,8 +53,6 @@ final class NodeCluster implements AutoCloseable {
   private final List<String> env = List.of("SHARDTRAIN_POSTGRES_USER=" + USER,
       "SHARDTRAIN_POSTGRES_PASSWORD=" + PASSWORD, "SHARDTRAIN_LOG_LEVEL=INFO");
   final List<NodeProcess> nodes = new ArrayList<>();
-  /** Ports handed to nodes so far: none is handed out twice. */
-  private final java.util.Set<Integer> ports = new java.util.HashSet<>();
   private String seed;
   private String grpc;
   private ClusterNode.Started client;
@@ -191,15 +189,7 @@ final class NodeCluster implements AutoCloseable {
     }
   }
 
-  /**
-   * A port free now and not handed to a node before: the kernel can offer a probed port again
-   * while the JVM it went to is still starting, and then two nodes would try to bind it.
-   */
-  int newPort() throws Exception {
-    while (true) {
-      try (ServerSocket s = new ServerSocket(0)) {
-        if (ports.add(s.getLocalPort())) return s.getLocalPort();
-      }
-    }
+  int newPort() {
+    return FreePorts.one();
   }
 }

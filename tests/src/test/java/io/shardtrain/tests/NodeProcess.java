@@ -1,8 +1,8 @@
 package io.shardtrain.tests;
 
+import io.shardtrain.samples.testing.FreePorts;
 import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -79,10 +79,7 @@ final class NodeProcess implements AutoCloseable {
     Path log = archive.resolveSibling("node-jvm-archive.log");
     try {
       Files.deleteIfExists(archive);
-      int port;
-      try (ServerSocket s = new ServerSocket(0)) {
-        port = s.getLocalPort();
-      }
+      int port = FreePorts.one();
       List<String> cmd = new ArrayList<>(jvm());
       cmd.addAll(List.of("-XX:ArchiveClassesAtExit=" + archive, "io.shardtrain.samples.cli.ShardTrainCli", "node",
           "--roles", "master,ps,trainer", "--port", "" + port, "--seeds", "127.0.0.1:" + port, "--journal", "memory"));

@@ -12,8 +12,8 @@ import io.shardtrain.samples.cluster.ClusterNode;
 import io.shardtrain.samples.cluster.NodeConfig;
 import io.shardtrain.samples.cluster.TrainerNode;
 import io.shardtrain.samples.data.MnistFetcher;
+import io.shardtrain.samples.testing.FreePorts;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -129,14 +129,9 @@ class PythonClientTest {
     }
   }
 
-  static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
 
   static ClusterNode.Started node() throws Exception {
-    var config = NodeConfig.build(List.of("ps", "master", "trainer"), "127.0.0.1", freePort(), List.of(), "memory", null,
+    var config = NodeConfig.build(List.of("ps", "master", "trainer"), "127.0.0.1", FreePorts.one(), List.of(), "memory", null,
         Map.of("shardtrain.grpc.port", 0, "shardtrain.data-dir", dataDir.toString()));
     ClusterNode.Started node = ClusterNode.start(config);
     ClusterNode.awaitUp(node.system(), java.time.Duration.ofSeconds(30));
@@ -202,7 +197,7 @@ class PythonClientTest {
     // The actors module's committed test stores (their README says how scripts/make-certs.sh made them).
     Path stores = Path.of("..", "actors", "src", "test", "resources", "tls", "cluster").toAbsolutePath().normalize();
     String password = Files.readString(stores.resolve("password")).trim();
-    var config = NodeConfig.build(List.of("ps", "master"), "127.0.0.1", freePort(), List.of(), "memory", null,
+    var config = NodeConfig.build(List.of("ps", "master"), "127.0.0.1", FreePorts.one(), List.of(), "memory", null,
         Map.of("shardtrain.grpc.port", 0, "shardtrain.security.enabled", true,
             "shardtrain.security.key-store", stores.resolve("node1.p12").toString(),
             "shardtrain.security.key-store-password", password,

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.shardtrain.samples.cluster.ClusterNode;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.samples.cluster.TrainerNode;
+import io.shardtrain.samples.testing.FreePorts;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -42,11 +43,6 @@ class GrpcClientCommandsTest {
     return new Run(exit, out.toString(), err.toString(), (System.nanoTime() - start) / 1_000_000);
   }
 
-  static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
 
   /** A node with roles ps, master and trainer in this JVM, serving gRPC, over the tiny data set written to {@code dir}. */
   static ClusterNode.Started startLoopbackNode(Path dir) throws Exception {
@@ -75,7 +71,7 @@ class GrpcClientCommandsTest {
 
   @Test
   void statusWhereNothingListensFailsWithinFiveSecondsNamingTheAddress() throws IOException {
-    String target = "127.0.0.1:" + freePort();
+    String target = "127.0.0.1:" + FreePorts.one();
     Run r = run("status", "--grpc", target);
     assertEquals(2, r.exit(), r.out() + r.err());
     assertTrue(r.err().contains(target), r.err());
@@ -100,7 +96,7 @@ class GrpcClientCommandsTest {
     Path job = dir.resolve("broken.conf");
     Files.writeString(job, "shardtrain.train { batch = 8\n");
     // Nothing listens there: had the command connected first, the error would name the address.
-    String target = "127.0.0.1:" + freePort();
+    String target = "127.0.0.1:" + FreePorts.one();
     Run r = run("submit", "--grpc", target, "--job", job.toString());
     assertEquals(2, r.exit(), r.out() + r.err());
     assertTrue(r.err().contains("broken.conf"), r.err());

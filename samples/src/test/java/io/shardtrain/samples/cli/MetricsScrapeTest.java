@@ -13,8 +13,8 @@ import io.shardtrain.samples.cluster.ClusterNode;
 import io.shardtrain.samples.cluster.JobSubmitter;
 import io.shardtrain.samples.cluster.NodeConfig;
 import io.shardtrain.samples.cluster.TrainerNode;
+import io.shardtrain.samples.testing.FreePorts;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -58,11 +58,6 @@ class MetricsScrapeTest {
   /** The scrapes during the job that caught a sync barrier open. */
   static List<PrometheusText> openBarriers = new ArrayList<>();
 
-  static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
 
   static String get(int port) throws Exception {
     HttpResponse<String> r = HttpClient.newHttpClient().send(
@@ -80,8 +75,8 @@ class MetricsScrapeTest {
   @BeforeAll
   static void trainWhileScraping() throws Exception {
     TinyDataSet.write(dir);
-    Config config = NodeConfig.build(List.of("ps", "master", "trainer"), "127.0.0.1", freePort(), List.of(), "memory",
-        null, Map.of("shardtrain.metrics.port", freePort(), "shardtrain.data-dir", dir.toString(),
+    Config config = NodeConfig.build(List.of("ps", "master", "trainer"), "127.0.0.1", FreePorts.one(), List.of(), "memory",
+        null, Map.of("shardtrain.metrics.port", FreePorts.one(), "shardtrain.data-dir", dir.toString(),
             "shardtrain.transport.bulk.enabled", false));
     long start = System.nanoTime();
     node = ClusterNode.start(config);

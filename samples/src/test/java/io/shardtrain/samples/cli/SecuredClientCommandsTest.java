@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.shardtrain.samples.cluster.ClusterNode;
 import io.shardtrain.samples.cluster.NodeConfig;
+import io.shardtrain.samples.testing.FreePorts;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -47,7 +48,7 @@ class SecuredClientCommandsTest {
     option.file = securityFile("node1.conf", true, STORES.resolve("token").toString());
     Map<String, Object> flags = new HashMap<>(option.flags());
     flags.put("shardtrain.grpc.port", 0);
-    var config = NodeConfig.build(List.of("ps", "master"), "127.0.0.1", GrpcClientCommandsTest.freePort(), List.of(),
+    var config = NodeConfig.build(List.of("ps", "master"), "127.0.0.1", FreePorts.one(), List.of(),
         "memory", null, flags);
     assertEquals("tls-tcp", config.getString("akka.remote.artery.transport"));
     node = ClusterNode.start(config);

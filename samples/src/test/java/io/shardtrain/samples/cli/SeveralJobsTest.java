@@ -21,7 +21,7 @@ import io.shardtrain.samples.cluster.ClusterNode;
 import io.shardtrain.samples.cluster.JobSubmitter;
 import io.shardtrain.samples.cluster.NodeConfig;
 import io.shardtrain.samples.cluster.TrainerNode;
-import java.net.ServerSocket;
+import io.shardtrain.samples.testing.FreePorts;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -50,10 +50,7 @@ class SeveralJobsTest {
   @BeforeAll
   static void startNode() throws Exception {
     TinyDataSet.write(dir);
-    int port;
-    try (ServerSocket s = new ServerSocket(0)) {
-      port = s.getLocalPort();
-    }
+    int port = FreePorts.one();
     base = NodeConfig.build(List.of("ps", "master", "trainer"), "127.0.0.1", port, List.of(),
         "jdbc:h2:" + dir.resolve("journal"), null, Map.of("shardtrain.data-dir", dir.toString(),
             "shardtrain.transport.bulk.enabled", false));

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
-import java.net.ServerSocket;
+import io.shardtrain.samples.testing.FreePorts;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -21,11 +21,6 @@ import org.junit.jupiter.api.Test;
  * {@code /alive} and {@code /ready} answers.
  */
 class ManagementEndpointTest {
-  static int freePort() throws Exception {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
 
   @Test
   void configDiscoveryLeavesTheSeedListEmptyAndListsTheContactPointsForBootstrap() {
@@ -70,8 +65,8 @@ class ManagementEndpointTest {
 
   @Test
   void aPsNodeIsAliveAtOnceAndReadyOnceItIsUpWithItsBlockRegionKnownToTheCoordinator() throws Exception {
-    int management = freePort();
-    Config config = NodeConfig.build(List.of("ps", "master"), "127.0.0.1", freePort(), List.of(), "memory", null,
+    int management = FreePorts.one();
+    Config config = NodeConfig.build(List.of("ps", "master"), "127.0.0.1", FreePorts.one(), List.of(), "memory", null,
         Map.of("shardtrain.management.port", management));
     ClusterNode.Started node = ClusterNode.start(config);
     try {

@@ -10,7 +10,7 @@ import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.compute.data.Dataset;
 import io.shardtrain.samples.report.MetricsLog;
 import io.shardtrain.samples.report.ProgressBar;
-import java.net.ServerSocket;
+import io.shardtrain.samples.testing.FreePorts;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -31,10 +31,7 @@ class LocalClusterMetricsTest {
 
   @Test
   void eachNodeServesItsOwnMetersAtThePortAfterThePreviousNodes() throws Exception {
-    int port;
-    try (ServerSocket s = new ServerSocket(0)) {
-      port = s.getLocalPort();
-    }
+    int port = FreePorts.consecutive(2);
     Config config = ConfigFactory.parseString("""
         shardtrain.metrics.port = %d
         shardtrain.persistence.journal = memory
