@@ -92,8 +92,9 @@ public final class PsBandwidthBenchmark {
     if (floats < 1) throw new IllegalArgumentException("floats must be at least 1, got " + floats);
     if (rounds < 1) throw new IllegalArgumentException("rounds must be at least 1, got " + rounds);
     if (warmup < 0) throw new IllegalArgumentException("warmup must be at least 0, got " + warmup);
-    if (blockFloats < 1 || blockFloats > 1 << 20) {
-      throw new IllegalArgumentException("blockFloats must be in 1.." + (1 << 20) + ", got " + blockFloats);
+    if (blockFloats < 1 || blockFloats > TransportBenchmark.MAX_BLOCK_FLOATS) {
+      throw new IllegalArgumentException("blockFloats must be in 1.." + TransportBenchmark.MAX_BLOCK_FLOATS + ", got "
+          + blockFloats);
     }
     float[] grad = new float[floats];
     for (int i = 0; i < floats; i++) grad[i] = (float) Math.sin(i * 0.001) * 1e-3f;

@@ -43,6 +43,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * warm-up rounds.
  */
 public final class TransportBenchmark {
+  /** The largest block these benchmarks send in one message: the Artery frame limit they set is 8 MiB. */
+  public static final int MAX_BLOCK_FLOATS = 1 << 20;
+
   private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
   private TransportBenchmark() {}
@@ -124,8 +127,8 @@ public final class TransportBenchmark {
   public static Result run(int floats, int rounds, int blockFloats, int inFlight) {
     if (floats < 1) throw new IllegalArgumentException("floats must be at least 1, got " + floats);
     if (rounds < 1) throw new IllegalArgumentException("rounds must be at least 1, got " + rounds);
-    if (blockFloats < 1 || blockFloats > 1 << 20) {
-      throw new IllegalArgumentException("blockFloats must be in 1.." + (1 << 20) + ", got " + blockFloats);
+    if (blockFloats < 1 || blockFloats > MAX_BLOCK_FLOATS) {
+      throw new IllegalArgumentException("blockFloats must be in 1.." + MAX_BLOCK_FLOATS + ", got " + blockFloats);
     }
     if (inFlight < 1) throw new IllegalArgumentException("inFlight must be at least 1, got " + inFlight);
     float[] param = new float[floats];

@@ -27,6 +27,16 @@ final class BenchCommand implements Runnable {
     spec.commandLine().usage(spec.commandLine().getOut());
   }
 
+  /** Refuses a flag's value below {@code min}, naming the flag. */
+  static void atLeast(String flag, long value, long min) {
+    if (value < min) throw new IllegalArgumentException(flag + " must be at least " + min + ", got " + value);
+  }
+
+  /** Refuses a flag's value above {@code max}, naming the flag. */
+  static void atMost(String flag, long value, long max) {
+    if (value > max) throw new IllegalArgumentException(flag + " must be at most " + max + ", got " + value);
+  }
+
   /** Writes a benchmark's JSON report when {@code --report} was given; returns the exit code. */
   static int writeReport(picocli.CommandLine.Model.CommandSpec spec, Path report, Map<String, Object> m)
       throws java.io.IOException {
@@ -70,10 +80,11 @@ final class BenchCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
-      if (n < 1) throw new IllegalArgumentException("--n must be at least 1, got " + n);
-      if (batch < 1) throw new IllegalArgumentException("--batch must be at least 1, got " + batch);
-      if (threads < 1) throw new IllegalArgumentException("--threads must be at least 1, got " + threads);
-      if (iterations < 1) throw new IllegalArgumentException("--iterations must be at least 1, got " + iterations);
+      atLeast("--n", n, 1);
+      atLeast("--batch", batch, 1);
+      atLeast("--threads", threads, 1);
+      atLeast("--warmup", warmup, 0);
+      atLeast("--iterations", iterations, 1);
       if (!(minSeconds >= 0) || Double.isInfinite(minSeconds)) {
         throw new IllegalArgumentException("--min-seconds must be a number of seconds >= 0, got " + minSeconds);
       }
@@ -143,6 +154,11 @@ final class BenchCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
+      atLeast("--floats", floats, 1);
+      atLeast("--rounds", rounds, 1);
+      atLeast("--block", block, 1);
+      atMost("--block", block, io.shardtrain.bench.TransportBenchmark.MAX_BLOCK_FLOATS);
+      atLeast("--in-flight", inFlight, 1);
       var r = io.shardtrain.bench.TransportBenchmark.run(floats, rounds, Math.min(block, floats), inFlight);
       Map<String, Object> m = new LinkedHashMap<>();
       m.put("benchmark", "transport");
@@ -180,6 +196,11 @@ final class BenchCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
+      atLeast("--floats", floats, 1);
+      atLeast("--block", block, 1);
+      atMost("--block", block, io.shardtrain.bench.TransportBenchmark.MAX_BLOCK_FLOATS);
+      atLeast("--rounds", rounds, 1);
+      atLeast("--warmup", warmup, 0);
       var r = io.shardtrain.bench.PsBandwidthBenchmark.run(floats, Math.min(block, floats), rounds, warmup);
       Map<String, Object> m = new LinkedHashMap<>();
       m.put("benchmark", "ps-bandwidth");
@@ -260,6 +281,9 @@ final class BenchCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
+      for (int n : floats) atLeast("--floats", n, 1);
+      for (int every : snapshotEvery) atLeast("--snapshot-every", every, 1);
+      atLeast("--block", block, 1);
       Path tmp = null;
       String url = journal;
       if (url == null) {
@@ -312,6 +336,8 @@ final class BenchCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
+      atLeast("--rows", rows, 1);
+      atLeast("--dim", dim, 1);
       var r = io.shardtrain.bench.SparseMemoryBenchmark.run(rows, dim,
           io.shardtrain.compute.sparse.RowOptimizer.kind(optimizer));
       spec.commandLine().getOut().println(r.summary());
@@ -359,6 +385,11 @@ final class BenchCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
+      atLeast("--rows", rows, 1);
+      atLeast("--dim", dim, 1);
+      atLeast("--batch", batch, 1);
+      atLeast("--extra", extra, 0);
+      atLeast("--max-event-bytes", maxEventBytes, 1);
       Path tmp = null;
       String url = journal;
       if (url == null) {
@@ -410,6 +441,10 @@ final class BenchCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
+      atLeast("--clients", clients, 1);
+      atLeast("--seconds", seconds, 1);
+      atLeast("--hidden", hidden, 1);
+      atLeast("--block-floats", blockFloats, 1);
       if (grpc != null && !(grpc.startsWith("127.") || grpc.startsWith("localhost:"))) {
         throw new IllegalArgumentException("bench load drives a node on this machine only: --grpc must be "
             + "127.x.x.x:PORT or localhost:PORT, not " + grpc);

@@ -114,16 +114,16 @@ final class BenchSuiteCommand implements Callable<Integer> {
           + " applies to a comparison with a --baseline suite.json; none given");
     }
     Set<String> run = parseParts(parts);
-    atLeast("--trainers", trainers, 1);
-    atLeast("--gemm-n", gemmN, 1);
-    atLeast("--gemm-warmup", gemmWarmup, 0);
-    atLeast("--gemm-iterations", gemmIterations, 1);
-    atLeast("--ps-floats", psFloats, 1);
-    atLeast("--ps-rounds", psRounds, 1);
-    atLeast("--ps-warmup", psWarmup, 0);
-    atLeast("--recovery-floats", recoveryFloats, 1);
-    atLeast("--recovery-snapshot-every", recoverySnapshotEvery, 1);
-    if (flags.steps != null) atLeast("--steps", flags.steps, 1);
+    BenchCommand.atLeast("--trainers", trainers, 1);
+    BenchCommand.atLeast("--gemm-n", gemmN, 1);
+    BenchCommand.atLeast("--gemm-warmup", gemmWarmup, 0);
+    BenchCommand.atLeast("--gemm-iterations", gemmIterations, 1);
+    BenchCommand.atLeast("--ps-floats", psFloats, 1);
+    BenchCommand.atLeast("--ps-rounds", psRounds, 1);
+    BenchCommand.atLeast("--ps-warmup", psWarmup, 0);
+    BenchCommand.atLeast("--recovery-floats", recoveryFloats, 1);
+    BenchCommand.atLeast("--recovery-snapshot-every", recoverySnapshotEvery, 1);
+    if (flags.steps != null) BenchCommand.atLeast("--steps", flags.steps, 1);
     if (flags.ps < 0) throw new IllegalArgumentException("--ps must not be negative, got " + flags.ps);
     fixSuiteDefaults();
     SuiteBaseline old = baseline == null ? null : SuiteBaseline.load(baseline);
@@ -244,9 +244,5 @@ final class BenchSuiteCommand implements Callable<Integer> {
     Set<String> ordered = new LinkedHashSet<>();
     for (String p : PARTS) if (given.contains(p)) ordered.add(p);
     return ordered;
-  }
-
-  private static void atLeast(String flag, long value, long min) {
-    if (value < min) throw new IllegalArgumentException(flag + " must be at least " + min + ", got " + value);
   }
 }

@@ -2,6 +2,7 @@ package io.shardtrain.samples.cli;
 
 import io.shardtrain.actors.security.SecuritySettings;
 import io.shardtrain.bench.PsBandwidthBenchmark;
+import io.shardtrain.bench.TransportBenchmark;
 import io.shardtrain.grpc.Block;
 import io.shardtrain.grpc.BlockValues;
 import io.shardtrain.grpc.DatasetShape;
@@ -53,8 +54,9 @@ final class GrpcBandwidth {
     if (floats < INPUT || floats % INPUT != 0) {
       throw new IllegalArgumentException("--floats must be a positive multiple of " + INPUT + ", not " + floats);
     }
-    if (blockFloats < 1 || blockFloats > 1 << 20) {
-      throw new IllegalArgumentException("--block must be in 1.." + (1 << 20) + ", not " + blockFloats);
+    if (blockFloats < 1 || blockFloats > TransportBenchmark.MAX_BLOCK_FLOATS) {
+      throw new IllegalArgumentException("--block must be in 1.." + TransportBenchmark.MAX_BLOCK_FLOATS + ", not "
+          + blockFloats);
     }
     if (rounds < 1 || warmup < 0) {
       throw new IllegalArgumentException("--rounds must be >= 1 and --warmup >= 0, not " + rounds + " and " + warmup);

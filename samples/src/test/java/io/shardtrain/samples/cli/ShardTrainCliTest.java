@@ -89,6 +89,27 @@ class ShardTrainCliTest {
   }
 
   @Test
+  void benchmarksRefuseOutOfRangeCountsNamingTheFlag() {
+    String[][] cases = {
+        {"transport --in-flight 0", "--in-flight must be at least 1, got 0"},
+        {"ps-bandwidth --block 0", "--block must be at least 1, got 0"},
+        {"ps-bandwidth --block 2000000", "--block must be at most 1048576, got 2000000"},
+        {"ps-bandwidth --warmup -1", "--warmup must be at least 0, got -1"},
+        {"recovery --floats 8,0", "--floats must be at least 1, got 0"},
+        {"recovery --snapshot-every 0", "--snapshot-every must be at least 1, got 0"},
+        {"sparse-memory --dim 0", "--dim must be at least 1, got 0"},
+        {"sparse-recovery --extra -1", "--extra must be at least 0, got -1"},
+        {"load --clients 0", "--clients must be at least 1, got 0"},
+        {"gemm --warmup -1", "--warmup must be at least 0, got -1"},
+    };
+    for (String[] c : cases) {
+      Run r = run(("bench " + c[0]).split(" "));
+      assertEquals(2, r.exit(), c[0] + ": " + r.out() + r.err());
+      assertEquals("shardtrain: error: " + c[1], r.err().strip(), c[0]);
+    }
+  }
+
+  @Test
   void localTrainingWritesAReportWithTheAgreedFields() throws IOException {
     Path report = dataDir.resolve("out/report.json");
     Run r = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(),
