@@ -4,6 +4,7 @@ import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.cluster.typed.Cluster;
 import akka.cluster.typed.Join;
+import akka.cluster.sharding.typed.javadsl.EntityRef;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.ps.BlockProtocol;
@@ -17,11 +18,15 @@ import io.shardtrain.persistence.journal.Journal;
 import io.shardtrain.persistence.journal.JournalConfig;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -41,7 +46,7 @@ class BlockRecoveryTest {
             "shardtrain.persistence.journal", "h2",
             "shardtrain.persistence.h2-path", h2.toString(),
             "shardtrain.ps.snapshot-every", 5,
-            "akka.cluster.roles", java.util.List.of("ps"),
+            "akka.cluster.roles", List.of("ps"),
             "akka.remote.artery.canonical.port", 0))
         .withFallback(ConfigFactory.parseResources("cluster.conf"))
         .withFallback(ConfigFactory.load());
@@ -115,6 +120,71 @@ class BlockRecoveryTest {
       second.terminate();
       second.getWhenTerminated().toCompletableFuture().get();
     }
+  }
+
+  /**
+   * Two copies of one block at once, as a partition could start them while the side that lost
+   * still runs its copy (cluster.conf's short down-removal-margin): each on its own one-node
+   * cluster, both on one H2 file. The journal's key (persistence id, sequence number) refuses the
+   * second write of a sequence number, so the copy that wrote it is not acknowledged and recovers
+   * what the other wrote; asked again, it applies its push on top. The history never forks: a
+   * third copy finds every acknowledged push applied once, in the order acknowledged.
+   */
+  @Test
+  void aSecondCopyOfABlockCannotForkItsJournalAndItsRefusedPushIsAppliedWhenSentAgain() throws Exception {
+    Path h2 = dir.resolve("journal/shardtrain");
+    int length = 8;
+    BlockSpec spec = new BlockSpec("w", 0, 0, length, OptimizerSpec.parse("sgd"), "constant", 0.5f,
+        BlockSpec.Mode.ASYNC, -1);
+    float[] init = new float[length];
+    float[][] g = new float[3][length];
+    for (int i = 0; i < length; i++) {
+      init[i] = i;
+      g[0][i] = 1;
+      g[1][i] = 2 * i;
+      g[2][i] = -4;
+    }
+    ActorSystem<Void> a = node(h2);
+    ActorSystem<Void> b = node(h2);
+    try {
+      var onA = ParameterBlock.entityRef(a, spec.entityId());
+      var onB = ParameterBlock.entityRef(b, spec.entityId());
+      onA.<Long>askWithStatus(r -> new BlockProtocol.Initialize(spec, init, r), T).toCompletableFuture().get();
+      assertEquals(1, push(onA, "t1", 1, 0, g[0], T).version());
+      // B's copy starts now and recovers version 1.
+      assertEquals(1, onB.<BlockProtocol.BlockValues>askWithStatus(r -> new BlockProtocol.Pull(1, r), T)
+          .toCompletableFuture().get().version());
+      assertEquals(2, push(onA, "t1", 2, 1, g[1], T).version());
+      // B's copy writes the sequence number A's just wrote: refused, so never acknowledged.
+      Duration shortly = Duration.ofSeconds(3);
+      var refused = assertThrows(ExecutionException.class, () -> push(onB, "t2", 1, 1, g[2], shortly));
+      assertTrue(refused.getCause() instanceof TimeoutException, "refused with " + refused.getCause());
+      // Sent again (a trainer retries with the same key): B's copy has recovered A's push since.
+      assertEquals(3, push(onB, "t2", 1, 1, g[2], T).version());
+    } finally {
+      for (ActorSystem<Void> s : List.of(a, b)) {
+        s.terminate();
+        s.getWhenTerminated().toCompletableFuture().get();
+      }
+    }
+    float[] expected = init.clone();
+    for (float[] grad : g) for (int i = 0; i < length; i++) expected[i] -= 0.5f * grad[i];
+    ActorSystem<Void> c = node(h2);
+    try {
+      BlockProtocol.BlockValues last = ParameterBlock.entityRef(c, spec.entityId())
+          .<BlockProtocol.BlockValues>askWithStatus(r -> new BlockProtocol.Pull(0, r), T).toCompletableFuture().get();
+      assertEquals(3, last.version());
+      assertBitsEqual(expected, last.values());
+    } finally {
+      c.terminate();
+      c.getWhenTerminated().toCompletableFuture().get();
+    }
+  }
+
+  private static BlockProtocol.PushAck push(EntityRef<BlockProtocol.Command> block, String trainer, long step,
+      long base, float[] g, Duration timeout) throws Exception {
+    return block.<BlockProtocol.PushAck>askWithStatus(
+        r -> new BlockProtocol.PushGradient(trainer, step, base, 0, 1f, g, r), timeout).toCompletableFuture().get();
   }
 
   static void assertBitsEqual(float[] want, float[] got) {

@@ -28,8 +28,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * which it hears of through death watch a moment after the cluster event, it still forwards a
  * block's messages there, so a request sent again through sharding any earlier is lost too. The
  * pause costs no time where Akka's split-brain resolver downs nodes: the dead node's shards are
- * placed elsewhere only its {@code down-removal-margin} (by default its {@code stable-after},
- * seconds) after the removal.
+ * placed elsewhere only {@code akka.cluster.down-removal-margin} (1 s in cluster.conf) after the
+ * removal.
  */
 public final class Departures implements Extension {
 
