@@ -2,7 +2,6 @@ package io.shardtrain.tests;
 
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.ps.BlockProtocol;
-import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.samples.cluster.ClusterNode;
 import io.shardtrain.samples.cluster.NodeConfig;
 import io.shardtrain.samples.testing.FreePorts;

@@ -129,7 +129,6 @@ class PythonClientTest {
     }
   }
 
-
   static ClusterNode.Started node() throws Exception {
     var config = NodeConfig.build(List.of("ps", "master", "trainer"), "127.0.0.1", FreePorts.one(), List.of(), "memory", null,
         Map.of("shardtrain.grpc.port", 0, "shardtrain.data-dir", dataDir.toString()));

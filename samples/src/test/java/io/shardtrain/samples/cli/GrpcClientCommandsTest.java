@@ -43,7 +43,6 @@ class GrpcClientCommandsTest {
     return new Run(exit, out.toString(), err.toString(), (System.nanoTime() - start) / 1_000_000);
   }
 
-
   /** A node with roles ps, master and trainer in this JVM, serving gRPC, over the tiny data set written to {@code dir}. */
   static ClusterNode.Started startLoopbackNode(Path dir) throws Exception {
     TinyDataSet.write(dir);

@@ -58,7 +58,6 @@ class MetricsScrapeTest {
   /** The scrapes during the job that caught a sync barrier open. */
   static List<PrometheusText> openBarriers = new ArrayList<>();
 
-
   static String get(int port) throws Exception {
     HttpResponse<String> r = HttpClient.newHttpClient().send(
         HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).timeout(Duration.ofSeconds(10))
@@ -75,8 +74,8 @@ class MetricsScrapeTest {
   @BeforeAll
   static void trainWhileScraping() throws Exception {
     TinyDataSet.write(dir);
-    Config config = NodeConfig.build(List.of("ps", "master", "trainer"), "127.0.0.1", FreePorts.one(), List.of(), "memory",
-        null, Map.of("shardtrain.metrics.port", FreePorts.one(), "shardtrain.data-dir", dir.toString(),
+    Config config = NodeConfig.build(List.of("ps", "master", "trainer"), "127.0.0.1", FreePorts.one(), List.of(),
+        "memory", null, Map.of("shardtrain.metrics.port", FreePorts.one(), "shardtrain.data-dir", dir.toString(),
             "shardtrain.transport.bulk.enabled", false));
     long start = System.nanoTime();
     node = ClusterNode.start(config);
