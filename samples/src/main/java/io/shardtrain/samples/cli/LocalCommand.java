@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.transport.WirePrecision;
 import io.shardtrain.compute.backend.Backends;
+import io.shardtrain.persistence.journal.JournalSettings;
 import io.shardtrain.actors.config.CtrSettings;
 import io.shardtrain.samples.local.CtrData;
 import io.shardtrain.samples.local.DataSets;
@@ -60,6 +61,7 @@ final class LocalCommand implements Callable<Integer> {
     if (!CtrData.isCtr(settings.dataset())) Backends.warmUp(settings.backend());
     // Read here too, so a bad value fails before any node starts.
     WirePrecision precision = WirePrecision.gradientsFromConfig(config);
+    JournalSettings.fromConfig(config);
     LocalRun run = new LocalRun(flags, spec.commandLine().getErr());
     if (CtrData.isCtr(settings.dataset())) return runCtr(run, config, settings);
     // Where the model goes is checked before it trains, so a bad path costs no training.

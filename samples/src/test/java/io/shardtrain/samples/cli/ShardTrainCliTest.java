@@ -357,6 +357,12 @@ class ShardTrainCliTest {
         "--trainers", "2", "--layout", "mixed");
     assertEquals(2, layout.exit());
     assertTrue(layout.err().contains("--layout must be colocated or separate, got 'mixed'"), layout.err());
+    Run journal = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(),
+        "--trainers", "2", "--journal", "foo:bar");
+    assertEquals(2, journal.exit());
+    // Refused before the cluster's banner, not after it.
+    assertEquals("shardtrain: error: shardtrain.persistence.journal must be h2, postgres or memory, got 'foo:bar'",
+        journal.err().strip());
   }
 
   @Test
