@@ -185,7 +185,9 @@ final class BenchCommand implements Runnable {
     int floats;
     @Option(names = "--block", defaultValue = "262144", description = "Floats per block (default: ${DEFAULT-VALUE}).")
     int block;
-    @Option(names = "--rounds", defaultValue = "20", description = "Measured rounds (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--rounds", defaultValue = "300", description = "Measured rounds of each path; a few dozen take "
+        + "milliseconds, and on a busy 2-core host their ratio moves by a tenth from run to run "
+        + "(default: ${DEFAULT-VALUE}).")
     int rounds;
     @Option(names = "--warmup", defaultValue = "300",
         description = "Warm-up rounds before measuring, so the JIT has compiled the paths (default: ${DEFAULT-VALUE}).")
