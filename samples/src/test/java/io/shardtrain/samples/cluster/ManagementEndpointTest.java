@@ -21,7 +21,6 @@ import org.junit.jupiter.api.Test;
  * {@code /alive} and {@code /ready} answers.
  */
 class ManagementEndpointTest {
-
   @Test
   void configDiscoveryLeavesTheSeedListEmptyAndListsTheContactPointsForBootstrap() {
     Config c = NodeConfig.build(List.of("ps", "master"), "127.0.0.1", 25601, List.of(),
