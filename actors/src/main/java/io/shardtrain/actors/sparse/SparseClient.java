@@ -10,6 +10,7 @@ import io.shardtrain.actors.sparse.SparseProtocol.PushReply;
 import io.shardtrain.actors.sparse.SparseProtocol.Refused;
 import io.shardtrain.actors.sparse.SparseProtocol.Rows;
 import io.shardtrain.actors.transport.Asks;
+import io.shardtrain.actors.transport.Departures;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,7 +25,8 @@ import java.util.function.IntFunction;
  * In sync mode every shard gets the trainer's push each step (without rows when the batch has
  * none of its ids, but with the batch's weight, which the shard's mean divides by). The futures
  * complete on the threads the shards' answers arrive on ({@link Asks}); an actor pipes them to
- * itself. A shard's {@link Refused} fails the future with {@link ShardRefused}; a timeout with Akka's.
+ * itself. A shard's {@link Refused} fails the future with {@link ShardRefused}; a timeout with Akka's; a
+ * node's removal with {@link io.shardtrain.actors.transport.PeerGone}.
  */
 public final class SparseClient {
 
@@ -50,20 +52,33 @@ public final class SparseClient {
   private final Duration timeout;
   private final Scheduler scheduler;
   private final IntFunction<RecipientRef<Command>> shards;
+  /** Null without a cluster: then nothing fails a request before its timeout. */
+  private final Departures departures;
 
-  /** A client of table {@code spec} for trainer {@code trainerId}, through Cluster Sharding. */
+  /**
+   * A client of table {@code spec} for trainer {@code trainerId}, through Cluster Sharding. A
+   * request waiting when the cluster removes a node fails with {@link
+   * io.shardtrain.actors.transport.PeerGone}, as it may have gone to that node's shard region.
+   */
   public SparseClient(ActorSystem<?> system, TableSpec spec, String trainerId, Duration timeout) {
-    this(spec, trainerId, timeout, system.scheduler(), s -> SparseShard.entityRef(system, spec.entityId(s)));
+    this(spec, trainerId, timeout, system.scheduler(), s -> SparseShard.entityRef(system, spec.entityId(s)),
+        Departures.get(system));
   }
 
-  /** A client whose shard {@code s} is {@code shards.apply(s)}. */
+  /** A client whose shard {@code s} is {@code shards.apply(s)}, whose requests only time out. */
   public SparseClient(TableSpec spec, String trainerId, Duration timeout, Scheduler scheduler,
       IntFunction<RecipientRef<Command>> shards) {
+    this(spec, trainerId, timeout, scheduler, shards, null);
+  }
+
+  private SparseClient(TableSpec spec, String trainerId, Duration timeout, Scheduler scheduler,
+      IntFunction<RecipientRef<Command>> shards, Departures departures) {
     this.spec = spec;
     this.trainerId = trainerId;
     this.timeout = timeout;
     this.scheduler = scheduler;
     this.shards = shards;
+    this.departures = departures;
   }
 
   /** The rows of {@code ids} (repeats included, in batch order) once every shard asked is at {@code minVersion}. */
@@ -91,7 +106,7 @@ public final class SparseClient {
         continue;
       }
       int shard = s;
-      asked.add(Asks.onArrival(AskPattern.<Command, PullReply>ask(shards.apply(s),
+      asked.add(reply(AskPattern.<Command, PullReply>ask(shards.apply(s),
               r -> new SparseProtocol.PullRows(mine, minVersion, r), timeout, scheduler))
           .thenApply(reply -> rows(shard, reply)));
     }
@@ -105,6 +120,13 @@ public final class SparseClient {
       }
       return new Pulled(routing.gather(rows), version);
     });
+  }
+
+  /** {@code stage}'s answer on the thread it arrives on, or {@link io.shardtrain.actors.transport.PeerGone} at a removal. */
+  private <T> CompletableFuture<T> reply(CompletionStage<T> stage) {
+    CompletableFuture<T> reply = new CompletableFuture<>();
+    if (departures != null) departures.failIfAnyRemoved(reply);
+    return Asks.completeOnArrival(stage, reply);
   }
 
   private Rows rows(int shard, PullReply reply) {
@@ -135,7 +157,7 @@ public final class SparseClient {
       }
       float[] g = routing.scatter(grads, s);
       int shard = s;
-      asked.add(Asks.onArrival(AskPattern.<Command, PushReply>ask(shards.apply(s),
+      asked.add(reply(AskPattern.<Command, PushReply>ask(shards.apply(s),
           r -> new SparseProtocol.PushRows(trainerId, step, baseVersion, weight, mine, g, r), timeout, scheduler))
           .thenApply(reply -> {
             if (reply instanceof Refused r) throw new ShardRefused(spec.entityId(shard), r);

@@ -61,6 +61,8 @@ public final class Departures implements Extension {
   private final Set<Address> removed = ConcurrentHashMap.newKeySet();
   /** What to fail when a node is removed; a node's set goes with its removal. */
   private final Map<Address, Set<CompletableFuture<?>>> waiting = new ConcurrentHashMap<>();
+  /** What to fail when any node is removed: requests whose recipient's node is not known here. */
+  private final Set<CompletableFuture<?>> waitingOnAny = ConcurrentHashMap.newKeySet();
 
   private Departures(ActorSystem<?> system) {
     if (!"akka.cluster.ClusterActorRefProvider".equals(system.settings().classicSettings().ProviderClass())) {
@@ -111,6 +113,18 @@ public final class Departures implements Extension {
     pending.whenComplete((r, e) -> set.remove(pending));
   }
 
+  /**
+   * Fails {@code pending} with {@link PeerGone} if the cluster removes any node before it completes:
+   * for a request through sharding to an entity whose node is not known here (a sparse table's
+   * shard). When the removed node was not the entity's, the request goes again for nothing, which
+   * its key makes harmless; when it was, it does not wait out its timeout.
+   */
+  public void failIfAnyRemoved(CompletableFuture<?> pending) {
+    if (!clustered || pending.isDone()) return;
+    waitingOnAny.add(pending);
+    pending.whenComplete((r, e) -> waitingOnAny.remove(pending));
+  }
+
   /** Whether the cluster removed {@code node}, and no new member joined at its address since. */
   public boolean removed(Address node) {
     return removed.contains(node);
@@ -121,7 +135,11 @@ public final class Departures implements Extension {
     // removed() cannot miss this removal.
     removed.add(node);
     Set<CompletableFuture<?>> gone = waiting.remove(node);
-    if (gone == null) return;
-    for (CompletableFuture<?> f : gone) f.completeExceptionally(new PeerGone("node " + node + " left the cluster"));
+    if (gone != null) {
+      for (CompletableFuture<?> f : gone) f.completeExceptionally(new PeerGone("node " + node + " left the cluster"));
+    }
+    for (CompletableFuture<?> f : waitingOnAny) {
+      f.completeExceptionally(new PeerGone("node " + node + " left the cluster; the request goes again"));
+    }
   }
 }

@@ -130,4 +130,25 @@ class DeparturesTest {
     assertFalse(after.isDone());
     assertFalse(onX.isDone(), "another node's removal");
   }
+
+  @Test
+  void aStageWhoseNodeIsUnknownFailsAtAnyRemovalAfterItWasRegistered() throws Exception {
+    Departures departures = Departures.get(x.system());
+    CompletableFuture<Void> waiting = new CompletableFuture<>();
+    departures.failIfAnyRemoved(waiting);
+    CompletableFuture<Void> answered = new CompletableFuture<>();
+    departures.failIfAnyRemoved(answered);
+    answered.complete(null);
+
+    Cluster.get(x.system()).manager().tell(new Down(Cluster.get(y.system()).selfMember().address()));
+
+    Throwable gone = failureWithin(waiting, SOON);
+    assertInstanceOf(PeerGone.class, gone);
+    assertTrue(gone.getMessage().contains("the request goes again"), gone.getMessage());
+    assertFalse(answered.isCompletedExceptionally(), "answered before the removal");
+    CompletableFuture<Void> after = new CompletableFuture<>();
+    departures.failIfAnyRemoved(after);
+    Thread.sleep(1500);
+    assertFalse(after.isDone(), "registered after the removal");
+  }
 }
