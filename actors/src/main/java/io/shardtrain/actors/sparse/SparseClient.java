@@ -106,7 +106,7 @@ public final class SparseClient {
         continue;
       }
       int shard = s;
-      asked.add(reply(AskPattern.<Command, PullReply>ask(shards.apply(s),
+      asked.add(answerOf(AskPattern.<Command, PullReply>ask(shards.apply(s),
               r -> new SparseProtocol.PullRows(mine, minVersion, r), timeout, scheduler))
           .thenApply(reply -> rows(shard, reply)));
     }
@@ -123,7 +123,7 @@ public final class SparseClient {
   }
 
   /** {@code stage}'s answer on the thread it arrives on, or {@link io.shardtrain.actors.transport.PeerGone} at a removal. */
-  private <T> CompletableFuture<T> reply(CompletionStage<T> stage) {
+  private <T> CompletableFuture<T> answerOf(CompletionStage<T> stage) {
     CompletableFuture<T> reply = new CompletableFuture<>();
     if (departures != null) departures.failIfAnyRemoved(reply);
     return Asks.completeOnArrival(stage, reply);
@@ -157,7 +157,7 @@ public final class SparseClient {
       }
       float[] g = routing.scatter(grads, s);
       int shard = s;
-      asked.add(reply(AskPattern.<Command, PushReply>ask(shards.apply(s),
+      asked.add(answerOf(AskPattern.<Command, PushReply>ask(shards.apply(s),
           r -> new SparseProtocol.PushRows(trainerId, step, baseVersion, weight, mine, g, r), timeout, scheduler))
           .thenApply(reply -> {
             if (reply instanceof Refused r) throw new ShardRefused(spec.entityId(shard), r);
