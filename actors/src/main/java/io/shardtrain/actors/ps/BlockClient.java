@@ -1,5 +1,6 @@
 package io.shardtrain.actors.ps;
 
+import akka.actor.Address;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.cluster.sharding.typed.javadsl.ClusterSharding;
@@ -192,12 +193,19 @@ public final class BlockClient<M> {
 
   /**
    * Asks {@code block}'s entity through sharding; fails with {@link PeerGone} if the cluster removes
-   * the block's last known node first, when a request that went there can no longer be answered.
+   * the block's last known node first, when a request that went there can no longer be answered, or
+   * any node while the block's node is not known here (before its first pull answered): that
+   * request may have gone to the removed node, and one sent again needlessly is answered by its key.
    */
   private <T> CompletableFuture<T> viaSharding(String block, Function<ActorRef<StatusReply<T>>, Command> request,
       Duration timeout) {
     CompletableFuture<T> reply = new CompletableFuture<>();
-    departures.failIfRemoved(routes.home(block), reply);
+    Address home = routes.home(block);
+    if (home != null) {
+      departures.failIfRemoved(home, reply);
+    } else {
+      departures.failIfAnyRemoved(reply);
+    }
     return Asks.completeOnArrival(entity(block).<T>askWithStatus(request::apply, timeout), reply);
   }
 

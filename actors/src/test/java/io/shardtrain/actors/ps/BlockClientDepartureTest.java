@@ -2,6 +2,7 @@ package io.shardtrain.actors.ps;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import akka.actor.Address;
@@ -13,6 +14,7 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.cluster.sharding.typed.javadsl.EntityRef;
 import akka.cluster.typed.Cluster;
 import akka.cluster.typed.Down;
+import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.ps.BlockClient.Delivery;
 import io.shardtrain.actors.ps.BlockClient.PullRequest;
 import io.shardtrain.actors.ps.BlockClient.Result;
@@ -44,7 +46,9 @@ class BlockClientDepartureTest {
 
   @BeforeEach
   void start() {
-    ActorTestKit[] kits = ParameterBlockBulkTest.cluster("BlockClientDepartureTest", true);
+    // The client's region would wait 10 s at shutdown to hand its shards to a coordinator that left with the ps node.
+    ActorTestKit[] kits = ParameterBlockBulkTest.cluster("BlockClientDepartureTest", true, ConfigFactory.parseString(
+        "akka.coordinated-shutdown.phases.cluster-sharding-shutdown-region.timeout = 1s"));
     ps = kits[0];
     client = kits[1];
   }
@@ -103,6 +107,28 @@ class BlockClientDepartureTest {
     seen.expectNoMessage(Duration.ofMillis(500));
 
     Cluster.get(client.system()).manager().tell(new Down(home));
+
+    Seen bounced = seen.expectMessageClass(Seen.class, Duration.ofSeconds(20));
+    assertFalse(bounced.reply().byLetter(), "it went through sharding");
+    assertEquals(Delivery.BOUNCED, bounced.result().delivery());
+    assertTrue(bounced.result().reason().contains("left the cluster"), bounced.result().reason());
+  }
+
+  @Test
+  void aPullThroughShardingFromAClientThatNeverHeardOfTheBlocksNodeBouncesWhenTheClusterRemovesANode()
+      throws Exception {
+    String block = zeroBlock();
+    TestProbe<Seen> seen = client.createTestProbe();
+    ActorRef<Object> actor = client.spawn(clientActor(seen.ref()));
+    // The first pull of a fresh client: no home is known. The block is at version 0, so a pull of
+    // version 1 waits on the ps node.
+    actor.tell(new Run(c -> {
+      assertNull(c.routes().home(block), "no home known yet");
+      c.pull(new PullRequest(block, 1, 0));
+    }));
+    seen.expectNoMessage(Duration.ofMillis(500));
+
+    Cluster.get(client.system()).manager().tell(new Down(ps.system().address()));
 
     Seen bounced = seen.expectMessageClass(Seen.class, Duration.ofSeconds(20));
     assertFalse(bounced.reply().byLetter(), "it went through sharding");

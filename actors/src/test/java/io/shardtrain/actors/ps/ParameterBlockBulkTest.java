@@ -59,8 +59,13 @@ class ParameterBlockBulkTest {
 
   /** Starts two systems (a cluster's systems share a name), the second joining the first, sharding on both. */
   static ActorTestKit[] cluster(String name, boolean bulkOnPs) {
+    return cluster(name, bulkOnPs, ConfigFactory.empty());
+  }
+
+  /** As {@link #cluster(String, boolean)}, the second system's configuration overridden by {@code client}. */
+  static ActorTestKit[] cluster(String name, boolean bulkOnPs, Config client) {
     ActorTestKit a = ActorTestKit.create(name, config("[ps]", bulkOnPs));
-    ActorTestKit b = ActorTestKit.create(name, config("[]", true));
+    ActorTestKit b = ActorTestKit.create(name, client.withFallback(config("[]", true)));
     Cluster ca = Cluster.get(a.system());
     ca.manager().tell(Join.create(ca.selfMember().address()));
     Cluster.get(b.system()).manager().tell(Join.create(ca.selfMember().address()));
