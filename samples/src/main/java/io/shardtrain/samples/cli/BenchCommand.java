@@ -243,6 +243,14 @@ final class BenchCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
+      if (floats < GrpcBandwidth.INPUT || floats % GrpcBandwidth.INPUT != 0) {
+        throw new IllegalArgumentException("--floats must be a positive multiple of " + GrpcBandwidth.INPUT
+            + ", got " + floats);
+      }
+      atLeast("--block", block, 1);
+      atMost("--block", block, io.shardtrain.bench.TransportBenchmark.MAX_BLOCK_FLOATS);
+      atLeast("--rounds", rounds, 1);
+      atLeast("--warmup", warmup, 0);
       GrpcBandwidth.Result r = GrpcBandwidth.run(floats, Math.min(block, floats), rounds, warmup);
       Map<String, Object> m = new LinkedHashMap<>();
       m.put("benchmark", "grpc-bandwidth");

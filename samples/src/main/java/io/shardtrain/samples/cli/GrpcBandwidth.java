@@ -2,7 +2,6 @@ package io.shardtrain.samples.cli;
 
 import io.shardtrain.actors.security.SecuritySettings;
 import io.shardtrain.bench.PsBandwidthBenchmark;
-import io.shardtrain.bench.TransportBenchmark;
 import io.shardtrain.grpc.Block;
 import io.shardtrain.grpc.BlockValues;
 import io.shardtrain.grpc.DatasetShape;
@@ -31,7 +30,7 @@ import java.util.concurrent.Future;
  */
 final class GrpcBandwidth {
   private static final Duration DEADLINE = Duration.ofSeconds(60);
-  private static final int INPUT = 64;
+  static final int INPUT = 64;
 
   /** What a run measured: the gRPC path and, from the same run, the bulk channel's figures. */
   record Result(int floats, int blockFloats, int blocks, int warmup, int rounds, double grpcGBps,
@@ -47,20 +46,10 @@ final class GrpcBandwidth {
   private GrpcBandwidth() {}
 
   /**
-   * Measures a parameter of {@code floats} floats (a multiple of 64: the first weight of an MLP
-   * 64-(floats/64)-10) in blocks of {@code blockFloats}.
+   * Measures a parameter of {@code floats} floats (a multiple of {@link #INPUT}: the first weight of
+   * an MLP 64-(floats/64)-10) in blocks of {@code blockFloats}; the command checks the counts.
    */
   static Result run(int floats, int blockFloats, int rounds, int warmup) throws Exception {
-    if (floats < INPUT || floats % INPUT != 0) {
-      throw new IllegalArgumentException("--floats must be a positive multiple of " + INPUT + ", not " + floats);
-    }
-    if (blockFloats < 1 || blockFloats > TransportBenchmark.MAX_BLOCK_FLOATS) {
-      throw new IllegalArgumentException("--block must be in 1.." + TransportBenchmark.MAX_BLOCK_FLOATS + ", not "
-          + blockFloats);
-    }
-    if (rounds < 1 || warmup < 0) {
-      throw new IllegalArgumentException("--rounds must be >= 1 and --warmup >= 0, not " + rounds + " and " + warmup);
-    }
     double grpc = grpcGBps(floats, blockFloats, rounds, warmup);
     PsBandwidthBenchmark.Result bulk = PsBandwidthBenchmark.run(floats, blockFloats, rounds, warmup);
     return new Result(floats, blockFloats, (floats + blockFloats - 1) / blockFloats, warmup, rounds, grpc, bulk);

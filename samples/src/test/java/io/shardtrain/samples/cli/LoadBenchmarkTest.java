@@ -69,6 +69,6 @@ class LoadBenchmarkTest {
     int exit = ShardTrainCli.execute(new PrintWriter(out, true), new PrintWriter(err, true), "bench", "grpc-bandwidth",
         "--floats", "1000");
     assertEquals(2, exit);
-    assertTrue(err.toString().contains("--floats must be a positive multiple of 64, not 1000"), err.toString());
+    assertTrue(err.toString().contains("--floats must be a positive multiple of 64, got 1000"), err.toString());
   }
 }

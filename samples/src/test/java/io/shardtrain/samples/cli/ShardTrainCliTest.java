@@ -101,6 +101,8 @@ class ShardTrainCliTest {
         {"sparse-recovery --extra -1", "--extra must be at least 0, got -1"},
         {"load --clients 0", "--clients must be at least 1, got 0"},
         {"gemm --warmup -1", "--warmup must be at least 0, got -1"},
+        {"grpc-bandwidth --block 2000000", "--block must be at most 1048576, got 2000000"},
+        {"grpc-bandwidth --rounds 0", "--rounds must be at least 1, got 0"},
     };
     for (String[] c : cases) {
       Run r = run(("bench " + c[0]).split(" "));
