@@ -46,9 +46,18 @@ class BlockClientDepartureTest {
 
   @BeforeEach
   void start() {
-    // The client's region would wait 10 s at shutdown to hand its shards to a coordinator that left with the ps node.
-    ActorTestKit[] kits = ParameterBlockBulkTest.cluster("BlockClientDepartureTest", true, ConfigFactory.parseString(
-        "akka.coordinated-shutdown.phases.cluster-sharding-shutdown-region.timeout = 1s"));
+    // The downed ps node stops its cluster daemon, and the client removes it once it finds the node
+    // unreachable: about 2 s after the down with these, 7 s with Akka's heartbeat pause and 1 s
+    // ticks. At the end the client's region would wait 10 s to hand its shards to a coordinator
+    // that left with the ps node.
+    ActorTestKit[] kits = ParameterBlockBulkTest.cluster("BlockClientDepartureTest", true, ConfigFactory.parseString("""
+        akka.cluster.failure-detector.heartbeat-interval = 300ms
+        akka.cluster.failure-detector.acceptable-heartbeat-pause = 1500ms
+        akka.cluster.failure-detector.first-heartbeat-estimate = 300ms
+        akka.cluster.unreachable-nodes-reaper-interval = 250ms
+        akka.cluster.leader-actions-interval = 250ms
+        akka.coordinated-shutdown.phases.cluster-sharding-shutdown-region.timeout = 1s
+        """));
     ps = kits[0];
     client = kits[1];
   }

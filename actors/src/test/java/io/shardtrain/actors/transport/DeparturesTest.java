@@ -46,6 +46,13 @@ class DeparturesTest {
             akka.remote.artery.canonical.port = 0
             akka.cluster.jmx.multi-mbeans-in-same-jvm = on
             akka.coordinated-shutdown.run-by-jvm-shutdown-hook = off
+            # A downed y stops its cluster daemon, and x removes it once it finds y unreachable:
+            # about 2 s after the down, not Akka's 7 with its heartbeat pause and 1 s ticks.
+            akka.cluster.failure-detector.heartbeat-interval = 300ms
+            akka.cluster.failure-detector.acceptable-heartbeat-pause = 1500ms
+            akka.cluster.failure-detector.first-heartbeat-estimate = 300ms
+            akka.cluster.unreachable-nodes-reaper-interval = 250ms
+            akka.cluster.leader-actions-interval = 250ms
             shardtrain.transport.bulk.host = "127.0.0.1"
             """ + extra)
         .withFallback(ConfigFactory.load());
