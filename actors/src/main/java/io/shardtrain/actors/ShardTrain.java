@@ -49,7 +49,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -143,7 +142,7 @@ public final class ShardTrain {
       BlockSpec.Mode mode, int trainers, int blockSize, long maxStaleness) {
     OptimizerSpec optimizer = OptimizerSpec.parse(s.optimizer()).withWeightDecay((float) s.weightDecay());
     Mlp model = Mlp.create(CpuBackend.create(1), inputDim, s.hidden(), classes,
-        Activation.valueOf(s.activation().toUpperCase(Locale.ROOT)), s.seed());
+        Activation.parse(s.activation()), s.seed());
     if (s.initFrom() != null) initFrom(s.initFrom(), model);
     List<String> blocks = BlockLayout.of(model, blockSize, jobId).stream().map(BlockSlice::entityId).toList();
     long stepsPerTrainer = s.stepsPerTrainer(trainExamples, trainers);

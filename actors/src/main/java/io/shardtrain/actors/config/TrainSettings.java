@@ -1,6 +1,7 @@
 package io.shardtrain.actors.config;
 
 import com.typesafe.config.Config;
+import io.shardtrain.compute.nn.Activation;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -38,6 +39,10 @@ public record TrainSettings(
     if (!(lr > 0) || !Double.isFinite(lr)) throw new IllegalArgumentException("lr must be a positive number, got " + lr);
     if (weightDecay < 0) throw new IllegalArgumentException("weight-decay must not be negative, got " + weightDecay);
     if (computeThreads < 1) throw new IllegalArgumentException("compute threads must be at least 1, got " + computeThreads);
+    if (evalEvery < 0) {
+      throw new IllegalArgumentException("eval-every must not be negative (0: at each epoch's end), got " + evalEvery);
+    }
+    Activation.parse(activation);
     for (int h : hidden) {
       if (h < 1) throw new IllegalArgumentException("hidden layer widths must be positive, got " + h);
     }

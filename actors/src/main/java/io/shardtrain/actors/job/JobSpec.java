@@ -13,7 +13,6 @@ import io.shardtrain.persistence.model.ModelParameters;
 import io.shardtrain.persistence.model.ModelSnapshot;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -115,7 +114,7 @@ public record JobSpec(
    */
   public Mlp newModel(Backend backend) {
     return Mlp.create(backend, inputDim, hiddenArray(), classes,
-        Activation.valueOf(activation.toUpperCase(Locale.ROOT)), seed);
+        Activation.parse(activation), seed);
   }
 
   /** {@code model}'s parameters at {@code version} with this job's description, for {@code ModelFiles.save}. */

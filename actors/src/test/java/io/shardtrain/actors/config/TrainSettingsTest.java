@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
+import io.shardtrain.compute.nn.Activation;
 import org.junit.jupiter.api.Test;
 
 class TrainSettingsTest {
@@ -48,5 +49,10 @@ class TrainSettingsTest {
     assertTrue(e.getMessage().contains("hidden"), e.getMessage());
     e = assertThrows(IllegalArgumentException.class, () -> TrainSettings.parseHidden("512,x"));
     assertTrue(e.getMessage().contains("512,x"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> with("shardtrain.train.activation = swish"));
+    assertEquals("unknown activation 'swish': expected relu, tanh or sigmoid", e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> with("shardtrain.train.eval-every = -1"));
+    assertEquals("eval-every must not be negative (0: at each epoch's end), got -1", e.getMessage());
+    assertEquals(Activation.TANH, Activation.parse(with("shardtrain.train.activation = Tanh").activation()));
   }
 }

@@ -14,6 +14,14 @@ public enum Activation {
     this.init = init;
   }
 
+  /** The activation named {@code name} (relu, tanh or sigmoid, in any case). */
+  public static Activation parse(String name) {
+    for (Activation a : values()) {
+      if (a.name().equalsIgnoreCase(name)) return a;
+    }
+    throw new IllegalArgumentException("unknown activation '" + name + "': expected relu, tanh or sigmoid");
+  }
+
   /** Init for the weights of a dense layer that feeds this activation. */
   public Dense.Init init() {
     return init;

@@ -69,7 +69,7 @@ public final class SingleProcessTraining {
       throw new IllegalArgumentException("data set '" + settings.dataset() + "' has no class labels");
     }
     Mlp model = Mlp.create(backend, train.dim(), settings.hidden(), train.numClasses(),
-        Activation.valueOf(settings.activation().toUpperCase(Locale.ROOT)), settings.seed());
+        Activation.parse(settings.activation()), settings.seed());
     if (settings.initFrom() != null) io.shardtrain.actors.ShardTrain.initFrom(settings.initFrom(), model);
     Optimizer optimizer = OptimizerSpec.parse(settings.optimizer())
         .withWeightDecay((float) settings.weightDecay()).create();
