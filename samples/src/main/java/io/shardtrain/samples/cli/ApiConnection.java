@@ -23,6 +23,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * A command-line client's connection to a node's gRPC API: a plain grpc-java channel and the
@@ -39,6 +41,16 @@ final class ApiConnection implements AutoCloseable {
 
   private static final Metadata.Key<String> AUTHORIZATION =
       Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+  /**
+   * grpc-java's channel logs a host name that does not resolve at WARNING, with a 20-line stack
+   * trace, before the call fails; the command's own error names the address and the cause. Held
+   * here, so that the level set stays with the logger.
+   */
+  static final Logger CHANNEL_LOG = Logger.getLogger("io.grpc.internal.ManagedChannelImpl");
+
+  static {
+    CHANNEL_LOG.setLevel(Level.SEVERE);
+  }
 
   private final String target;
   private final ManagedChannel channel;

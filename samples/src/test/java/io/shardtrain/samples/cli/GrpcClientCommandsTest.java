@@ -16,7 +16,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -76,6 +81,35 @@ class GrpcClientCommandsTest {
     assertTrue(r.err().contains(target), r.err());
     assertTrue(r.millis() < 5000, "took " + r.millis() + " ms");
     System.out.println("nothing listening: failed in " + r.millis() + " ms: " + r.err().strip());
+  }
+
+  @Test
+  void statusAtAHostThatDoesNotResolveFailsNamingItWithoutTheChannelsStackTrace() throws IOException {
+    List<LogRecord> logged = new CopyOnWriteArrayList<>();
+    Handler handler = new Handler() {
+      @Override
+      public void publish(LogRecord record) {
+        logged.add(record);
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    Logger grpcLog = Logger.getLogger("io.grpc");
+    grpcLog.addHandler(handler);
+    try {
+      Run r = run("status", "--grpc", "no-such-host.invalid:50051");
+      assertEquals(2, r.exit(), r.out() + r.err());
+      assertTrue(r.err().contains("no ShardTrain gRPC API answered at no-such-host.invalid:50051"), r.err());
+      assertTrue(r.err().contains("UnknownHostException"), r.err());
+    } finally {
+      grpcLog.removeHandler(handler);
+    }
+    assertEquals(List.of(), logged.stream().filter(l -> l.getLevel().intValue() >= Level.WARNING.intValue())
+        .map(LogRecord::getMessage).toList());
   }
 
   @Test
