@@ -7,6 +7,7 @@ import io.shardtrain.compute.nn.Parameter;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import io.shardtrain.persistence.model.Checkpoint;
 import io.shardtrain.persistence.model.CheckpointFiles;
+import io.shardtrain.persistence.model.ModelFiles;
 import io.shardtrain.persistence.model.ModelParameters;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -26,6 +27,34 @@ import java.util.TreeSet;
 public record Resumption(Checkpoint checkpoint, JobProtocol.ResumePoint point) {
 
   /**
+   * What {@link #load} can check before a cluster starts or data loads, from the files' names and
+   * the manifest alone: a job of {@code mode} resumes, and {@code dir} holds a model's manifest and
+   * a checkpoint file.
+   *
+   * @throws IllegalArgumentException naming the directory and the problem, as {@link #load} would
+   */
+  public static void checkBeforeStart(Path dir, BlockSpec.Mode mode) {
+    String where = "cannot resume from " + dir + ": ";
+    checkMode(where, mode);
+    try {
+      ModelFiles.readManifest(dir);
+    } catch (IOException | IllegalArgumentException e) {
+      throw new IllegalArgumentException(where + e.getMessage(), e);
+    }
+    if (!CheckpointFiles.isCheckpoint(dir)) {
+      throw new IllegalArgumentException(where + dir + " is a model but not a checkpoint: it has no "
+          + CheckpointFiles.FILE);
+    }
+  }
+
+  private static void checkMode(String where, BlockSpec.Mode mode) {
+    if (mode != BlockSpec.Mode.SYNC) {
+      throw new IllegalArgumentException(where + "only a sync job resumes (one global step), this job is "
+          + mode.name().toLowerCase(java.util.Locale.ROOT));
+    }
+  }
+
+  /**
    * Loads the checkpoint in {@code dir} for {@code job} (trained with {@code optimizer}) and writes
    * its values into {@code model}, the job's model.
    *
@@ -36,10 +65,7 @@ public record Resumption(Checkpoint checkpoint, JobProtocol.ResumePoint point) {
   public static Resumption load(Path dir, JobSpec job, Mlp model, OptimizerSpec optimizer) {
     String where = "cannot resume from " + dir + ": ";
     if (job.ctr() != null) throw new IllegalArgumentException(where + "a click-through job does not resume");
-    if (job.mode() != BlockSpec.Mode.SYNC) {
-      throw new IllegalArgumentException(where + "only a sync job resumes (one global step), this job is "
-          + job.mode().name().toLowerCase(java.util.Locale.ROOT));
-    }
+    checkMode(where, job.mode());
     Checkpoint c;
     try {
       c = CheckpointFiles.load(dir);

@@ -169,6 +169,24 @@ class ResumptionTest {
   }
 
   @Test
+  void whatCanBeCheckedBeforeAClusterStartsIsRefusedWithLoadsWords() throws Exception {
+    JobSpec job = job();
+    Path model = tmp.resolve("model");
+    ModelFiles.save(model, job.snapshot(job.newModel(CpuBackend.create(1)), 7));
+    Path nothing = tmp.resolve("nothing-here");
+    for (Path dir : List.of(model, nothing)) {
+      String before = assertThrows(IllegalArgumentException.class,
+          () -> Resumption.checkBeforeStart(dir, BlockSpec.Mode.SYNC)).getMessage();
+      assertEquals("cannot resume from " + dir + ": " + refusal(dir, job), before);
+    }
+    JobSpec async = job(BlockSpec.Mode.ASYNC, 2, List.of(3), "momentum", 2, 0);
+    String mode = assertThrows(IllegalArgumentException.class,
+        () -> Resumption.checkBeforeStart(nothing, BlockSpec.Mode.ASYNC)).getMessage();
+    assertEquals("cannot resume from " + nothing + ": " + refusal(nothing, async), mode);
+    Resumption.checkBeforeStart(checkpoint(), BlockSpec.Mode.SYNC);
+  }
+
+  @Test
   void aCheckpointOfAnotherTrainerCountIsRefused() throws Exception {
     Path dir = checkpoint();
     String e = refusal(dir, sync(4, List.of(3), "momentum", 2, 0));

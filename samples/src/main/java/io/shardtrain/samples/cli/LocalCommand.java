@@ -2,6 +2,8 @@ package io.shardtrain.samples.cli;
 
 import com.typesafe.config.Config;
 import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.actors.job.Resumption;
+import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.transport.WirePrecision;
 import io.shardtrain.compute.backend.Backends;
 import io.shardtrain.persistence.journal.JournalSettings;
@@ -66,6 +68,8 @@ final class LocalCommand implements Callable<Integer> {
     if (CtrData.isCtr(settings.dataset())) return runCtr(run, config, settings);
     // Where the model goes is checked before it trains, so a bad path costs no training.
     if (saveModel != null) io.shardtrain.persistence.model.ModelFiles.checkSavable(saveModel);
+    // And where it starts from before the data loads or a node starts.
+    if (settings.initFrom() != null) io.shardtrain.persistence.model.ModelFiles.readManifest(settings.initFrom());
     if (exportNpy != null) java.nio.file.Files.createDirectories(exportNpy);
     if (flags.ps > 0 || trainers > 1) return runCluster(run, config, settings);
     if (precision != WirePrecision.FP32) {
@@ -104,7 +108,7 @@ final class LocalCommand implements Callable<Integer> {
           + "machine on a local cluster (--ps or --trainers above 1); its single process runs on plain arrays, not on"
           + " a backend it could time by operation, so it is ignored here");
     }
-    if (cluster && LocalRun.blockMode(config) == io.shardtrain.actors.ps.BlockSpec.Mode.ALLREDUCE) {
+    if (cluster && LocalRun.blockMode(config) == BlockSpec.Mode.ALLREDUCE) {
       throw new IllegalArgumentException("--mode allreduce trains MLPs; a click-through job's table needs a"
           + " parameter server: use --mode sync or async");
     }
@@ -134,8 +138,9 @@ final class LocalCommand implements Callable<Integer> {
   private Integer runCluster(LocalRun run, Config config, TrainSettings settings) throws Exception {
     var out = spec.commandLine().getOut();
     // Checked before the data loads and any node starts.
-    LocalRun.blockMode(config);
+    BlockSpec.Mode mode = LocalRun.blockMode(config);
     flags.layout();
+    if (settings.resumeFrom() != null) Resumption.checkBeforeStart(settings.resumeFrom(), mode);
     Backends.create(settings.backend(), settings.computeThreads()).backend().close();
     var data = DataSets.load(settings.dataset(), settings.dataDir());
     LocalRun.Outcome r = run.cluster(config, settings, data, flags.ps, trainers, profile);

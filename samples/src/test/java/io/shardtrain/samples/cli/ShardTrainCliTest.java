@@ -365,6 +365,17 @@ class ShardTrainCliTest {
     // Refused before the cluster's banner, not after it.
     assertEquals("shardtrain: error: shardtrain.persistence.journal must be h2, postgres or memory, got 'foo:bar'",
         journal.err().strip());
+    Path missing = dataDir.resolve("no-such-model");
+    Run init = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(),
+        "--trainers", "2", "--init-from", missing.toString());
+    assertEquals(2, init.exit());
+    assertEquals("shardtrain: error: model directory " + missing + " has no manifest.json (is it a saved model?)",
+        init.err().strip());
+    Run resume = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(),
+        "--trainers", "2", "--resume-from", missing.toString());
+    assertEquals(2, resume.exit());
+    assertEquals("shardtrain: error: cannot resume from " + missing + ": model directory " + missing
+        + " has no manifest.json (is it a saved model?)", resume.err().strip());
   }
 
   @Test
