@@ -97,6 +97,8 @@ final class NodeCommand implements Callable<Integer> {
         jobConfig = ConfigFactory.parseMap(Map.of("shardtrain.train.job-id", jobIdOf(job))).withFallback(jobConfig);
       }
     }
+    // A trainer's settings are read before the node starts, so a bad one fails before it joins.
+    TrainSettings trainSettings = roleList.contains("trainer") ? TrainSettings.fromConfig(nodeConfig) : null;
     var out = spec.commandLine().getOut();
     ClusterNode.Started node = ClusterNode.start(nodeConfig);
     List<String> seedNodes = nodeConfig.getStringList("akka.cluster.seed-nodes");
@@ -125,7 +127,7 @@ final class NodeCommand implements Callable<Integer> {
     }
     if (roleList.contains("trainer")) {
       String id = trainerId != null ? trainerId : host + ":" + port;
-      var finished = TrainerNode.start(node.api(), id, TrainSettings.fromConfig(nodeConfig), System.out, join);
+      var finished = TrainerNode.start(node.api(), id, trainSettings, System.out, join);
       if (exitWhenDone) {
         finished.whenComplete((steps, failure) -> node.system().terminate());
       }

@@ -11,6 +11,7 @@ import akka.management.cluster.bootstrap.ClusterBootstrap;
 import akka.management.javadsl.AkkaManagement;
 import akka.pattern.Patterns;
 import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.grpc.GrpcServer;
 import io.shardtrain.actors.grpc.GrpcSettings;
@@ -47,6 +48,8 @@ public final class ClusterNode {
       int managementPort) {}
 
   public static Started start(Config config) {
+    // Read before the system starts, so a bad value fails before any role, or its journal, does.
+    GrpcSettings.fromConfig(config.withFallback(ConfigFactory.defaultReference()));
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), NodeConfig.SYSTEM_NAME, config);
     try {
       List<String> roles = config.getStringList("akka.cluster.roles");

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.shardtrain.samples.testing.FreePorts;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -351,6 +352,16 @@ class ShardTrainCliTest {
     Run port = run("node", "--roles", "ps", "--port", "70000");
     assertEquals(2, port.exit());
     assertTrue(port.err().contains("--port must be from 0 to 65535, got 70000"), port.err());
+    // Refused before the node starts: nothing on its standard output says it is up.
+    String free = String.valueOf(FreePorts.one());
+    Run threads = run("node", "--roles", "trainer", "--port", free, "--compute-threads", "0");
+    assertEquals(2, threads.exit());
+    assertEquals("shardtrain: error: compute threads must be at least 1, got 0", threads.err().strip());
+    assertEquals("", threads.out());
+    Run grpcPort = run("node", "--roles", "ps", "--port", free, "--grpc-port", "70000");
+    assertEquals(2, grpcPort.exit());
+    assertEquals("shardtrain: error: shardtrain.grpc.port must be at most 65535, got 70000", grpcPort.err().strip());
+    assertEquals("", grpcPort.out());
     Run mode = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--mode", "asynch");
     assertEquals(2, mode.exit());
     assertTrue(mode.err().contains("asynch"), mode.err());
