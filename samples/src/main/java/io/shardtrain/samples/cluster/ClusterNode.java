@@ -7,6 +7,7 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.cluster.MemberStatus;
 import akka.cluster.sharding.ShardRegion;
 import akka.cluster.typed.Cluster;
+import akka.cluster.typed.Join;
 import akka.management.cluster.bootstrap.ClusterBootstrap;
 import akka.management.javadsl.AkkaManagement;
 import akka.pattern.Patterns;
@@ -129,14 +130,16 @@ public final class ClusterNode {
    * it is Up. For the benchmarks and tools that drive a node in their own JVM.
    */
   public static Started startOnLoopback(List<String> roles, Map<String, Object> settings) throws Exception {
-    int port;
-    try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
-      port = free.getLocalPort();
-    }
     Map<String, Object> flags = new java.util.HashMap<>();
     flags.put("shardtrain.grpc.port", 0);
     flags.putAll(settings);
-    Started node = start(NodeConfig.build(roles, "127.0.0.1", port, List.of(), "memory", null, flags));
+    // Artery binds a free port itself and the node then joins its own address: a port found free
+    // and closed beforehand could be taken by another process before Artery binds it.
+    Config config = ConfigFactory.parseMap(Map.of("akka.cluster.seed-nodes", List.of()))
+        .withFallback(NodeConfig.build(roles, "127.0.0.1", 0, List.of(), "memory", null, flags));
+    Started node = start(config);
+    Cluster cluster = Cluster.get(node.system());
+    cluster.manager().tell(Join.create(cluster.selfMember().address()));
     awaitUp(node.system(), Duration.ofSeconds(60));
     return node;
   }
