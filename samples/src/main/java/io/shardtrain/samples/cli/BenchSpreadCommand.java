@@ -25,7 +25,7 @@ final class BenchSpreadCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     List<SuiteBaseline> runs = new ArrayList<>();
-    for (Path f : files) runs.add(SuiteBaseline.load(f));
+    for (Path f : files) runs.add(SuiteBaseline.load(f, "run", "a SUITE_JSON of bench spread"));
     SuiteSpread spread = SuiteSpread.of(runs);
     var out = spec.commandLine().getOut();
     out.print(spread.markdown());

@@ -51,9 +51,17 @@ public final class SuiteBaseline {
     this.parameters = parameters;
   }
 
-  /** Reads {@code file}; fails naming the file and what is wrong with it. */
+  /** Reads {@code file}, the {@code --baseline} of a suite; fails naming the file and what is wrong with it. */
   public static SuiteBaseline load(Path file) throws NoSuchFileException {
-    if (!Files.isRegularFile(file)) throw new NoSuchFileException(file + " (the --baseline suite.json)");
+    return load(file, "baseline", "the --baseline suite.json");
+  }
+
+  /**
+   * Reads {@code file}; fails naming it as {@code role} (a missing file as {@code given}) and what is
+   * wrong with it.
+   */
+  public static SuiteBaseline load(Path file, String role, String given) throws NoSuchFileException {
+    if (!Files.isRegularFile(file)) throw new NoSuchFileException(file + " (" + given + ")");
     Map<String, Double> values = new LinkedHashMap<>();
     Map<String, String> units = new LinkedHashMap<>();
     Map<String, Boolean> higherIsBetter = new LinkedHashMap<>();
@@ -64,7 +72,7 @@ public final class SuiteBaseline {
         String name = f.getString("name");
         // A figure the earlier run could not measure was written as null.
         double value = f.getIsNull("value") ? Double.NaN : f.getDouble("value");
-        if (values.put(name, value) != null) throw new IllegalArgumentException("baseline " + file
+        if (values.put(name, value) != null) throw new IllegalArgumentException(role + " " + file
             + " names the figure '" + name + "' twice");
         units.put(name, f.hasPath("unit") ? f.getString("unit") : "");
         higherIsBetter.put(name, !f.hasPath("higher_is_better") || f.getBoolean("higher_is_better"));
@@ -73,10 +81,10 @@ public final class SuiteBaseline {
         c.getObject("parameters").forEach((k, v) -> parameters.put(k, String.valueOf(v.unwrapped())));
       }
     } catch (ConfigException e) {
-      throw new IllegalArgumentException("baseline " + file + " is not a bench suite's suite.json: "
+      throw new IllegalArgumentException(role + " " + file + " is not a bench suite's suite.json: "
           + e.getMessage().lines().findFirst().orElse(""));
     }
-    if (values.isEmpty()) throw new IllegalArgumentException("baseline " + file + " has no figures");
+    if (values.isEmpty()) throw new IllegalArgumentException(role + " " + file + " has no figures");
     return new SuiteBaseline(file, values, units, higherIsBetter, parameters);
   }
 

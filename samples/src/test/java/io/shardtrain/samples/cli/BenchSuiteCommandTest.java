@@ -294,5 +294,18 @@ class BenchSuiteCommandTest {
     e.getBuffer().setLength(0);
     assertEquals(2, ShardTrainCli.execute(new PrintWriter(o, true), new PrintWriter(e, true), "bench", "spread",
         a.toString()), "one run has no spread");
+    // A bad file is named as a run of the spread, not as a suite's --baseline.
+    Path notSuite = dir.resolve("not-a-suite.json");
+    Files.writeString(notSuite, "{\"runs\": []}");
+    Path missing = dir.resolve("missing-run.json");
+    for (Path bad : List.of(notSuite, missing)) {
+      e.getBuffer().setLength(0);
+      assertEquals(2, ShardTrainCli.execute(new PrintWriter(o, true), new PrintWriter(e, true), "bench", "spread",
+          a.toString(), bad.toString()));
+      String expected = bad == missing
+          ? "shardtrain: error: no such file or directory: " + missing + " (a SUITE_JSON of bench spread)"
+          : "shardtrain: error: run " + notSuite + " is not a bench suite's suite.json: ";
+      assertTrue(e.toString().startsWith(expected), e.toString());
+    }
   }
 }
