@@ -46,7 +46,15 @@ public final class CriteoReader {
     return (int) Long.remainderUnsigned(h, hashSpace);
   }
 
+  /**
+   * Reads the examples of the Criteo TSV {@code file}.
+   *
+   * @throws IllegalArgumentException naming the file (and line) that is not such a file
+   */
   public CtrDataset read(Path file) throws IOException {
+    if (Files.isDirectory(file)) {
+      throw new IllegalArgumentException(file + " is a directory, not a Criteo TSV file");
+    }
     GrowableArrays.Ints ids = new GrowableArrays.Ints();
     GrowableArrays.Floats dense = new GrowableArrays.Floats();
     GrowableArrays.Floats labels = new GrowableArrays.Floats();

@@ -57,6 +57,13 @@ class CriteoReaderTest {
   }
 
   @Test
+  void aDirectoryIsRefusedNamingIt() {
+    var e = assertThrows(IllegalArgumentException.class,
+        () -> new CriteoReader(1 << 10, 0).read(dir));
+    assertEquals(dir + " is a directory, not a Criteo TSV file", e.getMessage());
+  }
+
+  @Test
   void aLineWithTheWrongNumberOfFieldsNamesFileAndLineAndReturnsNothing() throws Exception {
     Path file = dir.resolve("bad.tsv");
     String good = line("0", ints("1"), cats("aa"));
