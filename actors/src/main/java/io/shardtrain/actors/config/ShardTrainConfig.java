@@ -22,9 +22,7 @@ public final class ShardTrainConfig {
     Config base = ConfigFactory.load();
     Config config = base;
     if (userFile != null) {
-      if (!Files.isRegularFile(userFile)) {
-        throw new IllegalArgumentException("config file " + userFile + " does not exist");
-      }
+      requireFile(userFile);
       try {
         // Layered before resolving, so the file's values reach substitutions such as ${shardtrain.data-dir}.
         config = ConfigFactory.load(ConfigFactory.parseFile(userFile.toFile()));
@@ -36,11 +34,14 @@ public final class ShardTrainConfig {
     return config;
   }
 
+  private static void requireFile(Path file) {
+    if (Files.isDirectory(file)) throw new IllegalArgumentException("config file " + file + " is a directory");
+    if (!Files.isRegularFile(file)) throw new IllegalArgumentException("config file " + file + " does not exist");
+  }
+
   /** A HOCON file, unresolved (to be layered), or a one-line error naming the file. */
   public static Config parseFile(Path file) {
-    if (!Files.isRegularFile(file)) {
-      throw new IllegalArgumentException("config file " + file + " does not exist");
-    }
+    requireFile(file);
     try {
       return ConfigFactory.parseFile(file.toFile());
     } catch (ConfigException e) {
