@@ -46,11 +46,7 @@ public final class CriteoReader {
     return (int) Long.remainderUnsigned(h, hashSpace);
   }
 
-  /**
-   * Reads the examples of the Criteo TSV {@code file}.
-   *
-   * @throws IllegalArgumentException naming the file (and line) that is not such a file
-   */
+  /** Reads the examples of the Criteo TSV {@code file}; a directory, or a line not of that format, is refused naming it. */
   public CtrDataset read(Path file) throws IOException {
     if (Files.isDirectory(file)) {
       throw new IllegalArgumentException(file + " is a directory, not a Criteo TSV file");
