@@ -37,6 +37,12 @@ final class BenchCommand implements Runnable {
     if (value > max) throw new IllegalArgumentException(flag + " must be at most " + max + ", got " + value);
   }
 
+  /** Refuses a {@code --block} of floats outside what one block of the transport benchmarks may hold. */
+  static void blockFloats(int block) {
+    atLeast("--block", block, 1);
+    atMost("--block", block, io.shardtrain.bench.TransportBenchmark.MAX_BLOCK_FLOATS);
+  }
+
   /** Writes a benchmark's JSON report when {@code --report} was given; returns the exit code. */
   static int writeReport(picocli.CommandLine.Model.CommandSpec spec, Path report, Map<String, Object> m)
       throws java.io.IOException {
@@ -156,8 +162,7 @@ final class BenchCommand implements Runnable {
     public Integer call() throws Exception {
       atLeast("--floats", floats, 1);
       atLeast("--rounds", rounds, 1);
-      atLeast("--block", block, 1);
-      atMost("--block", block, io.shardtrain.bench.TransportBenchmark.MAX_BLOCK_FLOATS);
+      blockFloats(block);
       atLeast("--in-flight", inFlight, 1);
       var r = io.shardtrain.bench.TransportBenchmark.run(floats, rounds, Math.min(block, floats), inFlight);
       Map<String, Object> m = new LinkedHashMap<>();
@@ -199,8 +204,7 @@ final class BenchCommand implements Runnable {
     @Override
     public Integer call() throws Exception {
       atLeast("--floats", floats, 1);
-      atLeast("--block", block, 1);
-      atMost("--block", block, io.shardtrain.bench.TransportBenchmark.MAX_BLOCK_FLOATS);
+      blockFloats(block);
       atLeast("--rounds", rounds, 1);
       atLeast("--warmup", warmup, 0);
       var r = io.shardtrain.bench.PsBandwidthBenchmark.run(floats, Math.min(block, floats), rounds, warmup);
@@ -247,8 +251,7 @@ final class BenchCommand implements Runnable {
         throw new IllegalArgumentException("--floats must be a positive multiple of " + GrpcBandwidth.INPUT
             + ", got " + floats);
       }
-      atLeast("--block", block, 1);
-      atMost("--block", block, io.shardtrain.bench.TransportBenchmark.MAX_BLOCK_FLOATS);
+      blockFloats(block);
       atLeast("--rounds", rounds, 1);
       atLeast("--warmup", warmup, 0);
       GrpcBandwidth.Result r = GrpcBandwidth.run(floats, Math.min(block, floats), rounds, warmup);
