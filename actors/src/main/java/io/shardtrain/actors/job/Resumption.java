@@ -38,12 +38,9 @@ public record Resumption(Checkpoint checkpoint, JobProtocol.ResumePoint point) {
     checkMode(where, mode);
     try {
       ModelFiles.readManifest(dir);
+      CheckpointFiles.requireCheckpoint(dir);
     } catch (IOException | IllegalArgumentException e) {
       throw new IllegalArgumentException(where + e.getMessage(), e);
-    }
-    if (!CheckpointFiles.isCheckpoint(dir)) {
-      throw new IllegalArgumentException(where + dir + " is a model but not a checkpoint: it has no "
-          + CheckpointFiles.FILE);
     }
   }
 

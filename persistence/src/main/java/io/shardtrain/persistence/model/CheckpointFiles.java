@@ -72,6 +72,18 @@ public final class CheckpointFiles {
     return Files.isRegularFile(dir.resolve(FILE));
   }
 
+  /**
+   * Refuses {@code dir}, a model's directory, unless it holds a checkpoint's file too: what
+   * {@link #load} checks first, without reading the values.
+   */
+  public static void requireCheckpoint(Path dir) {
+    if (!isCheckpoint(dir)) throw notACheckpoint(dir);
+  }
+
+  private static IllegalArgumentException notACheckpoint(Path dir) {
+    return new IllegalArgumentException(dir + " is a model but not a checkpoint: it has no " + FILE);
+  }
+
   /** Loads the checkpoint in {@code dir}, checking every file's length and SHA-256 as {@link ModelFiles#load} does. */
   public static Checkpoint load(Path dir) throws IOException {
     ModelSnapshot model = ModelFiles.load(dir);
@@ -81,7 +93,7 @@ public final class CheckpointFiles {
     try {
       root = Json.parse(Files.readString(file, StandardCharsets.UTF_8));
     } catch (NoSuchFileException e) {
-      throw new IllegalArgumentException(dir + " is a model but not a checkpoint: it has no " + FILE, e);
+      throw (IllegalArgumentException) notACheckpoint(dir).initCause(e);
     } catch (java.nio.charset.MalformedInputException e) {
       throw new IllegalArgumentException(source + " is not UTF-8 text", e);
     } catch (IllegalArgumentException e) {
