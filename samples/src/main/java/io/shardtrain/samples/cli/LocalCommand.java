@@ -159,6 +159,8 @@ final class LocalCommand implements Callable<Integer> {
     var out = spec.commandLine().getOut();
     summary.put("samples_per_sec_second_half", metrics.secondHalfSamplesPerSec());
     summary.put("jit_compile_seconds", metrics.jitSecondsWhileTraining());
+    summary.put("process_cpu_seconds", metrics.processCpuSecondsWhileTraining());
+    summary.put("jit_cpu_seconds", metrics.jitCpuSecondsWhileTraining());
     Json.writeFile(report, summary);
     String base = report.getFileName().toString().replaceFirst("\\.json$", "");
     Path csv = report.resolveSibling(base + ".csv");

@@ -29,36 +29,69 @@ public final class MetricsLog {
 
   private final List<Row> rows = new ArrayList<>();
   private final LongSupplier compileMillis;
+  private final LongSupplier processCpuNanos;
+  private final LongSupplier jitCpuNanos;
   private long stepsDone;
-  /** The JIT's compile time (ms, all compiler threads) at the first and at the last step; -1 before. */
-  private long compileAtFirst = -1;
-  private long compileAtLast = -1;
+  /** Each counter (-1: not counted) as the first and the last step read it. */
+  private final long[] atFirst = {-1, -1, -1};
+  private final long[] atLast = {-1, -1, -1};
 
-  /** A log that reads the JIT's compile time from this JVM, when it counts it. */
+  /** A log that reads the JIT's compile time and the CPU times from this JVM, where it tells them. */
   public MetricsLog() {
-    this(jvmCompileMillis());
+    this(jvmCompileMillis(), JvmCpu::processNanos, JvmCpu::compilerNanos);
   }
 
-  /** A log that reads the JIT's total compile time in ms from {@code compileMillis} (-1: not counted). */
+  /** A log that reads the JIT's total compile time in ms from {@code compileMillis} (-1: not counted), and no CPU times. */
   public MetricsLog(LongSupplier compileMillis) {
+    this(compileMillis, () -> -1, () -> -1);
+  }
+
+  /**
+   * A log that reads the JIT's total compile time in ms, the process's CPU time and the JIT compiler
+   * threads' CPU time in ns from these counters (each -1: not counted) at every step.
+   */
+  public MetricsLog(LongSupplier compileMillis, LongSupplier processCpuNanos, LongSupplier jitCpuNanos) {
     this.compileMillis = compileMillis;
+    this.processCpuNanos = processCpuNanos;
+    this.jitCpuNanos = jitCpuNanos;
   }
 
   public synchronized void step(double seconds, String trainer, long step, int examples, double loss) {
     stepsDone++;
     rows.add(new Row(seconds, trainer, step, stepsDone, examples, loss, Double.NaN, Double.NaN));
-    compileAtLast = compileMillis.getAsLong();
-    if (stepsDone == 1) compileAtFirst = compileAtLast;
+    atLast[0] = compileMillis.getAsLong();
+    atLast[1] = processCpuNanos.getAsLong();
+    atLast[2] = jitCpuNanos.getAsLong();
+    if (stepsDone == 1) System.arraycopy(atLast, 0, atFirst, 0, atLast.length);
   }
 
   /**
-   * Seconds the JIT compiled from the first trainer step to the last, summed over its compiler
-   * threads (which share the cores with training; a short run's whole-run rate pays for it). NaN
-   * when the JVM does not count compile time or there were fewer than two steps.
+   * Seconds the JIT's compilations took from the first trainer step to the last, start to end,
+   * summed over its compiler threads: more than their CPU time ({@link #jitCpuSecondsWhileTraining})
+   * when they waited for a core. NaN when the JVM does not count compile time or there were fewer
+   * than two steps.
    */
   public synchronized double jitSecondsWhileTraining() {
-    if (stepsDone < 2 || compileAtFirst < 0 || compileAtLast < 0) return Double.NaN;
-    return (compileAtLast - compileAtFirst) / 1e3;
+    return change(0, 1e3);
+  }
+
+  /** This process's CPU seconds, all threads, from the first trainer step to the last; NaN as {@link #jitSecondsWhileTraining}. */
+  public synchronized double processCpuSecondsWhileTraining() {
+    return change(1, 1e9);
+  }
+
+  /**
+   * The JIT compiler threads' CPU seconds from the first trainer step to the last: what compiling
+   * took from the cores training shares (a short run's whole-run rate pays for it); NaN where the OS
+   * does not tell (see {@link JvmCpu}) or with fewer than two steps.
+   */
+  public synchronized double jitCpuSecondsWhileTraining() {
+    return change(2, 1e9);
+  }
+
+  private double change(int counter, double perSecond) {
+    if (stepsDone < 2 || atFirst[counter] < 0 || atLast[counter] < 0) return Double.NaN;
+    return (atLast[counter] - atFirst[counter]) / perSecond;
   }
 
   private static LongSupplier jvmCompileMillis() {

@@ -46,6 +46,30 @@ class MetricsLogTest {
     assertTrue(Double.isNaN(oneStep.jitSecondsWhileTraining()));
   }
 
+  /** Each counter as each step reads it: the change from the first step to the last, whatever came between. */
+  @Test
+  void cpuSecondsCountTheProcessAndTheCompilerThreadsFromTheFirstStepToTheLast() {
+    long[] process = {2_000_000_000L, 2_500_000_000L, 5_250_000_000L};
+    long[] compilers = {300_000_000L, 900_000_000L, 1_050_000_000L};
+    int[] p = {0};
+    int[] c = {0};
+    MetricsLog log = new MetricsLog(() -> 0, () -> process[p[0]++], () -> compilers[c[0]++]);
+    log.step(0.1, "trainer-1", 1, 64, 1.0);
+    log.step(0.2, "trainer-2", 1, 64, 1.0);
+    log.step(0.3, "trainer-1", 2, 64, 1.0);
+    assertEquals(3.25, log.processCpuSecondsWhileTraining(), 1e-9);
+    assertEquals(0.75, log.jitCpuSecondsWhileTraining(), 1e-9);
+  }
+
+  @Test
+  void cpuSecondsAreNaNWhereTheyAreNotCounted() {
+    MetricsLog log = new MetricsLog(() -> 0, () -> -1, () -> -1);
+    log.step(0.1, "trainer-1", 1, 64, 1.0);
+    log.step(0.2, "trainer-1", 2, 64, 1.0);
+    assertTrue(Double.isNaN(log.processCpuSecondsWhileTraining()));
+    assertTrue(Double.isNaN(log.jitCpuSecondsWhileTraining()));
+  }
+
   @Test
   void secondHalfRateIsNaNWithoutTwoSteps() {
     MetricsLog log = new MetricsLog();
