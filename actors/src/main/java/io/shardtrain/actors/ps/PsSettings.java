@@ -77,6 +77,16 @@ public record PsSettings(
     return durability == Durability.CHECKPOINT;
   }
 
+  /**
+   * The most bytes of events the journal holds for blocks of {@code floats} floats in all: under
+   * exact durability each event carries a whole block (a step's update, a push, a replica's
+   * values) and a block deletes the events behind the older of its two snapshots, so at most
+   * {@code 2 x snapshot-every} of them; under checkpoint durability none between checkpoints.
+   */
+  public long heldEventBytes(long floats) {
+    return checkpointDurability() ? 0 : 2L * snapshotEvery * floats * Float.BYTES;
+  }
+
   /** The settings of {@code system}'s configuration. */
   public static PsSettings create(ActorSystem<?> system) {
     return fromConfig(system.settings().config());

@@ -72,6 +72,15 @@ class BlockLayoutTest {
     assertThrows(IllegalArgumentException.class, () -> new BlockSpec("w", 0, 0, 0, sgd, "constant", 0.1f, BlockSpec.Mode.ASYNC, -1));
   }
 
+  /** 2 x snapshot-every whole-block events under exact durability: 2 x 10 x 535,818 floats of 4 bytes; none under checkpoint. */
+  @Test
+  void theJournalHoldsAtMostTwiceSnapshotEveryEventsOfEveryBlockUnderExactDurabilityOnly() {
+    PsSettings exact = new PsSettings(262_144, 10, Duration.ofSeconds(30), Duration.ofSeconds(10),
+        PsSettings.NonFinitePolicy.REJECT, -1, 1);
+    assertEquals(42_865_440L, exact.heldEventBytes(535_818));
+    assertEquals(0L, exact.withDurability(PsSettings.Durability.CHECKPOINT).heldEventBytes(535_818));
+  }
+
   @Test
   void settingsReadTheReferenceDefaultsAndRejectAnUnknownPolicy() {
     PsSettings defaults = PsSettings.fromConfig(ConfigFactory.load());

@@ -143,6 +143,10 @@ final class LocalRun {
     Path journalDir = journalDir(settings);
     Config runConfig = runConfig(config, journalDir);
     PsSettings psSettings = PsSettings.fromConfig(runConfig);
+    if ("memory".equals(runConfig.getString("shardtrain.persistence.journal"))) {
+      checkMemoryJournal(psSettings, modelFloats(data.train().dim(), settings.hidden(), data.train().numClasses()),
+          Runtime.getRuntime().maxMemory());
+    }
     int psNodes = Math.max(1, ps);
     err.printf("shardtrain: local cluster of %d ps and %d trainer(s) on %d node(s) (%s), %s mode, %s journal%n",
         psNodes, trainers, nodeLayout == LocalCluster.Layout.COLOCATED ? Math.max(psNodes, trainers) : psNodes + trainers,
@@ -190,6 +194,33 @@ final class LocalRun {
     return new Outcome(m, metrics, r.model(), r.version(),
         settings.dataset() + " " + modeName + ", " + trainers + " trainers", bytesSent,
         profile == null ? List.of() : profile.lines());
+  }
+
+  /**
+   * Refuses, before any node starts, a run whose memory journal could hold more than half of
+   * {@code maxHeap} (the trainers' models, the data and the messages in flight need the rest): it
+   * would end in an {@link OutOfMemoryError} partway through.
+   */
+  static void checkMemoryJournal(PsSettings ps, long modelFloats, long maxHeap) {
+    long held = ps.heldEventBytes(modelFloats);
+    if (held > maxHeap / 2) {
+      throw new IllegalArgumentException(String.format(Locale.ROOT,
+          "the memory journal keeps up to 2 x shardtrain.ps.snapshot-every (%d) events of every block in the heap:"
+              + " %.2f GB for this model's %d floats, more than half of the JVM's %.2f GB heap; use the default H2"
+              + " journal, a smaller snapshot-every, or a larger heap (SHARDTRAIN_JAVA_OPTS=-Xmx...)",
+          ps.snapshotEvery(), held / 1e9, modelFloats, maxHeap / 1e9));
+    }
+  }
+
+  /** The floats of an MLP with {@code inputs} inputs, {@code hidden} layers and {@code classes} outputs: weights and biases. */
+  static long modelFloats(int inputs, int[] hidden, int classes) {
+    long floats = 0;
+    int in = inputs;
+    for (int out : hidden) {
+      floats += (long) in * out + out;
+      in = out;
+    }
+    return floats + (long) in * classes + classes;
   }
 
   /**

@@ -235,6 +235,19 @@ class ShardTrainCliTest {
   }
 
   @Test
+  void aMemoryJournalTooLargeForTheHeapIsRefusedBeforeAnyNodeStarts() throws IOException {
+    Path conf = dataDir.resolve("huge-snapshot-every.conf");
+    Files.writeString(conf, "shardtrain.ps.snapshot-every = 2000000000\n");
+    Run r = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--trainers", "2",
+        "--ps", "1", "--hidden", "8", "--batch", "16", "--steps", "3", "--no-progress", "--journal", "memory",
+        "--config", conf.toString());
+    assertEquals(2, r.exit(), r.err());
+    assertTrue(r.err().contains("the memory journal keeps up to 2 x shardtrain.ps.snapshot-every (2000000000)"),
+        r.err());
+    assertFalse(r.err().contains("local cluster of"), r.err());
+  }
+
+  @Test
   void profileSplitsEveryTrainersStepsIntoPartsThatAddUpToTheirWallTime() throws IOException {
     Path report = dataDir.resolve("profile.json");
     Run r = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--trainers", "2",
