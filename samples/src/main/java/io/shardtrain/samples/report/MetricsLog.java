@@ -32,6 +32,10 @@ public final class MetricsLog {
   private final LongSupplier processCpuNanos;
   private final LongSupplier jitCpuNanos;
   private long stepsDone;
+  /** The counters' places in {@link #atFirst} and {@link #atLast}. */
+  private static final int COMPILE_MS = 0;
+  private static final int PROCESS_CPU_NS = 1;
+  private static final int JIT_CPU_NS = 2;
   /** Each counter (-1: not counted) as the first and the last step read it. */
   private final long[] atFirst = {-1, -1, -1};
   private final long[] atLast = {-1, -1, -1};
@@ -59,9 +63,9 @@ public final class MetricsLog {
   public synchronized void step(double seconds, String trainer, long step, int examples, double loss) {
     stepsDone++;
     rows.add(new Row(seconds, trainer, step, stepsDone, examples, loss, Double.NaN, Double.NaN));
-    atLast[0] = compileMillis.getAsLong();
-    atLast[1] = processCpuNanos.getAsLong();
-    atLast[2] = jitCpuNanos.getAsLong();
+    atLast[COMPILE_MS] = compileMillis.getAsLong();
+    atLast[PROCESS_CPU_NS] = processCpuNanos.getAsLong();
+    atLast[JIT_CPU_NS] = jitCpuNanos.getAsLong();
     if (stepsDone == 1) System.arraycopy(atLast, 0, atFirst, 0, atLast.length);
   }
 
@@ -72,12 +76,12 @@ public final class MetricsLog {
    * than two steps.
    */
   public synchronized double jitSecondsWhileTraining() {
-    return change(0, 1e3);
+    return change(COMPILE_MS, 1e3);
   }
 
   /** This process's CPU seconds, all threads, from the first trainer step to the last; NaN as {@link #jitSecondsWhileTraining}. */
   public synchronized double processCpuSecondsWhileTraining() {
-    return change(1, 1e9);
+    return change(PROCESS_CPU_NS, 1e9);
   }
 
   /**
@@ -86,7 +90,7 @@ public final class MetricsLog {
    * does not tell (see {@link JvmCpu}) or with fewer than two steps.
    */
   public synchronized double jitCpuSecondsWhileTraining() {
-    return change(2, 1e9);
+    return change(JIT_CPU_NS, 1e9);
   }
 
   private double change(int counter, double perSecond) {
