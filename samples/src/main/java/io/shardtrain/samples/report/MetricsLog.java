@@ -42,7 +42,7 @@ public final class MetricsLog {
 
   /** A log that reads the JIT's compile time and the CPU times from this JVM, where it tells them. */
   public MetricsLog() {
-    this(jvmCompileMillis(), JvmCpu::processNanos, JvmCpu::compilerNanos);
+    this(jvmCompileMillis(), JvmCpu::processNanos, jvmCompilerNanos());
   }
 
   /** A log that reads the JIT's total compile time in ms from {@code compileMillis} (-1: not counted), and no CPU times. */
@@ -96,6 +96,12 @@ public final class MetricsLog {
   private double change(int counter, double perSecond) {
     if (stepsDone < 2 || atFirst[counter] < 0 || atLast[counter] < 0) return Double.NaN;
     return (atLast[counter] - atFirst[counter]) / perSecond;
+  }
+
+  /** The compiler threads' CPU clock, their files found now rather than in the first step. */
+  private static LongSupplier jvmCompilerNanos() {
+    JvmCpu.compilerNanos();
+    return JvmCpu::compilerNanos;
   }
 
   private static LongSupplier jvmCompileMillis() {
