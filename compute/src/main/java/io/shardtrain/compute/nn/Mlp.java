@@ -196,6 +196,20 @@ public final class Mlp implements GradientStep {
     return n;
   }
 
+  /**
+   * The scalar parameters, weights and biases, of the model {@link #create} would make with these
+   * dimensions, without making it.
+   */
+  public static long parameterCount(int inputDim, int[] hidden, int outputDim) {
+    long n = 0;
+    int in = inputDim;
+    for (int out : hidden) {
+      n += (long) in * out + out;
+      in = out;
+    }
+    return n + (long) in * outputDim + outputDim;
+  }
+
   /** Dense and activation layers in forward order. */
   public List<Layer> layers() {
     return layers;

@@ -90,6 +90,10 @@ class MlpTest {
         "dense3.weight", "dense3.bias"), names);
     assertEquals(List.of("[10, 8]", "[8]", "[8, 6]", "[6]", "[6, 4]", "[4]"), shapes);
     assertEquals(10 * 8 + 8 + 8 * 6 + 6 + 6 * 4 + 4, mlp.parameterCount());
+    assertEquals(mlp.parameterCount(), Mlp.parameterCount(10, new int[] {8, 6}, 4));
+    // MNIST's 784-512-256-10, and a model with no hidden layer.
+    assertEquals(535_818L, Mlp.parameterCount(784, new int[] {512, 256}, 10));
+    assertEquals(7_850L, Mlp.parameterCount(784, new int[0], 10));
     assertEquals(5, mlp.layers().size());
   }
 

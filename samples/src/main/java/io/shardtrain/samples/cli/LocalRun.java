@@ -144,7 +144,8 @@ final class LocalRun {
     Config runConfig = runConfig(config, journalDir);
     PsSettings psSettings = PsSettings.fromConfig(runConfig);
     if ("memory".equals(runConfig.getString("shardtrain.persistence.journal"))) {
-      checkMemoryJournal(psSettings, modelFloats(data.train().dim(), settings.hidden(), data.train().numClasses()),
+      checkMemoryJournal(psSettings, Mlp.parameterCount(data.train().dim(), settings.hidden(),
+          data.train().numClasses()),
           Runtime.getRuntime().maxMemory());
     }
     int psNodes = Math.max(1, ps);
@@ -210,17 +211,6 @@ final class LocalRun {
               + " journal, a smaller snapshot-every, or a larger heap (SHARDTRAIN_JAVA_OPTS=-Xmx...)",
           ps.snapshotEvery(), held / 1e9, modelFloats, maxHeap / 1e9));
     }
-  }
-
-  /** The floats of an MLP with {@code inputs} inputs, {@code hidden} layers and {@code classes} outputs: weights and biases. */
-  static long modelFloats(int inputs, int[] hidden, int classes) {
-    long floats = 0;
-    int in = inputs;
-    for (int out : hidden) {
-      floats += (long) in * out + out;
-      in = out;
-    }
-    return floats + (long) in * classes + classes;
   }
 
   /**

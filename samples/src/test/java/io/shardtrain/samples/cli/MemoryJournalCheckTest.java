@@ -1,11 +1,11 @@
 package io.shardtrain.samples.cli;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.shardtrain.actors.ps.PsSettings;
+import io.shardtrain.compute.nn.Mlp;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
@@ -17,17 +17,10 @@ class MemoryJournalCheckTest {
         PsSettings.NonFinitePolicy.REJECT, -1, 1);
   }
 
-  @Test
-  void anMlpsFloatsAreItsWeightsAndBiases() {
-    // 784x512 + 512, 512x256 + 256, 256x10 + 10.
-    assertEquals(535_818L, LocalRun.modelFloats(784, new int[] {512, 256}, 10));
-    assertEquals(7_850L, LocalRun.modelFloats(784, new int[0], 10));
-  }
-
   /** MNIST's MLP keeps 43 MB of events by default; with snapshot-every 1000, 4.29 GB, over half of 6 GB. */
   @Test
   void aMemoryJournalThatCouldHoldMoreThanHalfTheHeapIsRefusedWithWhatToChange() {
-    long mnist = LocalRun.modelFloats(784, new int[] {512, 256}, 10);
+    long mnist = Mlp.parameterCount(784, new int[] {512, 256}, 10);
     assertDoesNotThrow(() -> LocalRun.checkMemoryJournal(snapshotEvery(10), mnist, HEAP));
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> LocalRun.checkMemoryJournal(snapshotEvery(1000), mnist, HEAP));
