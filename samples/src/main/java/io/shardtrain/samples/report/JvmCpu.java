@@ -26,7 +26,7 @@ public final class JvmCpu {
 
   private JvmCpu() {}
 
-  /** This process's CPU time in ns, or -1 where the JVM does not tell. */
+  /** This process's CPU time in ns (on Linux in 10 ms ticks), or -1 where the JVM does not tell. */
   public static long processNanos() {
     return ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
         ? os.getProcessCpuTime() : -1;

@@ -130,11 +130,12 @@ class ShardTrainCliTest {
     assertTrue(field(json, "samples_per_sec") > 0);
     // HotSpot counts compile time, so the field is a number (null would say it does not).
     assertTrue(field(json, "jit_compile_seconds") >= 0, json);
-    // 48 steps of training take CPU; the compiler threads' share of it is part of it.
-    assertTrue(field(json, "process_cpu_seconds") > 0, json);
+    // Numbers, not null. The process's CPU clock counts 10 ms ticks, which 48 small steps may not
+    // fill; the compiler threads' share of it is part of it, to within a tick.
+    assertTrue(field(json, "process_cpu_seconds") >= 0, json);
     if (java.nio.file.Files.isDirectory(Path.of("/proc/self/task"))) {
       assertTrue(field(json, "jit_cpu_seconds") >= 0, json);
-      assertTrue(field(json, "jit_cpu_seconds") <= field(json, "process_cpu_seconds"), json);
+      assertTrue(field(json, "jit_cpu_seconds") <= field(json, "process_cpu_seconds") + 0.01, json);
     }
     // Quadrant blobs are easy: chance is 25%.
     assertTrue(field(json, "test_accuracy") > 0.9, json);
