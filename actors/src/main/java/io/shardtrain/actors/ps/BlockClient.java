@@ -16,6 +16,8 @@ import io.shardtrain.actors.ps.BlockProtocol.Pull;
 import io.shardtrain.actors.ps.BlockProtocol.PushAck;
 import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
 import io.shardtrain.actors.ps.BlockProtocol.TaskMark;
+import io.shardtrain.actors.ps.BlockProtocol.ValuesWanted;
+import io.shardtrain.actors.ps.BlockProtocol.WithValues;
 import io.shardtrain.actors.transport.Asks;
 import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
@@ -81,22 +83,48 @@ public final class BlockClient<M> {
   /**
    * A gradient for {@code block} at {@code step}, made in rollback generation {@code generation};
    * the same request again on every retry. {@code values} must not change until it is answered;
-   * they travel in {@code precision}, inline or by letter alike.
+   * they travel in {@code precision}, inline or by letter alike. {@code valuesFrom}: the block's
+   * values at that version or later come back with the acknowledgement when the block has them by
+   * then ({@link Pushed#values()}; {@link #NO_VALUES}: the acknowledgement alone).
    */
   public record PushRequest(String block, long step, long baseVersion, long membershipEpoch, float weight,
-      float[] values, long generation, TaskMark mark, WirePrecision precision) {
-    /** A push whose values travel as fp32. */
+      float[] values, long generation, TaskMark mark, WirePrecision precision, long valuesFrom) {
+    /** {@code valuesFrom} of a push that wants no values back. */
+    public static final long NO_VALUES = -1;
+
+    /** A push acknowledged without values. */
+    public PushRequest(String block, long step, long baseVersion, long membershipEpoch, float weight,
+        float[] values, long generation, TaskMark mark, WirePrecision precision) {
+      this(block, step, baseVersion, membershipEpoch, weight, values, generation, mark, precision, NO_VALUES);
+    }
+
+    /** A push whose values travel as fp32, acknowledged without values. */
     public PushRequest(String block, long step, long baseVersion, long membershipEpoch, float weight,
         float[] values, long generation, TaskMark mark) {
       this(block, step, baseVersion, membershipEpoch, weight, values, generation, mark, WirePrecision.FP32);
+    }
+
+    /** Whether the block's values are to come back with the acknowledgement. */
+    public boolean wantsValues() {
+      return valuesFrom != NO_VALUES;
     }
   }
 
   /** A pull of {@code block} at version {@code minVersion} or later, made in rollback generation {@code generation}. */
   public record PullRequest(String block, long minVersion, long generation) {}
 
-  /** The reply to {@code request}: the ack, or the failure; {@code byLetter}: the request went by letter. */
-  public record Pushed(PushRequest request, boolean byLetter, PushAck ack, Throwable failure) {}
+  /**
+   * The reply to {@code request}: the ack (never a {@link WithValues}), with the block's values when
+   * the request wanted them and the block had them (else null), or the failure; {@code byLetter}:
+   * the request went by letter.
+   */
+  public record Pushed(PushRequest request, boolean byLetter, PushAck ack, BlockValues values, Throwable failure) {
+    /** The reply {@code reply}, its values taken out of a {@link WithValues}. */
+    static Pushed of(PushRequest request, boolean byLetter, PushAck reply, Throwable failure) {
+      if (reply instanceof WithValues w) return new Pushed(request, byLetter, w.ack(), w.values(), failure);
+      return new Pushed(request, byLetter, reply, null, failure);
+    }
+  }
 
   /** The reply to {@code request}: the values, or the failure; {@code byLetter}: the request went by letter. */
   public record Pulled(PullRequest request, boolean byLetter, BlockValues values, Throwable failure) {}
@@ -147,16 +175,18 @@ public final class BlockClient<M> {
           bulk.<PushAck>askWithStatus(route.node().socketAddress(),
               replyTo -> new PushLetter(route.block(), selfBulk, gradient(p, null, replyTo)),
               p.values(), 0, p.values().length, askTimeout),
-          (ack, failure) -> onPushed.apply(new Pushed(p, true, ack, failure)));
+          (ack, failure) -> onPushed.apply(Pushed.of(p, true, ack, failure)));
       return;
     }
     context.pipeToSelf(this.<PushAck>viaSharding(p.block(), replyTo -> gradient(p, p.values(), replyTo), askTimeout),
-        (ack, failure) -> onPushed.apply(new Pushed(p, false, ack, failure)));
+        (ack, failure) -> onPushed.apply(Pushed.of(p, false, ack, failure)));
   }
 
   private PushGradient gradient(PushRequest p, float[] values, ActorRef<StatusReply<PushAck>> replyTo) {
+    // With this node's bulk address, values that come back name the block's route, as a pull's do.
+    ValuesWanted wanted = p.wantsValues() ? new ValuesWanted(p.valuesFrom(), selfBulk) : null;
     return new PushGradient(clientId, p.step(), p.baseVersion(), p.membershipEpoch(), p.weight(), values,
-        p.generation(), p.mark(), replyTo, p.precision());
+        p.generation(), p.mark(), replyTo, p.precision(), wanted);
   }
 
   /**
@@ -213,10 +243,14 @@ public final class BlockClient<M> {
     return entities.computeIfAbsent(block, id -> sharding.entityRefFor(ParameterBlock.ENTITY_KEY, id));
   }
 
-  /** The outcome of a push; a bounced letter forgets the block's route and goes again through sharding. */
+  /**
+   * The outcome of a push; a bounced letter forgets the block's route and goes again through
+   * sharding. Values that came with the ack name the block's route as a pull's do.
+   */
   public Result<PushAck> outcome(Pushed m) {
     Result<PushAck> r = classify(m.byLetter(), m.ack(), m.failure());
     routes.afterPush(m.request().block(), r.delivery());
+    if (m.values() != null) routes.afterPull(m.request().block(), Result.delivered(m.values()));
     if (r.delivery() == Delivery.BOUNCED) push(m.request());
     return r;
   }

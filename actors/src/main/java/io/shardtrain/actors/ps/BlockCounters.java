@@ -12,6 +12,7 @@ import java.util.List;
 final class BlockCounters {
   final BlockMeters meters;
   long pushes;
+  long pulls;
   long duplicates;
   long rejectedStale;
   long rejectedNonFinite;
@@ -59,7 +60,7 @@ final class BlockCounters {
   /** The counters with the barrier of {@code state} and the number of waiting pulls. */
   BlockStats stats(String entityId, BlockState state, int pendingPulls) {
     boolean waiting = state.isWaiting();
-    return new BlockStats(entityId, state.isInitialised(), state.version(), state.updates(), pushes, duplicates,
+    return new BlockStats(entityId, state.isInitialised(), state.version(), state.updates(), pushes, pulls, duplicates,
         rejectedStale, rejectedNonFinite, rejectedBadLength, rejectedNotInitialised, rejectedAhead, rejectedMalformed,
         skippedNonFinite, pullTimeouts, waiting ? state.version() + 1 : -1,
         waiting ? state.barrier().missing() : List.of(), state.membershipEpoch(), pendingPulls, eventsReplayed,

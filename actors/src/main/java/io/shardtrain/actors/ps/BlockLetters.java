@@ -9,6 +9,7 @@ import io.shardtrain.actors.ps.BlockProtocol.Publish;
 import io.shardtrain.actors.ps.BlockProtocol.Pull;
 import io.shardtrain.actors.ps.BlockProtocol.PushAck;
 import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
+import io.shardtrain.actors.ps.BlockProtocol.WithValues;
 import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.actors.transport.WirePrecision;
@@ -112,7 +113,10 @@ public final class BlockLetters {
     }
   }
 
-  /** A block's success reply to a {@link PushLetter}, by letter too (no floats). */
+  /**
+   * A block's success reply to a {@link PushLetter}, by letter too: no floats, or, for a
+   * {@link WithValues} acknowledgement, the block's values as the frame's floats.
+   */
   public record AckLetter(ActorRef<StatusReply<PushAck>> replyTo, PushAck ack) implements BulkTransport.Letter {
     @Override
     public ActorRef<?> recipient() {
@@ -121,6 +125,9 @@ public final class BlockLetters {
 
     @Override
     public Object open(float[] values) {
+      if (ack instanceof WithValues w) {
+        return StatusReply.success(new WithValues(w.ack(), w.values().withValues(values)));
+      }
       return StatusReply.success(ack);
     }
   }

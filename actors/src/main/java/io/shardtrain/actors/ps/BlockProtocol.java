@@ -34,6 +34,8 @@ public final class BlockProtocol {
    * {@code precision} is how {@code values} travel to another node; the block only ever sees them
    * decoded to fp32. A bf16 push's sender rounds its values to bf16 first (with error feedback), so
    * a block in the same JVM, which gets the array itself, applies the same values as a remote one.
+   * {@code wanted}: the block's values the sender wants with the acknowledgement (a pull that
+   * travels with the push, saving a request and a reply), or null for the acknowledgement alone.
    */
   public record PushGradient(
       String trainerId,
@@ -45,10 +47,18 @@ public final class BlockProtocol {
       long generation,
       TaskMark mark,
       ActorRef<StatusReply<PushAck>> replyTo,
-      WirePrecision precision) implements Command {
+      WirePrecision precision,
+      ValuesWanted wanted) implements Command {
 
     public PushGradient {
       if (precision == null) throw new IllegalArgumentException("a push needs a wire precision");
+    }
+
+    /** A push acknowledged without values. */
+    public PushGradient(String trainerId, long step, long baseVersion, long membershipEpoch, float weight,
+        float[] values, long generation, TaskMark mark, ActorRef<StatusReply<PushAck>> replyTo,
+        WirePrecision precision) {
+      this(trainerId, step, baseVersion, membershipEpoch, weight, values, generation, mark, replyTo, precision, null);
     }
 
     /** A push whose values travel as fp32. */
@@ -73,7 +83,20 @@ public final class BlockProtocol {
     /** This push with {@code floats} as its values (what a {@link BlockLetters.PushLetter} opens to). */
     public PushGradient withValues(float[] floats) {
       return new PushGradient(trainerId, step, baseVersion, membershipEpoch, weight, floats, generation, mark,
-          replyTo, precision);
+          replyTo, precision, wanted);
+    }
+  }
+
+  /**
+   * A pull that travels with a push: the block's values at version {@code minVersion} or later
+   * come back with the acknowledgement ({@link WithValues}) when the block is there by the time it
+   * acknowledges (a sync push under exact durability is acknowledged once its step is applied, an
+   * async one once journaled); otherwise the acknowledgement comes alone and the sender pulls.
+   * {@code replyBulk} is the sender's bulk address, as a {@link Pull}'s (null: none).
+   */
+  public record ValuesWanted(long minVersion, BulkAddress replyBulk) {
+    public ValuesWanted {
+      if (minVersion < 0) throw new IllegalArgumentException("wanted version must be >= 0, not " + minVersion);
     }
   }
 
@@ -220,6 +243,27 @@ public final class BlockProtocol {
   public record RolledBack(long version) implements PushAck {}
 
   /**
+   * {@code ack}, with the block's {@code values} at the acknowledged version, which a push's
+   * {@link ValuesWanted} asked for; read-only, as a pull's.
+   */
+  public record WithValues(PushAck ack, BlockValues values) implements PushAck {
+    public WithValues {
+      if (ack == null || values == null || ack instanceof WithValues) {
+        throw new IllegalArgumentException("values go with one plain acknowledgement");
+      }
+      if (values.version() != ack.version()) {
+        throw new IllegalArgumentException("values of version " + values.version() + " with an acknowledgement of "
+            + ack.version());
+      }
+    }
+
+    @Override
+    public long version() {
+      return ack.version();
+    }
+  }
+
+  /**
    * The block's values at {@code version}; read-only: in the block's own JVM the array is the one
    * the block holds for that version, so a receiver copies it before changing it. {@code values}
    * is null only inside a {@link BlockLetters.ValuesLetter}, whose frame carries the floats. {@code node} is the
@@ -238,6 +282,11 @@ public final class BlockProtocol {
     public BlockValues withValues(float[] floats) {
       return new BlockValues(parameter, index, offset, version, floats, node, block);
     }
+
+    /** These values without the block's route (as answered where a letter could not go). */
+    public BlockValues withoutRoute() {
+      return new BlockValues(parameter, index, offset, version, values);
+    }
   }
 
   /** A {@link BlockLetters.PushLetter} opened on the block's node; sealing keeps it beside the other commands. */
@@ -246,9 +295,12 @@ public final class BlockProtocol {
   /**
    * A block's counters since its entity (re)started, and its barrier. {@code pendingStep} is the
    * sync step that has contributions but is not applied yet (-1 if none), {@code waitingFor} the
-   * trainers of the membership that have not contributed to it. {@code eventsReplayed} is how many
+   * trainers of the membership that have not contributed to it. {@code pulls}: the pull requests
+   * it received (a pull that travels with a push is not one). {@code pendingPulls}: the pulls
+   * waiting for a version, those that travel with a held push ({@link ValuesWanted}) included.
+   * {@code eventsReplayed} is how many
    * events the last recovery replayed on top of its snapshot. {@code bulkPushes} and
-   * {@code bulkPulls} count pushes and pull replies that went by bulk letter.
+   * {@code bulkPulls} count pushes and replies with values (to pulls and to pushes) that went by bulk letter.
    * {@code examplesApplied}: the examples behind the updates applied so far (the sum of their
    * pushes' weights; kept in the snapshot, so it survives a move). {@code lastError}: the last error
    * the block answered a command with (a refused push or pull, a pull that timed out), "" if none,
@@ -260,6 +312,7 @@ public final class BlockProtocol {
       long version,
       long updates,
       long pushes,
+      long pulls,
       long duplicates,
       long rejectedStale,
       long rejectedNonFinite,

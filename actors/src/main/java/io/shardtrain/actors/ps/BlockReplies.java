@@ -11,6 +11,8 @@ import io.shardtrain.actors.ps.BlockProtocol.LetterPush;
 import io.shardtrain.actors.ps.BlockProtocol.Pull;
 import io.shardtrain.actors.ps.BlockProtocol.PushAck;
 import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
+import io.shardtrain.actors.ps.BlockProtocol.ValuesWanted;
+import io.shardtrain.actors.ps.BlockProtocol.WithValues;
 import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
 import java.util.HashMap;
@@ -49,17 +51,32 @@ final class BlockReplies {
     return m.push();
   }
 
-  /** Answers a push: by letter when it came by letter, else as a message. */
-  void ack(ActorRef<StatusReply<PushAck>> replyTo, PushAck ack) {
+  /**
+   * Answers a push with {@code ack}, and with {@code state}'s values when the push asked for them
+   * ({@code wanted}) and the block has reached the version it wants: by letter when the push came
+   * by letter (the values as the frame's floats, where the channel carries that many), else as a
+   * message.
+   */
+  void ack(ActorRef<StatusReply<PushAck>> replyTo, PushAck ack, ValuesWanted wanted, BlockState state) {
     BulkAddress to = letterReplies.remove(replyTo);
-    if (to == null) {
-      replyTo.tell(StatusReply.success(ack));
+    BlockValues values = null;
+    if (wanted != null && state.version() >= wanted.minVersion()) {
+      values = values(state, wanted.replyBulk());
+      counters.meters.pulled(values.values().length);
+    }
+    if (to == null || (values != null && !bulk().settings().carries(values.values().length))) {
+      replyTo.tell(StatusReply.success(values == null ? ack : new WithValues(ack, values)));
       return;
     }
-    bulk().sendLetter(to.socketAddress(), new AckLetter(replyTo, ack), NO_FLOATS, 0, 0)
+    float[] floats = values == null ? NO_FLOATS : values.values();
+    PushAck inLetter = values == null ? ack : new WithValues(ack, values.withValues(null));
+    // Sent again as a message if the letter fails: values then name no route, as a pull's would.
+    PushAck fallback = values == null ? ack : new WithValues(ack, values.withoutRoute());
+    if (values != null) counters.bulkPulls++;
+    bulk().sendLetter(to.socketAddress(), new AckLetter(replyTo, inLetter), floats, 0, floats.length)
         .whenComplete((done, failure) -> {
           // The sender's node may be gone; if not, the message finds it over Artery.
-          if (failure != null) replyTo.tell(StatusReply.success(ack));
+          if (failure != null) replyTo.tell(StatusReply.success(fallback));
         });
   }
 
@@ -79,20 +96,12 @@ final class BlockReplies {
    * block that cannot answer it by letter.
    */
   void answer(BlockState state, Pull pull) {
-    BlockSpec spec = state.spec();
     float[] values = state.values;
     BulkAddress to = pull.replyBulk();
     ActorRef<StatusReply<BlockValues>> replyTo = pull.replyTo();
     counters.meters.pulled(values.length);
-    if (to == null || !bulk().isEnabled()) {
-      replyTo.tell(StatusReply.success(
-          new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), values)));
-      return;
-    }
-    BulkAddress node = bulkAddress();
-    BlockValues reply = new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), values,
-        node, context.getSelf());
-    if (to.equals(node) || !bulk().settings().carries(values.length)) {
+    BlockValues reply = values(state, to);
+    if (reply.node() == null || to.equals(reply.node()) || !bulk().settings().carries(values.length)) {
       replyTo.tell(StatusReply.success(reply));
       return;
     }
@@ -105,9 +114,21 @@ final class BlockReplies {
           log.warn("block {}: values of version {} could not go by letter to {} ({}); answering inline", block,
               reply.version(), to, failure.getMessage());
           // Artery may still reach the puller, whose node's bulk channel is out of reach.
-          replyTo.tell(StatusReply.success(
-              new BlockValues(spec.parameter(), spec.index(), spec.offset(), reply.version(), values)));
+          replyTo.tell(StatusReply.success(reply.withoutRoute()));
         });
+  }
+
+  /**
+   * The block's values at its version, the version's own array; naming this node's bulk address
+   * and the block's actor when the asker gave a bulk address ({@code replyBulk}) and the channel is on.
+   */
+  private BlockValues values(BlockState state, BulkAddress replyBulk) {
+    BlockSpec spec = state.spec();
+    if (replyBulk == null || !bulk().isEnabled()) {
+      return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), state.values);
+    }
+    return new BlockValues(spec.parameter(), spec.index(), spec.offset(), state.version(), state.values,
+        bulkAddress(), context.getSelf());
   }
 
   private BulkTransport bulk() {

@@ -214,7 +214,7 @@ final class BlockRules {
     if (unwritten.holdsUpTo(trainer, cmd.step())) {
       // Its first copy is not journaled yet: answered with the group, once it is.
       counters.duplicates++;
-      unwritten.repeat(new PendingAck(cmd.replyTo(), Duplicate::new));
+      unwritten.repeat(new PendingAck(cmd.replyTo(), Duplicate::new, cmd.wanted()));
       return PushOutcome.held();
     }
     if (cmd.baseVersion() < 0 || cmd.baseVersion() > v) {

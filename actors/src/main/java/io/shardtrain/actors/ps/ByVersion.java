@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.NavigableMap;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 
 /**
  * Requests waiting for the block to reach a version, by version and in arrival order within one.
@@ -18,6 +19,15 @@ final class ByVersion<T> {
 
   boolean isEmpty() {
     return byVersion.isEmpty();
+  }
+
+  /** How many waiting requests {@code which} holds for. */
+  int count(Predicate<T> which) {
+    int n = 0;
+    for (List<T> waiting : byVersion.values()) {
+      for (T t : waiting) if (which.test(t)) n++;
+    }
+    return n;
   }
 
   /** The requests waiting for exactly {@code version}; empty when none. */

@@ -200,7 +200,7 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
         .onCommand(Publish.class, this::onPublish)
         .onCommand(UpdateMembership.class, this::onUpdateMembership)
         .onCommand(GetStats.class, (state, cmd) ->
-            Effect().reply(cmd.replyTo(), counters.stats(entityId, state, pulls.size())))
+            Effect().reply(cmd.replyTo(), counters.stats(entityId, state, waitingPulls())))
         .onCommand(PullTimedOut.class, this::onPullTimedOut)
         .onCommand(BarrierCheck.class, (state, check) -> onBarrierCheck(state))
         .onCommand(Leave.class, (state, h) -> onHandOff(state))
@@ -235,7 +235,8 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
     if (outcome.error() != null) return error(cmd.replyTo(), outcome.error());
     if (outcome.events().isEmpty()) return Effect().none().thenRun(s -> acknowledge(s, cmd, outcome.ack()));
     if (!state.isSync()) {
-      unwritten.add((GradientApplied) outcome.events().get(0), new PendingAck(cmd.replyTo(), outcome.ack()));
+      unwritten.add((GradientApplied) outcome.events().get(0),
+          new PendingAck(cmd.replyTo(), outcome.ack(), cmd.wanted()));
       // Idle: write at once. Right after a write: wait for the group that arrived during it.
       return grouping ? Effect().none() : writeGroup(state);
     }
@@ -265,7 +266,7 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
     grouping = true;
     return record(state, events).thenRun(s -> {
       afterChange(s);
-      for (GroupCommit.Waiting w : group) send(w.ack(), s.version());
+      for (GroupCommit.Waiting w : group) send(w.ack(), s);
       context.getSelf().tell(WriteGroup.INSTANCE);
     });
   }
@@ -276,10 +277,11 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
    */
   private void acknowledge(BlockState s, PushGradient cmd, LongFunction<PushAck> ack) {
     if (ack == null) return;
+    PendingAck pending = new PendingAck(cmd.replyTo(), ack, cmd.wanted());
     if (durability.acksWithStep() && s.isSync() && cmd.step() > s.version()) {
-      heldAcks.add(cmd.step(), new PendingAck(cmd.replyTo(), ack));
+      heldAcks.add(cmd.step(), pending);
     } else {
-      replies.ack(cmd.replyTo(), ack.apply(s.version()));
+      send(pending, s);
     }
   }
 
@@ -297,6 +299,7 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
   // Pulls, membership, hand-off and the barrier's warning
 
   private Effect<Event, BlockState> onPull(BlockState state, Pull cmd) {
+    counters.pulls++;
     String refused = rules.pullRefusal(state, cmd);
     if (refused != null) return error(cmd.replyTo(), refused);
     if (cmd.minVersion() <= state.version()) {
@@ -357,8 +360,8 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
         + " contributions to the pending step journaled", entityId, state.version(), waiting.size(), kept.size());
     if (kept.isEmpty()) return Effect().stop();
     return Effect().persist(kept).thenRun(s -> {
-      for (PendingAck a : heldAcks.takeAll()) send(a, s.version());
-      for (GroupCommit.Waiting w : group) send(w.ack(), s.version());
+      for (PendingAck a : heldAcks.takeAll()) send(a, s);
+      for (GroupCommit.Waiting w : group) send(w.ack(), s);
     }).thenStop();
   }
 
@@ -464,7 +467,7 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
     // Captures first: their replies must not wait behind a pull answer that lets trainers move on.
     answerCaptures(state);
     for (List<PendingAck> reached : heldAcks.takeUpTo(state.version()).values()) {
-      for (PendingAck a : reached) send(a, state.version());
+      for (PendingAck a : reached) send(a, state);
     }
     answerPulls(state);
     boolean waiting = state.isWaiting();
@@ -485,8 +488,14 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
     }
   }
 
-  private void send(PendingAck a, long version) {
-    replies.ack(a.replyTo(), a.ack().apply(version));
+  /** Sends {@code a} with the version {@code state} is at, and its values when they were asked for and are there. */
+  private void send(PendingAck a, BlockState state) {
+    replies.ack(a.replyTo(), a.ack().apply(state.version()), a.wanted(), state);
+  }
+
+  /** Pulls waiting for a version: on their own, or travelling with a sync push held for its step. */
+  private int waitingPulls() {
+    return pulls.size() + heldAcks.count(PendingAck::wantsValues);
   }
 
   private static String pullTimerKey(long id) {

@@ -28,7 +28,10 @@ import io.shardtrain.actors.ps.BlockProtocol.RolledBack;
 import io.shardtrain.actors.ps.BlockProtocol.Skipped;
 import io.shardtrain.actors.ps.BlockProtocol.Stale;
 import io.shardtrain.actors.ps.BlockProtocol.TaskProgress;
+import io.shardtrain.actors.ps.BlockProtocol.TaskMark;
 import io.shardtrain.actors.ps.BlockProtocol.UpdateMembership;
+import io.shardtrain.actors.ps.BlockProtocol.ValuesWanted;
+import io.shardtrain.actors.ps.BlockProtocol.WithValues;
 import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.WirePrecision;
 import java.util.List;
@@ -47,7 +50,7 @@ public final class WireSerializer extends TableSerializer {
    * 717002 the {@link JournalSerializer}.
    */
   public static final int IDENTIFIER = 717_003;
-  private static final int FORMAT = 5;
+  private static final int FORMAT = 6;
 
   public WireSerializer(ExtendedActorSystem system) {
     super(system, FORMAT, FORMAT, true);
@@ -108,6 +111,10 @@ public final class WireSerializer extends TableSerializer {
     ack("Stale", Stale.class, Stale::new);
     ack("Skipped", Skipped.class, Skipped::new);
     ack("RolledBack", RolledBack.class, RolledBack::new);
+    entry("WithValues", WithValues.class, (out, m) -> {
+      putPlainAck(out, m.ack());
+      writeFields(out, m.values());
+    }, in -> new WithValues(getPlainAck(in), (BlockValues) readFields(in, "BlockValues")));
     entry("BlockValues", BlockValues.class, (out, m) -> {
       putValuesHead(out, m);
       out.putFloats(m.values());
@@ -164,16 +171,26 @@ public final class WireSerializer extends TableSerializer {
         new Publish(in.getString(), in.getLong(), in.getLong(), in.getLong(), null, getRef(in))));
     entry("AckLetter", AckLetter.class, (out, m) -> {
       putRef(out, m.replyTo());
-      // The ack follows as it does on its own, under its own manifest.
-      out.putString(manifest(m.ack()));
-      writeFields(out, m.ack());
+      boolean withValues = m.ack() instanceof WithValues;
+      putPlainAck(out, withValues ? ((WithValues) m.ack()).ack() : m.ack());
+      out.putByte(withValues ? (byte) 1 : 0);
+      if (withValues) {
+        BlockValues v = ((WithValues) m.ack()).values();
+        putValuesHead(out, v);
+        putAddress(out, v.node());
+        putOptionalRef(out, v.block());
+      }
     }, in -> {
       ActorRef<StatusReply<PushAck>> replyTo = getRef(in);
-      String kind = in.getString();
-      if (!(readFields(in, kind) instanceof PushAck ack)) {
-        throw new IllegalArgumentException("'" + kind + "' is no push acknowledgement");
-      }
-      return new AckLetter(replyTo, ack);
+      PushAck ack = getPlainAck(in);
+      if (!in.getBoolean()) return new AckLetter(replyTo, ack);
+      String parameter = in.getString();
+      int index = in.getInt();
+      int offset = in.getInt();
+      long version = in.getLong();
+      BulkAddress node = getAddress(in);
+      return new AckLetter(replyTo, new WithValues(ack, new BlockValues(parameter, index, offset, version, null, node,
+          getOptionalRef(in))));
     });
     entry("ValuesLetter", ValuesLetter.class, (out, m) -> {
       putRef(out, m.replyTo());
@@ -202,6 +219,20 @@ public final class WireSerializer extends TableSerializer {
     entry(manifest, type, (out, m) -> out.putLong(m.version()), in -> create.apply(in.getLong()));
   }
 
+  /** An acknowledgement nested in another message: under its own manifest, as it travels on its own. */
+  private void putPlainAck(Out out, PushAck ack) {
+    out.putString(manifest(ack));
+    writeFields(out, ack);
+  }
+
+  private PushAck getPlainAck(In in) {
+    String kind = in.getString();
+    if (!(readFields(in, kind) instanceof PushAck ack) || ack instanceof WithValues) {
+      throw new IllegalArgumentException("'" + kind + "' is no plain push acknowledgement");
+    }
+    return ack;
+  }
+
   private void putPush(Out out, PushGradient m) {
     out.putString(m.trainerId());
     out.putLong(m.step());
@@ -213,6 +244,11 @@ public final class WireSerializer extends TableSerializer {
     out.putLong(m.generation());
     putMark(out, m.mark());
     putRef(out, m.replyTo());
+    out.putByte(m.wanted() == null ? (byte) 0 : 1);
+    if (m.wanted() != null) {
+      out.putLong(m.wanted().minVersion());
+      putAddress(out, m.wanted().replyBulk());
+    }
   }
 
   private PushGradient getPush(In in) {
@@ -224,8 +260,10 @@ public final class WireSerializer extends TableSerializer {
     WirePrecision precision = WirePrecision.ofCode(in.getByte());
     float[] values = in.getFloats(precision);
     long generation = in.getLong();
-    return new PushGradient(trainer, step, base, epoch, weight, values, generation, getMark(in), getRef(in),
-        precision);
+    TaskMark mark = getMark(in);
+    ActorRef<StatusReply<PushAck>> replyTo = getRef(in);
+    ValuesWanted wanted = in.getBoolean() ? new ValuesWanted(in.getLong(), getAddress(in)) : null;
+    return new PushGradient(trainer, step, base, epoch, weight, values, generation, mark, replyTo, precision, wanted);
   }
 
   private static void putValuesHead(Out out, BlockValues m) {
@@ -250,7 +288,7 @@ public final class WireSerializer extends TableSerializer {
   private static void putStats(Out out, BlockStats m) {
     out.putString(m.entityId());
     out.putByte(m.initialised() ? (byte) 1 : 0);
-    for (long v : new long[] {m.version(), m.updates(), m.pushes(), m.duplicates(), m.rejectedStale(),
+    for (long v : new long[] {m.version(), m.updates(), m.pushes(), m.pulls(), m.duplicates(), m.rejectedStale(),
         m.rejectedNonFinite(), m.rejectedBadLength(), m.rejectedNotInitialised(), m.rejectedAhead(),
         m.rejectedMalformed(), m.skippedNonFinite(), m.pullTimeouts(), m.pendingStep()}) {
       out.putLong(v);
@@ -269,7 +307,7 @@ public final class WireSerializer extends TableSerializer {
   private static BlockStats getStats(In in) {
     String entityId = in.getString();
     boolean initialised = in.getBoolean();
-    long[] v = new long[13];
+    long[] v = new long[14];
     for (int i = 0; i < v.length; i++) v[i] = in.getLong();
     List<String> waitingFor = in.getStrings();
     long epoch = in.getLong();
@@ -279,7 +317,7 @@ public final class WireSerializer extends TableSerializer {
     long bulkPulls = in.getLong();
     long examplesApplied = in.getLong();
     return new BlockStats(entityId, initialised, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9],
-        v[10], v[11], v[12], waitingFor, epoch, pendingPulls, replayed, bulkPushes, bulkPulls, examplesApplied,
+        v[10], v[11], v[12], v[13], waitingFor, epoch, pendingPulls, replayed, bulkPushes, bulkPulls, examplesApplied,
         in.getString(), in.getLong());
   }
 }

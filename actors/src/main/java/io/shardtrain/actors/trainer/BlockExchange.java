@@ -17,9 +17,10 @@ import org.slf4j.Logger;
 
 /**
  * What a trainer sends its blocks and takes in from them, through its {@link BlockClient}: a step's
- * pushes (each block's gradient slice as soon as backward produced it, or nothing), each with the
- * block's pull right behind it, their resends, and pull rounds, whose values it writes into the
- * model; and the next step's forward, layer by layer as a round's values arrive. It remembers each block's pulled
+ * pushes (each block's gradient slice as soon as backward produced it, or nothing), each carrying
+ * the block's pull, whose values come back with the push's ack (one request and one reply per block
+ * and step), their resends, and pull rounds, whose values it writes into the model; and the next
+ * step's forward, layer by layer as a round's values arrive. It remembers each block's pulled
  * version, the base version of the next gradient pushed to it, and counts pushes and pulls when
  * they start. Gradients leave in the trainer's wire precision, rounded with {@link ErrorFeedback}.
  */
@@ -80,9 +81,9 @@ final class BlockExchange {
   /**
    * Takes the step after {@code previousStep} on the reader's next batch, or on the batch whose
    * forward already ran ahead (null: none did): the rest of forward, then backward, during which
-   * each block's push leaves as soon as backward produced its gradient (last layer first) and the
-   * block's pull (sync: for the version this step makes) right behind it, so a block can answer it
-   * the moment it applied the step, while the trainer still differentiates the lower layers.
+   * each block's push leaves as soon as backward produced its gradient (last layer first), with
+   * the block's pull (sync: for the version this step makes), so a block can answer it the moment
+   * it applied the step, while the trainer still differentiates the lower layers.
    */
   StepInFlight train(Session s, TaskLease lease, BatchReader reader, long previousStep, ForwardAhead ahead) {
     long t0 = System.nanoTime();
@@ -102,14 +103,13 @@ final class BlockExchange {
         String block = slice.entityId();
         st.gradient(block, () -> feedback.compensate(block, TrainerModel.gradientOf(p, slice)));
         startPush(s, st, block);
-        sendPull(s, st.pulls(), block);
       }
     });
     st.computed(loss, t0, System.nanoTime(), cpuTime() - cpu0);
     return st;
   }
 
-  /** Takes the sync step after {@code previousStep} without data: an empty push to every block, each followed by its pull. */
+  /** Takes the sync step after {@code previousStep} without data: an empty push to every block, each with its pull. */
   StepInFlight withoutData(Session s, long previousStep) {
     long step = previousStep + 1;
     StepInFlight st = StepInFlight.withoutData(step, new PullRound(s.model().blocks(), step), nextForward(s));
@@ -119,7 +119,6 @@ final class BlockExchange {
     for (String block : s.model().blocks()) {
       st.nothing(block);
       startPush(s, st, block);
-      sendPull(s, st.pulls(), block);
     }
     return st;
   }
@@ -159,16 +158,44 @@ final class BlockExchange {
     return Math.max(0, THREADS.getCurrentThreadCpuTime());
   }
 
+  /** Sends the step's push to {@code block} with the pull of the round's version, which comes back with its ack. */
   private void startPush(Session s, StepInFlight st, String block) {
     counts.pushStarted();
+    counts.pullStarted();
     resendPush(s, st, block);
   }
 
-  /** Sends the step's push to {@code block} (again): the same values under the same (trainer, step) key. */
+  /**
+   * Sends the step's push to {@code block} (again): the same values under the same (trainer, step)
+   * key, asking for the block's values with the ack while the round still waits for them.
+   */
   void resendPush(Session s, StepInFlight st, String block) {
     StepInFlight.PendingPush p = st.pending(block);
+    long valuesFrom = st.pulls().awaits(block) ? st.pulls().minVersion() : BlockClient.PushRequest.NO_VALUES;
     client.push(new BlockClient.PushRequest(block, st.step(), pulledVersion.get(block), s.membershipEpoch(),
-        p.weight(), p.values(), s.generation(), st.markOf(p), precision));
+        p.weight(), p.values(), s.generation(), st.markOf(p), precision, valuesFrom));
+  }
+
+  /**
+   * Takes the values a delivered push's ack brought into {@code st}'s round, as {@link #pulled}
+   * takes a pull's; an ack that came without the values the push asked for (the block was not at
+   * the round's version when it acknowledged) is followed by a pull. True when the ack brought
+   * one of the round's blocks.
+   */
+  boolean pulledWithAck(Session s, StepInFlight st, PushAnswer m) {
+    PullRound round = st.pulls();
+    BlockClient.PushRequest request = m.reply().request();
+    if (!request.wantsValues() || request.valuesFrom() != round.minVersion() || !round.awaits(m.block())) {
+      return false;
+    }
+    BlockProtocol.BlockValues v = m.reply().values();
+    if (v == null) {
+      client.pull(new BlockClient.PullRequest(m.block(), round.minVersion(), s.generation()));
+      return false;
+    }
+    s.model().write(v);
+    pulledVersion.put(m.block(), v.version());
+    return round.received(m.block(), v.version());
   }
 
   /** Publishes a replica's values of {@code block} after {@code step} (all-reduce mode); completes with the block's version. */

@@ -297,15 +297,8 @@ public final class Trainer {
           }
           return Behaviors.same();
         })
-        .onMessage(BlockExchange.PullAnswer.class, m -> {
-          if (!blocks.pulled(s, st.pulls(), m)) return Behaviors.same();
-          if (st.done()) return completed(s, task, st);
-          st.ahead().arrived(m.block());
-          if (!st.pulls().done() && forwardsAhead(s, task, st)) {
-            blocks.forwardAhead(s, st, task.lease(), task.reader());
-          }
-          return Behaviors.same();
-        })
+        .onMessage(BlockExchange.PullAnswer.class,
+            m -> blocks.pulled(s, st.pulls(), m) ? arrived(s, task, st, m.block()) : Behaviors.same())
         .onMessageEquals(Stop.INSTANCE, () -> {
           st.requestStop();
           return Behaviors.same();
@@ -343,12 +336,26 @@ public final class Trainer {
       return Behaviors.same();
     }
     if (r.value() instanceof BlockProtocol.Stale) counts.stalePush();
+    boolean brought = blocks.pulledWithAck(s, st, m);
     // Every block has this step: report its offset, with the steps before it not reported yet.
     if (st.acked(m.block()) && st.examples() > 0) {
       reports.completed(task.lease().epoch(), task.lease().task(), st.step(), st.offsetAfter());
       sendReport(s);
     }
-    return st.done() ? completed(s, task, st) : Behaviors.same();
+    return brought ? arrived(s, task, st, m.block()) : st.done() ? completed(s, task, st) : Behaviors.same();
+  }
+
+  /**
+   * {@code block}'s values for the next step came in: the step is done, or the next step's forward
+   * runs through the layers that now have all their blocks.
+   */
+  private Behavior<Command> arrived(Session s, Task task, StepInFlight st, String block) {
+    if (st.done()) return completed(s, task, st);
+    st.ahead().arrived(block);
+    if (!st.pulls().done() && forwardsAhead(s, task, st)) {
+      blocks.forwardAhead(s, st, task.lease(), task.reader());
+    }
+    return Behaviors.same();
   }
 
   private void retryPushLater(Session s, BlockExchange.PushAnswer m) {

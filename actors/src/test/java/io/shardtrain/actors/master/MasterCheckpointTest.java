@@ -110,7 +110,7 @@ class MasterCheckpointTest {
       if (m instanceof BlockProtocol.UpdateMembership u) {
         u.replyTo().tell(StatusReply.success(u.epoch()));
       } else if (m instanceof BlockProtocol.GetStats g) {
-        g.replyTo().tell(new BlockProtocol.BlockStats(env.entityId(), true, BLOCK_VERSION, BLOCK_VERSION, 0, 0, 0, 0,
+        g.replyTo().tell(new BlockProtocol.BlockStats(env.entityId(), true, BLOCK_VERSION, BLOCK_VERSION, 0, 0, 0, 0, 0,
             0, 0, 0, 0, 0, 0, -1, List.of(), 1, 0, 0, 0, 0, 0, "", 0));
       } else if (m instanceof BlockProtocol.Checkpoint c) {
         probe.ref().tell(c);

@@ -3,6 +3,7 @@ package io.shardtrain.actors.ps;
 import static io.shardtrain.actors.ps.BlockTestSupport.assertBitsEqual;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -143,6 +144,43 @@ class BlockClientBulkTest {
     BlockStats stats = stats(block);
     assertEquals(1, stats.bulkPushes());
     assertEquals(2, stats.bulkPulls(), "both pulls answered by letter");
+  }
+
+  @Test
+  void valuesWantedWithAPushComeBackWithItsAckInlineThenByLetterAndNameTheBlocksRoute() throws Exception {
+    String block = zeroBlock();
+    TestProbe<Seen> seen = client.createTestProbe();
+    ActorRef<Object> actor = client.spawn(clientActor(block, seen.ref()));
+
+    // No route yet: through sharding, the values inline in the ack's Artery message.
+    actor.tell(new Run(c -> c.push(new PushRequest(block, 1, 0, 1, 32f, ones(), 0, null, WirePrecision.FP32, 1))));
+    Seen first = seen.expectMessageClass(Seen.class, TIMEOUT);
+    assertFalse(pushed(first).byLetter());
+    assertEquals(new BlockProtocol.Applied(1), first.result().value());
+    float[] expected = new float[LENGTH];
+    java.util.Arrays.fill(expected, -0.5f); // one SGD step of lr 0.5 on a gradient of ones
+    assertEquals(1, pushed(first).values().version());
+    assertBitsEqual(expected, pushed(first).values().values(), "values with the first ack");
+    assertTrue(first.routed(), "the values name the block's actor and node, as a pull's do");
+
+    // Routed: the push goes by letter, and the values come back as the ack letter's floats.
+    actor.tell(new Run(c -> c.push(new PushRequest(block, 2, 1, 1, 32f, ones(), 0, null, WirePrecision.FP32, 2))));
+    Seen second = seen.expectMessageClass(Seen.class, TIMEOUT);
+    assertTrue(pushed(second).byLetter());
+    assertEquals(new BlockProtocol.Applied(2), second.result().value());
+    java.util.Arrays.fill(expected, -1f);
+    assertEquals(2, pushed(second).values().version());
+    assertBitsEqual(expected, pushed(second).values().values(), "values with the ack letter");
+
+    // A push that wants nothing back gets the ack alone.
+    actor.tell(new Run(c -> c.push(new PushRequest(block, 3, 2, 1, 32f, ones(), 0, null))));
+    Seen third = seen.expectMessageClass(Seen.class, TIMEOUT);
+    assertEquals(new BlockProtocol.Applied(3), third.result().value());
+    assertNull(pushed(third).values());
+
+    BlockStats stats = stats(block);
+    assertEquals(2, stats.bulkPushes());
+    assertEquals(1, stats.bulkPulls(), "the second ack's values went by letter");
   }
 
   @Test

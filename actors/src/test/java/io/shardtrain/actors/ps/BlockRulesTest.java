@@ -102,7 +102,7 @@ class BlockRulesTest {
     BlockState s = new BlockState().apply(new Initialized(spec, new float[] {1f, 1f}));
     GroupCommit unwritten = new GroupCommit();
     float[] g = {1f, 2f};
-    assertTrue(unwritten.add(new GradientApplied("a", 3, 1f, g, null), new PendingAck(null, Applied::new)));
+    assertTrue(unwritten.add(new GradientApplied("a", 3, 1f, g, null), new PendingAck(null, Applied::new, null)));
     // Repeats of the waiting push get no answer now: theirs goes out with the group's, after its write.
     for (long step : new long[] {2, 3}) {
       BlockRules.PushOutcome repeat = rules.push(s, new PushGradient("a", step, 0, 1, 1f, g, null), unwritten);
@@ -112,7 +112,7 @@ class BlockRulesTest {
     assertEquals(1, rules.push(s, new PushGradient("a", 4, 0, 1, 1f, g, null), unwritten).events().size());
     // Base version 0, applied at version 1 (after the waiting push): within the bound of 1.
     assertEquals(1, rules.push(s, new PushGradient("b", 1, 0, 1, 1f, g, null), unwritten).events().size());
-    assertTrue(!unwritten.add(new GradientApplied("a", 4, 1f, g, null), new PendingAck(null, Applied::new)));
+    assertTrue(!unwritten.add(new GradientApplied("a", 4, 1f, g, null), new PendingAck(null, Applied::new, null)));
     // Applied at version 2: two versions behind its base, over the bound.
     assertEquals(new Stale(0), rules.push(s, new PushGradient("b", 1, 0, 1, 1f, g, null), unwritten).ack().apply(0));
     List<GroupCommit.Waiting> group = unwritten.take();

@@ -92,8 +92,9 @@ class WireSerializerTest {
     assertEquals(List.of("layer.w", 3, 786_432, 12L), List.of(values.parameter(), values.index(), values.offset(),
         values.version()));
     assertBitsEqual(VALUES, values.values(), "BlockValues values");
-    BlockStats stats = new BlockStats("layer.w#3", true, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, List.of("b", "c"),
-        14, 15, 16, 17, 18, 19, "gradient of length 3 from trainer b does not match block layer.w#3 of length 4", 20);
+    BlockStats stats = new BlockStats("layer.w#3", true, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+        List.of("b", "c"), 15, 16, 17, 18, 19, 20,
+        "gradient of length 3 from trainer b does not match block layer.w#3 of length 4", 21);
     assertEquals(stats, roundTrip(stats));
   }
 
@@ -161,6 +162,44 @@ class WireSerializerTest {
     BlockValues opened = (BlockValues) ((akka.pattern.StatusReply<?>) values.open(VALUES)).getValue();
     assertBitsEqual(VALUES, opened.values(), "a values letter opens to its frame's floats");
     assertEquals(block.ref(), opened.block());
+  }
+
+  @Test
+  void aPullThatTravelsWithAPushAndTheValuesThatComeBackWithItsAckRoundTrip() {
+    TestProbe<Object> probe = kit.createTestProbe();
+    TestProbe<BlockProtocol.Command> block = kit.createTestProbe();
+    BulkAddress address = new BulkAddress("10.1.2.5", 40_300);
+    for (BlockProtocol.ValuesWanted wanted : Arrays.asList(new BlockProtocol.ValuesWanted(7, address),
+        new BlockProtocol.ValuesWanted(0, null), null)) {
+      PushGradient push = roundTrip(new PushGradient("t", 7, 6, 3, 64f, VALUES, 2, null, probe.ref().unsafeUpcast(),
+          WirePrecision.FP32, wanted));
+      assertEquals(wanted, push.wanted());
+      assertBitsEqual(VALUES, push.values(), "the gradient beside a wanted version");
+      BlockLetters.PushLetter letter = roundTrip(new BlockLetters.PushLetter(block.ref(), address,
+          new PushGradient("t", 7, 6, 3, 64f, null, 2, null, probe.ref().unsafeUpcast(), WirePrecision.BF16, wanted)));
+      assertEquals(wanted, letter.push().wanted());
+    }
+
+    // Inline (over Artery): the ack and the values, floats included.
+    BlockProtocol.WithValues inline = roundTrip(new BlockProtocol.WithValues(new Accepted(7),
+        new BlockValues("layer.w", 2, 16_384, 7, VALUES, address, block.ref())));
+    assertEquals(new Accepted(7), inline.ack());
+    assertEquals(List.of("layer.w", 2, 16_384, 7L), List.of(inline.values().parameter(), inline.values().index(),
+        inline.values().offset(), inline.values().version()));
+    assertBitsEqual(VALUES, inline.values().values(), "values with an inline ack");
+    assertEquals(block.ref(), inline.values().block());
+
+    // By letter: the values travel as the frame's floats, and the letter opens to the whole reply.
+    BlockLetters.AckLetter letter = roundTrip(new BlockLetters.AckLetter(probe.ref().unsafeUpcast(),
+        new BlockProtocol.WithValues(new Applied(9), new BlockValues("b", 0, 0, 9, null, address, block.ref()))));
+    BlockProtocol.WithValues carried = (BlockProtocol.WithValues) letter.ack();
+    assertEquals(new Applied(9), carried.ack());
+    assertNull(carried.values().values(), "the values travel as the frame's floats");
+    assertEquals(address, carried.values().node());
+    BlockProtocol.WithValues opened = (BlockProtocol.WithValues)
+        ((akka.pattern.StatusReply<?>) letter.open(VALUES)).getValue();
+    assertBitsEqual(VALUES, opened.values().values(), "an ack letter opens to its frame's floats");
+    assertEquals(9, opened.version());
   }
 
   @Test

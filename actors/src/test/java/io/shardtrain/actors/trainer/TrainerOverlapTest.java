@@ -98,7 +98,7 @@ class TrainerOverlapTest {
   }
 
   @Test
-  void pushesAndPullsLeaveDuringBackwardAndTheNextStepsFirstLayerRunsWhileTheLastLayersPullIsUnanswered()
+  void pushesWithTheirPullsLeaveDuringBackwardAndTheNextStepsFirstLayerRunsWhileTheLastLayersPullIsUnanswered()
       throws Exception {
     // The ghost sends no heartbeats: only its stop, not a loaded machine's pauses, may drop it. A
     // cluster's shutdown on a loaded machine can outlast the testkit's default 10 s.
@@ -165,6 +165,9 @@ class TrainerOverlapTest {
     for (BlockProtocol.BlockStats s : st.blockStats(plan.job()).toCompletableFuture()
         .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
       assertEquals(4, s.version(), s.entityId());
+      // The trainer's pull requests are its two rounds before step 1 (on joining and on its first
+      // task); each step's pull travelled with its push. This test pulled dense1.weight once itself.
+      assertEquals(s.entityId().startsWith("overlap/dense1.weight") ? 3 : 2, s.pulls(), s.entityId());
     }
   }
 
