@@ -169,6 +169,20 @@ public final class BlockState {
     return List.copyOf(barrier.pending());
   }
 
+  /**
+   * The pending step's contributions as the events that record them (a new list), for a block
+   * that journals them before they are applied: it hands off, or a membership change needs them.
+   */
+  public List<Event> pendingEvents() {
+    List<Event> events = new ArrayList<>();
+    long step = version + 1;
+    for (Contribution c : barrier.pending()) {
+      events.add(c.weight() > 0f ? new GradientReceived(c.trainerId(), step, c.weight(), c.values(), c.mark())
+          : new GradientSkipped(c.trainerId(), step, c.mark()));
+    }
+    return events;
+  }
+
   /** The examples behind the applied updates (sync: the sum of the steps' contributions' weights). */
   public long examplesApplied() {
     return examplesApplied;

@@ -27,8 +27,6 @@ import io.shardtrain.actors.metrics.BlockMeters;
 import io.shardtrain.actors.ps.BlockEvents.CheckpointTaken;
 import io.shardtrain.actors.ps.BlockEvents.Event;
 import io.shardtrain.actors.ps.BlockEvents.GradientApplied;
-import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
-import io.shardtrain.actors.ps.BlockEvents.GradientSkipped;
 import io.shardtrain.actors.ps.BlockEvents.Initialized;
 import io.shardtrain.actors.ps.BlockEvents.MembershipUpdated;
 import io.shardtrain.actors.ps.BlockEvents.ReplicaPublished;
@@ -334,7 +332,7 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
     if (completes) events.add(new StepApplied(state.version() + 1));
     // The master reads the task marks of trainers that left; the contributions held in memory that
     // those marks count must then survive this block's failure, so they are journaled with it.
-    List<Event> journaled = durability.acksWithStep() && !completes ? pendingContributions(state) : new ArrayList<>();
+    List<Event> journaled = durability.acksWithStep() && !completes ? state.pendingEvents() : new ArrayList<>();
     journaled.addAll(durability.record(state, events, captures));
     return persist(journaled).thenRun(s -> {
       afterChange(s);
@@ -346,7 +344,7 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
     // Everything acknowledged is journaled already. The contributions to the pending step are
     // journaled now (a replay takes each trainer's once), so the block's next home has them and
     // their pushes are acknowledged instead of sent again. The waiting pulls are told to ask again.
-    List<Event> kept = durability.acksWithStep() ? pendingContributions(state) : new ArrayList<>();
+    List<Event> kept = durability.acksWithStep() ? state.pendingEvents() : new ArrayList<>();
     List<GroupCommit.Waiting> group = unwritten.take();
     kept.addAll(GroupCommit.events(group));
     Map<Long, Pull> waiting = pulls.takeAll();
@@ -363,17 +361,6 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
       for (PendingAck a : heldAcks.takeAll()) send(a, s);
       for (GroupCommit.Waiting w : group) send(w.ack(), s);
     }).thenStop();
-  }
-
-  /** The pending step's contributions, as the events that record them. */
-  private static List<Event> pendingContributions(BlockState state) {
-    List<Event> events = new ArrayList<>();
-    long step = state.version() + 1;
-    for (BlockState.Contribution c : state.pending()) {
-      events.add(c.weight() > 0f ? new GradientReceived(c.trainerId(), step, c.weight(), c.values(), c.mark())
-          : new GradientSkipped(c.trainerId(), step, c.mark()));
-    }
-    return events;
   }
 
   private Effect<Event, BlockState> onBarrierCheck(BlockState state) {

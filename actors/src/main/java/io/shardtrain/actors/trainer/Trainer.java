@@ -347,32 +347,23 @@ public final class Trainer {
 
   /**
    * {@code block}'s values for the next step came in: the step is done, or the next step's forward
-   * runs through the layers that now have all their blocks.
+   * runs through the layers that now have all their blocks, when that step is sure to train on
+   * {@code task}'s next batch: the same conditions as {@link #completed}'s, with the batch read
+   * ahead counted as not read (a stop or rollback that comes after drops it with the reader).
    */
   private Behavior<Command> arrived(Session s, Task task, StepInFlight st, String block) {
     if (st.done()) return completed(s, task, st);
     st.ahead().arrived(block);
-    if (!st.pulls().done() && forwardsAhead(s, task, st)) {
-      blocks.forwardAhead(s, st, task.lease(), task.reader());
-    }
+    long steps = s.job().steps();
+    boolean sureOfTheBatch = task != null && !st.stopRequested() && (steps <= 0 || st.step() < steps)
+        && (st.ahead().begun() || !task.reader().epochDone());
+    if (!st.pulls().done() && sureOfTheBatch) blocks.forwardAhead(s, st, task.lease(), task.reader());
     return Behaviors.same();
   }
 
   private void retryPushLater(Session s, BlockExchange.PushAnswer m) {
     timers.startSingleTimer("push-" + m.block(), new RetryPush(s.generation(), m.block(), m.step()),
         setup.settings().retryDelay());
-  }
-
-  /**
-   * Whether the step after {@code st} is sure to train on {@code task}'s next batch, so its forward
-   * may start before {@code st} is done: the same conditions as {@link #completed}'s, with the
-   * batch read ahead counted as not read. A stop or rollback that comes after drops the batch with
-   * the reader.
-   */
-  private boolean forwardsAhead(Session s, Task task, StepInFlight st) {
-    long steps = s.job().steps();
-    return task != null && !st.stopRequested() && (steps <= 0 || st.step() < steps)
-        && (st.ahead().begun() || !task.reader().epochDone());
   }
 
   private Behavior<Command> completed(Session s, Task task, StepInFlight st) {
