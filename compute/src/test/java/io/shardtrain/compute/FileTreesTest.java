@@ -22,10 +22,12 @@ class FileTreesTest {
 
   @Test
   void aMissingTreeIsNothingToDelete() throws Exception {
-    Path missing = Files.createTempDirectory("file-trees").resolve("never-made");
+    Path parent = Files.createTempDirectory("file-trees");
+    Path missing = parent.resolve("never-made");
     FileTrees.delete(missing);
     FileTrees.deleteQuietly(missing);
     FileTrees.deleteQuietly(null);
     assertFalse(Files.exists(missing));
+    Files.delete(parent);
   }
 }

@@ -23,7 +23,6 @@ import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.nn.Parameter;
 import io.shardtrain.persistence.model.Checkpoint;
 import io.shardtrain.persistence.model.CheckpointFiles;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,6 +32,7 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -43,6 +43,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * durability (blocks first, then its own offsets, then the trainers).
  */
 class MasterCheckpointTest {
+  /** Where a test's checkpoints go; JUnit deletes it after the test. */
+  @TempDir
+  Path tmp;
+
   // Patient expectations: the two cores are shared with other builds.
   /**
    * A fresh system per test: every test's master has the same persistence id, and a master left
@@ -180,7 +184,7 @@ class MasterCheckpointTest {
 
   @Test
   void checkpointHasEveryBlockCaptureOneStepAheadAndRecordsTheReaderOffsetsOfThatStep() throws Exception {
-    Path dir = Files.createTempDirectory("master-ckpt").resolve("ckpt");
+    Path dir = tmp.resolve("ckpt");
     Setup s = started(CheckpointSettings.OFF);
     // Reports of steps 6-8; the blocks are at 5, so the checkpoint is at 7.
     report(s, "a", 0, 10, 6, 0);
@@ -212,7 +216,7 @@ class MasterCheckpointTest {
 
   @Test
   void aCheckpointAtAStepInsideABatchedReportRecordsTheOffsetOfThatStep() throws Exception {
-    Path dir = Files.createTempDirectory("master-ckpt-batched").resolve("ckpt");
+    Path dir = tmp.resolve("ckpt");
     Setup s = started(CheckpointSettings.OFF);
     // The blocks are at 5, so the checkpoint is at 7: "a" reports steps 6 to 8 in one report, "b" 6 and 7.
     List<JobProtocol.StepOffset> a = List.of(new JobProtocol.StepOffset(6, 10), new JobProtocol.StepOffset(7, 20),
@@ -229,7 +233,7 @@ class MasterCheckpointTest {
 
   @Test
   void rollbackReturnsEveryBlockThenTheOffsetsThenTheTrainersToTheCommittedCheckpoint() throws Exception {
-    Path dir = Files.createTempDirectory("master-rollback").resolve("ckpt");
+    Path dir = tmp.resolve("ckpt");
     Setup s = started(new CheckpointSettings(0, dir, Duration.ofSeconds(20), PsSettings.Durability.CHECKPOINT));
     checkpointAtStepSeven(s, dir);
     report(s, "a", 0, 30, 8, 0);
@@ -288,7 +292,7 @@ class MasterCheckpointTest {
 
   @Test
   void aBlockSlowToRollBackIsAskedOnceRatherThanOnEveryTick() throws Exception {
-    Path dir = Files.createTempDirectory("master-slow-rollback").resolve("ckpt");
+    Path dir = tmp.resolve("ckpt");
     // Blocks answer after 1 s, ten of the master's 100 ms ticks; the ask times out after 2 s.
     Setup s = started(new CheckpointSettings(0, dir, Duration.ofSeconds(20), PsSettings.Durability.CHECKPOINT), job(),
         Duration.ofSeconds(1));
@@ -304,7 +308,7 @@ class MasterCheckpointTest {
 
   @Test
   void aStepBoundedJobIsCheckpointedAtItsLastStepRatherThanPastIt() throws Exception {
-    Path dir = Files.createTempDirectory("master-last-step").resolve("ckpt");
+    Path dir = tmp.resolve("ckpt");
     // The blocks are at 5 and the job ends at step 6: two steps ahead would never come. Only "a"
     // has reported step 6 yet: in sync mode that makes the job done, while the blocks still wait
     // for "b" to complete step 6, so the checkpoint is at 6, not at the blocks' 5.
