@@ -15,6 +15,7 @@ import io.shardtrain.actors.ps.BlockProtocol.Initialize;
 import io.shardtrain.actors.ps.BlockProtocol.PushAck;
 import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
 import io.shardtrain.actors.ps.BlockProtocol.UpdateMembership;
+import io.shardtrain.compute.optim.OptimizerSpec;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -50,6 +51,12 @@ final class BlockTestSupport {
   /** A fresh parameter name, so tests of one class never share a persistence id. */
   static String freshParameter() {
     return "p" + IDS.incrementAndGet();
+  }
+
+  /** A fresh block of {@link #INIT}'s length in {@code mode}: plain SGD at a constant rate of 0.1. */
+  static BlockSpec sgdSpec(BlockSpec.Mode mode) {
+    return new BlockSpec(freshParameter(), 0, 0, INIT.length, OptimizerSpec.defaults(OptimizerSpec.Kind.SGD),
+        "constant", 0.1f, mode, -1);
   }
 
   static EventSourcedBehaviorTestKit<Command, Event, BlockState> block(ActorTestKit kit, BlockSpec spec, PsSettings s) {

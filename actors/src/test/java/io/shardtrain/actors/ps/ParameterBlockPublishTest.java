@@ -20,7 +20,6 @@ import io.shardtrain.actors.ps.BlockProtocol.BlockValues;
 import io.shardtrain.actors.ps.BlockProtocol.Command;
 import io.shardtrain.actors.ps.BlockProtocol.Publish;
 import io.shardtrain.actors.ps.BlockProtocol.Pull;
-import io.shardtrain.compute.optim.OptimizerSpec;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -39,11 +38,6 @@ class ParameterBlockPublishTest {
     kit.shutdownTestKit();
   }
 
-  private static BlockSpec spec(BlockSpec.Mode mode) {
-    return new BlockSpec(BlockTestSupport.freshParameter(), 0, 0, INIT.length,
-        OptimizerSpec.defaults(OptimizerSpec.Kind.SGD), "constant", 0.1f, mode, -1);
-  }
-
   private static StatusReply<Long> publish(EventSourcedBehaviorTestKit<Command, Event, BlockState> tk, long step,
       long examples, float[] values) {
     return publishAs(tk, "t1", step, 1, examples, values).reply();
@@ -51,7 +45,7 @@ class ParameterBlockPublishTest {
 
   @Test
   void publishedValuesAreTheBlocksNextVersionAnswerWaitingPullsAndSurviveARestart() {
-    BlockSpec spec = spec(BlockSpec.Mode.ALLREDUCE);
+    BlockSpec spec = BlockTestSupport.sgdSpec(BlockSpec.Mode.ALLREDUCE);
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = block(kit, spec, settings());
     init(tk, spec, INIT);
     TestProbe<StatusReply<BlockValues>> waiting = kit.createTestProbe();
@@ -92,7 +86,7 @@ class ParameterBlockPublishTest {
    */
   @Test
   void aReFormedRingsPublicationReplacesTheSameStepOfAnOlderRing() {
-    BlockSpec spec = spec(BlockSpec.Mode.ALLREDUCE);
+    BlockSpec spec = BlockTestSupport.sgdSpec(BlockSpec.Mode.ALLREDUCE);
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = block(kit, spec, settings());
     init(tk, spec, INIT);
     float[] dead = {1f, 1f, 1f, 1f, 1f};
@@ -117,7 +111,7 @@ class ParameterBlockPublishTest {
   /** The same from a snapshot: a block recovered from one taken at a publication knows that publication's ring. */
   @Test
   void aRecoveredSnapshotKeepsTheRingOfItsPublication() {
-    BlockSpec spec = spec(BlockSpec.Mode.ALLREDUCE);
+    BlockSpec spec = BlockTestSupport.sgdSpec(BlockSpec.Mode.ALLREDUCE);
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk =
         block(kit, spec, settings(1, java.time.Duration.ofSeconds(5), PsSettings.NonFinitePolicy.REJECT));
     init(tk, spec, INIT);
@@ -139,7 +133,7 @@ class ParameterBlockPublishTest {
 
   @Test
   void aPublicationThatDoesNotFitIsRefusedWithItsReasonAndChangesNothing() {
-    BlockSpec spec = spec(BlockSpec.Mode.ALLREDUCE);
+    BlockSpec spec = BlockTestSupport.sgdSpec(BlockSpec.Mode.ALLREDUCE);
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = block(kit, spec, settings());
     assertTrue(publish(tk, 1, 8, INIT).getError().getMessage().contains("the block is not initialised"));
     init(tk, spec, INIT);
@@ -153,12 +147,12 @@ class ParameterBlockPublishTest {
 
   @Test
   void anAllReduceBlockRefusesGradientsAndAParameterServerBlockRefusesPublications() {
-    BlockSpec ring = spec(BlockSpec.Mode.ALLREDUCE);
+    BlockSpec ring = BlockTestSupport.sgdSpec(BlockSpec.Mode.ALLREDUCE);
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = block(kit, ring, settings());
     init(tk, ring, INIT);
     assertTrue(push(tk, "t1", 1, 0, 1f, GA).getError().getMessage().contains("all-reduce mode and takes no gradients"));
 
-    BlockSpec sync = spec(BlockSpec.Mode.SYNC);
+    BlockSpec sync = BlockTestSupport.sgdSpec(BlockSpec.Mode.SYNC);
     EventSourcedBehaviorTestKit<Command, Event, BlockState> ps = block(kit, sync, settings());
     init(ps, sync, INIT);
     assertTrue(publish(ps, 1, 8, GA).getError().getMessage()

@@ -16,7 +16,6 @@ import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
 import io.shardtrain.actors.ps.BlockProtocol.ValuesWanted;
 import io.shardtrain.actors.ps.BlockProtocol.WithValues;
 import io.shardtrain.actors.transport.WirePrecision;
-import io.shardtrain.compute.optim.OptimizerSpec;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -47,11 +46,6 @@ class ParameterBlockValuesWithAckTest {
     kit.shutdownTestKit();
   }
 
-  private static BlockSpec spec(BlockSpec.Mode mode) {
-    return new BlockSpec(BlockTestSupport.freshParameter(), 0, 0, INIT.length,
-        OptimizerSpec.defaults(OptimizerSpec.Kind.SGD), "constant", 0.1f, mode, -1);
-  }
-
   private static EventSourcedBehaviorTestKit<Command, Event, BlockState> started(BlockSpec spec, PsSettings s,
       String... trainers) {
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = block(kit, spec, s);
@@ -75,7 +69,7 @@ class ParameterBlockValuesWithAckTest {
 
   @Test
   void aSyncPushWantingTheStepsValuesIsAnsweredWithThemOnceTheStepIsApplied() {
-    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec(BlockSpec.Mode.SYNC), settings(), "a", "b");
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(BlockTestSupport.sgdSpec(BlockSpec.Mode.SYNC), settings(), "a", "b");
     TestProbe<StatusReply<PushAck>> a = sendWanting(tk, "a", 1, GA, 1);
     a.expectNoMessage(Duration.ofMillis(50));
     // Held with its step, it counts as a waiting pull.
@@ -105,7 +99,7 @@ class ParameterBlockValuesWithAckTest {
   @Test
   void aSyncPushAcknowledgedBeforeItsStepUnderCheckpointDurabilityComesWithoutValues() {
     PsSettings checkpoints = settings().withDurability(PsSettings.Durability.CHECKPOINT);
-    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec(BlockSpec.Mode.SYNC), checkpoints,
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(BlockTestSupport.sgdSpec(BlockSpec.Mode.SYNC), checkpoints,
         "a", "b");
     // Acknowledged as it arrives, at version 0: the values of version 1 do not exist yet.
     assertEquals(new Accepted(0), sendWanting(tk, "a", 1, GA, 1).receiveMessage().getValue());
@@ -117,7 +111,7 @@ class ParameterBlockValuesWithAckTest {
 
   @Test
   void anAsyncPushIsAnsweredWithTheValuesItsOwnUpdateMade() {
-    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(spec(BlockSpec.Mode.ASYNC), settings());
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(BlockTestSupport.sgdSpec(BlockSpec.Mode.ASYNC), settings());
     WithValues first = (WithValues) sendWanting(tk, "a", 1, GA, 0).receiveMessage().getValue();
     assertEquals(new Applied(1), first.ack());
     assertEquals(1, first.values().version());
