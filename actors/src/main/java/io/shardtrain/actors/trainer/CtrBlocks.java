@@ -2,13 +2,15 @@ package io.shardtrain.actors.trainer;
 
 import io.shardtrain.actors.ps.BlockClient;
 import io.shardtrain.actors.ps.BlockProtocol;
+import io.shardtrain.actors.transport.WirePrecision;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
  * The dense half of a {@link CtrTrainer}'s exchange: pushes of the dense gradient to the job's
- * blocks (kept until answered, so a retry sends the same request under the same key), pulls, and
- * the blocks' values written into the trainer's dense array. Remembers each block's pulled version,
+ * blocks (kept until answered, so a retry sends the same request under the same key), each
+ * carrying the block's pull, whose values come back with its ack; pulls on their own; and the
+ * blocks' values written into the trainer's dense array. Remembers each block's pulled version,
  * the base version of the next push to it.
  */
 final class CtrBlocks {
@@ -35,13 +37,17 @@ final class CtrBlocks {
     this.counts = counts;
   }
 
-  /** Pushes {@code values} of {@code weight} examples to {@code block} as {@code step}. */
+  /**
+   * Pushes {@code values} of {@code weight} examples to {@code block} as {@code step}, with the pull
+   * of its values at version {@code valuesFrom} or later, which come back with the ack.
+   */
   void push(String block, long step, long membershipEpoch, float weight, float[] values, long generation,
-      BlockProtocol.TaskMark mark) {
+      BlockProtocol.TaskMark mark, long valuesFrom) {
     BlockClient.PushRequest p = new BlockClient.PushRequest(block, step, pulledVersion.getOrDefault(block, 0L),
-        membershipEpoch, weight, values, generation, mark);
+        membershipEpoch, weight, values, generation, mark, WirePrecision.FP32, valuesFrom);
     unanswered.put(block, p);
     counts.pushStarted();
+    counts.pullStarted();
     client.push(p);
   }
 
@@ -96,9 +102,27 @@ final class CtrBlocks {
       client.pull(m.reply().request());
       return false;
     }
-    BlockProtocol.BlockValues v = r.value();
+    return take(dense, round, m.block(), r.value());
+  }
+
+  /**
+   * Takes the values an acknowledged push brought into {@code round}, as {@link #pulled} takes a
+   * pull's; an ack without the values its push asked for is followed by a pull. True when it
+   * brought one of the round's blocks.
+   */
+  boolean pulledWithAck(float[] dense, PullRound round, BlockExchange.PushAnswer m) {
+    BlockClient.PushRequest p = m.reply().request();
+    if (!p.wantsValues() || p.valuesFrom() != round.minVersion() || !round.awaits(m.block())) return false;
+    if (m.reply().values() == null) {
+      client.pull(new BlockClient.PullRequest(m.block(), round.minVersion(), p.generation()));
+      return false;
+    }
+    return take(dense, round, m.block(), m.reply().values());
+  }
+
+  private boolean take(float[] dense, PullRound round, String block, BlockProtocol.BlockValues v) {
     System.arraycopy(v.values(), 0, dense, v.offset(), v.values().length);
-    pulledVersion.put(m.block(), v.version());
-    return round.received(m.block(), v.version());
+    pulledVersion.put(block, v.version());
+    return round.received(block, v.version());
   }
 }

@@ -263,8 +263,7 @@ public final class CtrTrainer {
     for (BlockSlice slice : s.layout()) {
       float[] g = held ? new float[0] : Arrays.copyOfRange(denseGrad, slice.offset(), slice.offset() + slice.length());
       blocks.push(slice.entityId(), step, s.membershipEpoch(), held ? 0f : b.size(), g, s.generation(),
-          held ? null : task.lease.mark(offsetAfter));
-      blocks.pull(slice.entityId(), st.pulls.minVersion(), s.generation());
+          held ? null : task.lease.mark(offsetAfter), st.pulls.minVersion());
     }
     pushRows(s, st, held ? null : mine.rows);
     if (s.sync()) readAheadAndFetch(s, task, step);
@@ -291,8 +290,7 @@ public final class CtrTrainer {
     long now = System.nanoTime();
     st.computed(now, now, 0);
     for (String block : s.job().blocks()) {
-      blocks.push(block, step, s.membershipEpoch(), 0f, new float[0], s.generation(), null);
-      blocks.pull(block, step, s.generation());
+      blocks.push(block, step, s.membershipEpoch(), 0f, new float[0], s.generation(), null, step);
     }
     pushRows(s, st, null);
     return stepping(s, null, st, null);
@@ -318,7 +316,9 @@ public final class CtrTrainer {
             return fail(s, "block " + m.block() + " refused step " + st.step + ": " + blocks.refusal());
           }
           if (o == CtrBlocks.Outcome.BOUNCED) return Behaviors.same();
-          return st.acked(m.block()) ? acknowledged(s, task, st) : Behaviors.same();
+          boolean brought = blocks.pulledWithAck(s.dense(), st.pulls, m);
+          if (st.acked(m.block())) return acknowledged(s, task, st);
+          return brought ? next(s, task, st) : Behaviors.same();
         })
         .onMessage(RowsPushed.class, m -> {
           if (m.step() != st.step) return Behaviors.same();
