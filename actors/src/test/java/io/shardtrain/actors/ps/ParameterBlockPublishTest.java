@@ -7,6 +7,7 @@ import static io.shardtrain.actors.ps.BlockTestSupport.block;
 import static io.shardtrain.actors.ps.BlockTestSupport.init;
 import static io.shardtrain.actors.ps.BlockTestSupport.push;
 import static io.shardtrain.actors.ps.BlockTestSupport.settings;
+import static io.shardtrain.actors.ps.BlockTestSupport.sgdSpec;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -45,7 +46,7 @@ class ParameterBlockPublishTest {
 
   @Test
   void publishedValuesAreTheBlocksNextVersionAnswerWaitingPullsAndSurviveARestart() {
-    BlockSpec spec = BlockTestSupport.sgdSpec(BlockSpec.Mode.ALLREDUCE);
+    BlockSpec spec = sgdSpec(BlockSpec.Mode.ALLREDUCE);
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = block(kit, spec, settings());
     init(tk, spec, INIT);
     TestProbe<StatusReply<BlockValues>> waiting = kit.createTestProbe();
@@ -86,7 +87,7 @@ class ParameterBlockPublishTest {
    */
   @Test
   void aReFormedRingsPublicationReplacesTheSameStepOfAnOlderRing() {
-    BlockSpec spec = BlockTestSupport.sgdSpec(BlockSpec.Mode.ALLREDUCE);
+    BlockSpec spec = sgdSpec(BlockSpec.Mode.ALLREDUCE);
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = block(kit, spec, settings());
     init(tk, spec, INIT);
     float[] dead = {1f, 1f, 1f, 1f, 1f};
@@ -111,7 +112,7 @@ class ParameterBlockPublishTest {
   /** The same from a snapshot: a block recovered from one taken at a publication knows that publication's ring. */
   @Test
   void aRecoveredSnapshotKeepsTheRingOfItsPublication() {
-    BlockSpec spec = BlockTestSupport.sgdSpec(BlockSpec.Mode.ALLREDUCE);
+    BlockSpec spec = sgdSpec(BlockSpec.Mode.ALLREDUCE);
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk =
         block(kit, spec, settings(1, java.time.Duration.ofSeconds(5), PsSettings.NonFinitePolicy.REJECT));
     init(tk, spec, INIT);
@@ -133,7 +134,7 @@ class ParameterBlockPublishTest {
 
   @Test
   void aPublicationThatDoesNotFitIsRefusedWithItsReasonAndChangesNothing() {
-    BlockSpec spec = BlockTestSupport.sgdSpec(BlockSpec.Mode.ALLREDUCE);
+    BlockSpec spec = sgdSpec(BlockSpec.Mode.ALLREDUCE);
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = block(kit, spec, settings());
     assertTrue(publish(tk, 1, 8, INIT).getError().getMessage().contains("the block is not initialised"));
     init(tk, spec, INIT);
@@ -147,12 +148,12 @@ class ParameterBlockPublishTest {
 
   @Test
   void anAllReduceBlockRefusesGradientsAndAParameterServerBlockRefusesPublications() {
-    BlockSpec ring = BlockTestSupport.sgdSpec(BlockSpec.Mode.ALLREDUCE);
+    BlockSpec ring = sgdSpec(BlockSpec.Mode.ALLREDUCE);
     EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = block(kit, ring, settings());
     init(tk, ring, INIT);
     assertTrue(push(tk, "t1", 1, 0, 1f, GA).getError().getMessage().contains("all-reduce mode and takes no gradients"));
 
-    BlockSpec sync = BlockTestSupport.sgdSpec(BlockSpec.Mode.SYNC);
+    BlockSpec sync = sgdSpec(BlockSpec.Mode.SYNC);
     EventSourcedBehaviorTestKit<Command, Event, BlockState> ps = block(kit, sync, settings());
     init(ps, sync, INIT);
     assertTrue(publish(ps, 1, 8, GA).getError().getMessage()

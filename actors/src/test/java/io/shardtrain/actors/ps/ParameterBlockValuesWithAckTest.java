@@ -29,6 +29,7 @@ import static io.shardtrain.actors.ps.BlockTestSupport.init;
 import static io.shardtrain.actors.ps.BlockTestSupport.membership;
 import static io.shardtrain.actors.ps.BlockTestSupport.settings;
 import static io.shardtrain.actors.ps.BlockTestSupport.stats;
+import static io.shardtrain.actors.ps.BlockTestSupport.sgdSpec;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
@@ -69,7 +70,8 @@ class ParameterBlockValuesWithAckTest {
 
   @Test
   void aSyncPushWantingTheStepsValuesIsAnsweredWithThemOnceTheStepIsApplied() {
-    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(BlockTestSupport.sgdSpec(BlockSpec.Mode.SYNC), settings(), "a", "b");
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk =
+        started(sgdSpec(BlockSpec.Mode.SYNC), settings(), "a", "b");
     TestProbe<StatusReply<PushAck>> a = sendWanting(tk, "a", 1, GA, 1);
     a.expectNoMessage(Duration.ofMillis(50));
     // Held with its step, it counts as a waiting pull.
@@ -99,7 +101,7 @@ class ParameterBlockValuesWithAckTest {
   @Test
   void aSyncPushAcknowledgedBeforeItsStepUnderCheckpointDurabilityComesWithoutValues() {
     PsSettings checkpoints = settings().withDurability(PsSettings.Durability.CHECKPOINT);
-    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(BlockTestSupport.sgdSpec(BlockSpec.Mode.SYNC), checkpoints,
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(sgdSpec(BlockSpec.Mode.SYNC), checkpoints,
         "a", "b");
     // Acknowledged as it arrives, at version 0: the values of version 1 do not exist yet.
     assertEquals(new Accepted(0), sendWanting(tk, "a", 1, GA, 1).receiveMessage().getValue());
@@ -111,7 +113,7 @@ class ParameterBlockValuesWithAckTest {
 
   @Test
   void anAsyncPushIsAnsweredWithTheValuesItsOwnUpdateMade() {
-    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(BlockTestSupport.sgdSpec(BlockSpec.Mode.ASYNC), settings());
+    EventSourcedBehaviorTestKit<Command, Event, BlockState> tk = started(sgdSpec(BlockSpec.Mode.ASYNC), settings());
     WithValues first = (WithValues) sendWanting(tk, "a", 1, GA, 0).receiveMessage().getValue();
     assertEquals(new Applied(1), first.ack());
     assertEquals(1, first.values().version());
