@@ -143,10 +143,10 @@ final class LocalRun {
     Path journalDir = journalDir(settings);
     Config runConfig = runConfig(config, journalDir);
     PsSettings psSettings = PsSettings.fromConfig(runConfig);
-    if ("memory".equals(runConfig.getString("shardtrain.persistence.journal"))) {
+    JournalSettings journal = JournalSettings.fromConfig(runConfig);
+    if (journal.kind() == JournalSettings.Kind.MEMORY) {
       checkMemoryJournal(psSettings, Mlp.parameterCount(data.train().dim(), settings.hidden(),
-          data.train().numClasses()),
-          Runtime.getRuntime().maxMemory());
+          data.train().numClasses()), Runtime.getRuntime().maxMemory());
     }
     int psNodes = Math.max(1, ps);
     err.printf("shardtrain: local cluster of %d ps and %d trainer(s) on %d node(s) (%s), %s mode, %s journal%n",
@@ -164,7 +164,7 @@ final class LocalRun {
         nodeLayout)) {
       r = new DistributedTraining(settings, blockMode, psSettings.blockSize(), psSettings.maxStaleness(), progress,
           metrics, timeWire).run(cluster, data.train(), data.test());
-      journalBytes = Journal.journalBytes(JournalSettings.fromConfig(runConfig));
+      journalBytes = Journal.journalBytes(journal);
     } finally {
       if (journalDir != null) FileTrees.delete(journalDir);
     }
