@@ -184,18 +184,12 @@ final class BlockExchange {
    */
   boolean pulledWithAck(Session s, StepInFlight st, PushAnswer m) {
     PullRound round = st.pulls();
-    BlockClient.PushRequest request = m.reply().request();
-    if (!request.wantsValues() || request.valuesFrom() != round.minVersion() || !round.awaits(m.block())) {
-      return false;
-    }
-    BlockProtocol.BlockValues v = m.reply().values();
-    if (v == null) {
+    if (!round.pulledBy(m.reply().request())) return false;
+    if (m.reply().values() == null) {
       client.pull(new BlockClient.PullRequest(m.block(), round.minVersion(), s.generation()));
       return false;
     }
-    s.model().write(v);
-    pulledVersion.put(m.block(), v.version());
-    return round.received(m.block(), v.version());
+    return take(s, round, m.block(), m.reply().values());
   }
 
   /** Publishes a replica's values of {@code block} after {@code step} (all-reduce mode); completes with the block's version. */
@@ -250,9 +244,13 @@ final class BlockExchange {
       client.pull(m.reply().request());
       return false;
     }
-    BlockProtocol.BlockValues v = r.value();
+    return take(s, round, m.block(), r.value());
+  }
+
+  /** Writes {@code block}'s values {@code v} into the model and marks them arrived in {@code round}. */
+  private boolean take(Session s, PullRound round, String block, BlockProtocol.BlockValues v) {
     s.model().write(v);
-    pulledVersion.put(m.block(), v.version());
-    return round.received(m.block(), v.version());
+    pulledVersion.put(block, v.version());
+    return round.received(block, v.version());
   }
 }

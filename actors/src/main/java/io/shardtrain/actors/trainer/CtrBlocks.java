@@ -111,10 +111,9 @@ final class CtrBlocks {
    * brought one of the round's blocks.
    */
   boolean pulledWithAck(float[] dense, PullRound round, BlockExchange.PushAnswer m) {
-    BlockClient.PushRequest p = m.reply().request();
-    if (!p.wantsValues() || p.valuesFrom() != round.minVersion() || !round.awaits(m.block())) return false;
+    if (!round.pulledBy(m.reply().request())) return false;
     if (m.reply().values() == null) {
-      client.pull(new BlockClient.PullRequest(m.block(), round.minVersion(), p.generation()));
+      client.pull(new BlockClient.PullRequest(m.block(), round.minVersion(), m.generation()));
       return false;
     }
     return take(dense, round, m.block(), m.reply().values());

@@ -1,5 +1,6 @@
 package io.shardtrain.actors.trainer;
 
+import io.shardtrain.actors.ps.BlockClient;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -31,6 +32,11 @@ final class PullRound {
   /** Whether {@code block}'s values are still to come in this round. */
   boolean awaits(String block) {
     return missing.contains(block);
+  }
+
+  /** Whether push {@code p} asked for values this round still waits for (they come with its ack). */
+  boolean pulledBy(BlockClient.PushRequest p) {
+    return p.wantsValues() && p.valuesFrom() == minVersion && awaits(p.block());
   }
 
   /**
