@@ -2,18 +2,14 @@ package io.shardtrain.persistence.journal;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import io.shardtrain.compute.FileTrees;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
  * Builds the Akka persistence configuration layer for a {@link JournalSettings}: the jdbc journal
  * and snapshot store on one shared H2 or PostgreSQL pool (shared settings in the
- * {@code persistence.conf} fragment of cluster-config), or Akka's in-memory journal. The layer
+ * {@code persistence.conf} fragment of cluster-config), or the in-memory journal and snapshot store
+ * of one ActorSystem ({@link MemoryJournal}, {@link MemorySnapshotStore}). The layer
  * also repeats the {@code shardtrain.persistence.*} values it was built from, so
  * {@link JournalSettings#create} on the resulting system reads the same settings back.
  */
@@ -22,6 +18,9 @@ public final class JournalConfig {
   public static final String SHARED_DB = "shardtrain";
   static final String SHARED_DB_PATH = "akka-persistence-jdbc.shared-databases." + SHARED_DB;
   static final String FRAGMENT = "persistence.conf";
+  /** The plugins of the in-memory journal ({@link MemoryJournal}, {@link MemorySnapshotStore}), in reference.conf. */
+  static final String MEMORY_JOURNAL = "shardtrain-memory-journal";
+  static final String MEMORY_SNAPSHOT_STORE = "shardtrain-memory-snapshot-store";
 
   private JournalConfig() {}
 
@@ -53,12 +52,8 @@ public final class JournalConfig {
     m.put("shardtrain.persistence.schema-timeout", settings.schemaTimeout().toMillis() + "ms");
     switch (settings.kind()) {
       case MEMORY -> {
-        m.put("akka.persistence.journal.plugin", "akka.persistence.journal.inmem");
-        // Akka 2.8 has no in-memory snapshot store outside the testkit: the local (file) store in a
-        // fresh temporary directory keeps snapshots exactly as long as the in-memory events matter
-        // (one system) and still serializes every snapshot like the real store does.
-        m.put("akka.persistence.snapshot-store.plugin", "akka.persistence.snapshot-store.local");
-        m.put("akka.persistence.snapshot-store.local.dir", freshSnapshotDir().toString());
+        m.put("akka.persistence.journal.plugin", MEMORY_JOURNAL);
+        m.put("akka.persistence.snapshot-store.plugin", MEMORY_SNAPSHOT_STORE);
         return ConfigFactory.parseMap(m, "shardtrain memory journal");
       }
       case H2 -> {
@@ -122,15 +117,5 @@ public final class JournalConfig {
     Config f = ConfigFactory.parseResources(JournalConfig.class.getClassLoader(), FRAGMENT);
     if (f.isEmpty()) throw new IllegalStateException(FRAGMENT + " (shardtrain-cluster-config) is not on the classpath");
     return f;
-  }
-
-  private static Path freshSnapshotDir() {
-    try {
-      Path dir = Files.createTempDirectory("shardtrain-snapshots-");
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> FileTrees.deleteQuietly(dir), "delete " + dir));
-      return dir;
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot create a temporary snapshot directory", e);
-    }
   }
 }

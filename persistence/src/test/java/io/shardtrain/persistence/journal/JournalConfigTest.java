@@ -67,11 +67,12 @@ class JournalConfigTest {
   }
 
   @Test
-  void memoryLayerUsesInMemoryJournalAndLocalSnapshotsInATempDir() {
+  void memoryLayerUsesTheInMemoryJournalAndSnapshotStore() {
     Config c = over("shardtrain.persistence.journal = memory");
-    assertEquals("akka.persistence.journal.inmem", c.getString("akka.persistence.journal.plugin"));
-    assertEquals("akka.persistence.snapshot-store.local", c.getString("akka.persistence.snapshot-store.plugin"));
-    assertTrue(Path.of(c.getString("akka.persistence.snapshot-store.local.dir")).toFile().isDirectory());
+    assertEquals("shardtrain-memory-journal", c.getString("akka.persistence.journal.plugin"));
+    assertEquals("shardtrain-memory-snapshot-store", c.getString("akka.persistence.snapshot-store.plugin"));
+    assertEquals(MemoryJournal.class.getName(), c.getString("shardtrain-memory-journal.class"));
+    assertEquals(MemorySnapshotStore.class.getName(), c.getString("shardtrain-memory-snapshot-store.class"));
   }
 
   @Test

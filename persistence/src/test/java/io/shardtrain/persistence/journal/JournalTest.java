@@ -211,7 +211,7 @@ class JournalTest {
     ActorTestKit kit = started("JournalTestMemory", journal);
     try {
       Config akka = kit.system().settings().config();
-      assertEquals("akka.persistence.journal.inmem", akka.getString("akka.persistence.journal.plugin"));
+      assertEquals("shardtrain-memory-journal", akka.getString("akka.persistence.journal.plugin"));
       assertEquals(0, Journal.journalBytes(JournalSettings.create(kit.system())));
       Random random = new Random(3);
       TensorSum.Observed observed = new TensorSum.Observed();

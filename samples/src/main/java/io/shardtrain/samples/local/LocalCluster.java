@@ -97,9 +97,9 @@ public final class LocalCluster implements AutoCloseable {
    * P + index (one endpoint per node, as on separate machines).
    */
   private static ActorSystem<Void> node(String name, List<String> roles, Config common, int index) {
-    // The journal's layer per node: with the in-memory journal (one per node) each node has its own
-    // snapshot directory too, so a shard that moves finds neither the events nor the snapshots of
-    // its old node, instead of snapshots whose events stayed behind.
+    // With the in-memory journal each node keeps its own events and snapshots (the plugins belong to
+    // one ActorSystem), so a shard that moves finds neither of its old node's, never a snapshot
+    // whose events stayed behind.
     Config journal = JournalConfig.of(common);
     Map<String, Object> own = new java.util.HashMap<>(Map.of(
         "akka.cluster.roles", roles,
