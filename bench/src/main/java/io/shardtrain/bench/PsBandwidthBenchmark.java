@@ -21,10 +21,7 @@ import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.actors.transport.Asks;
 import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
-import io.shardtrain.compute.FileTrees;
 import io.shardtrain.compute.optim.OptimizerSpec;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -99,11 +96,9 @@ public final class PsBandwidthBenchmark {
     float[] grad = new float[floats];
     for (int i = 0; i < floats; i++) grad[i] = (float) Math.sin(i * 0.001) * 1e-3f;
     List<BlockSlice> slices = BlockLayout.of(List.of(new ParamShape("bench.w", floats)), blockFloats);
-    Path snapshots = null;
     try {
-      snapshots = Files.createTempDirectory("shardtrain-ps-bench");
-      ActorSystem<Void> ps = ActorSystem.create(Behaviors.empty(), "ps-bench", config("ps", snapshots));
-      ActorSystem<Void> client = ActorSystem.create(Behaviors.empty(), "ps-bench", config("client", snapshots));
+      ActorSystem<Void> ps = ActorSystem.create(Behaviors.empty(), "ps-bench", config("ps"));
+      ActorSystem<Void> client = ActorSystem.create(Behaviors.empty(), "ps-bench", config("client"));
       try (TransportBenchmark.Path raw = TransportBenchmark.rawPath(grad, TransportBenchmark.blocks(floats,
           blockFloats))) {
         List<EntityRef<Command>> blocks = start(ps, client, slices);
@@ -130,8 +125,6 @@ public final class PsBandwidthBenchmark {
       }
     } catch (Exception e) {
       throw new IllegalStateException("ps bandwidth benchmark failed: " + e, e);
-    } finally {
-      FileTrees.deleteQuietly(snapshots);
     }
   }
 
@@ -235,7 +228,7 @@ public final class PsBandwidthBenchmark {
     });
   }
 
-  private static Config config(String role, Path snapshots) {
+  private static Config config(String role) {
     String roles = role.equals("ps") ? "[ps]" : "[]";
     return ConfigFactory.parseString(String.format(Locale.ROOT, """
         akka.loglevel = WARNING
@@ -248,13 +241,12 @@ public final class PsBandwidthBenchmark {
         akka.remote.artery.advanced.buffer-pool-size = 128
         akka.remote.artery.advanced.maximum-large-frame-size = 8MiB
         akka.coordinated-shutdown.run-by-jvm-shutdown-hook = off
-        akka.persistence.journal.plugin = "akka.persistence.journal.inmem"
-        akka.persistence.snapshot-store.plugin = "akka.persistence.snapshot-store.local"
-        akka.persistence.snapshot-store.local.dir = "%s"
+        akka.persistence.journal.plugin = "shardtrain-memory-journal"
+        akka.persistence.snapshot-store.plugin = "shardtrain-memory-snapshot-store"
         shardtrain.transport.bulk.host = "127.0.0.1"
         shardtrain.transport.bulk.port = 0
         shardtrain.ps.snapshot-every = %d
-        """, roles, snapshots.resolve(role).toString().replace("\\", "/"), SNAPSHOT_EVERY))
+        """, roles, SNAPSHOT_EVERY))
         .withFallback(ConfigFactory.load());
   }
 }
