@@ -11,6 +11,7 @@ import io.shardtrain.compute.nn.GradientStep;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -130,9 +131,9 @@ final class TrainerModel implements AutoCloseable {
   }
 
   private static float[] copy(float[] data, BlockSlice slice) {
-    float[] values = new float[slice.length()];
-    System.arraycopy(data, slice.offset(), values, 0, slice.length());
-    return values;
+    // copyOfRange, not new + arraycopy: the JIT fills the new array without zeroing it first, which
+    // was half of this copy's cost (a sync x2 run's profile).
+    return Arrays.copyOfRange(data, slice.offset(), slice.offset() + slice.length());
   }
 
   /** Writes a block's pulled values into its parameter. */

@@ -78,23 +78,32 @@ public final class BlockUpdate {
    * gradient has a positive weight. Gradients of weight 0 or less may have any length.
    */
   public static float[] weightedMean(int length, List<? extends WeightedGradient> gradients) {
-    float[] mean = new float[length];
     float total = 0f;
-    for (WeightedGradient c : gradients) {
+    int last = -1;
+    for (int i = 0; i < gradients.size(); i++) {
+      WeightedGradient c = gradients.get(i);
+      if (c.weight() <= 0f) continue;
+      if (c.values().length != length) {
+        throw new IllegalArgumentException("gradient of length " + c.values().length + " in a mean of length "
+            + length);
+      }
+      total += c.weight();
+      last = i;
+    }
+    if (!(total > 0f)) return null;
+    float[] mean = new float[length];
+    for (int i = 0; i <= last; i++) {
+      WeightedGradient c = gradients.get(i);
       if (c.weight() <= 0f) continue;
       float w = c.weight();
       float[] g = c.values();
-      if (g.length != length) {
-        throw new IllegalArgumentException("gradient of length " + g.length + " in a mean of length " + length);
+      if (i < last) {
+        for (int j = 0; j < length; j++) mean[j] += w * g[j];
+      } else {
+        // The last gradient's pass also divides: the same operations in the same order as a
+        // separate pass would do, one pass over the mean fewer.
+        for (int j = 0; j < length; j++) mean[j] = (mean[j] + w * g[j]) / total;
       }
-      total += w;
-      for (int j = 0; j < length; j++) {
-        mean[j] += w * g[j];
-      }
-    }
-    if (!(total > 0f)) return null;
-    for (int j = 0; j < length; j++) {
-      mean[j] /= total;
     }
     return mean;
   }
