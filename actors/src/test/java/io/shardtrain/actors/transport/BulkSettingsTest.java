@@ -19,9 +19,9 @@ class BulkSettingsTest {
     assertEquals("", s.host());
     assertEquals(0, s.port());
     assertEquals(16_777_216, s.maxFloats());
-    assertEquals(8192, s.minFloats());
-    assertTrue(s.carries(8192));
-    assertTrue(!s.carries(8191));
+    assertEquals(1, s.minFloats());
+    assertTrue(s.carries(1));
+    assertTrue(!s.carries(0));
     assertTrue(!s.carries(16_777_217));
   }
 
