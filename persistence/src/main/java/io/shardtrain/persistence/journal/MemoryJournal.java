@@ -7,6 +7,7 @@ import akka.persistence.journal.Tagged;
 import akka.persistence.journal.japi.AsyncWriteJournal;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -35,11 +36,6 @@ public final class MemoryJournal extends AsyncWriteJournal {
     private long highest;
 
     synchronized void append(PersistentRepr p) {
-      // A database refuses a second write of a key; so does this, rather than keep two histories.
-      if (p.sequenceNr() <= highest) {
-        throw new IllegalStateException("event " + p.sequenceNr() + " of " + p.persistenceId()
-            + " written after event " + highest + ": two writers of one persistence id");
-      }
       kept.addLast(p);
       highest = p.sequenceNr();
     }
@@ -64,19 +60,31 @@ public final class MemoryJournal extends AsyncWriteJournal {
 
   @Override
   public Future<Iterable<Optional<Exception>>> doAsyncWriteMessages(Iterable<AtomicWrite> messages) {
+    // A database refuses a second write of a key, and the whole batch with it; so does this, rather
+    // than keep two histories of one id. Checked before anything is kept: writes come one batch at
+    // a time from the journal actor.
+    Map<String, Long> highestAfter = new HashMap<>();
+    for (AtomicWrite write : messages) {
+      String id = write.persistenceId();
+      long highest = highestAfter.computeIfAbsent(id, k -> {
+        Events events = byId.get(k);
+        return events == null ? 0L : events.highest();
+      });
+      if (write.lowestSequenceNr() <= highest) {
+        return Futures.failed(new IllegalStateException("event " + write.lowestSequenceNr() + " of " + id
+            + " written after event " + highest + ": two writers of one persistence id"));
+      }
+      highestAfter.put(id, write.highestSequenceNr());
+    }
     long now = System.currentTimeMillis();
     List<Optional<Exception>> results = new ArrayList<>();
-    try {
-      for (AtomicWrite write : messages) {
-        Events events = byId.computeIfAbsent(write.persistenceId(), id -> new Events());
-        for (PersistentRepr p : CollectionConverters.asJava(write.payload())) {
-          Object payload = p.payload() instanceof Tagged t ? t.payload() : p.payload();
-          events.append(p.withPayload(payload).withTimestamp(now));
-        }
-        results.add(Optional.empty());
+    for (AtomicWrite write : messages) {
+      Events events = byId.computeIfAbsent(write.persistenceId(), id -> new Events());
+      for (PersistentRepr p : CollectionConverters.asJava(write.payload())) {
+        Object payload = p.payload() instanceof Tagged t ? t.payload() : p.payload();
+        events.append(p.withPayload(payload).withTimestamp(now));
       }
-    } catch (IllegalStateException e) {
-      return Futures.failed(e);
+      results.add(Optional.empty());
     }
     return Futures.successful(results);
   }

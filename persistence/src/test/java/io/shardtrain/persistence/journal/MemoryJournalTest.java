@@ -64,8 +64,15 @@ class MemoryJournalTest {
 
   /** Writes events {@code from..to} of {@code pid}, one atomic write each; returns the journal's reply to the batch. */
   private Object write(String pid, long from, long to) {
+    List<PersistentRepr> events = new ArrayList<>();
+    for (long s = from; s <= to; s++) events.add(event(pid, s));
+    return write(events);
+  }
+
+  /** Writes {@code events} in one batch, one atomic write each; returns the journal's reply to the batch. */
+  private Object write(List<PersistentRepr> events) {
     List<PersistentEnvelope> writes = new ArrayList<>();
-    for (long s = from; s <= to; s++) writes.add(AtomicWrite.apply(event(pid, s)));
+    for (PersistentRepr e : events) writes.add(AtomicWrite.apply(e));
     journal.tell(new JournalProtocol.WriteMessages(CollectionConverters.asScala(writes).toList(), probeRef, 1),
         akka.actor.ActorRef.noSender());
     // The batch's reply, then one per event.
@@ -118,14 +125,15 @@ class MemoryJournalTest {
   }
 
   @Test
-  void aSecondWriteOfASequenceNumberFailsAndKeepsTheFirst() {
+  void aSecondWriteOfASequenceNumberFailsItsWholeBatchAndKeepsTheFirst() {
     assertTrue(write("block", 1, 3) instanceof JournalProtocol.WriteMessagesSuccessful$);
-    Object failed = write("block", 3, 3);
+    // Another id's event first in the batch: it is not kept either, as a database's transaction.
+    Object failed = write(List.of(event("other", 1), event("block", 3)));
     assertTrue(failed instanceof JournalProtocol.WriteMessagesFailed, "got " + failed);
-    assertTrue(((JournalProtocol.WriteMessagesFailed) failed).cause().getMessage()
-        .contains("event 3 of block written after event 3"), ((JournalProtocol.WriteMessagesFailed) failed).cause()
-        .getMessage());
+    String reason = ((JournalProtocol.WriteMessagesFailed) failed).cause().getMessage();
+    assertTrue(reason.contains("event 3 of block written after event 3"), reason);
     assertEquals(List.of("event 1", "event 2", "event 3", 3L), replay("block"));
+    assertEquals(List.of(0L), replay("other"));
   }
 
   @Test

@@ -207,10 +207,10 @@ final class LocalRun {
     long held = ps.heldEventBytes(modelFloats) + 2L * 3 * modelFloats * Float.BYTES;
     if (held > maxHeap / 2) {
       throw new IllegalArgumentException(String.format(Locale.ROOT,
-          "the memory journal keeps up to 2 x shardtrain.ps.snapshot-every (%d) events and 2 snapshots of every"
-              + " block in the heap:"
-              + " %.2f GB for this model's %d floats, more than half of the JVM's %.2f GB heap; use the default H2"
-              + " journal, a smaller snapshot-every, or a larger heap (SHARDTRAIN_JAVA_OPTS=-Xmx...)",
+          "the memory journal keeps up to 2 x shardtrain.ps.snapshot-every (%d) events and 2 snapshots of"
+              + " every block in the heap: %.2f GB for this model's %d floats, more than half of the JVM's %.2f GB"
+              + " heap; use the default H2 journal, a smaller snapshot-every, or a larger heap"
+              + " (SHARDTRAIN_JAVA_OPTS=-Xmx...)",
           ps.snapshotEvery(), held / 1e9, modelFloats, maxHeap / 1e9));
     }
   }
