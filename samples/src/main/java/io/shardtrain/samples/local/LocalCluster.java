@@ -57,7 +57,10 @@ public final class LocalCluster implements AutoCloseable {
     if (trainers < 1) throw new IllegalArgumentException("--trainers must be at least 1, got " + trainers);
     LocalCluster c = new LocalCluster();
     try {
-      Config common = ConfigFactory.parseResources("cluster.conf").withFallback(base);
+      // One journal layer for every node: with the in-memory journal each node still keeps its own
+      // events and snapshots (the plugins belong to one ActorSystem), so a shard that moves finds
+      // neither of its old node's, never a snapshot whose events stayed behind.
+      Config common = JournalConfig.of(ConfigFactory.parseResources("cluster.conf").withFallback(base));
       if (layout == Layout.COLOCATED) {
         for (int i = 0; i < Math.max(ps, trainers); i++) {
           List<String> roles = new ArrayList<>();
@@ -97,17 +100,13 @@ public final class LocalCluster implements AutoCloseable {
    * P + index (one endpoint per node, as on separate machines).
    */
   private static ActorSystem<Void> node(String name, List<String> roles, Config common, int index) {
-    // With the in-memory journal each node keeps its own events and snapshots (the plugins belong to
-    // one ActorSystem), so a shard that moves finds neither of its old node's, never a snapshot
-    // whose events stayed behind.
-    Config journal = JournalConfig.of(common);
     Map<String, Object> own = new java.util.HashMap<>(Map.of(
         "akka.cluster.roles", roles,
         "akka.remote.artery.canonical.port", 0,
         "akka.remote.artery.canonical.hostname", "127.0.0.1"));
-    int metricsPort = journal.getInt("shardtrain.metrics.port");
+    int metricsPort = common.getInt("shardtrain.metrics.port");
     if (metricsPort > 0) own.put("shardtrain.metrics.port", metricsPort + index);
-    Config config = ConfigFactory.parseMap(own).withFallback(journal);
+    Config config = ConfigFactory.parseMap(own).withFallback(common);
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), name, config);
     // Before the roles start, so the first blocks and trainers already count.
     MetricsServer.startIfConfigured(system);
