@@ -22,6 +22,7 @@ import io.shardtrain.actors.transport.Asks;
 import io.shardtrain.actors.transport.BulkAddress;
 import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.compute.optim.OptimizerSpec;
+import io.shardtrain.persistence.journal.JournalConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -230,7 +231,7 @@ public final class PsBandwidthBenchmark {
 
   private static Config config(String role) {
     String roles = role.equals("ps") ? "[ps]" : "[]";
-    return ConfigFactory.parseString(String.format(Locale.ROOT, """
+    return JournalConfig.of(ConfigFactory.parseString(String.format(Locale.ROOT, """
         akka.loglevel = WARNING
         akka.actor.provider = cluster
         akka.cluster.roles = %s
@@ -241,12 +242,10 @@ public final class PsBandwidthBenchmark {
         akka.remote.artery.advanced.buffer-pool-size = 128
         akka.remote.artery.advanced.maximum-large-frame-size = 8MiB
         akka.coordinated-shutdown.run-by-jvm-shutdown-hook = off
-        akka.persistence.journal.plugin = "shardtrain-memory-journal"
-        akka.persistence.snapshot-store.plugin = "shardtrain-memory-snapshot-store"
+        shardtrain.persistence.journal = memory
         shardtrain.transport.bulk.host = "127.0.0.1"
         shardtrain.transport.bulk.port = 0
         shardtrain.ps.snapshot-every = %d
-        """, roles, SNAPSHOT_EVERY))
-        .withFallback(ConfigFactory.load());
+        """, roles, SNAPSHOT_EVERY)));
   }
 }
