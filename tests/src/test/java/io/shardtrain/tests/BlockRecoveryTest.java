@@ -23,15 +23,16 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Invariant 2 of docs/ARCHITECTURE.md on the real embedded journal: a block whose ActorSystem stops after k
- * updates comes back, in a new ActorSystem on the same H2 file, bit for bit as it was, having
+ * Invariant 2 of docs/ARCHITECTURE.md on the real embedded journals (the log and H2): a block whose
+ * ActorSystem stops after k updates comes back, in a new ActorSystem on the same files, bit for bit as it was, having
  * replayed at most {@code snapshot-every} events; and it goes on exactly as the original would
  * (so the optimizer's slots came back too).
  */
@@ -41,10 +42,12 @@ class BlockRecoveryTest {
   static final Duration T = Duration.ofSeconds(20);
   static final int LENGTH = 1000;
 
-  ActorSystem<Void> node(Path h2) {
+  /** A one-node cluster on the {@code kind} journal (h2 or log) kept under {@code dir}. */
+  ActorSystem<Void> node(String kind) {
     Config base = ConfigFactory.parseMap(Map.of(
-            "shardtrain.persistence.journal", "h2",
-            "shardtrain.persistence.h2-path", h2.toString(),
+            "shardtrain.persistence.journal", kind,
+            "shardtrain.persistence.h2-path", dir.resolve("journal/shardtrain").toString(),
+            "shardtrain.persistence.log-dir", dir.resolve("journal/log").toString(),
             "shardtrain.ps.snapshot-every", 5,
             "akka.cluster.roles", List.of("ps"),
             "akka.remote.artery.canonical.port", 0))
@@ -57,9 +60,9 @@ class BlockRecoveryTest {
     return system;
   }
 
-  @Test
-  void blockStoppedAfterKUpdatesRecoversBitForBitReplayingAtMostSnapshotEveryEvents() throws Exception {
-    Path h2 = dir.resolve("journal/shardtrain");
+  @ParameterizedTest
+  @ValueSource(strings = {"log", "h2"})
+  void blockStoppedAfterKUpdatesRecoversBitForBitReplayingAtMostSnapshotEveryEvents(String kind) throws Exception {
     BlockSpec spec = new BlockSpec("w", 0, 0, LENGTH, OptimizerSpec.parse("nesterov"), "step:3:0.5", 0.1f,
         BlockSpec.Mode.ASYNC, -1);
     Random rnd = new Random(11);
@@ -76,7 +79,7 @@ class BlockRecoveryTest {
     float[][] grads = new float[k + 1][LENGTH];
     for (float[] g : grads) for (int i = 0; i < LENGTH; i++) g[i] = (float) rnd.nextGaussian();
 
-    ActorSystem<Void> first = node(h2);
+    ActorSystem<Void> first = node(kind);
     try {
       var block = ParameterBlock.entityRef(first, spec.entityId());
       block.<Long>askWithStatus(r -> new BlockProtocol.Initialize(spec, init, r), T).toCompletableFuture().get();
@@ -97,7 +100,7 @@ class BlockRecoveryTest {
       first.getWhenTerminated().toCompletableFuture().get();
     }
 
-    ActorSystem<Void> second = node(h2);
+    ActorSystem<Void> second = node(kind);
     try {
       var block = ParameterBlock.entityRef(second, spec.entityId());
       BlockProtocol.BlockValues after = block.<BlockProtocol.BlockValues>askWithStatus(
@@ -125,14 +128,14 @@ class BlockRecoveryTest {
   /**
    * Two copies of one block at once, as a partition could start them while the side that lost
    * still runs its copy (cluster.conf's short down-removal-margin): each on its own one-node
-   * cluster, both on one H2 file. The journal's key (persistence id, sequence number) refuses the
+   * cluster, both on one journal. The journal's key (persistence id, sequence number) refuses the
    * second write of a sequence number, so the copy that wrote it is not acknowledged and recovers
    * what the other wrote; asked again, it applies its push on top. The history never forks: a
    * third copy finds every acknowledged push applied once, in the order acknowledged.
    */
-  @Test
-  void aSecondCopyOfABlockCannotForkItsJournalAndItsRefusedPushIsAppliedWhenSentAgain() throws Exception {
-    Path h2 = dir.resolve("journal/shardtrain");
+  @ParameterizedTest
+  @ValueSource(strings = {"log", "h2"})
+  void aSecondCopyOfABlockCannotForkItsJournalAndItsRefusedPushIsAppliedWhenSentAgain(String kind) throws Exception {
     int length = 8;
     BlockSpec spec = new BlockSpec("w", 0, 0, length, OptimizerSpec.parse("sgd"), "constant", 0.5f,
         BlockSpec.Mode.ASYNC, -1);
@@ -144,8 +147,8 @@ class BlockRecoveryTest {
       g[1][i] = 2 * i;
       g[2][i] = -4;
     }
-    ActorSystem<Void> a = node(h2);
-    ActorSystem<Void> b = node(h2);
+    ActorSystem<Void> a = node(kind);
+    ActorSystem<Void> b = node(kind);
     try {
       var onA = ParameterBlock.entityRef(a, spec.entityId());
       var onB = ParameterBlock.entityRef(b, spec.entityId());
@@ -169,7 +172,7 @@ class BlockRecoveryTest {
     }
     float[] expected = init.clone();
     for (float[] grad : g) for (int i = 0; i < length; i++) expected[i] -= 0.5f * grad[i];
-    ActorSystem<Void> c = node(h2);
+    ActorSystem<Void> c = node(kind);
     try {
       BlockProtocol.BlockValues last = ParameterBlock.entityRef(c, spec.entityId())
           .<BlockProtocol.BlockValues>askWithStatus(r -> new BlockProtocol.Pull(0, r), T).toCompletableFuture().get();

@@ -34,13 +34,25 @@ public final class Journal {
 
   /**
    * Creates the tables if absent (idempotent), waiting at most {@code shardtrain.persistence.schema-timeout}.
+   * The log journal is opened here and kept open until the system terminates, so that a directory
+   * another process holds, or a corrupt segment, fails the start rather than the first entity.
    * Does nothing for the in-memory journal.
    *
    * @throws IllegalStateException with a one-line message naming the journal URL and the cause when
-   *     the database cannot be reached or the tables cannot be created
+   *     the database cannot be reached or the tables cannot be created, or the log cannot be opened
    */
   public static void start(ActorSystem<?> system) {
     Config config = system.settings().config();
+    if (JournalConfig.LOG_JOURNAL.equals(config.getString("akka.persistence.journal.plugin"))) {
+      JournalSettings settings = JournalSettings.fromConfig(config);
+      try {
+        LogJournal.acquire(settings.logDir(), settings.logSegmentBytes(), settings.logFsync());
+      } catch (UncheckedIOException e) {
+        throw new IllegalStateException(oneLine("journal " + settings.jdbcUrl() + " unusable", e), e);
+      }
+      system.getWhenTerminated().thenRun(() -> LogJournal.release(settings.logDir()));
+      return;
+    }
     if (!"jdbc-journal".equals(config.getString("akka.persistence.journal.plugin"))) return;
     Duration timeout = config.getDuration("shardtrain.persistence.schema-timeout");
     Config db = config.getConfig(JournalConfig.SHARED_DB_PATH + ".db");
@@ -96,9 +108,25 @@ public final class Journal {
   public static long journalBytes(JournalSettings settings) {
     return switch (settings.kind()) {
       case MEMORY -> 0L;
+      case LOG -> treeBytes(settings.logDir());
       case H2 -> h2Bytes(settings.h2Path());
       case POSTGRES -> postgresBytes(settings);
     };
+  }
+
+  private static long treeBytes(Path dir) {
+    if (!Files.isDirectory(dir)) return 0L;
+    try (Stream<Path> files = Files.walk(dir)) {
+      return files.filter(Files::isRegularFile).mapToLong(p -> {
+        try {
+          return Files.size(p);
+        } catch (IOException e) {
+          return 0L; // removed between listing and sizing (a segment or an old snapshot)
+        }
+      }).sum();
+    } catch (IOException | UncheckedIOException e) {
+      return 0L; // a file removed while walking; the size is a report, not a check
+    }
   }
 
   private static long h2Bytes(Path base) {

@@ -6,10 +6,11 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * Builds the Akka persistence configuration layer for a {@link JournalSettings}: the jdbc journal
- * and snapshot store on one shared H2 or PostgreSQL pool (shared settings in the
- * {@code persistence.conf} fragment of cluster-config), or the in-memory journal and snapshot store
- * of one ActorSystem ({@link MemoryJournal}, {@link MemorySnapshotStore}). The layer
+ * Builds the Akka persistence configuration layer for a {@link JournalSettings}: the log journal
+ * ({@link LogJournal}) with Akka's local snapshot files beside it, the jdbc journal and snapshot
+ * store on one shared H2 or PostgreSQL pool (shared settings in the {@code persistence.conf}
+ * fragment of cluster-config), or the in-memory journal and snapshot store of one ActorSystem
+ * ({@link MemoryJournal}, {@link MemorySnapshotStore}). The layer
  * also repeats the {@code shardtrain.persistence.*} values it was built from, so
  * {@link JournalSettings#create} on the resulting system reads the same settings back.
  */
@@ -21,6 +22,9 @@ public final class JournalConfig {
   /** The plugins of the in-memory journal ({@link MemoryJournal}, {@link MemorySnapshotStore}), in reference.conf. */
   static final String MEMORY_JOURNAL = "shardtrain-memory-journal";
   static final String MEMORY_SNAPSHOT_STORE = "shardtrain-memory-snapshot-store";
+  /** The journal of {@code journal = log} ({@link LogJournal}), in reference.conf; its snapshots are Akka's local files. */
+  static final String LOG_JOURNAL = "shardtrain-log-journal";
+  static final String LOCAL_SNAPSHOT_STORE = "akka.persistence.snapshot-store.local";
 
   private JournalConfig() {}
 
@@ -43,6 +47,9 @@ public final class JournalConfig {
     m.put("shardtrain.persistence.journal", settings.kind().configName());
     m.put("shardtrain.persistence.h2-path", settings.h2Path().toString());
     m.put("shardtrain.persistence.h2-auto-server", settings.h2AutoServer());
+    m.put("shardtrain.persistence.log-dir", settings.logDir().toString());
+    m.put("shardtrain.persistence.log-segment-size", Long.toString(settings.logSegmentBytes()));
+    m.put("shardtrain.persistence.log-fsync", settings.logFsync());
     m.put("shardtrain.persistence.h2-retention", settings.h2Retention().toMillis() + "ms");
     m.put("shardtrain.persistence.h2-write-delay", settings.h2WriteDelay().toMillis() + "ms");
     m.put("shardtrain.persistence.h2-code-at-c1", settings.h2CodeAtC1());
@@ -51,6 +58,12 @@ public final class JournalConfig {
     m.put("shardtrain.persistence.postgres-password", settings.postgresPassword());
     m.put("shardtrain.persistence.schema-timeout", settings.schemaTimeout().toMillis() + "ms");
     switch (settings.kind()) {
+      case LOG -> {
+        m.put("akka.persistence.journal.plugin", LOG_JOURNAL);
+        m.put("akka.persistence.snapshot-store.plugin", LOCAL_SNAPSHOT_STORE);
+        m.put(LOCAL_SNAPSHOT_STORE + ".dir", settings.logDir().resolve("snapshots").toString());
+        return ConfigFactory.parseMap(m, "shardtrain log journal");
+      }
       case MEMORY -> {
         m.put("akka.persistence.journal.plugin", MEMORY_JOURNAL);
         m.put("akka.persistence.snapshot-store.plugin", MEMORY_SNAPSHOT_STORE);

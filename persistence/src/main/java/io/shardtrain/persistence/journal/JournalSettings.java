@@ -8,9 +8,9 @@ import java.time.Duration;
 import java.util.Locale;
 
 /**
- * Where events and snapshots are stored, read once from {@code shardtrain.persistence.*}: an embedded
- * H2 file (the one-JVM default), a PostgreSQL database that every {@code ps} node reaches, or
- * memory. {@link JournalConfig} turns these settings into the Akka persistence configuration.
+ * Where events and snapshots are stored, read once from {@code shardtrain.persistence.*}: an
+ * append-only log of files in one directory (the one-JVM default, {@link EventLog}), an embedded H2
+ * file, a PostgreSQL database that every {@code ps} node reaches, or memory. {@link JournalConfig} turns these settings into the Akka persistence configuration.
  */
 public record JournalSettings(
     Kind kind,
@@ -19,6 +19,9 @@ public record JournalSettings(
     Duration h2Retention,
     Duration h2WriteDelay,
     boolean h2CodeAtC1,
+    Path logDir,
+    long logSegmentBytes,
+    boolean logFsync,
     String postgresUrl,
     String postgresUser,
     String postgresPassword,
@@ -26,7 +29,7 @@ public record JournalSettings(
 
   /** The storage behind the journal and snapshot store. */
   public enum Kind {
-    H2, POSTGRES, MEMORY;
+    LOG, H2, POSTGRES, MEMORY;
 
     /** The value of {@code shardtrain.persistence.journal} for this kind. */
     public String configName() {
@@ -37,7 +40,7 @@ public record JournalSettings(
       for (Kind k : values()) {
         if (k.configName().equals(value.trim().toLowerCase(Locale.ROOT))) return k;
       }
-      throw new IllegalArgumentException("shardtrain.persistence.journal must be h2, postgres or memory, got '"
+      throw new IllegalArgumentException("shardtrain.persistence.journal must be log, h2, postgres or memory, got '"
           + value + "'");
     }
   }
@@ -46,6 +49,13 @@ public record JournalSettings(
     if (kind == null) throw new IllegalArgumentException("journal kind is missing");
     if (h2Path == null || !h2Path.isAbsolute()) {
       throw new IllegalArgumentException("shardtrain.persistence.h2-path must be an absolute path, got " + h2Path);
+    }
+    if (logDir == null || !logDir.isAbsolute()) {
+      throw new IllegalArgumentException("shardtrain.persistence.log-dir must be an absolute path, got " + logDir);
+    }
+    if (logSegmentBytes < 4096 || logSegmentBytes > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("shardtrain.persistence.log-segment-size must be between 4 KiB and 2 GiB, got "
+          + logSegmentBytes + " bytes");
     }
     requireH2Millis("h2-retention", h2Retention);
     requireH2Millis("h2-write-delay", h2WriteDelay);
@@ -77,6 +87,9 @@ public record JournalSettings(
           c.getDuration("h2-retention"),
           c.getDuration("h2-write-delay"),
           c.getBoolean("h2-code-at-c1"),
+          path("log-dir", c.getString("log-dir")),
+          c.getBytes("log-segment-size"),
+          c.getBoolean("log-fsync"),
           c.getString("postgres-url"),
           c.getString("postgres-user"),
           c.getString("postgres-password"),
@@ -91,9 +104,10 @@ public record JournalSettings(
     return fromConfig(system.settings().config());
   }
 
-  /** The H2 URL for {@link #h2Path()}, or the PostgreSQL URL, or "memory". */
+  /** The H2 URL for {@link #h2Path()}, or the PostgreSQL URL, or "log:" and the log's directory, or "memory". */
   public String jdbcUrl() {
     return switch (kind) {
+      case LOG -> "log:" + logDir;
       case H2 -> h2Url(h2Path, h2AutoServer, h2Retention, h2WriteDelay);
       case POSTGRES -> postgresUrl;
       case MEMORY -> "memory";
@@ -127,8 +141,13 @@ public record JournalSettings(
   }
 
   static Path h2Path(String value) {
+    return path("h2-path", value);
+  }
+
+  /** An absolute, normalized path from {@code shardtrain.persistence.<key>}; "~" is the user's home. */
+  static Path path(String key, String value) {
     String v = value.trim();
-    if (v.isEmpty()) throw new IllegalArgumentException("shardtrain.persistence.h2-path is empty");
+    if (v.isEmpty()) throw new IllegalArgumentException("shardtrain.persistence." + key + " is empty");
     if (v.equals("~") || v.startsWith("~/")) v = System.getProperty("user.home") + v.substring(1);
     // H2 2.x refuses paths implicitly relative to the working directory: make them explicit here.
     return Path.of(v).toAbsolutePath().normalize();

@@ -17,11 +17,17 @@ class JournalConfigTest {
   }
 
   @Test
-  void defaultH2PathFollowsTheDataDirSetByTheApplication() {
+  void theDefaultLogAndTheH2PathFollowTheDataDirSetByTheApplication() {
     JournalSettings s = JournalSettings.fromConfig(over("shardtrain.data-dir = \"/srv/st\""));
-    assertEquals(JournalSettings.Kind.H2, s.kind());
+    assertEquals(JournalSettings.Kind.LOG, s.kind());
+    assertEquals(Path.of("/srv/st/journal/log"), s.logDir());
+    assertEquals("log:/srv/st/journal/log", s.jdbcUrl());
+    assertEquals(32L << 20, s.logSegmentBytes());
+    assertFalse(s.logFsync());
+    Config log = over("shardtrain.data-dir = \"/srv/st\"");
+    assertEquals(JournalConfig.LOG_JOURNAL, log.getString("akka.persistence.journal.plugin"));
+    assertEquals("/srv/st/journal/log/snapshots", log.getString("akka.persistence.snapshot-store.local.dir"));
     assertEquals(Path.of("/srv/st/journal/shardtrain"), s.h2Path());
-    assertEquals("jdbc:h2:file:/srv/st/journal/shardtrain;RETENTION_TIME=250;WRITE_DELAY=100", s.jdbcUrl());
     JournalSettings loaded = JournalSettings.fromConfig(
         ConfigFactory.load(ConfigFactory.parseString("shardtrain.data-dir = \"/srv/other\"")));
     assertEquals(Path.of("/srv/other/journal/shardtrain"), loaded.h2Path());
@@ -31,7 +37,8 @@ class JournalConfigTest {
   @Test
   void h2RetentionAndWriteDelayGoIntoTheUrlAndNegativeOnesAreRefusedNamingTheKey() {
     assertEquals("jdbc:h2:file:/d/j;RETENTION_TIME=2000;WRITE_DELAY=40", JournalSettings.fromConfig(over(
-        "shardtrain.persistence { h2-path = \"/d/j\", h2-retention = 2s, h2-write-delay = 40ms }")).jdbcUrl());
+        "shardtrain.persistence { journal = h2, h2-path = \"/d/j\", h2-retention = 2s, h2-write-delay = 40ms }"))
+        .jdbcUrl());
     for (String key : new String[] {"h2-retention", "h2-write-delay"}) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
           () -> JournalSettings.fromConfig(over("shardtrain.persistence." + key + " = -1s")));
@@ -41,7 +48,7 @@ class JournalConfigTest {
 
   @Test
   void h2LayerUsesTheSharedJdbcPoolWithH2ProfileAndUrl() {
-    Config c = over("shardtrain.persistence { h2-path = \"/data/j\", h2-auto-server = true }");
+    Config c = over("shardtrain.persistence { journal = h2, h2-path = \"/data/j\", h2-auto-server = true }");
     assertEquals("jdbc-journal", c.getString("akka.persistence.journal.plugin"));
     assertEquals("jdbc-snapshot-store", c.getString("akka.persistence.snapshot-store.plugin"));
     assertEquals("shardtrain", c.getString("jdbc-journal.use-shared-db"));
@@ -96,6 +103,15 @@ class JournalConfigTest {
     var mem = assertThrows(IllegalArgumentException.class, () -> JournalConfig.forUrl("jdbc:h2:mem:x"));
     assertTrue(mem.getMessage().contains("jdbc:h2:mem:x"), mem.getMessage());
     assertThrows(IllegalArgumentException.class, () -> JournalConfig.forUrl("jdbc:h2:/x;AUTO_SERVER=TRUE"));
+  }
+
+  @Test
+  void aLogSegmentSizeOutsideItsRangeIsRefusedNamingTheKey() {
+    for (String size : new String[] {"100", "3GiB"}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> JournalSettings.fromConfig(over("shardtrain.persistence.log-segment-size = " + size)));
+      assertTrue(e.getMessage().contains("shardtrain.persistence.log-segment-size"), e.getMessage());
+    }
   }
 
   @Test

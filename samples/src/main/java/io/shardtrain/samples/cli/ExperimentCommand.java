@@ -165,7 +165,7 @@ final class ExperimentCommand implements Callable<Integer> {
     String title = "Experiment: " + singleSettings.dataset() + ", modes "
         + (modeList.isEmpty() ? "single" : String.join(", ", modeList)) + ", trainers "
         + trainerList.stream().map(String::valueOf).collect(Collectors.joining(", "));
-    new ExperimentReport(title, setup(singleSettings), targetAccuracy, runs, check).write(out);
+    new ExperimentReport(title, setup(singleSettings, singleConfig), targetAccuracy, runs, check).write(out);
     stdout.println("report: " + out.resolve(ExperimentReport.MARKDOWN) + " (results " + ExperimentReport.JSON
         + ", charts " + ExperimentReport.ACCURACY_CHART + ", " + ExperimentReport.THROUGHPUT_CHART + ", "
         + ExperimentReport.LOSS_CHART + ")");
@@ -194,7 +194,7 @@ final class ExperimentCommand implements Callable<Integer> {
   }
 
   /** How every run was set up, for the report's header. */
-  private Map<String, Object> setup(TrainSettings s) {
+  private Map<String, Object> setup(TrainSettings s, Config config) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("dataset", s.dataset());
     m.put("steps per trainer", flags.steps != null ? String.valueOf(flags.steps) : "from epochs " + s.epochs());
@@ -206,7 +206,7 @@ final class ExperimentCommand implements Callable<Integer> {
     m.put("compute threads", s.computeThreads());
     m.put("backend", s.backend());
     m.put("layout", flags.layout);
-    m.put("journal", flags.journal != null ? flags.journal : "h2");
+    m.put("journal", flags.journal != null ? flags.journal : config.getString("shardtrain.persistence.journal"));
     m.put("cores", Runtime.getRuntime().availableProcessors());
     m.put("java", System.getProperty("java.version"));
     m.put("date", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());

@@ -225,8 +225,10 @@ final class LocalRun {
   }
 
   private static Config runConfig(Config config, Path journalDir) {
-    return journalDir == null ? config.resolve() : ConfigFactory.parseMap(Map.of("shardtrain.persistence.h2-path",
-        journalDir.resolve("shardtrain").toAbsolutePath().toString())).withFallback(config).resolve();
+    return journalDir == null ? config.resolve() : ConfigFactory.parseMap(Map.of(
+        "shardtrain.persistence.h2-path", journalDir.resolve("shardtrain").toAbsolutePath().toString(),
+        "shardtrain.persistence.log-dir", journalDir.resolve("log").toAbsolutePath().toString()))
+        .withFallback(config).resolve();
   }
 
   /**

@@ -42,8 +42,8 @@ final class TrainingFlags {
           + "feedback). Parameters always travel as fp32 (default: ${sys:shardtrain.default.transport.gradient-precision}).")
   String gradientPrecision;
   @Option(names = "--journal", paramLabel = "KIND|URL",
-      description = "h2 (default: a fresh file per run), memory, postgres, or a JDBC URL (jdbc:h2:PATH, "
-          + "jdbc:postgresql://HOST:PORT/DB).")
+      description = "log (default: append-only files in a fresh directory per run), h2 (a fresh H2 file per run), "
+          + "memory, postgres, or a JDBC URL (jdbc:h2:PATH, jdbc:postgresql://HOST:PORT/DB).")
   String journal;
   @Option(names = "--epochs", description = "Passes over the training set (default: ${sys:shardtrain.default.train.epochs}).")
   Integer epochs;
