@@ -394,7 +394,7 @@ class ShardTrainCliTest {
         "--trainers", "2", "--journal", "foo:bar");
     assertEquals(2, journal.exit());
     // Refused before the cluster's banner, not after it.
-    assertEquals("shardtrain: error: shardtrain.persistence.journal must be h2, postgres or memory, got 'foo:bar'",
+    assertEquals("shardtrain: error: shardtrain.persistence.journal must be log, h2, postgres or memory, got 'foo:bar'",
         journal.err().strip());
     Path missing = dataDir.resolve("no-such-model");
     Run init = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(),
