@@ -209,15 +209,15 @@ final class LocalRun {
       throw new IllegalArgumentException(String.format(Locale.ROOT,
           "the memory journal keeps up to 2 x shardtrain.ps.snapshot-every (%d) events and 2 snapshots of"
               + " every block in the heap: %.2f GB for this model's %d floats, more than half of the JVM's %.2f GB"
-              + " heap; use the default H2 journal, a smaller snapshot-every, or a larger heap"
+              + " heap; use the default log journal, a smaller snapshot-every, or a larger heap"
               + " (SHARDTRAIN_JAVA_OPTS=-Xmx...)",
           ps.snapshotEvery(), held / 1e9, modelFloats, maxHeap / 1e9));
     }
   }
 
   /**
-   * Each local run journals into a fresh H2 file, so runs never see each other's blocks; a journal
-   * given as a URL is the user's to keep (null).
+   * Each local run journals into a fresh directory (the log's, or an H2 file's), so runs never see
+   * each other's blocks; a journal given as a URL is the user's to keep (null).
    */
   private Path journalDir(TrainSettings settings) {
     return flags.journalIsUrl() ? null

@@ -33,7 +33,8 @@ final class NodeCommand implements Callable<Integer> {
   int port;
   @Option(names = "--seeds", description = "Seed nodes HOST:PORT,HOST:PORT (default: this node).")
   String seeds;
-  @Option(names = "--journal", description = "Journal: jdbc:postgresql://HOST/DB, jdbc:h2:PATH or memory.")
+  @Option(names = "--journal", description = "Journal: jdbc:postgresql://HOST/DB, jdbc:h2:PATH or memory "
+      + "(default: shardtrain.persistence.journal, a log of files in <data-dir>/journal/log that one JVM holds).")
   String journal;
   @Option(names = "--config", paramLabel = "FILE", description = "HOCON file layered under the flags.")
   Path config;
