@@ -28,6 +28,17 @@ class RecoveryBenchmarkTest {
     assertTrue(r.recoverySeconds() > 0, r.summary());
   }
 
+  /** The same on the log journal: the second system reopens the log the first closed. */
+  @Test
+  void blocksRecoverOnANewSystemFromTheLogJournalReplayingTheEventsBehindTheirSnapshot() {
+    RecoveryBenchmark.Result r = RecoveryBenchmark.run(20_000, 16_384, 4, com.typesafe.config.ConfigFactory.parseMap(
+        java.util.Map.of("shardtrain.persistence.journal", "log", "shardtrain.persistence.log-dir",
+            dir.resolve("log").toString())));
+    assertEquals("log", r.journal());
+    assertEquals(2 * 3, r.eventsReplayed(), r.summary());
+    assertTrue(r.recoverySeconds() > 0, r.summary());
+  }
+
   @Test
   void aSnapshotIntervalBelowOneIsRefusedNamingIt() {
     var e = assertThrows(IllegalArgumentException.class, () -> RecoveryBenchmark.run(10, 10, 0,

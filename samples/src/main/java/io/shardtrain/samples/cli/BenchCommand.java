@@ -272,6 +272,19 @@ final class BenchCommand implements Runnable {
     }
   }
 
+  /**
+   * The journal of a recovery benchmark's {@code --journal}: a JDBC URL as given, {@code log} (a log
+   * journal in {@code tmp}), or none (an H2 file in {@code tmp}).
+   */
+  static com.typesafe.config.Config journalLayer(String journal, Path tmp) {
+    if ("log".equals(journal)) {
+      return com.typesafe.config.ConfigFactory.parseMap(Map.of("shardtrain.persistence.journal", "log",
+          "shardtrain.persistence.log-dir", tmp.resolve("log").toString()));
+    }
+    return io.shardtrain.persistence.journal.JournalConfig.forUrl(journal != null ? journal
+        : "jdbc:h2:" + tmp.resolve("journal"));
+  }
+
   @Command(name = "recovery", mixinStandardHelpOptions = true,
       description = "Time for a ps node's blocks to recover on a new node from the journal (snapshot plus "
           + "the events behind it), for each parameter size and snapshot interval.")
@@ -286,7 +299,8 @@ final class BenchCommand implements Runnable {
     @Option(names = "--block", defaultValue = "262144", description = "Floats per block (default: ${DEFAULT-VALUE}).")
     int block;
     @Option(names = "--journal", paramLabel = "URL",
-        description = "jdbc:postgresql://... or jdbc:h2:PATH (default: an H2 file in a temporary directory).")
+        description = "jdbc:postgresql://..., jdbc:h2:PATH, or log (a log journal in a temporary directory) "
+            + "(default: an H2 file in a temporary directory).")
     String journal;
     @Option(names = "--report", paramLabel = "FILE", converter = ReportFile.class,
         description = "Write a JSON report here.")
@@ -297,18 +311,13 @@ final class BenchCommand implements Runnable {
       for (int n : floats) atLeast("--floats", n, 1);
       for (int every : snapshotEvery) atLeast("--snapshot-every", every, 1);
       atLeast("--block", block, 1);
-      Path tmp = null;
-      String url = journal;
-      if (url == null) {
-        tmp = Files.createTempDirectory("shardtrain-recovery");
-        url = "jdbc:h2:" + tmp.resolve("journal");
-      }
+      Path tmp = journal == null || journal.equals("log") ? Files.createTempDirectory("shardtrain-recovery") : null;
+      com.typesafe.config.Config layer = journalLayer(journal, tmp);
       try {
         List<Map<String, Object>> runs = new ArrayList<>();
         for (int n : floats) {
           for (int every : snapshotEvery) {
-            var r = io.shardtrain.bench.RecoveryBenchmark.run(n, Math.min(block, n), every,
-                io.shardtrain.persistence.journal.JournalConfig.forUrl(url));
+            var r = io.shardtrain.bench.RecoveryBenchmark.run(n, Math.min(block, n), every, layer);
             spec.commandLine().getOut().println(r.summary());
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("floats", r.floats());
@@ -390,7 +399,8 @@ final class BenchCommand implements Runnable {
         description = "The most bytes of one event (default: ${DEFAULT-VALUE}).")
     int maxEventBytes;
     @Option(names = "--journal", paramLabel = "URL",
-        description = "jdbc:postgresql://... or jdbc:h2:PATH (default: an H2 file in a temporary directory).")
+        description = "jdbc:postgresql://..., jdbc:h2:PATH, or log (a log journal in a temporary directory) "
+            + "(default: an H2 file in a temporary directory).")
     String journal;
     @Option(names = "--report", paramLabel = "FILE", converter = ReportFile.class,
         description = "Write a JSON report here.")
@@ -403,15 +413,11 @@ final class BenchCommand implements Runnable {
       atLeast("--batch", batch, 1);
       atLeast("--extra", extra, 0);
       atLeast("--max-event-bytes", maxEventBytes, 1);
-      Path tmp = null;
-      String url = journal;
-      if (url == null) {
-        tmp = Files.createTempDirectory("shardtrain-sparse-recovery");
-        url = "jdbc:h2:" + tmp.resolve("journal");
-      }
+      Path tmp = journal == null || journal.equals("log")
+          ? Files.createTempDirectory("shardtrain-sparse-recovery") : null;
+      com.typesafe.config.Config layer = journalLayer(journal, tmp);
       try {
-        var r = io.shardtrain.bench.SparseRecoveryBenchmark.run(rows, dim, batch, extra, maxEventBytes,
-            io.shardtrain.persistence.journal.JournalConfig.forUrl(url));
+        var r = io.shardtrain.bench.SparseRecoveryBenchmark.run(rows, dim, batch, extra, maxEventBytes, layer);
         spec.commandLine().getOut().println(r.summary());
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("benchmark", "sparse-recovery");
