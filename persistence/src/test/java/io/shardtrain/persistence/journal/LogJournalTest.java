@@ -6,11 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.actor.testkit.typed.javadsl.TestProbe;
-import akka.actor.typed.javadsl.Adapter;
-import akka.persistence.AtomicWrite;
 import akka.persistence.JournalProtocol;
-import akka.persistence.Persistence;
-import akka.persistence.PersistentEnvelope;
 import akka.persistence.PersistentRepr;
 import akka.persistence.SnapshotMetadata;
 import akka.persistence.SnapshotProtocol;
@@ -24,11 +20,10 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import scala.jdk.javaapi.CollectionConverters;
 
 /** The log journal spoken to as Akka's persistence speaks to it: across a restart, and shared by two systems. */
 class LogJournalTest {
-  private static final Duration WAIT = Duration.ofSeconds(10);
+  private static final Duration WAIT = JournalProtocolClient.WAIT;
 
   @TempDir
   Path dir;
@@ -45,58 +40,41 @@ class LogJournalTest {
   /** One ActorSystem's view of the journal and snapshot store. */
   private final class Node implements AutoCloseable {
     final ActorTestKit kit;
-    final akka.actor.ActorRef journal;
+    final JournalProtocolClient client;
     final akka.actor.ActorRef snapshots;
     final TestProbe<Object> probe;
     final akka.actor.ActorRef probeRef;
 
     Node(String name) {
       kit = ActorTestKit.create(name, config());
-      Persistence persistence = Persistence.get(Adapter.toClassic(kit.system()));
-      journal = persistence.journalFor("", ConfigFactory.empty());
-      snapshots = persistence.snapshotStoreFor("", ConfigFactory.empty());
-      probe = kit.createTestProbe();
-      probeRef = Adapter.toClassic(probe.getRef());
+      client = new JournalProtocolClient(kit);
+      snapshots = client.snapshots;
+      probe = client.probe;
+      probeRef = client.probeRef;
     }
 
     Object write(String pid, long from, long to) {
-      List<PersistentEnvelope> writes = new ArrayList<>();
+      List<PersistentRepr> events = new ArrayList<>();
       for (long s = from; s <= to; s++) {
         Tensor t = Tensor.of(new float[] {s, -s, s / 3f}, 3);
-        writes.add(AtomicWrite.apply(PersistentRepr.apply(t, s, pid, "", false, akka.actor.ActorRef.noSender(), "w")));
+        events.add(PersistentRepr.apply(t, s, pid, "", false, akka.actor.ActorRef.noSender(), "w"));
       }
-      journal.tell(new JournalProtocol.WriteMessages(CollectionConverters.asScala(writes).toList(), probeRef, 1),
-          akka.actor.ActorRef.noSender());
-      Object batch = null;
-      for (int i = 0; i <= writes.size(); i++) {
-        Object m = probe.receiveMessage(WAIT);
-        if (m instanceof JournalProtocol.WriteMessagesSuccessful$ || m instanceof JournalProtocol.WriteMessagesFailed) {
-          batch = m;
-        }
-      }
-      return batch;
+      return client.write(events);
     }
 
     /** The replayed tensors' first values, then the highest sequence number. */
     List<Object> replay(String pid) {
-      journal.tell(new JournalProtocol.ReplayMessages(1, Long.MAX_VALUE, Long.MAX_VALUE, pid, probeRef),
-          akka.actor.ActorRef.noSender());
+      JournalProtocolClient.Replay r = client.replay(pid);
       List<Object> out = new ArrayList<>();
-      while (true) {
-        Object m = probe.receiveMessage(WAIT);
-        if (m instanceof JournalProtocol.ReplayedMessage r) {
-          Tensor t = (Tensor) r.persistent().payload();
-          float s = t.data()[0];
-          assertArrayEquals(new float[] {s, -s, s / 3f}, t.data());
-          assertEquals("w", r.persistent().writerUuid());
-          out.add((long) s);
-        } else if (m instanceof JournalProtocol.RecoverySuccess s) {
-          out.add(s.highestSequenceNr());
-          return out;
-        } else {
-          throw new AssertionError("unexpected reply to a replay: " + m);
-        }
+      for (PersistentRepr p : r.events()) {
+        Tensor t = (Tensor) p.payload();
+        float s = t.data()[0];
+        assertArrayEquals(new float[] {s, -s, s / 3f}, t.data());
+        assertEquals("w", p.writerUuid());
+        out.add((long) s);
       }
+      out.add(r.highest());
+      return out;
     }
 
     @Override
@@ -109,8 +87,7 @@ class LogJournalTest {
   void eventsDeletionsAndSnapshotsOutliveTheActorSystem() {
     try (Node node = new Node("LogJournalTestFirst")) {
       assertTrue(node.write("block", 1, 5) instanceof JournalProtocol.WriteMessagesSuccessful$);
-      node.journal.tell(new JournalProtocol.DeleteMessagesTo("block", 2, node.probeRef), akka.actor.ActorRef.noSender());
-      node.probe.expectMessage(WAIT, new akka.persistence.DeleteMessagesSuccess(2));
+      assertEquals(new akka.persistence.DeleteMessagesSuccess(2), node.client.deleteTo("block", 2));
       node.snapshots.tell(new SnapshotProtocol.SaveSnapshot(new SnapshotMetadata("block", 2, 1),
           Tensor.of(new float[] {7f, 8f}, 2)), node.probeRef);
       assertTrue(node.probe.receiveMessage(WAIT) instanceof akka.persistence.SaveSnapshotSuccess);

@@ -7,11 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.actor.testkit.typed.javadsl.TestProbe;
-import akka.actor.typed.javadsl.Adapter;
-import akka.persistence.AtomicWrite;
 import akka.persistence.JournalProtocol;
-import akka.persistence.Persistence;
-import akka.persistence.PersistentEnvelope;
 import akka.persistence.PersistentRepr;
 import akka.persistence.SnapshotMetadata;
 import akka.persistence.SnapshotProtocol;
@@ -25,7 +21,6 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import scala.jdk.javaapi.CollectionConverters;
 
 /** The in-memory journal and snapshot store, spoken to as Akka's persistence speaks to them. */
 class MemoryJournalTest {
@@ -38,7 +33,7 @@ class MemoryJournalTest {
       """);
 
   private ActorTestKit kit;
-  private akka.actor.ActorRef journal;
+  private JournalProtocolClient client;
   private akka.actor.ActorRef snapshots;
   private TestProbe<Object> probe;
   private akka.actor.ActorRef probeRef;
@@ -46,11 +41,10 @@ class MemoryJournalTest {
   @BeforeEach
   void start() {
     kit = ActorTestKit.create("MemoryJournalTest", JournalConfig.of(MEMORY));
-    Persistence persistence = Persistence.get(Adapter.toClassic(kit.system()));
-    journal = persistence.journalFor("", ConfigFactory.empty());
-    snapshots = persistence.snapshotStoreFor("", ConfigFactory.empty());
-    probe = kit.createTestProbe();
-    probeRef = Adapter.toClassic(probe.getRef());
+    client = new JournalProtocolClient(kit);
+    snapshots = client.snapshots;
+    probe = client.probe;
+    probeRef = client.probeRef;
   }
 
   @AfterEach
@@ -69,46 +63,23 @@ class MemoryJournalTest {
     return write(events);
   }
 
-  /** Writes {@code events} in one batch, one atomic write each; returns the journal's reply to the batch. */
   private Object write(List<PersistentRepr> events) {
-    List<PersistentEnvelope> writes = new ArrayList<>();
-    for (PersistentRepr e : events) writes.add(AtomicWrite.apply(e));
-    journal.tell(new JournalProtocol.WriteMessages(CollectionConverters.asScala(writes).toList(), probeRef, 1),
-        akka.actor.ActorRef.noSender());
-    // The batch's reply, then one per event.
-    Object batch = null;
-    for (int i = 0; i <= writes.size(); i++) {
-      Object m = probe.receiveMessage(WAIT);
-      if (m instanceof JournalProtocol.WriteMessagesSuccessful$ || m instanceof JournalProtocol.WriteMessagesFailed) {
-        batch = m;
-      }
-    }
-    return batch;
+    return client.write(events);
   }
 
   /** Replays {@code pid} from 1: the payloads replayed, then the highest sequence number as the last element. */
   private List<Object> replay(String pid) {
-    journal.tell(new JournalProtocol.ReplayMessages(1, Long.MAX_VALUE, Long.MAX_VALUE, pid, probeRef),
-        akka.actor.ActorRef.noSender());
+    JournalProtocolClient.Replay r = client.replay(pid);
     List<Object> out = new ArrayList<>();
-    while (true) {
-      Object m = probe.receiveMessage(WAIT);
-      if (m instanceof JournalProtocol.ReplayedMessage r) {
-        out.add(r.persistent().payload());
-      } else if (m instanceof JournalProtocol.RecoverySuccess s) {
-        out.add(s.highestSequenceNr());
-        return out;
-      } else {
-        throw new AssertionError("unexpected reply to a replay: " + m);
-      }
-    }
+    for (PersistentRepr p : r.events()) out.add(p.payload());
+    out.add(r.highest());
+    return out;
   }
 
   @Test
   void deletingBehindASnapshotLeavesTheLaterEventsAndTheHighestSequenceNumber() {
     assertTrue(write("block", 1, 30) instanceof JournalProtocol.WriteMessagesSuccessful$);
-    journal.tell(new JournalProtocol.DeleteMessagesTo("block", 20, probeRef), akka.actor.ActorRef.noSender());
-    probe.expectMessage(WAIT, new akka.persistence.DeleteMessagesSuccess(20));
+    assertEquals(new akka.persistence.DeleteMessagesSuccess(20), client.deleteTo("block", 20));
     List<Object> replayed = replay("block");
     assertEquals(11, replayed.size());
     assertEquals("event 21", replayed.get(0));
@@ -116,8 +87,7 @@ class MemoryJournalTest {
     assertEquals(30L, replayed.get(10));
 
     // Everything deleted: nothing to replay, and the next event still follows 30.
-    journal.tell(new JournalProtocol.DeleteMessagesTo("block", 30, probeRef), akka.actor.ActorRef.noSender());
-    probe.expectMessage(WAIT, new akka.persistence.DeleteMessagesSuccess(30));
+    assertEquals(new akka.persistence.DeleteMessagesSuccess(30), client.deleteTo("block", 30));
     assertEquals(List.of(30L), replay("block"));
     assertTrue(write("block", 31, 31) instanceof JournalProtocol.WriteMessagesSuccessful$);
     assertEquals(List.of("event 31", 31L), replay("block"));
