@@ -10,7 +10,8 @@ import java.util.Locale;
 /**
  * Where events and snapshots are stored, read once from {@code shardtrain.persistence.*}: an
  * append-only log of files in one directory (the one-JVM default, {@link EventLog}), an embedded H2
- * file, a PostgreSQL database that every {@code ps} node reaches, or memory. {@link JournalConfig} turns these settings into the Akka persistence configuration.
+ * file, a PostgreSQL database that every {@code ps} node reaches, or memory. {@link JournalConfig}
+ * turns these settings into the Akka persistence configuration.
  */
 public record JournalSettings(
     Kind kind,
