@@ -75,9 +75,11 @@ public final class NodeConfig {
           : JournalConfig.forUrl(journal));
     }
     if (userFile != null) layered = layered.withFallback(ShardTrainConfig.parseFile(userFile));
-    Config full = layered.withFallback(ConfigFactory.parseResources("cluster.conf")).withFallback(ConfigFactory.load());
-    full = ConfigFactory.parseMap(joining(full.resolve(), host, port, seeds, contactPoints), "command-line flags")
-        .withFallback(full);
+    // Unresolved until the reference joins it (ConfigFactory.load(config)): a --data-dir or a data-dir
+    // in the user's file then moves the journal's default paths (h2-path, log-dir) with it.
+    Config full = layered.withFallback(ConfigFactory.parseResources("cluster.conf"));
+    full = ConfigFactory.parseMap(joining(ConfigFactory.load(full), host, port, seeds, contactPoints),
+        "command-line flags").withFallback(full);
     Config resolved = JournalConfig.of(full);
     ShardTrainConfig.validate(resolved);
     return SecuritySettings.withArtery(resolved);
