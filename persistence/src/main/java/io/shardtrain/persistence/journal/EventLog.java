@@ -30,7 +30,8 @@ import java.util.zip.CRC32C;
  * journal) stores the same bytes as LOBs in a B-tree of pages it rewrites, and spent 3-4 CPU
  * seconds a GB doing so on two cores.
  *
- * <p>A record is {@code [int length][int CRC32C of the body][body]}; the body starts with its type:
+ * <p>A segment file starts with "STLG" and its format's version (1); then records, each
+ * {@code [int length][int CRC32C of the body][body]}; the body starts with its type:
  * an event ({@link #EVENT}) or a deletion ({@link #DELETION}: events of an id up to a sequence
  * number are gone, and the highest sequence number it wrote). On open, every segment is read in
  * order to rebuild the index; a record cut short or failing its checksum at the end of the last
@@ -53,6 +54,10 @@ public final class EventLog implements AutoCloseable {
   static final byte DELETION = 2;
   private static final int HEADER = 8;
   private static final String SUFFIX = ".log";
+  /** Each segment file opens with "STLG" and the format's version, so that a later format is told apart. */
+  private static final int MAGIC = 0x53544c47;
+  private static final int VERSION = 1;
+  private static final int FILE_HEADER = 8;
 
   /** An event as stored: the serialized payload and what Akka needs to rebuild it. */
   public record StoredEvent(String persistenceId, long sequenceNr, long timestamp, String writerUuid,
@@ -263,11 +268,11 @@ public final class EventLog implements AutoCloseable {
     for (ByteBuffer[] r : records) {
       int bytes = 0;
       for (ByteBuffer b : r) bytes += b.remaining();
-      if (position > 0 && position + bytes > segmentBytes) {
+      if (position > FILE_HEADER && position + bytes > segmentBytes) {
         flush(active, start, pending, position);
         active = roll();
-        start = 0;
-        position = 0;
+        start = FILE_HEADER;
+        position = FILE_HEADER;
       }
       at.add(new Location(active, position, bytes));
       pending.addAll(List.of(r));
@@ -304,9 +309,12 @@ public final class EventLog implements AutoCloseable {
     Path path = dir.resolve(String.format("%020d", id) + SUFFIX);
     FileChannel ch = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
         StandardOpenOption.WRITE);
+    ByteBuffer header = ByteBuffer.allocate(FILE_HEADER).putInt(MAGIC).putInt(VERSION).flip();
+    while (header.hasRemaining()) ch.write(header);
     if (fsync) forceDirectory();
-    Segment s = new Segment(id, path, ch, 0);
+    Segment s = new Segment(id, path, ch, FILE_HEADER);
     segments.put(id, s);
+    totalBytes += FILE_HEADER;
     return s;
   }
 
@@ -485,8 +493,26 @@ public final class EventLog implements AutoCloseable {
   }
 
   private void scan(Segment s, boolean last) throws IOException {
-    long offset = 0;
     ByteBuffer header = ByteBuffer.allocate(HEADER);
+    if (s.size < FILE_HEADER) {
+      // Only a segment created as the process died is this short: it holds nothing yet.
+      if (!last) throw new IllegalStateException("journal log " + s.path + " is corrupt: shorter than its header");
+      s.channel.truncate(0);
+      header.putInt(MAGIC).putInt(VERSION).flip();
+      while (header.hasRemaining()) s.channel.write(header, FILE_HEADER - header.remaining());
+      s.size = FILE_HEADER;
+      return;
+    }
+    readFully(s.channel, header, 0);
+    header.flip();
+    int magic = header.getInt();
+    int version = header.getInt();
+    if (magic != MAGIC) throw new IllegalStateException("journal log " + s.path + " is not a journal segment");
+    if (version != VERSION) {
+      throw new IllegalStateException("journal log " + s.path + " has format version " + version
+          + "; this ShardTrain reads version " + VERSION);
+    }
+    long offset = FILE_HEADER;
     while (offset < s.size) {
       String problem = null;
       ByteBuffer body = null;

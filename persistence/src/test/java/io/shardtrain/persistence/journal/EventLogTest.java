@@ -132,8 +132,41 @@ class EventLogTest {
       f.write(f.read() ^ 0x40);
     }
     IllegalStateException e = assertThrows(IllegalStateException.class, () -> EventLog.open(dir, 4096, false));
-    assertTrue(e.getMessage().contains(first.toString()) && e.getMessage().contains("at byte 0")
+    assertTrue(e.getMessage().contains(first.toString()) && e.getMessage().contains("at byte 8")
         && e.getMessage().contains("checksum"), e.getMessage());
+  }
+
+  @Test
+  void aSegmentOfAnotherFormatVersionOrNoSegmentAtAllFailsTheOpenNamingIt() throws IOException {
+    try (EventLog log = EventLog.open(dir, SEGMENT, false)) {
+      log.append(List.of(event("block", 1, 10)));
+    }
+    Path segment = segments().get(0);
+    try (RandomAccessFile f = new RandomAccessFile(segment.toFile(), "rw")) {
+      f.seek(4);
+      f.writeInt(2);
+    }
+    IllegalStateException e = assertThrows(IllegalStateException.class, () -> EventLog.open(dir, SEGMENT, false));
+    assertTrue(e.getMessage().contains(segment.toString()) && e.getMessage().contains("format version 2"),
+        e.getMessage());
+    Files.write(segment, "not a journal".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    e = assertThrows(IllegalStateException.class, () -> EventLog.open(dir, SEGMENT, false));
+    assertTrue(e.getMessage().contains("is not a journal segment"), e.getMessage());
+  }
+
+  @Test
+  void aSegmentCreatedAsTheProcessDiedIsTakenAsEmpty() throws IOException {
+    try (EventLog log = EventLog.open(dir, SEGMENT, false)) {
+      log.append(List.of(event("block", 1, 10)));
+    }
+    Files.write(dir.resolve(String.format("%020d", 2) + ".log"), new byte[3]); // its header cut short
+    try (EventLog log = EventLog.open(dir, SEGMENT, false)) {
+      assertEquals(List.of(1L), sequenceNrs(log.read("block", 1, 10, 10)));
+      log.append(List.of(event("block", 2, 10)));
+    }
+    try (EventLog log = EventLog.open(dir, SEGMENT, false)) {
+      assertEquals(List.of(1L, 2L), sequenceNrs(log.read("block", 1, 10, 10)));
+    }
   }
 
   @Test
