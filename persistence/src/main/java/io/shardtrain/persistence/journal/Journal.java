@@ -45,11 +45,7 @@ public final class Journal {
     Config config = system.settings().config();
     if (JournalConfig.LOG_JOURNAL.equals(config.getString("akka.persistence.journal.plugin"))) {
       JournalSettings settings = JournalSettings.fromConfig(config);
-      try {
-        LogJournal.acquire(settings.logDir(), settings.logSegmentBytes(), settings.logFsync());
-      } catch (UncheckedIOException e) {
-        throw new IllegalStateException(oneLine("journal " + settings.jdbcUrl() + " unusable", e), e);
-      }
+      openLog(settings);
       system.getWhenTerminated().thenRun(() -> LogJournal.release(settings.logDir()));
       return;
     }
@@ -73,6 +69,33 @@ public final class Journal {
         .database(config.getConfig("jdbc-journal"));
     system.getWhenTerminated().thenRun(() -> shared.database().close());
     await(url, timeout, SchemaUtils.createIfNotExists(system).toCompletableFuture());
+  }
+
+  /**
+   * Opens the log journal that {@code config} (resolved) selects before its ActorSystem exists, so
+   * that a directory another process holds, or a corrupt segment, fails in one line with nothing
+   * started. The returned handle lets go of it, once however often it runs: run it when {@link #start}
+   * has opened the log for the system (which keeps its own), or when the system could not be made.
+   * Nothing for the other journals.
+   *
+   * @throws IllegalStateException naming the directory and the problem
+   */
+  public static Runnable openLogBeforeStart(Config config) {
+    if (!JournalConfig.LOG_JOURNAL.equals(config.getString("akka.persistence.journal.plugin"))) return () -> { };
+    JournalSettings settings = JournalSettings.fromConfig(config);
+    openLog(settings);
+    java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
+    return () -> {
+      if (released.compareAndSet(false, true)) LogJournal.release(settings.logDir());
+    };
+  }
+
+  private static void openLog(JournalSettings settings) {
+    try {
+      LogJournal.acquire(settings.logDir(), settings.logSegmentBytes(), settings.logFsync());
+    } catch (UncheckedIOException e) {
+      throw new IllegalStateException(oneLine("journal " + settings.jdbcUrl() + " unusable", e), e);
+    }
   }
 
   /**

@@ -2,6 +2,7 @@ package io.shardtrain.persistence.journal;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
@@ -105,6 +106,22 @@ class LogJournalTest {
       assertTrue(((JournalProtocol.WriteMessagesFailed) failed).cause().getMessage()
           .contains("event 5 of block written after event 5"));
     }
+  }
+
+  @Test
+  void aNodeOpensTheLogBeforeItsSystem_aHeldDirectoryFailsThen_andTheHandleLetsGoOnce() {
+    Config c = config();
+    try (EventLog held = EventLog.open(dir, 1 << 20, false)) {
+      IllegalStateException e = assertThrows(IllegalStateException.class, () -> Journal.openLogBeforeStart(c));
+      assertTrue(e.getMessage().contains(dir + " is in use"), e.getMessage());
+    }
+    Runnable first = Journal.openLogBeforeStart(c);
+    Runnable second = Journal.openLogBeforeStart(c);
+    first.run();
+    first.run(); // a second run of one handle lets nothing more go: the log stays open for the other
+    assertThrows(IllegalStateException.class, () -> EventLog.open(dir, 1 << 20, false));
+    second.run();
+    EventLog.open(dir, 1 << 20, false).close();
   }
 
   @Test

@@ -51,11 +51,21 @@ public final class ClusterNode {
   public static Started start(Config config) {
     // Read before the system starts, so a bad value fails before any role, or its journal, does.
     GrpcSettings.fromConfig(config.withFallback(ConfigFactory.defaultReference()));
-    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), NodeConfig.SYSTEM_NAME, config);
+    List<String> roles = config.getStringList("akka.cluster.roles");
+    // Blocks and the master persist; a trainer- or client-only node never touches the journal.
+    boolean persists = roles.contains("ps") || roles.contains("master");
+    // A log journal that cannot be opened fails here, before any of the system's actors start.
+    Runnable early = persists ? Journal.openLogBeforeStart(config) : () -> { };
+    ActorSystem<Void> system;
     try {
-      List<String> roles = config.getStringList("akka.cluster.roles");
-      // Blocks and the master persist; a trainer- or client-only node never touches the journal.
-      if (roles.contains("ps") || roles.contains("master")) Journal.start(system);
+      system = ActorSystem.create(Behaviors.empty(), NodeConfig.SYSTEM_NAME, config);
+    } catch (RuntimeException e) {
+      early.run();
+      throw e;
+    }
+    try {
+      if (persists) Journal.start(system);
+      early.run();
       // Before the roles start, so the first blocks and trainers already count.
       int metricsPort = MetricsServer.startIfConfigured(system).map(MetricsServer::port).orElse(0);
       ShardTrain api = ShardTrain.start(system);
@@ -74,6 +84,7 @@ public final class ClusterNode {
       warnIfExposed(system, grpcPort, metricsPort, managementPort);
       return new Started(system, api, grpcPort, metricsPort, managementPort);
     } catch (RuntimeException e) {
+      early.run();
       system.terminate();
       throw e;
     }
