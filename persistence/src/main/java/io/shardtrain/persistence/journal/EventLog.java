@@ -6,7 +6,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -18,7 +17,6 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.TreeMap;
 import java.util.stream.Stream;
-import java.util.zip.CRC32C;
 
 /**
  * The events of {@code shardtrain.persistence.journal = log}: an append-only log of segment files
@@ -32,7 +30,7 @@ import java.util.zip.CRC32C;
  *
  * <p>A segment file starts with "STLG" and its format's version (1); then records, each
  * {@code [int length][int CRC32C of the body][body]}; the body starts with its type:
- * an event ({@link #EVENT}) or a deletion ({@link #DELETION}: events of an id up to a sequence
+ * an event ({@link LogRecords#EVENT}) or a deletion ({@link LogRecords#DELETION}: events of an id up to a sequence
  * number are gone, and the highest sequence number it wrote). On open, every segment is read in
  * order to rebuild the index; a record cut short or failing its checksum at the end of the last
  * segment is what a process killed while writing leaves, and is cut off; anywhere else it is
@@ -50,9 +48,6 @@ import java.util.zip.CRC32C;
  * methods are synchronized; writes are expected from few threads.
  */
 public final class EventLog implements AutoCloseable {
-  static final byte EVENT = 1;
-  static final byte DELETION = 2;
-  private static final int HEADER = 8;
   private static final String SUFFIX = ".log";
   /** Each segment file opens with "STLG" and the format's version, so that a later format is told apart. */
   private static final int MAGIC = 0x53544c47;
@@ -95,7 +90,6 @@ public final class EventLog implements AutoCloseable {
   private final FileLock lock;
   private final TreeMap<Long, Segment> segments = new TreeMap<>();
   private final Map<String, Id> ids = new HashMap<>();
-  private final CRC32C crc = new CRC32C();
   private long totalBytes;
   private long liveBytes;
   private boolean closed;
@@ -171,7 +165,7 @@ public final class EventLog implements AutoCloseable {
       highestAfter.put(e.persistenceId(), e.sequenceNr());
     }
     List<ByteBuffer[]> records = new ArrayList<>(events.size());
-    for (StoredEvent e : events) records.add(encode(e));
+    for (StoredEvent e : events) records.add(LogRecords.event(e));
     List<Location> at = write(records);
     for (int i = 0; i < events.size(); i++) {
       StoredEvent e = events.get(i);
@@ -192,7 +186,7 @@ public final class EventLog implements AutoCloseable {
     long to = Math.min(toSequenceNr, id.highest);
     if (to <= id.deletedTo) return;
     List<ByteBuffer[]> record = new ArrayList<>();
-    record.add(encodeDeletion(persistenceId, to, id.highest));
+    record.add(LogRecords.deletion(persistenceId, to, id.highest));
     Location at = write(record).get(0);
     NavigableMap<Long, Location> gone = id.events.headMap(to, true);
     for (Location l : gone.values()) removeLive(l);
@@ -220,7 +214,7 @@ public final class EventLog implements AutoCloseable {
       if (out.size() >= max) break;
       ByteBuffer body = readBody(l);
       body.get(); // type
-      out.add(decodeEvent(body));
+      out.add(LogRecords.decodeEvent(body));
     }
     return out;
   }
@@ -318,49 +312,6 @@ public final class EventLog implements AutoCloseable {
     return s;
   }
 
-  private ByteBuffer[] encode(StoredEvent e) {
-    byte[] pid = utf8(e.persistenceId());
-    byte[] writer = utf8(e.writerUuid());
-    byte[] adapter = utf8(e.adapterManifest());
-    byte[] manifest = utf8(e.serializerManifest());
-    ByteBuffer meta = ByteBuffer.allocate(1 + 4 * 4 + pid.length + writer.length + adapter.length + manifest.length
-        + 8 + 8 + 4);
-    meta.put(EVENT);
-    putString(meta, pid);
-    meta.putLong(e.sequenceNr()).putLong(e.timestamp());
-    putString(meta, writer);
-    putString(meta, adapter);
-    meta.putInt(e.serializerId());
-    putString(meta, manifest);
-    meta.flip();
-    ByteBuffer payload = ByteBuffer.wrap(e.payload());
-    return withHeader(meta, payload);
-  }
-
-  private ByteBuffer[] encodeDeletion(String persistenceId, long to, long highest) {
-    byte[] pid = utf8(persistenceId);
-    ByteBuffer body = ByteBuffer.allocate(1 + 4 + pid.length + 16);
-    body.put(DELETION);
-    putString(body, pid);
-    body.putLong(to).putLong(highest);
-    body.flip();
-    return withHeader(body);
-  }
-
-  private ByteBuffer[] withHeader(ByteBuffer... body) {
-    crc.reset();
-    int length = 0;
-    for (ByteBuffer b : body) {
-      length += b.remaining();
-      crc.update(b.duplicate());
-    }
-    ByteBuffer header = ByteBuffer.allocate(HEADER).putInt(length).putInt((int) crc.getValue()).flip();
-    ByteBuffer[] all = new ByteBuffer[body.length + 1];
-    all[0] = header;
-    System.arraycopy(body, 0, all, 1, body.length);
-    return all;
-  }
-
   // ---- space
 
   private void supersedeDeletion(Id id) {
@@ -439,7 +390,7 @@ public final class EventLog implements AutoCloseable {
 
   private ByteBuffer readBody(Location l) throws IOException {
     ByteBuffer b = readRecord(l);
-    b.position(HEADER);
+    b.position(LogRecords.HEADER);
     return b.slice();
   }
 
@@ -450,19 +401,6 @@ public final class EventLog implements AutoCloseable {
       if (n < 0) throw new IOException("unexpected end of file at " + p);
       p += n;
     }
-  }
-
-  private static StoredEvent decodeEvent(ByteBuffer body) {
-    String pid = getString(body);
-    long seq = body.getLong();
-    long timestamp = body.getLong();
-    String writer = getString(body);
-    String adapter = getString(body);
-    int serializerId = body.getInt();
-    String manifest = getString(body);
-    byte[] payload = new byte[body.remaining()];
-    body.get(payload);
-    return new StoredEvent(pid, seq, timestamp, writer, adapter, serializerId, manifest, payload);
   }
 
   // ---- recovery
@@ -493,7 +431,7 @@ public final class EventLog implements AutoCloseable {
   }
 
   private void scan(Segment s, boolean last) throws IOException {
-    ByteBuffer header = ByteBuffer.allocate(HEADER);
+    ByteBuffer header = ByteBuffer.allocate(LogRecords.HEADER);
     if (s.size < FILE_HEADER) {
       // Only a segment created as the process died is this short: it holds nothing yet.
       if (!last) throw new IllegalStateException("journal log " + s.path + " is corrupt: shorter than its header");
@@ -517,7 +455,7 @@ public final class EventLog implements AutoCloseable {
       String problem = null;
       ByteBuffer body = null;
       int length = 0;
-      if (s.size - offset < HEADER) {
+      if (s.size - offset < LogRecords.HEADER) {
         problem = "a record header cut short";
       } else {
         header.clear();
@@ -525,15 +463,13 @@ public final class EventLog implements AutoCloseable {
         header.flip();
         length = header.getInt();
         int expected = header.getInt();
-        if (length < 1 || length > s.size - offset - HEADER) {
+        if (length < 1 || length > s.size - offset - LogRecords.HEADER) {
           problem = "a record of " + length + " bytes past the end of the file";
         } else {
           body = ByteBuffer.allocate(length);
-          readFully(s.channel, body, offset + HEADER);
+          readFully(s.channel, body, offset + LogRecords.HEADER);
           body.flip();
-          crc.reset();
-          crc.update(body.duplicate());
-          if ((int) crc.getValue() != expected) problem = "a record failing its checksum";
+          if (LogRecords.checksum(body) != expected) problem = "a record failing its checksum";
         }
       }
       if (problem != null) {
@@ -544,16 +480,16 @@ public final class EventLog implements AutoCloseable {
         s.size = offset;
         return;
       }
-      apply(body, new Location(s, offset, HEADER + length));
-      offset += HEADER + length;
+      apply(body, new Location(s, offset, LogRecords.HEADER + length));
+      offset += LogRecords.HEADER + length;
     }
   }
 
   private void apply(ByteBuffer body, Location at) {
     byte type = body.get();
-    String pid = getString(body);
+    String pid = LogRecords.getString(body);
     Id id = ids.computeIfAbsent(pid, k -> new Id());
-    if (type == EVENT) {
+    if (type == LogRecords.EVENT) {
       long seq = body.getLong();
       if (seq <= id.deletedTo) return;
       Location before = id.events.put(seq, at);
@@ -561,7 +497,7 @@ public final class EventLog implements AutoCloseable {
       supersedeDeletion(id);
       id.highest = Math.max(id.highest, seq);
       addLive(at);
-    } else if (type == DELETION) {
+    } else if (type == LogRecords.DELETION) {
       long to = body.getLong();
       long highest = body.getLong();
       NavigableMap<Long, Location> gone = id.events.headMap(to, true);
@@ -590,21 +526,6 @@ public final class EventLog implements AutoCloseable {
     } catch (IOException e) {
       // not every file system lets a directory be opened and forced; the segment's own force still holds
     }
-  }
-
-  private static byte[] utf8(String s) {
-    return (s == null ? "" : s).getBytes(StandardCharsets.UTF_8);
-  }
-
-  private static void putString(ByteBuffer b, byte[] s) {
-    b.putInt(s.length).put(s);
-  }
-
-  private static String getString(ByteBuffer b) {
-    int n = b.getInt();
-    String s = new String(b.array(), b.arrayOffset() + b.position(), n, StandardCharsets.UTF_8);
-    b.position(b.position() + n);
-    return s;
   }
 
   private static void closeQuietly(FileChannel ch) {
