@@ -139,7 +139,7 @@ public final class EventLog implements AutoCloseable {
     }
   }
 
-  /** Thrown when a write names a sequence number at or below one its id already wrote. */
+  /** A write of a sequence number at or below one its id already wrote (the log and the memory journal refuse it). */
   public static final class SequenceConflict extends IllegalStateException {
     private static final long serialVersionUID = 1L;
 

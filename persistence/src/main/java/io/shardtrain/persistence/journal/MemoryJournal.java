@@ -71,8 +71,7 @@ public final class MemoryJournal extends AsyncWriteJournal {
         return events == null ? 0L : events.highest();
       });
       if (write.lowestSequenceNr() <= highest) {
-        return Futures.failed(new IllegalStateException("event " + write.lowestSequenceNr() + " of " + id
-            + " written after event " + highest + ": two writers of one persistence id"));
+        return Futures.failed(new EventLog.SequenceConflict(id, write.lowestSequenceNr(), highest));
       }
       highestAfter.put(id, write.highestSequenceNr());
     }
