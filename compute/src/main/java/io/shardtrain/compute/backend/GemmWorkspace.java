@@ -10,7 +10,7 @@ import jdk.incubator.vector.FloatVector;
  */
 final class GemmWorkspace {
   /** The packed panels of A, and a vector's slack for the spill of a transposed A's last panel. */
-  final float[] ap = new float[VectorGemm.MC * VectorGemm.KC_PACKED + FloatVector.SPECIES_PREFERRED.length()];
+  final float[] ap = new float[VectorGemm.A_BLOCK + FloatVector.SPECIES_PREFERRED.length()];
   final float[] tile =
       new float[Math.max(VectorGemm.MR_TALL * VectorGemm.NR, ShallowGemm.TILE)];
   private float[] bp = new float[0];

@@ -55,13 +55,19 @@ final class VectorGemm {
   /**
    * Depth of one block for more than {@link #IN_PLACE_B_ROWS} rows of op(A), where B is always
    * packed. Each depth block reads and writes all of C once more, a wait for memory that BLAS
-   * kernels hide by prefetching C's rows ahead, an instruction Java lacks: halving those passes
-   * gains more than a micro-panel of B spilling from L1 loses (1024 x 1024 x 1024: about 6% faster,
-   * docs/BENCHMARKS.md, session 29).
+   * kernels hide by prefetching C's rows ahead, an instruction Java lacks: a square product of up
+   * to 1024 takes its whole depth in one block, C once, though a micro-panel of B (128 KiB) then
+   * streams from L2 rather than L1 (1024 x 1024 x 1024: 5% faster than blocks of 512, 6% more
+   * than 256 before; docs/BENCHMARKS.md, sessions 29 and 39).
    */
-  static final int KC_PACKED = 2 * KC;
-  /** Rows of A packed at once (a multiple of every tile height); the MC x KC_PACKED block stays in L2. */
+  static final int KC_PACKED = 4 * KC;
+  /** Rows of A packed at once at most (a multiple of every tile height); fewer for deep blocks ({@link #rowBlock}). */
   static final int MC = 192;
+  /**
+   * Values of A packed at once (192 KiB): the block shares L2 with a micro-panel of B. 1024 x 1024
+   * x 1024 ran alike with 24 to 96 rows a block of depth 1024, slower with 192 (session 39).
+   */
+  static final int A_BLOCK = MC * KC;
   /** Columns of B packed at once (a multiple of NR). */
   static final int NC = 128 * NR;
   /**
@@ -321,6 +327,7 @@ final class VectorGemm {
     // all of B (as large as the weights) costs more than it saves: the kernel reads B's rows in
     // place and only a last partial panel is packed.
     boolean inPlace = !transB && m <= IN_PLACE_B_ROWS;
+    int rowBlock = rowBlock(depth);
     for (int jc = 0; jc < n; jc += NC) {
       int nc = Math.min(NC, n - jc);
       int inPlaceCols = inPlace ? nc / NR * NR : 0;
@@ -330,8 +337,8 @@ final class VectorGemm {
         // beta applies once; later k blocks accumulate onto what the first one wrote.
         float blockBeta = pc == 0 ? beta : 1f;
         if (inPlaceCols < nc) Panels.packB(transB, b, bOff, ldb, pc, kc, jc + inPlaceCols, nc - inPlaceCols, bp);
-        for (int ic = 0; ic < m; ic += MC) {
-          int mc = Math.min(MC, m - ic);
+        for (int ic = 0; ic < m; ic += rowBlock) {
+          int mc = Math.min(rowBlock, m - ic);
           Panels.packA(transA, a, aOff, lda, alpha, ic, mc, pc, kc, mr, ap);
           // One call site for both kinds of panel, so the JIT compiles one shape of the kernel.
           for (int part = inPlaceCols > 0 ? 0 : 1; part < (inPlaceCols < nc ? 2 : 1); part++) {
@@ -442,6 +449,11 @@ final class VectorGemm {
         for (int j = 0; j < nr; j++) c[ci + j] = tile[t + j] + beta * c[ci + j];
       }
     }
+  }
+
+  /** Rows of A packed at once for depth blocks of {@code depth}: {@link #MC}, fewer where the block would pass {@link #A_BLOCK}. */
+  static int rowBlock(int depth) {
+    return Math.max(ROW_ALIGN, Math.min(MC, A_BLOCK / depth / ROW_ALIGN * ROW_ALIGN));
   }
 
   /**

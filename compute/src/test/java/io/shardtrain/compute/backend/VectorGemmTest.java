@@ -248,11 +248,16 @@ class VectorGemmTest {
 
   @Test
   void productsWithBPackedCutTheirDepthIntoFewerLongerBlocks() {
-    // B is read in place up to IN_PLACE_B_ROWS rows of op(A), packed beyond; 1100 is three blocks
-    // of 367 (the last 366) against five of 220.
+    // B is read in place up to IN_PLACE_B_ROWS rows of op(A), packed beyond; 1100 is two blocks
+    // of 550 against five of 220.
     assertEquals(220, VectorGemm.depthBlock(VectorGemm.IN_PLACE_B_ROWS, 1100));
-    assertEquals(367, VectorGemm.depthBlock(VectorGemm.IN_PLACE_B_ROWS + 1, 1100));
+    assertEquals(550, VectorGemm.depthBlock(VectorGemm.IN_PLACE_B_ROWS + 1, 1100));
     assertEquals(VectorGemm.KC_PACKED, VectorGemm.depthBlock(1024, 1024));
+    // The deeper the block, the fewer rows of A are packed at once: 192 KiB of panels.
+    assertEquals(VectorGemm.MC, VectorGemm.rowBlock(VectorGemm.KC));
+    assertEquals(96, VectorGemm.rowBlock(512));
+    assertEquals(72, VectorGemm.rowBlock(550));
+    assertEquals(48, VectorGemm.rowBlock(VectorGemm.KC_PACKED));
     SplittableRandom random = new SplittableRandom(31);
     for (int t = 0; t < 4; t++) {
       for (float beta : new float[] {0f, 0.25f}) {
