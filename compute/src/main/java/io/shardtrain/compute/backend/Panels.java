@@ -65,8 +65,8 @@ final class Panels {
   /**
    * Twelve rows of an untransposed A, {@code kc} deep from {@code src} ({@code lda} apart), into a
    * 12-row micro-panel at {@code base}: each step of depth one contiguous store of 12. With the
-   * panel's stride a constant the JIT drops the range checks the general loop keeps (2.3x faster
-   * per value, about 4% of a 1024^3 product: docs/BENCHMARKS.md, session 39).
+   * panel's stride a constant the JIT drops the range checks the general loop keeps, which took
+   * several percent of a 1024^3 product (docs/BENCHMARKS.md, session 39).
    */
   private static void rows12(float[] a, int src, int lda, float alpha, int kc, float[] ap, int base) {
     int s0 = src, s1 = s0 + lda, s2 = s1 + lda, s3 = s2 + lda, s4 = s3 + lda, s5 = s4 + lda;

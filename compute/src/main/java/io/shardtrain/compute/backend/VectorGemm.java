@@ -55,18 +55,15 @@ final class VectorGemm {
   /**
    * Depth of one block for more than {@link #IN_PLACE_B_ROWS} rows of op(A), where B is always
    * packed. Each depth block reads and writes all of C once more, a wait for memory that BLAS
-   * kernels hide by prefetching C's rows ahead, an instruction Java lacks: a square product of up
-   * to 1024 takes its whole depth in one block, C once, though a micro-panel of B (128 KiB) then
-   * streams from L2 rather than L1 (1024 x 1024 x 1024: 5% faster than blocks of 512, 6% more
-   * than 256 before; docs/BENCHMARKS.md, sessions 29 and 39).
+   * kernels hide by prefetching C's rows ahead, an instruction Java lacks: a depth of up to 1024
+   * is one block, C written once, though a micro-panel of B (128 KiB) then streams from L2 rather
+   * than L1. With A's unrolled packing ({@link Panels}) it made `bench gemm --n 1024` 5-7% faster
+   * than blocks of 512 (docs/BENCHMARKS.md, sessions 29 and 39).
    */
   static final int KC_PACKED = 4 * KC;
   /** Rows of A packed at once at most (a multiple of every tile height); fewer for deep blocks ({@link #rowBlock}). */
   static final int MC = 192;
-  /**
-   * Values of A packed at once (192 KiB): the block shares L2 with a micro-panel of B. 1024 x 1024
-   * x 1024 ran alike with 24 to 96 rows a block of depth 1024, slower with 192 (session 39).
-   */
+  /** Values of A packed at once (192 KiB): the block shares L2 with a micro-panel of B. */
   static final int A_BLOCK = MC * KC;
   /** Columns of B packed at once (a multiple of NR). */
   static final int NC = 128 * NR;
