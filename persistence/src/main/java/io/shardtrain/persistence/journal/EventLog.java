@@ -28,7 +28,7 @@ import java.util.stream.Stream;
  * journal) stores the same bytes as LOBs in a B-tree of pages it rewrites, and spent 3-4 CPU
  * seconds a GB doing so on two cores.
  *
- * <p>A segment file starts with "STLG" and its format's version (1); then records, each
+ * <p>A segment file ({@link LogSegment}) starts with "STLG" and its format's version (1); then records, each
  * {@code [int length][int CRC32C of the body][body]}; the body starts with its type:
  * an event ({@link LogRecords#EVENT}) or a deletion ({@link LogRecords#DELETION}: events of an id up to a sequence
  * number are gone, and the highest sequence number it wrote). On open, every segment is read in
@@ -48,32 +48,12 @@ import java.util.stream.Stream;
  * methods are synchronized; writes are expected from few threads.
  */
 public final class EventLog implements AutoCloseable {
-  private static final String SUFFIX = ".log";
-  /** Each segment file opens with "STLG" and the format's version, so that a later format is told apart. */
-  private static final int MAGIC = 0x53544c47;
-  private static final int VERSION = 1;
-  private static final int FILE_HEADER = 8;
 
   /** An event as stored: the serialized payload and what Akka needs to rebuild it. */
   public record StoredEvent(String persistenceId, long sequenceNr, long timestamp, String writerUuid,
       String adapterManifest, int serializerId, String serializerManifest, byte[] payload) {}
 
-  private record Location(Segment segment, long offset, int bytes) {}
-
-  private static final class Segment {
-    final long id;
-    final Path path;
-    final FileChannel channel;
-    long size;
-    long live;
-
-    Segment(long id, Path path, FileChannel channel, long size) {
-      this.id = id;
-      this.path = path;
-      this.channel = channel;
-      this.size = size;
-    }
-  }
+  private record Location(LogSegment segment, long offset, int bytes) {}
 
   /** One persistence id: its live events by sequence number, its latest deletion if live, its highest. */
   private static final class Id {
@@ -88,7 +68,7 @@ public final class EventLog implements AutoCloseable {
   private final boolean fsync;
   private final FileChannel lockChannel;
   private final FileLock lock;
-  private final TreeMap<Long, Segment> segments = new TreeMap<>();
+  private final TreeMap<Long, LogSegment> segments = new TreeMap<>();
   private final Map<String, Id> ids = new HashMap<>();
   private long totalBytes;
   private long liveBytes;
@@ -128,7 +108,12 @@ public final class EventLog implements AutoCloseable {
             + " between JVMs with journal = postgres");
       }
       EventLog log = new EventLog(dir, segmentBytes, fsync, lockChannel, lock);
-      log.recover();
+      try {
+        log.recover();
+      } catch (IOException | RuntimeException e) {
+        log.close(); // the segments opened so far, and the lock
+        throw e;
+      }
       return log;
     } catch (IOException e) {
       closeQuietly(lockChannel);
@@ -242,7 +227,7 @@ public final class EventLog implements AutoCloseable {
   public synchronized void close() {
     if (closed) return;
     closed = true;
-    for (Segment s : segments.values()) closeQuietly(s.channel);
+    for (LogSegment s : segments.values()) s.close();
     try {
       lock.release();
     } catch (IOException e) {
@@ -256,59 +241,44 @@ public final class EventLog implements AutoCloseable {
   private List<Location> write(List<ByteBuffer[]> records) throws IOException {
     List<Location> at = new ArrayList<>(records.size());
     List<ByteBuffer> pending = new ArrayList<>();
-    Segment active = segments.isEmpty() ? roll() : segments.lastEntry().getValue();
-    long start = active.size;
+    LogSegment active = segments.isEmpty() ? roll() : segments.lastEntry().getValue();
     long position = active.size;
     for (ByteBuffer[] r : records) {
       int bytes = 0;
       for (ByteBuffer b : r) bytes += b.remaining();
-      if (position > FILE_HEADER && position + bytes > segmentBytes) {
-        flush(active, start, pending, position);
+      if (position > LogSegment.FILE_HEADER && position + bytes > segmentBytes) {
+        flush(active, pending, position);
         active = roll();
-        start = FILE_HEADER;
-        position = FILE_HEADER;
+        position = LogSegment.FILE_HEADER;
       }
       at.add(new Location(active, position, bytes));
       pending.addAll(List.of(r));
       position += bytes;
     }
-    flush(active, start, pending, position);
+    flush(active, pending, position);
     return at;
   }
 
-  /** Writes {@code pending} at {@code start} of {@code segment}; on failure cuts the segment back to {@code start}. */
-  private void flush(Segment segment, long start, List<ByteBuffer> pending, long end) throws IOException {
+  /** Appends {@code pending} to {@code segment}, which then ends at {@code end}. */
+  private void flush(LogSegment segment, List<ByteBuffer> pending, long end) throws IOException {
     if (pending.isEmpty()) return;
-    ByteBuffer[] buffers = pending.toArray(ByteBuffer[]::new);
+    long before = segment.size;
     try {
-      segment.channel.position(start);
-      long written = 0;
-      while (written < end - start) written += segment.channel.write(buffers);
-      if (fsync) segment.channel.force(false);
-    } catch (IOException e) {
-      try {
-        segment.channel.truncate(start);
-      } catch (IOException ignored) {
-        closed = true; // the file's end is unknown: nothing more may be appended to it
-      }
+      segment.append(pending.toArray(ByteBuffer[]::new), end - before, fsync);
+    } catch (LogSegment.Unrecoverable e) {
+      closed = true; // the file's end is unknown: nothing more may be appended to it
       throw e;
     }
-    totalBytes += end - segment.size;
-    segment.size = end;
+    totalBytes += end - before;
     pending.clear();
   }
 
-  private Segment roll() throws IOException {
+  private LogSegment roll() throws IOException {
     long id = segments.isEmpty() ? 1 : segments.lastKey() + 1;
-    Path path = dir.resolve(String.format("%020d", id) + SUFFIX);
-    FileChannel ch = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
-        StandardOpenOption.WRITE);
-    ByteBuffer header = ByteBuffer.allocate(FILE_HEADER).putInt(MAGIC).putInt(VERSION).flip();
-    while (header.hasRemaining()) ch.write(header);
+    LogSegment s = LogSegment.create(dir, id);
     if (fsync) forceDirectory();
-    Segment s = new Segment(id, path, ch, FILE_HEADER);
     segments.put(id, s);
-    totalBytes += FILE_HEADER;
+    totalBytes += s.size;
     return s;
   }
 
@@ -335,7 +305,7 @@ public final class EventLog implements AutoCloseable {
   private void clean() throws IOException {
     int budget = segments.size();
     while (segments.size() > 1 && budget-- > 0) {
-      Segment oldest = segments.firstEntry().getValue();
+      LogSegment oldest = segments.firstEntry().getValue();
       if (oldest.live > 0) {
         if (totalBytes <= 2 * liveBytes + segmentBytes) return;
         relocate(oldest);
@@ -344,7 +314,7 @@ public final class EventLog implements AutoCloseable {
     }
   }
 
-  private void relocate(Segment from) throws IOException {
+  private void relocate(LogSegment from) throws IOException {
     List<Id> owners = new ArrayList<>();
     List<Long> keys = new ArrayList<>();
     List<Location> olds = new ArrayList<>();
@@ -373,19 +343,16 @@ public final class EventLog implements AutoCloseable {
     }
   }
 
-  private void remove(Segment s) throws IOException {
+  private void remove(LogSegment s) throws IOException {
     segments.remove(s.id);
     totalBytes -= s.size;
-    closeQuietly(s.channel);
-    Files.deleteIfExists(s.path);
+    s.delete();
   }
 
   // ---- reading
 
   private ByteBuffer readRecord(Location l) throws IOException {
-    ByteBuffer b = ByteBuffer.allocate(l.bytes);
-    readFully(l.segment.channel, b, l.offset);
-    return b.flip();
+    return l.segment.read(l.offset, l.bytes);
   }
 
   private ByteBuffer readBody(Location l) throws IOException {
@@ -394,95 +361,24 @@ public final class EventLog implements AutoCloseable {
     return b.slice();
   }
 
-  private static void readFully(FileChannel ch, ByteBuffer b, long position) throws IOException {
-    long p = position;
-    while (b.hasRemaining()) {
-      int n = ch.read(b, p);
-      if (n < 0) throw new IOException("unexpected end of file at " + p);
-      p += n;
-    }
-  }
-
   // ---- recovery
 
   private void recover() throws IOException {
     List<Path> files;
     try (Stream<Path> list = Files.list(dir)) {
-      files = list.filter(p -> p.getFileName().toString().endsWith(SUFFIX)).sorted().toList();
+      files = list.filter(p -> p.getFileName().toString().endsWith(LogSegment.SUFFIX)).sorted().toList();
     }
     for (Path p : files) {
-      String name = p.getFileName().toString();
-      long id;
-      try {
-        id = Long.parseLong(name.substring(0, name.length() - SUFFIX.length()));
-      } catch (NumberFormatException e) {
-        throw new IllegalStateException("journal log " + dir + ": unexpected file " + name);
-      }
-      FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE);
-      segments.put(id, new Segment(id, p, ch, ch.size()));
+      LogSegment s = LogSegment.open(p);
+      segments.put(s.id, s);
     }
-    Iterator<Segment> it = segments.values().iterator();
+    Iterator<LogSegment> it = segments.values().iterator();
     while (it.hasNext()) {
-      Segment s = it.next();
-      scan(s, !it.hasNext());
+      LogSegment s = it.next();
+      s.scan(!it.hasNext(), (body, offset, bytes) -> apply(body, new Location(s, offset, bytes)));
       totalBytes += s.size;
     }
     clean();
-  }
-
-  private void scan(Segment s, boolean last) throws IOException {
-    ByteBuffer header = ByteBuffer.allocate(LogRecords.HEADER);
-    if (s.size < FILE_HEADER) {
-      // Only a segment created as the process died is this short: it holds nothing yet.
-      if (!last) throw new IllegalStateException("journal log " + s.path + " is corrupt: shorter than its header");
-      s.channel.truncate(0);
-      header.putInt(MAGIC).putInt(VERSION).flip();
-      while (header.hasRemaining()) s.channel.write(header, FILE_HEADER - header.remaining());
-      s.size = FILE_HEADER;
-      return;
-    }
-    readFully(s.channel, header, 0);
-    header.flip();
-    int magic = header.getInt();
-    int version = header.getInt();
-    if (magic != MAGIC) throw new IllegalStateException("journal log " + s.path + " is not a journal segment");
-    if (version != VERSION) {
-      throw new IllegalStateException("journal log " + s.path + " has format version " + version
-          + "; this ShardTrain reads version " + VERSION);
-    }
-    long offset = FILE_HEADER;
-    while (offset < s.size) {
-      String problem = null;
-      ByteBuffer body = null;
-      int length = 0;
-      if (s.size - offset < LogRecords.HEADER) {
-        problem = "a record header cut short";
-      } else {
-        header.clear();
-        readFully(s.channel, header, offset);
-        header.flip();
-        length = header.getInt();
-        int expected = header.getInt();
-        if (length < 1 || length > s.size - offset - LogRecords.HEADER) {
-          problem = "a record of " + length + " bytes past the end of the file";
-        } else {
-          body = ByteBuffer.allocate(length);
-          readFully(s.channel, body, offset + LogRecords.HEADER);
-          body.flip();
-          if (LogRecords.checksum(body) != expected) problem = "a record failing its checksum";
-        }
-      }
-      if (problem != null) {
-        if (!last) {
-          throw new IllegalStateException("journal log " + s.path + " is corrupt at byte " + offset + ": " + problem);
-        }
-        s.channel.truncate(offset); // the tail of a write the process did not finish
-        s.size = offset;
-        return;
-      }
-      apply(body, new Location(s, offset, LogRecords.HEADER + length));
-      offset += LogRecords.HEADER + length;
-    }
   }
 
   private void apply(ByteBuffer body, Location at) {
