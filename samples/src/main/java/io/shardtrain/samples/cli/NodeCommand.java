@@ -7,6 +7,7 @@ import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.samples.cluster.ClusterNode;
 import io.shardtrain.samples.cluster.JobSubmitter;
+import io.shardtrain.samples.cluster.ManagementSettings;
 import io.shardtrain.samples.cluster.NodeConfig;
 import io.shardtrain.samples.cluster.TrainerNode;
 import java.nio.file.Path;
@@ -29,7 +30,7 @@ final class NodeCommand implements Callable<Integer> {
   String roles;
   @Option(names = "--host", defaultValue = "127.0.0.1", description = "Address this node binds and is reached at.")
   String host;
-  @Option(names = "--port", defaultValue = "25520", description = "Akka port (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--port", defaultValue = "25520", description = "Akka port (default: ${DEFAULT-VALUE}; 0: a free one, then without --seeds the node joins itself).")
   int port;
   @Option(names = "--seeds", description = "Seed nodes HOST:PORT,HOST:PORT (default: this node).")
   String seeds;
@@ -103,9 +104,13 @@ final class NodeCommand implements Callable<Integer> {
     var out = spec.commandLine().getOut();
     ClusterNode.Started node = ClusterNode.start(nodeConfig);
     List<String> seedNodes = nodeConfig.getStringList("akka.cluster.seed-nodes");
-    out.printf("node akka://%s@%s:%d up with roles %s, %s%n", NodeConfig.SYSTEM_NAME, host, port, roleList,
-        seedNodes.isEmpty() ? "Cluster Bootstrap by " + nodeConfig.getString("shardtrain.management.discovery")
-            + " discovery" : "seeds " + seedNodes);
+    // The bound port: with --port 0 Artery chose it.
+    int boundPort = node.system().address().getPort().orElse(port);
+    out.printf("node akka://%s@%s:%d up with roles %s, %s%n", NodeConfig.SYSTEM_NAME, host, boundPort, roleList,
+        !seedNodes.isEmpty() ? "seeds " + seedNodes
+            : ManagementSettings.fromConfig(nodeConfig).bootstraps()
+                ? "Cluster Bootstrap by " + nodeConfig.getString("shardtrain.management.discovery") + " discovery"
+                : "its own seed");
     if (node.grpcPort() >= 0) {
       out.printf("gRPC API at %s:%d%n", node.system().settings().config().getString("shardtrain.grpc.host"),
           node.grpcPort());
@@ -127,7 +132,7 @@ final class NodeCommand implements Callable<Integer> {
       out.flush();
     }
     if (roleList.contains("trainer")) {
-      String id = trainerId != null ? trainerId : host + ":" + port;
+      String id = trainerId != null ? trainerId : host + ":" + boundPort;
       var finished = TrainerNode.start(node.api(), id, trainSettings, System.out, join);
       if (exitWhenDone) {
         finished.whenComplete((steps, failure) -> node.system().terminate());

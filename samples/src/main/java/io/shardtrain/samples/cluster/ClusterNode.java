@@ -66,6 +66,7 @@ public final class ClusterNode {
     try {
       if (persists) Journal.start(system);
       early.run();
+      joinSelfWithoutSeeds(system);
       // Before the roles start, so the first blocks and trainers already count.
       int metricsPort = MetricsServer.startIfConfigured(system).map(MetricsServer::port).orElse(0);
       ShardTrain api = ShardTrain.start(system);
@@ -88,6 +89,17 @@ public final class ClusterNode {
       system.terminate();
       throw e;
     }
+  }
+
+  /**
+   * A node given no seed nodes and no Cluster Bootstrap (its own seed on a port Artery chose) joins
+   * its own address, as a node that is its own seed does through the seed list.
+   */
+  private static void joinSelfWithoutSeeds(ActorSystem<?> system) {
+    Config c = system.settings().config();
+    if (!c.getStringList("akka.cluster.seed-nodes").isEmpty() || ManagementSettings.fromConfig(c).bootstraps()) return;
+    Cluster cluster = Cluster.get(system);
+    cluster.manager().tell(Join.create(cluster.selfMember().address()));
   }
 
   /** Logs one warning line when a listener of this node is bound beyond loopback without TLS. */
@@ -146,11 +158,7 @@ public final class ClusterNode {
     flags.putAll(settings);
     // Artery binds a free port itself and the node then joins its own address: a port found free
     // and closed beforehand could be taken by another process before Artery binds it.
-    Config config = ConfigFactory.parseMap(Map.of("akka.cluster.seed-nodes", List.of()))
-        .withFallback(NodeConfig.build(roles, "127.0.0.1", 0, List.of(), "memory", null, flags));
-    Started node = start(config);
-    Cluster cluster = Cluster.get(node.system());
-    cluster.manager().tell(Join.create(cluster.selfMember().address()));
+    Started node = start(NodeConfig.build(roles, "127.0.0.1", 0, List.of(), "memory", null, flags));
     awaitUp(node.system(), Duration.ofSeconds(60));
     return node;
   }

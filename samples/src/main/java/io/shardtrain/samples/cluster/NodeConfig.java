@@ -44,7 +44,8 @@ public final class NodeConfig {
 
   /**
    * @param roles   akka.cluster.roles of this node (ps, trainer, master, client)
-   * @param seeds   HOST:PORT of seed nodes; empty: this node is its own seed, unless
+   * @param seeds   HOST:PORT of seed nodes; empty: this node is its own seed (on port 0, a free
+   *                one, it joins its own address once bound: {@link ClusterNode#start}), unless
    *                {@code shardtrain.management.discovery} names a Cluster Bootstrap method
    * @param journal a JDBC URL, "memory", or null for the configured journal
    */
@@ -100,7 +101,8 @@ public final class NodeConfig {
       }
       List<String> seedNodes = new ArrayList<>();
       for (String s : seeds) seedNodes.add(seedAddress(s));
-      if (seedNodes.isEmpty()) seedNodes.add("akka://" + SYSTEM_NAME + "@" + host + ":" + port);
+      // A node on port 0 cannot name its own address before Artery binds one: it joins itself then.
+      if (seedNodes.isEmpty() && port != 0) seedNodes.add("akka://" + SYSTEM_NAME + "@" + host + ":" + port);
       join.put("akka.cluster.seed-nodes", seedNodes);
       return join;
     }

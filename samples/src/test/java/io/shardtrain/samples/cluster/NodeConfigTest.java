@@ -18,4 +18,12 @@ class NodeConfigTest {
     assertEquals(Path.of("/srv/node-a/journal/log"), s.logDir());
     assertEquals(Path.of("/srv/node-a/journal/shardtrain"), s.h2Path());
   }
+
+  @Test
+  void aNodeWithoutSeedsIsItsOwnSeedAndOnAFreePortHasNoneToName() {
+    assertEquals(List.of("akka://shardtrain@127.0.0.1:25650"), NodeConfig.build(List.of("ps"), "127.0.0.1", 25650,
+        List.of(), "memory", null, Map.of()).getStringList("akka.cluster.seed-nodes"));
+    assertEquals(List.of(), NodeConfig.build(List.of("ps"), "127.0.0.1", 0, List.of(), "memory", null, Map.of())
+        .getStringList("akka.cluster.seed-nodes"));
+  }
 }
