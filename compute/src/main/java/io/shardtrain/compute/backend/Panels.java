@@ -11,7 +11,7 @@ final class Panels {
   private static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
   private static final int VL = SPECIES.length();
   private static final int NR = VectorGemm.NR;
-  /** Depth packed across an untransposed A's rows at a time: a tile of 12 rows writes 3 KiB. */
+  /** Depth packed across a partial or 6-row panel of an untransposed A at a time: at most 3 KiB written. */
   private static final int A_DEPTH_CHUNK = 64;
 
   private Panels() {}

@@ -448,7 +448,10 @@ final class VectorGemm {
     }
   }
 
-  /** Rows of A packed at once for depth blocks of {@code depth}: {@link #MC}, fewer where the block would pass {@link #A_BLOCK}. */
+  /**
+   * Rows of A packed at once for depth blocks of {@code depth}: {@link #MC}, fewer where the block
+   * would pass {@link #A_BLOCK}.
+   */
   static int rowBlock(int depth) {
     return Math.max(ROW_ALIGN, Math.min(MC, A_BLOCK / depth / ROW_ALIGN * ROW_ALIGN));
   }

@@ -21,7 +21,7 @@ final class LogSegment {
   /** The bytes before the first record. */
   static final int FILE_HEADER = 8;
 
-  /** What a scan hands back for each whole record: its body (after the header), where it starts, its length with header. */
+  /** What a scan hands each whole record: its body (after the header), where it starts, its length with header. */
   interface RecordVisitor {
     void record(ByteBuffer body, long offset, int bytes);
   }

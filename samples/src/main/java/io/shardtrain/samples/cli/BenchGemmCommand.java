@@ -10,7 +10,7 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code shardtrain bench gemm}: the CPU backend's GEMM on the square product, a training step's shapes, or given shapes. */
+/** {@code shardtrain bench gemm}: the CPU backend's GEMM on the square product, a training step's shapes, or others. */
 @Command(name = "gemm", mixinStandardHelpOptions = true,
     description = "Single-precision GEMM on the CPU backend, in GFLOP/s: the square n x n product, the shapes "
         + "of an MLP training step, or given shapes.")

@@ -30,7 +30,8 @@ final class NodeCommand implements Callable<Integer> {
   String roles;
   @Option(names = "--host", defaultValue = "127.0.0.1", description = "Address this node binds and is reached at.")
   String host;
-  @Option(names = "--port", defaultValue = "25520", description = "Akka port (default: ${DEFAULT-VALUE}; 0: a free one, then without --seeds the node joins itself).")
+  @Option(names = "--port", defaultValue = "25520",
+      description = "Akka port (default: ${DEFAULT-VALUE}; 0: a free one, and without --seeds the node joins itself).")
   int port;
   @Option(names = "--seeds", description = "Seed nodes HOST:PORT,HOST:PORT (default: this node).")
   String seeds;
