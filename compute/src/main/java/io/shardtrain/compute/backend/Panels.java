@@ -11,8 +11,6 @@ final class Panels {
   private static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
   private static final int VL = SPECIES.length();
   private static final int NR = VectorGemm.NR;
-  /** Depth packed across a partial or 6-row panel of an untransposed A at a time: at most 3 KiB written. */
-  private static final int A_DEPTH_CHUNK = 64;
 
   private Panels() {}
 
@@ -27,15 +25,10 @@ final class Panels {
       } else if (!transA && rows == mr && mr == 8) {
         rows8(a, aOff + (ic + ir) * lda + pc, lda, alpha, kc, ap, base);
       } else if (!transA) {
-        // A stretch of depth at a time, so the panel's lines the rows are written to stay in L1
-        // (a whole row at a time writes across the panel, up to 48 KiB, once per row).
-        for (int p0 = 0; p0 < kc; p0 += A_DEPTH_CHUNK) {
-          int pe = Math.min(kc, p0 + A_DEPTH_CHUNK);
-          for (int r = 0; r < rows; r++) {
-            int src = aOff + (ic + ir + r) * lda + pc;
-            for (int p = p0, d = base + p0 * mr + r; p < pe; p++, d += mr) {
-              ap[d] = alpha * a[src + p];
-            }
+        for (int r = 0; r < rows; r++) {
+          int src = aOff + (ic + ir + r) * lda + pc;
+          for (int p = 0, d = base + r; p < kc; p++, d += mr) {
+            ap[d] = alpha * a[src + p];
           }
         }
       } else {
