@@ -21,6 +21,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 
 /**
@@ -84,7 +85,7 @@ public final class Journal {
     if (!JournalConfig.LOG_JOURNAL.equals(config.getString("akka.persistence.journal.plugin"))) return () -> { };
     JournalSettings settings = JournalSettings.fromConfig(config);
     openLog(settings);
-    java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
+    AtomicBoolean released = new AtomicBoolean();
     return () -> {
       if (released.compareAndSet(false, true)) LogJournal.release(settings.logDir());
     };
