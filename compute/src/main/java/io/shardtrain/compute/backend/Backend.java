@@ -1,6 +1,7 @@
 package io.shardtrain.compute.backend;
 
 import io.shardtrain.compute.RowSlices;
+import io.shardtrain.compute.Shapes;
 import io.shardtrain.compute.Tensor;
 
 /**
@@ -21,6 +22,29 @@ public interface Backend extends AutoCloseable {
 
   /** {@code C = alpha * op(A) * op(B) + beta * C}, where op(X) is X or its transpose. */
   void gemm(boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c);
+
+  /**
+   * {@code C = max(alpha * op(A) * op(B) + beta * C, 0)}: {@link #gemm} and then {@link #relu} on
+   * C, the same values; a dense layer's forward into the rectifier. A backend that splits the
+   * product may rectify each part of C where it computed it.
+   */
+  default void gemmRelu(boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c) {
+    gemm(transA, transB, alpha, a, b, beta, c);
+    relu(c, c);
+  }
+
+  /**
+   * {@code C = alpha * op(A) * op(B) + beta * C where gate > 0, else 0}: {@link #gemm} and then
+   * {@link #reluBackward} with {@code gate} as the rectifier's output, the same values; the input
+   * gradient of a dense layer whose input {@code gate} the rectifier wrote. {@code gate} has C's
+   * shape, checked before C is written.
+   */
+  default void gemmReluBackward(boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c,
+      Tensor gate) {
+    Shapes.requireSame("gemmReluBackward gate and output", gate, c);
+    gemm(transA, transB, alpha, a, b, beta, c);
+    reluBackward(gate, c, c);
+  }
 
   /** {@code y += alpha * x}. */
   void axpy(float alpha, Tensor x, Tensor y);

@@ -4,15 +4,15 @@ import io.shardtrain.compute.RowSlices;
 import io.shardtrain.compute.Shapes;
 import io.shardtrain.compute.Tensor;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorMask;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
  * The CPU backend. GEMM is a packed, register-blocked JDK Vector API kernel split over
  * {@code threads} threads for large shapes ({@link VectorGemm}); the element-wise operations are
  * memory-bound loops the JIT vectorizes well, so they stay plain and single-threaded, except the
- * rectifier's, written with the Vector API because the JIT left its select a branch.
+ * rectifier's ({@link Rectifier}), written with the Vector API because the JIT left its select a
+ * branch, and applied by each thread of a parallel product to its part of C when it ends one
+ * ({@link #gemmRelu}, {@link #gemmReluBackward}).
  */
 public final class CpuBackend implements Backend {
   private static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
@@ -59,6 +59,22 @@ public final class CpuBackend implements Backend {
     OpChecks.GemmDims d = OpChecks.gemm(transA, transB, a, b, c);
     gemm.gemm(transA, transB, d.m(), d.n(), d.k(), alpha, a.data(), a.cols(), b.data(), b.cols(), beta, c.data(),
         d.n());
+  }
+
+  @Override
+  public void gemmRelu(boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c) {
+    OpChecks.GemmDims d = OpChecks.gemm(transA, transB, a, b, c);
+    gemm.gemm(transA, transB, d.m(), d.n(), d.k(), alpha, a.data(), a.cols(), b.data(), b.cols(), beta, c.data(),
+        d.n(), Rectifier.FORWARD);
+  }
+
+  @Override
+  public void gemmReluBackward(boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c,
+      Tensor gate) {
+    OpChecks.GemmDims d = OpChecks.gemm(transA, transB, a, b, c);
+    Shapes.requireSame("gemmReluBackward gate and output", gate, c);
+    gemm.gemm(transA, transB, d.m(), d.n(), d.k(), alpha, a.data(), a.cols(), b.data(), b.cols(), beta, c.data(),
+        d.n(), Rectifier.gatedBy(gate.data()));
   }
 
   @Override
@@ -164,27 +180,14 @@ public final class CpuBackend implements Backend {
   @Override
   public void relu(Tensor x, Tensor out) {
     Shapes.requireSame("relu", x, out);
-    float[] xs = x.data(), os = out.data();
-    int i = 0;
-    for (int bound = SPECIES.loopBound(os.length); i < bound; i += SPECIES.length()) {
-      FloatVector.fromArray(SPECIES, xs, i).max(0f).intoArray(os, i);
-    }
-    for (; i < os.length; i++) os[i] = Math.max(xs[i], 0f);
+    Rectifier.max(x.data(), out.data(), 0, out.size());
   }
 
   @Override
   public void reluBackward(Tensor x, Tensor gradOut, Tensor gradIn) {
     Shapes.requireSame("reluBackward", x, gradOut);
     Shapes.requireSame("reluBackward", x, gradIn);
-    float[] xs = x.data(), g = gradOut.data(), gi = gradIn.data();
-    // A select on the sign, not a branch: half the activations are zero, at random, so a branch
-    // mispredicts on every other element.
-    int i = 0;
-    for (int bound = SPECIES.loopBound(gi.length); i < bound; i += SPECIES.length()) {
-      VectorMask<Float> on = FloatVector.fromArray(SPECIES, xs, i).compare(VectorOperators.GT, 0f);
-      FloatVector.zero(SPECIES).blend(FloatVector.fromArray(SPECIES, g, i), on).intoArray(gi, i);
-    }
-    for (; i < gi.length; i++) gi[i] = xs[i] > 0f ? g[i] : 0f;
+    Rectifier.gate(x.data(), gradOut.data(), gradIn.data(), 0, gradIn.size());
   }
 
   @Override

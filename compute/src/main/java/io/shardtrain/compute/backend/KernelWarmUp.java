@@ -147,18 +147,18 @@ final class KernelWarmUp {
     Tensor probs = Tensor.zeros(batch, widths[layers]);
     for (int s = 0; s < steps; s++) {
       for (int l = 0; l < layers; l++) {
-        backend.gemm(false, false, 1f, acts[l], weights[l], 0f, acts[l + 1]);
-        backend.addRowVector(acts[l + 1], biases[l]);
-        if (l + 1 < layers) backend.relu(acts[l + 1], acts[l + 1]);
+        if (l + 1 < layers) {
+          backend.gemmRelu(false, false, 1f, acts[l], weights[l], 0f, acts[l + 1]);
+        } else {
+          backend.gemm(false, false, 1f, acts[l], weights[l], 0f, acts[l + 1]);
+          backend.addRowVector(acts[l + 1], biases[l]);
+        }
       }
       backend.softmaxCrossEntropy(acts[layers], labels, probs, grads[layers]);
       for (int l = layers - 1; l >= 0; l--) {
         backend.gemm(true, false, 1f, acts[l], grads[l + 1], 0f, weightGrads[l]);
         backend.columnSums(grads[l + 1], biasGrads[l]);
-        if (l > 0) {
-          backend.gemm(false, true, 1f, grads[l + 1], weights[l], 0f, grads[l]);
-          backend.reluBackward(acts[l], grads[l], grads[l]);
-        }
+        if (l > 0) backend.gemmReluBackward(false, true, 1f, grads[l + 1], weights[l], 0f, grads[l], acts[l]);
       }
       // Weights move a little, as an optimizer's would, so no product repeats an earlier one's inputs exactly.
       for (int l = 0; l < layers; l++) backend.axpy(-1e-3f, weightGrads[l], weights[l]);

@@ -10,7 +10,8 @@ import java.util.List;
  * shape: how often it ran and the wall time it took, what a single process's step profile splits
  * the step into. The key is the operation
  * and its shape: {@code gemm MxKxN} of op(A) op(B), with {@code :tn}, {@code :nt} or {@code :tt}
- * when an operand is transposed (as {@code bench gemm} writes shapes), and for the other
+ * when an operand is transposed (as {@code bench gemm} writes shapes), {@code gemm+relu} and
+ * {@code gemm+reluBackward} the same for the products the rectifier ends, and for the other
  * operations the shape of the tensor they run over, e.g. {@code relu 64x512} or
  * {@code columnSums 64x512}.
  *
@@ -48,7 +49,7 @@ public final class TimedBackend implements Backend {
   public record Slices(long runs, long callerNanos, long workerNanos, long handoffNanos, long waitNanos) {}
 
   private enum Op {
-    GEMM("gemm"), AXPY("axpy"), SCALE("scale"), ADD("add"), MUL("mul"), ADD_ROW_VECTOR("addRowVector"),
+    GEMM("gemm"), GEMM_RELU("gemm+relu"), GEMM_RELU_BACKWARD("gemm+reluBackward"), AXPY("axpy"), SCALE("scale"), ADD("add"), MUL("mul"), ADD_ROW_VECTOR("addRowVector"),
     COLUMN_SUMS("columnSums"), ROW_SUMS("rowSums"), ROW_MAX("rowMax"), ROW_ARGMAX("rowArgmax"), RELU("relu"),
     RELU_BACKWARD("reluBackward"), TANH("tanh"), TANH_BACKWARD("tanhBackward"), SIGMOID("sigmoid"),
     SIGMOID_BACKWARD("sigmoidBackward"), SOFTMAX_CROSS_ENTROPY("softmaxCrossEntropy"),
@@ -171,14 +172,14 @@ public final class TimedBackend implements Backend {
 
   private static String key(int code, int a, int b, int c) {
     Op op = Op.ALL[code / 4];
-    if (op == Op.GEMM) {
+    if (op == Op.GEMM || op == Op.GEMM_RELU || op == Op.GEMM_RELU_BACKWARD) {
       String t = switch (code % 4) {
         case 1 -> ":nt";
         case 2 -> ":tn";
         case 3 -> ":tt";
         default -> "";
       };
-      return "gemm " + a + "x" + b + "x" + c + t;
+      return op.label + " " + a + "x" + b + "x" + c + t;
     }
     String shape = (a < 0 ? "" : a + "x") + b;
     if (op == Op.GATHER) return "gather " + shape + " from " + c + " rows";
@@ -203,11 +204,32 @@ public final class TimedBackend implements Backend {
 
   @Override
   public void gemm(boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c) {
+    timedGemm(Op.GEMM, transA, transB, alpha, a, b, beta, c, null);
+  }
+
+  @Override
+  public void gemmRelu(boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c) {
+    timedGemm(Op.GEMM_RELU, transA, transB, alpha, a, b, beta, c, null);
+  }
+
+  @Override
+  public void gemmReluBackward(boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c,
+      Tensor gate) {
+    timedGemm(Op.GEMM_RELU_BACKWARD, transA, transB, alpha, a, b, beta, c, gate);
+  }
+
+  /** A product, counted under {@code op} with its shape; its flops are the product's alone. */
+  private void timedGemm(Op op, boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c,
+      Tensor gate) {
     long[] before = recording ? inner.crewTotals() : null;
     long t0 = System.nanoTime();
-    inner.gemm(transA, transB, alpha, a, b, beta, c);
+    switch (op) {
+      case GEMM -> inner.gemm(transA, transB, alpha, a, b, beta, c);
+      case GEMM_RELU -> inner.gemmRelu(transA, transB, alpha, a, b, beta, c);
+      default -> inner.gemmReluBackward(transA, transB, alpha, a, b, beta, c, gate);
+    }
     int m = c.rows(), n = c.cols(), k = transA ? a.rows() : a.cols();
-    Entry e = count(Op.GEMM, (transA ? 2 : 0) + (transB ? 1 : 0), m, k, n, 2L * m * n * k, t0);
+    Entry e = count(op, (transA ? 2 : 0) + (transB ? 1 : 0), m, k, n, 2L * m * n * k, t0);
     if (e == null || before == null) return;
     long[] after = inner.crewTotals();
     if (after[0] == before[0]) return;

@@ -119,15 +119,22 @@ final class VectorGemm {
    */
   void gemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
       float[] a, int lda, float[] b, int ldb, float beta, float[] c, int ldc) {
+    gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, null);
+  }
+
+  /**
+   * {@link #gemm}, then {@code last} over C (none where null): a parallel product applies it to
+   * each slice of C on the thread that computed the slice.
+   */
+  void gemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
+      float[] a, int lda, float[] b, int ldb, float beta, float[] c, int ldc, Rectifier last) {
     if (m == 0 || n == 0) {
       return;
     }
+    long volume = (long) m * n * k;
     if (k == 0 || alpha == 0f) {
       ScalarGemm.scaleC(m, n, beta, c, 0, ldc);
-      return;
-    }
-    long volume = (long) m * n * k;
-    if (volume < SMALL_VOLUME) {
+    } else if (volume < SMALL_VOLUME) {
       ScalarGemm.small(transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
     } else if (narrow(m, n)) {
       // Decided for the whole product, never for a slice, so more threads give the same bits.
@@ -138,8 +145,10 @@ final class VectorGemm {
     } else if (threads == 1 || volume < PARALLEL_VOLUME) {
       product(workspace(), transA, transB, m, n, k, depthBlock(m, k), alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
     } else {
-      parallel(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      parallel(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, last);
+      return;
     }
+    if (last != null) last.apply(c, ldc, 0, m, 0, n);
   }
 
   /** The tiles alone, on the caller, whatever the shape: what the other paths keep the bits of. */
@@ -189,9 +198,9 @@ final class VectorGemm {
   }
 
   private void parallel(boolean transA, boolean transB, int m, int n, int k, float alpha,
-      float[] a, int lda, float[] b, int ldb, float beta, float[] c, int ldc) {
+      float[] a, int lda, float[] b, int ldb, float beta, float[] c, int ldc, Rectifier last) {
     if (!transA && !transB && m <= IN_PLACE_B_ROWS && byWeightRows(k)) {
-      splitDepth(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      splitDepth(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, last);
       return;
     }
     // A weight gradient (x^T g) by the weights' rows, an input gradient (g W^T) by their rows too,
@@ -214,9 +223,9 @@ final class VectorGemm {
       int len = weightRows ? DepthBlocks.start(dim, part + 1, parts) - start : Math.min(chunk, dim - start);
       slices[part] = part == 0
           ? () -> slice(workspace(), splitRows, start, len, transA, transB, m, n, k, depth, alpha, a, lda, b, ldb,
-              beta, c, ldc)
+              beta, c, ldc, last)
           : () -> slice(WORKSPACE.get(), splitRows, start, len, transA, transB, m, n, k, depth, alpha, a, lda, b,
-              ldb, beta, c, ldc);
+              ldb, beta, c, ldc, last);
     }
     crew.run(slices);
   }
@@ -225,10 +234,11 @@ final class VectorGemm {
    * {@code C = alpha * A B + beta * C} with the depth cut across threads: the caller adds the first
    * depth blocks into C, each worker writes each of its blocks' product to a scratch matrix of its
    * own, and then the threads add those to C, each a range of C's rows, in block order. So every
-   * element of C is the sum one thread would have formed, in the same order.
+   * element of C is the sum one thread would have formed, in the same order. {@code last} follows
+   * on each range of rows once its sums are in.
    */
   private void splitDepth(int m, int n, int k, float alpha, float[] a, int lda, float[] b, int ldb, float beta,
-      float[] c, int ldc) {
+      float[] c, int ldc, Rectifier last) {
     int block = DepthBlocks.block(k);
     int firstEnd = DepthBlocks.start(k, 1, threads);
     int firstBlocks = firstEnd / block;
@@ -256,7 +266,10 @@ final class VectorGemm {
     for (int part = 0; part < sums.length; part++) {
       int from = part * rowsPerPart;
       int to = Math.min(m, from + rowsPerPart);
-      sums[part] = () -> addPartials(scratch, partials, size, n, from, to, c, ldc);
+      sums[part] = () -> {
+        addPartials(scratch, partials, size, n, from, to, c, ldc);
+        if (last != null) last.apply(c, ldc, from, to, 0, n);
+      };
     }
     crew.run(sums);
   }
@@ -280,13 +293,15 @@ final class VectorGemm {
 
   private static void slice(GemmWorkspace ws, boolean splitRows, int start, int len, boolean transA, boolean transB,
       int m, int n, int k, int depth, float alpha, float[] a, int lda, float[] b, int ldb, float beta,
-      float[] c, int ldc) {
+      float[] c, int ldc, Rectifier last) {
     if (splitRows) {
       int aOff = transA ? start : start * lda;
       product(ws, transA, transB, len, n, k, depth, alpha, a, aOff, lda, b, 0, ldb, beta, c, start * ldc, ldc);
+      if (last != null) last.apply(c, ldc, start, start + len, 0, n);
     } else {
       int bOff = transB ? start * ldb : start;
       product(ws, transA, transB, m, len, k, depth, alpha, a, 0, lda, b, bOff, ldb, beta, c, start, ldc);
+      if (last != null) last.apply(c, ldc, 0, m, start, start + len);
     }
   }
 

@@ -79,6 +79,19 @@ public final class Dense implements Layer {
 
   @Override
   public Tensor forward(Tensor x) {
+    return forward(x, false);
+  }
+
+  /**
+   * {@code max(x W + b, 0)}: forward into the rectifier, which the product applies as its last
+   * pass ({@link Backend#gemmRelu}). Its input gradient is {@link #backwardInputRectified} of the
+   * next layer.
+   */
+  public Tensor forwardRectified(Tensor x) {
+    return forward(x, true);
+  }
+
+  private Tensor forward(Tensor x, boolean rectify) {
     if (x.rank() != 2 || x.cols() != in) {
       throw new IllegalArgumentException(name + ".forward: input shape " + x.shapeString()
           + " does not match weight shape " + weight.value().shapeString() + " (needs " + in + " columns)");
@@ -89,7 +102,11 @@ public final class Dense implements Layer {
     // than gemm followed by a bias add.
     float[] o = output.data(), b = bias.value().data();
     for (int r = 0; r < batch; r++) System.arraycopy(b, 0, o, r * out, out);
-    backend.gemm(false, false, 1f, x, weight.value(), 1f, output);
+    if (rectify) {
+      backend.gemmRelu(false, false, 1f, x, weight.value(), 1f, output);
+    } else {
+      backend.gemm(false, false, 1f, x, weight.value(), 1f, output);
+    }
     input = x;
     return output;
   }
@@ -112,6 +129,18 @@ public final class Dense implements Layer {
     checkGradOutput(gradOutput);
     gradInput = Buffers.ensure(gradInput, input.rows(), in);
     backend.gemm(false, true, 1f, gradOutput, weight.value(), 0f, gradInput);
+    return gradInput;
+  }
+
+  /**
+   * {@code dx = g W^T where x > 0, else 0}: the input gradient carried on through the rectifier
+   * that wrote this layer's input x ({@link #forwardRectified} of the layer before), the gate the
+   * product's last pass ({@link Backend#gemmReluBackward}).
+   */
+  public Tensor backwardInputRectified(Tensor gradOutput) {
+    checkGradOutput(gradOutput);
+    gradInput = Buffers.ensure(gradInput, input.rows(), in);
+    backend.gemmReluBackward(false, true, 1f, gradOutput, weight.value(), 0f, gradInput, input);
     return gradInput;
   }
 

@@ -81,7 +81,8 @@ public final class Mlp implements GradientStep {
       boolean last = i + 2 == widths.length;
       Dense.Init init = last ? Dense.Init.GLOROT_UNIFORM : activation.init();
       dense.add(new Dense("dense" + (i + 1), widths[i], widths[i + 1], backend, rng, init));
-      if (!last) acts.add(activation.newLayer(backend));
+      // The rectifier is the dense layers' last pass (rectified()), not a layer.
+      if (!last && activation != Activation.RELU) acts.add(activation.newLayer(backend));
     }
     return new Mlp(backend, activation, dense, acts);
   }
@@ -112,8 +113,14 @@ public final class Mlp implements GradientStep {
       throw new IllegalStateException("forward runs layer " + nextLayer + " next, not " + layer + " (of "
           + dense.size() + ")");
     }
-    forwarded = dense.get(layer).forward(forwarded);
-    if (layer < activations.size()) forwarded = activations.get(layer).forward(forwarded);
+    Dense d = dense.get(layer);
+    boolean hidden = layer + 1 < dense.size();
+    if (hidden && rectified()) {
+      forwarded = d.forwardRectified(forwarded);
+    } else {
+      forwarded = d.forward(forwarded);
+      if (hidden) forwarded = activations.get(layer).forward(forwarded);
+    }
     nextLayer++;
   }
 
@@ -128,12 +135,21 @@ public final class Mlp implements GradientStep {
       // The input gradient still needs this layer's weights, so compute it before handing the
       // parameters out: a callback may then update them in place. The first layer's input
       // gradient is never used, so that GEMM is skipped.
-      Tensor gradInput = i > 0 ? d.backwardInput(g) : null;
+      Tensor gradInput = i == 0 ? null : rectified() ? d.backwardInputRectified(g) : d.backwardInput(g);
       onGradient.accept(d.weight());
       onGradient.accept(d.bias());
-      if (i > 0) g = activations.get(i - 1).backward(gradInput);
+      if (i > 0) g = rectified() ? gradInput : activations.get(i - 1).backward(gradInput);
     }
     return mean;
+  }
+
+  /**
+   * Whether the rectifier runs inside the dense layers' products, as their last pass, rather than
+   * as a layer of its own: with two compute threads each thread then rectifies the part of a
+   * layer's output it computed, where a pass of its own read the other core's half.
+   */
+  private boolean rectified() {
+    return activation == Activation.RELU;
   }
 
   /** Forward through the layers not run yet; the logits. Ends the step's forward: the next needs a new begin. */
@@ -210,7 +226,10 @@ public final class Mlp implements GradientStep {
     return n + (long) in * outputDim + outputDim;
   }
 
-  /** Dense and activation layers in forward order. */
+  /**
+   * Dense and activation layers in forward order; with the rectifier the dense layers alone, whose
+   * products end with it ({@link Dense#forwardRectified}).
+   */
   public List<Layer> layers() {
     return layers;
   }

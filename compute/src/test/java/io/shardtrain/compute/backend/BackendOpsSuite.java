@@ -95,6 +95,46 @@ public abstract class BackendOpsSuite {
     assertClose("gemm beta=0 over NaN", expected, c);
   }
 
+  @Test
+  void gemmEndedByTheRectifierMatchesGemmThenTheRectifier() {
+    Backend be = backend;
+    Random rnd = new Random(7);
+    int[][] mkn = {{3, 17, 5}, {33, 65, 20}, {64, 100, 96}, {64, 96, 100}};
+    for (int[] s : mkn) {
+      int m = s[0], k = s[1], n = s[2];
+      for (int t = 0; t < 4; t++) {
+        boolean ta = (t & 1) != 0, tb = (t & 2) != 0;
+        Tensor a = random(rnd, ta ? k : m, ta ? m : k);
+        Tensor b = random(rnd, tb ? n : k, tb ? k : n);
+        Tensor c0 = random(rnd, m, n);
+        Tensor gate = random(rnd, m, n);
+        String what = m + "x" + k + "x" + n + " transA=" + ta + " transB=" + tb;
+        Tensor expected = c0.copy(), actual = c0.copy();
+        oracle.gemm(ta, tb, 0.7f, a, b, 1f, expected);
+        oracle.relu(expected, expected);
+        be.gemmRelu(ta, tb, 0.7f, a, b, 1f, actual);
+        assertClose("gemmRelu " + what, expected, actual);
+        expected = c0.copy();
+        actual = c0.copy();
+        oracle.gemm(ta, tb, 0.7f, a, b, 0f, expected);
+        oracle.reluBackward(gate, expected, expected);
+        be.gemmReluBackward(ta, tb, 0.7f, a, b, 0f, actual, gate);
+        assertClose("gemmReluBackward " + what, expected, actual);
+      }
+    }
+  }
+
+  @Test
+  void gemmEndedByTheRectifierRefusesAGateOfAnotherShapeBeforeWritingC() {
+    Backend be = backend;
+    Random rnd = new Random(8);
+    Tensor a = random(rnd, 4, 6), b = random(rnd, 6, 5), c = random(rnd, 4, 5);
+    Tensor before = c.copy();
+    assertNamesShapes(() -> be.gemmReluBackward(false, false, 1f, a, b, 0f, c, Tensor.zeros(5, 4)), "[5, 4]",
+        "[4, 5]");
+    assertArrayEquals(before.data(), c.data());
+  }
+
   // ---- element-wise and reductions ----
 
   @Test

@@ -247,6 +247,50 @@ class VectorGemmTest {
   }
 
   @Test
+  void theRectifierEndingAProductGivesTheBitsOfAPassAfterItOnOneAndTwoThreads() {
+    SplittableRandom random = new SplittableRandom(23);
+    // {m, n, k}: small (scalar), narrow, shallow, one thread's tiles; then a dense layer's forward
+    // cut by depth (its sums rectified row range by row range), its input gradient cut by columns
+    // (TransposedGemm in each slice), a product cut by rows, and one by columns of B.
+    int[][] shapes = {{3, 5, 7}, {64, 10, 256}, {64, 96, 24}, {40, 48, 64}, {64, 512, 784}, {64, 256, 512},
+        {64, 512, 256}, {257, 130, 300}, {33, 1100, 257}};
+    for (int[] s : shapes) {
+      int m = s[0], n = s[1], k = s[2];
+      for (int t = 0; t < 4; t++) {
+        boolean transA = (t & 1) != 0;
+        boolean transB = (t & 2) != 0;
+        Tensor a = transA ? random(k, m, random) : random(m, k, random);
+        Tensor b = transB ? random(n, k, random) : random(k, n, random);
+        Tensor c0 = random(m, n, random);
+        // The rectifier's output: a third of it zero, as a dead unit's, the rest of either sign.
+        Tensor gate = random(m, n, random);
+        for (int i = 0; i < gate.size(); i += 3) gate.data()[i] = 0f;
+        for (float beta : new float[] {0f, 1f}) {
+          String what = m + "x" + n + "x" + k + " transA=" + transA + " transB=" + transB + " beta=" + beta;
+          Tensor expected = c0.copy();
+          ONE.gemm(transA, transB, 1.5f, a, b, beta, expected);
+          ONE.relu(expected, expected);
+          Tensor expectedGated = c0.copy();
+          ONE.gemm(transA, transB, 1.5f, a, b, beta, expectedGated);
+          ONE.reluBackward(gate, expectedGated, expectedGated);
+          long positive = 0;
+          for (float v : expected.data()) positive += v > 0f ? 1 : 0;
+          assertTrue(positive > 0 && positive < expected.size(), what + ": " + positive + " positive");
+          for (CpuBackend backend : new CpuBackend[] {ONE, TWO}) {
+            Tensor rectified = c0.copy();
+            backend.gemmRelu(transA, transB, 1.5f, a, b, beta, rectified);
+            assertArrayEquals(expected.data(), rectified.data(), "gemmRelu " + what + " threads=" + backend.threads());
+            Tensor gated = c0.copy();
+            backend.gemmReluBackward(transA, transB, 1.5f, a, b, beta, gated, gate);
+            assertArrayEquals(expectedGated.data(), gated.data(),
+                "gemmReluBackward " + what + " threads=" + backend.threads());
+          }
+        }
+      }
+    }
+  }
+
+  @Test
   void productsWithBPackedCutTheirDepthIntoFewerLongerBlocks() {
     // B is read in place up to IN_PLACE_B_ROWS rows of op(A), packed beyond; 1100 is two blocks
     // of 550 against five of 220.

@@ -94,7 +94,9 @@ class MlpTest {
     // MNIST's 784-512-256-10, and a model with no hidden layer.
     assertEquals(535_818L, Mlp.parameterCount(784, new int[] {512, 256}, 10));
     assertEquals(7_850L, Mlp.parameterCount(784, new int[0], 10));
-    assertEquals(5, mlp.layers().size());
+    // The rectifier is the dense layers' last pass; tanh a layer of its own between them.
+    assertEquals(3, mlp.layers().size());
+    assertEquals(5, Mlp.create(BACKEND, 10, new int[] {8, 6}, 4, Activation.TANH, 1).layers().size());
   }
 
   @Test

@@ -318,7 +318,7 @@ class ShardTrainCliTest {
       calls.put(op, Long.parseLong(m.group(2)));
       sum += ns;
       if (!op.equals("other")) measured += ns;
-      if (op.startsWith("gemm ")) {
+      if (op.startsWith("gemm")) {
         gemms++;
         assertTrue(m.group(5) != null && Double.parseDouble(m.group(5)) > 0, "no GFLOP/s in " + m.group());
       } else {
@@ -328,10 +328,12 @@ class ShardTrainCliTest {
     assertTrue(measured <= wall, "the measured parts exceed the step time in\n" + profile);
     assertEquals(wall, sum, "other is the rest of the step time:\n" + profile);
     // 64 -> 16 -> 8 -> 10 (the loader counts Fashion-MNIST's ten classes): three forward, three
-    // weight-gradient and two input-gradient GEMMs a step.
+    // weight-gradient and two input-gradient GEMMs a step; the rectifier ends the hidden layers'
+    // forward products and the input gradients that pass back through it.
     assertEquals(8, gemms, profile);
-    assertEquals(6L, calls.get("gemm 32x64x16"), "one first-layer GEMM per training step only:\n" + profile);
-    assertEquals(6L, calls.get("gemm 32x8x16:nt"), profile);
+    assertEquals(6L, calls.get("gemm+relu 32x64x16"), "one first-layer GEMM per training step only:\n" + profile);
+    assertEquals(6L, calls.get("gemm+reluBackward 32x8x16:nt"), profile);
+    assertFalse(calls.containsKey("relu 32x16"), "the rectifier is the products' last pass:\n" + profile);
     assertEquals(6L, calls.get("softmaxCrossEntropy 32x10"), profile);
     assertEquals(6L, calls.get("data"), profile);
     assertEquals(6L * 6, calls.get("optimizer"), "six parameters updated per step:\n" + profile);
