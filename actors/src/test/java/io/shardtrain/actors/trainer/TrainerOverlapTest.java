@@ -86,9 +86,11 @@ class TrainerOverlapTest {
   private static Backend gated(Backend cpu, Gates gates) {
     return (Backend) Proxy.newProxyInstance(TrainerOverlapTest.class.getClassLoader(),
         new Class<?>[] {Backend.class}, (proxy, method, args) -> {
-          // A hidden layer's forward ends with the rectifier (gemmRelu), its input gradient passes back through it.
-          if (method.getName().startsWith("gemm")) {
+          if (method.getName().equals("gemm") || method.getName().equals("gemmReluBackward")) {
             gates.onGemm((Boolean) args[0], (Boolean) args[1], (Tensor) args[4], (Tensor) args[6]);
+          } else if (method.getName().equals("gemmBiasRelu")) {
+            // A hidden layer's forward, into the rectifier: A B + bias, untransposed.
+            gates.onGemm(false, false, (Tensor) args[1], (Tensor) args[3]);
           }
           try {
             return method.invoke(cpu, args);

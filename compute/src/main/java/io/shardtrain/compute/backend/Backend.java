@@ -24,12 +24,18 @@ public interface Backend extends AutoCloseable {
   void gemm(boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c);
 
   /**
-   * {@code C = max(alpha * op(A) * op(B) + beta * C, 0)}: {@link #gemm} and then {@link #relu} on
-   * C, the same values; a dense layer's forward into the rectifier. A backend that splits the
-   * product may rectify each part of C where it computed it.
+   * {@code C = max(A B + bias, 0)}, the bias added to every row: a dense layer's forward into the
+   * rectifier. The same values as C's rows set to the bias, {@link #gemm} with beta 1, and then
+   * {@link #relu} on C. A backend that splits the product may finish each part of C on the thread
+   * that computed it. Shapes are checked before C is written.
    */
-  default void gemmRelu(boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c) {
-    gemm(transA, transB, alpha, a, b, beta, c);
+  default void gemmBiasRelu(Tensor a, Tensor b, Tensor bias, Tensor c) {
+    OpChecks.gemm(false, false, a, b, c);
+    int n = c.cols();
+    Shapes.requireSize("gemmBiasRelu bias of output " + c.shapeString(), bias, n);
+    float[] cs = c.data();
+    for (int off = 0; off < cs.length; off += n) System.arraycopy(bias.data(), 0, cs, off, n);
+    gemm(false, false, 1f, a, b, 1f, c);
     relu(c, c);
   }
 

@@ -12,7 +12,7 @@ import jdk.incubator.vector.VectorSpecies;
  * memory-bound loops the JIT vectorizes well, so they stay plain and single-threaded, except the
  * rectifier's ({@link Rectifier}), written with the Vector API because the JIT left its select a
  * branch, and applied by each thread of a parallel product to its part of C when it ends one
- * ({@link #gemmRelu}, {@link #gemmReluBackward}).
+ * ({@link #gemmBiasRelu}, {@link #gemmReluBackward}).
  */
 public final class CpuBackend implements Backend {
   private static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
@@ -62,10 +62,11 @@ public final class CpuBackend implements Backend {
   }
 
   @Override
-  public void gemmRelu(boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c) {
-    OpChecks.GemmDims d = OpChecks.gemm(transA, transB, a, b, c);
-    gemm.gemm(transA, transB, d.m(), d.n(), d.k(), alpha, a.data(), a.cols(), b.data(), b.cols(), beta, c.data(),
-        d.n(), Rectifier.FORWARD);
+  public void gemmBiasRelu(Tensor a, Tensor b, Tensor bias, Tensor c) {
+    OpChecks.GemmDims d = OpChecks.gemm(false, false, a, b, c);
+    Shapes.requireSize("gemmBiasRelu bias of output " + c.shapeString(), bias, d.n());
+    gemm.gemmBias(d.m(), d.n(), d.k(), a.data(), a.cols(), b.data(), b.cols(), bias.data(), c.data(), d.n(),
+        Rectifier.FORWARD);
   }
 
   @Override

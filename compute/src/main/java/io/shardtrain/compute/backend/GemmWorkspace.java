@@ -6,7 +6,7 @@ import jdk.incubator.vector.FloatVector;
  * {@link VectorGemm}'s buffers for one thread, reused across calls: the packed panels of A and B,
  * the scratch tile its micro-kernels and {@link ShallowGemm} write, a transposed operand (or
  * {@link TransposedGemm}'s transposed product), and the partial products of a product cut by
- * depth. Each grows to the largest size asked for.
+ * depth, the caller's apart from the workers'. Each grows to the largest size asked for.
  */
 final class GemmWorkspace {
   /** The packed panels of A, and a vector's slack for the spill of a transposed A's last panel. */
@@ -16,12 +16,25 @@ final class GemmWorkspace {
   private float[] bp = new float[0];
   private float[] transposed = new float[0];
   private float[] depthScratch = new float[0];
+  private float[] biasedBlocks = new float[0];
 
+  /** The workers' partial products of a product cut by depth: written by the workers, read by every thread. */
   float[] depthScratch(int size) {
     if (depthScratch.length < size) {
       depthScratch = new float[size];
     }
     return depthScratch;
+  }
+
+  /**
+   * The caller's blocks of a product cut by depth, started from a bias: apart from
+   * {@link #depthScratch}, so that the caller never writes a line a worker wrote last.
+   */
+  float[] biasedBlocks(int size) {
+    if (biasedBlocks.length < size) {
+      biasedBlocks = new float[size];
+    }
+    return biasedBlocks;
   }
 
   float[] transposed(int size) {

@@ -148,7 +148,7 @@ final class KernelWarmUp {
     for (int s = 0; s < steps; s++) {
       for (int l = 0; l < layers; l++) {
         if (l + 1 < layers) {
-          backend.gemmRelu(false, false, 1f, acts[l], weights[l], 0f, acts[l + 1]);
+          backend.gemmBiasRelu(acts[l], weights[l], biases[l], acts[l + 1]);
         } else {
           backend.gemm(false, false, 1f, acts[l], weights[l], 0f, acts[l + 1]);
           backend.addRowVector(acts[l + 1], biases[l]);

@@ -7,7 +7,7 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * The rectifier over ranges of arrays: {@code max(x, 0)} forward, and backward the gradient where
- * the rectifier's output is positive. As a product's last pass ({@link Backend#gemmRelu},
+ * the rectifier's output is positive. As a product's last pass ({@link Backend#gemmBiasRelu},
  * {@link Backend#gemmReluBackward}) an instance is applied to each part of C by the thread that
  * computed it, while that part is still in the thread's cache: with two compute threads a separate
  * pass on the caller read the other core's half of C and took three to four times as long as on

@@ -10,8 +10,8 @@ import java.util.List;
  * shape: how often it ran and the wall time it took, what a single process's step profile splits
  * the step into. The key is the operation
  * and its shape: {@code gemm MxKxN} of op(A) op(B), with {@code :tn}, {@code :nt} or {@code :tt}
- * when an operand is transposed (as {@code bench gemm} writes shapes), {@code gemm+relu} and
- * {@code gemm+reluBackward} the same for the products the rectifier ends, and for the other
+ * when an operand is transposed (as {@code bench gemm} writes shapes), {@code gemm+bias+relu}
+ * and {@code gemm+reluBackward} the same for the products the rectifier ends, and for the other
  * operations the shape of the tensor they run over, e.g. {@code relu 64x512} or
  * {@code columnSums 64x512}.
  *
@@ -49,7 +49,8 @@ public final class TimedBackend implements Backend {
   public record Slices(long runs, long callerNanos, long workerNanos, long handoffNanos, long waitNanos) {}
 
   private enum Op {
-    GEMM("gemm"), GEMM_RELU("gemm+relu"), GEMM_RELU_BACKWARD("gemm+reluBackward"), AXPY("axpy"), SCALE("scale"), ADD("add"), MUL("mul"), ADD_ROW_VECTOR("addRowVector"),
+    GEMM("gemm"), GEMM_BIAS_RELU("gemm+bias+relu"), GEMM_RELU_BACKWARD("gemm+reluBackward"), AXPY("axpy"),
+    SCALE("scale"), ADD("add"), MUL("mul"), ADD_ROW_VECTOR("addRowVector"),
     COLUMN_SUMS("columnSums"), ROW_SUMS("rowSums"), ROW_MAX("rowMax"), ROW_ARGMAX("rowArgmax"), RELU("relu"),
     RELU_BACKWARD("reluBackward"), TANH("tanh"), TANH_BACKWARD("tanhBackward"), SIGMOID("sigmoid"),
     SIGMOID_BACKWARD("sigmoidBackward"), SOFTMAX_CROSS_ENTROPY("softmaxCrossEntropy"),
@@ -172,7 +173,7 @@ public final class TimedBackend implements Backend {
 
   private static String key(int code, int a, int b, int c) {
     Op op = Op.ALL[code / 4];
-    if (op == Op.GEMM || op == Op.GEMM_RELU || op == Op.GEMM_RELU_BACKWARD) {
+    if (op == Op.GEMM || op == Op.GEMM_BIAS_RELU || op == Op.GEMM_RELU_BACKWARD) {
       String t = switch (code % 4) {
         case 1 -> ":nt";
         case 2 -> ":tn";
@@ -208,8 +209,8 @@ public final class TimedBackend implements Backend {
   }
 
   @Override
-  public void gemmRelu(boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c) {
-    timedGemm(Op.GEMM_RELU, transA, transB, alpha, a, b, beta, c, null);
+  public void gemmBiasRelu(Tensor a, Tensor b, Tensor bias, Tensor c) {
+    timedGemm(Op.GEMM_BIAS_RELU, false, false, 1f, a, b, 1f, c, bias);
   }
 
   @Override
@@ -218,15 +219,18 @@ public final class TimedBackend implements Backend {
     timedGemm(Op.GEMM_RELU_BACKWARD, transA, transB, alpha, a, b, beta, c, gate);
   }
 
-  /** A product, counted under {@code op} with its shape; its flops are the product's alone. */
+  /**
+   * A product, counted under {@code op} with its shape; its flops are the product's alone.
+   * {@code extra}: the bias of {@link #gemmBiasRelu}, the gate of {@link #gemmReluBackward}.
+   */
   private void timedGemm(Op op, boolean transA, boolean transB, float alpha, Tensor a, Tensor b, float beta, Tensor c,
-      Tensor gate) {
+      Tensor extra) {
     long[] before = recording ? inner.crewTotals() : null;
     long t0 = System.nanoTime();
     switch (op) {
       case GEMM -> inner.gemm(transA, transB, alpha, a, b, beta, c);
-      case GEMM_RELU -> inner.gemmRelu(transA, transB, alpha, a, b, beta, c);
-      default -> inner.gemmReluBackward(transA, transB, alpha, a, b, beta, c, gate);
+      case GEMM_BIAS_RELU -> inner.gemmBiasRelu(a, b, extra, c);
+      default -> inner.gemmReluBackward(transA, transB, alpha, a, b, beta, c, extra);
     }
     int m = c.rows(), n = c.cols(), k = transA ? a.rows() : a.cols();
     Entry e = count(op, (transA ? 2 : 0) + (transB ? 1 : 0), m, k, n, 2L * m * n * k, t0);

@@ -151,6 +151,26 @@ final class VectorGemm {
     if (last != null) last.apply(c, ldc, 0, m, 0, n);
   }
 
+  /**
+   * {@code C = A B + bias}, the bias added to every row first: the sums one thread forms from C's
+   * rows set to the bias and a product with beta 1; then {@code last} over C (none where null).
+   * Cut by depth, the caller's first blocks start from the bias in a scratch matrix of its own
+   * rather than in C ({@link #splitDepth}), so that each thread writes only its own rows of C:
+   * rows the other thread wrote in the step before cost the caller's bias copy a trip across cores.
+   */
+  void gemmBias(int m, int n, int k, float[] a, int lda, float[] b, int ldb, float[] bias, float[] c, int ldc,
+      Rectifier last) {
+    if (m == 0 || n == 0) {
+      return;
+    }
+    if (cutByDepth(m, n, k)) {
+      splitDepth(m, n, k, 1f, a, lda, b, ldb, 1f, c, ldc, bias, last);
+      return;
+    }
+    for (int i = 0; i < m; i++) System.arraycopy(bias, 0, c, i * ldc, n);
+    gemm(false, false, m, n, k, 1f, a, lda, b, ldb, 1f, c, ldc, last);
+  }
+
   /** The tiles alone, on the caller, whatever the shape: what the other paths keep the bits of. */
   static void tiles(boolean transA, boolean transB, int m, int n, int k, float alpha, float[] a, int lda, float[] b,
       int ldb, float beta, float[] c, int ldc) {
@@ -192,6 +212,16 @@ final class VectorGemm {
     return DepthBlocks.count(in) >= threads;
   }
 
+  /**
+   * Whether {@link #gemm} cuts an untransposed product across threads by depth
+   * ({@link #splitDepth}): large enough to split, a tile or more wide, few enough rows for B to be
+   * read in place, and a depth block or more per thread.
+   */
+  private boolean cutByDepth(int m, int n, int k) {
+    return threads > 1 && (long) m * n * k >= PARALLEL_VOLUME && !narrow(m, n) && m <= IN_PLACE_B_ROWS
+        && byWeightRows(k);
+  }
+
   /** Whether an m x n output is narrower than a micro-tile and tall enough to take {@link #narrowProduct}. */
   private static boolean narrow(int m, int n) {
     return n < NR && m >= NR;
@@ -199,8 +229,8 @@ final class VectorGemm {
 
   private void parallel(boolean transA, boolean transB, int m, int n, int k, float alpha,
       float[] a, int lda, float[] b, int ldb, float beta, float[] c, int ldc, Rectifier last) {
-    if (!transA && !transB && m <= IN_PLACE_B_ROWS && byWeightRows(k)) {
-      splitDepth(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, last);
+    if (!transA && !transB && cutByDepth(m, n, k)) {
+      splitDepth(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, null, last);
       return;
     }
     // A weight gradient (x^T g) by the weights' rows, an input gradient (g W^T) by their rows too,
@@ -234,20 +264,28 @@ final class VectorGemm {
    * {@code C = alpha * A B + beta * C} with the depth cut across threads: the caller adds the first
    * depth blocks into C, each worker writes each of its blocks' product to a scratch matrix of its
    * own, and then the threads add those to C, each a range of C's rows, in block order. So every
-   * element of C is the sum one thread would have formed, in the same order. {@code last} follows
-   * on each range of rows once its sums are in.
+   * element of C is the sum one thread would have formed, in the same order. With a {@code bias}
+   * (beta then 1, C's rows as if set to it) the caller's blocks go to a matrix of its own that
+   * starts from the bias, to which each thread adds the workers' for its rows of C.
+   * {@code last} follows on each range of rows once its sums are in.
    */
   private void splitDepth(int m, int n, int k, float alpha, float[] a, int lda, float[] b, int ldb, float beta,
-      float[] c, int ldc, Rectifier last) {
+      float[] c, int ldc, float[] bias, Rectifier last) {
     int block = DepthBlocks.block(k);
     int firstEnd = DepthBlocks.start(k, 1, threads);
     int firstBlocks = firstEnd / block;
     int size = m * n;
     int partials = DepthBlocks.count(k) - firstBlocks;
-    float[] scratch = workspace().depthScratch(partials * size);
+    GemmWorkspace callers = workspace();
+    float[] scratch = callers.depthScratch(partials * size);
+    float[] first = bias == null ? null : callers.biasedBlocks(size);
     Runnable[] slices = new Runnable[threads];
-    slices[0] = () -> blocked(workspace(), false, false, m, n, firstEnd, block, alpha, a, 0, lda, b, 0, ldb, beta, c,
-        0, ldc);
+    slices[0] = bias == null
+        ? () -> blocked(callers, false, false, m, n, firstEnd, block, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc)
+        : () -> {
+          for (int i = 0; i < m; i++) System.arraycopy(bias, 0, first, i * n, n);
+          blocked(callers, false, false, m, n, firstEnd, block, alpha, a, 0, lda, b, 0, ldb, 1f, first, 0, n);
+        };
     for (int part = 1; part < threads; part++) {
       int from = DepthBlocks.start(k, part, threads);
       int to = DepthBlocks.start(k, part + 1, threads);
@@ -267,26 +305,31 @@ final class VectorGemm {
       int from = part * rowsPerPart;
       int to = Math.min(m, from + rowsPerPart);
       sums[part] = () -> {
-        addPartials(scratch, partials, size, n, from, to, c, ldc);
+        addPartials(first, scratch, partials, size, n, from, to, c, ldc);
         if (last != null) last.apply(c, ldc, from, to, 0, n);
       };
     }
     crew.run(sums);
   }
 
-  /** Adds the {@code partials} m x n matrices in {@code scratch}, in order, to rows [from, to) of C. */
-  private static void addPartials(float[] scratch, int partials, int size, int n, int from, int to, float[] c,
-      int ldc) {
+  /**
+   * Adds the {@code partials} m x n matrices in {@code scratch}, in order, to rows [from, to) of C;
+   * to {@code first}'s rows instead of C's where it is not null, C's previous values unread.
+   */
+  private static void addPartials(float[] first, float[] scratch, int partials, int size, int n, int from, int to,
+      float[] c, int ldc) {
     for (int i = from; i < to; i++) {
       int ci = i * ldc;
       for (int p = 0; p < partials; p++) {
+        float[] base = p == 0 && first != null ? first : c;
+        int bi = base == c ? ci : i * n;
         int si = p * size + i * n;
         int j = 0;
         for (int bound = SPECIES.loopBound(n); j < bound; j += VL) {
-          FloatVector.fromArray(SPECIES, c, ci + j).add(FloatVector.fromArray(SPECIES, scratch, si + j))
+          FloatVector.fromArray(SPECIES, base, bi + j).add(FloatVector.fromArray(SPECIES, scratch, si + j))
               .intoArray(c, ci + j);
         }
-        for (; j < n; j++) c[ci + j] += scratch[si + j];
+        for (; j < n; j++) c[ci + j] = base[bi + j] + scratch[si + j];
       }
     }
   }

@@ -84,7 +84,7 @@ public final class Dense implements Layer {
 
   /**
    * {@code max(x W + b, 0)}: forward into the rectifier, which the product applies as its last
-   * pass ({@link Backend#gemmRelu}). Its input gradient is {@link #backwardInputRectified} of the
+   * pass ({@link Backend#gemmBiasRelu}). Its input gradient is {@link #backwardInputRectified} of the
    * next layer.
    */
   public Tensor forwardRectified(Tensor x) {
@@ -98,13 +98,13 @@ public final class Dense implements Layer {
     }
     int batch = x.rows();
     output = Buffers.ensure(output, batch, out);
-    // Start from the bias in every row, then accumulate x W on top (beta = 1): one pass fewer
-    // than gemm followed by a bias add.
-    float[] o = output.data(), b = bias.value().data();
-    for (int r = 0; r < batch; r++) System.arraycopy(b, 0, o, r * out, out);
     if (rectify) {
-      backend.gemmRelu(false, false, 1f, x, weight.value(), 1f, output);
+      backend.gemmBiasRelu(x, weight.value(), bias.value(), output);
     } else {
+      // Start from the bias in every row, then accumulate x W on top (beta = 1): one pass fewer
+      // than gemm followed by a bias add.
+      float[] o = output.data(), b = bias.value().data();
+      for (int r = 0; r < batch; r++) System.arraycopy(b, 0, o, r * out, out);
       backend.gemm(false, false, 1f, x, weight.value(), 1f, output);
     }
     input = x;

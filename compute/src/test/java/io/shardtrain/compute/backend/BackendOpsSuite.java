@@ -110,12 +110,16 @@ public abstract class BackendOpsSuite {
         Tensor gate = random(rnd, m, n);
         String what = m + "x" + k + "x" + n + " transA=" + ta + " transB=" + tb;
         Tensor expected = c0.copy(), actual = c0.copy();
-        oracle.gemm(ta, tb, 0.7f, a, b, 1f, expected);
-        oracle.relu(expected, expected);
-        be.gemmRelu(ta, tb, 0.7f, a, b, 1f, actual);
-        assertClose("gemmRelu " + what, expected, actual);
-        expected = c0.copy();
-        actual = c0.copy();
+        if (!ta && !tb) {
+          Tensor bias = random(rnd, n);
+          for (int i = 0; i < m; i++) System.arraycopy(bias.data(), 0, expected.data(), i * n, n);
+          oracle.gemm(false, false, 1f, a, b, 1f, expected);
+          oracle.relu(expected, expected);
+          be.gemmBiasRelu(a, b, bias, actual);
+          assertClose("gemmBiasRelu " + what, expected, actual);
+          expected = c0.copy();
+          actual = c0.copy();
+        }
         oracle.gemm(ta, tb, 0.7f, a, b, 0f, expected);
         oracle.reluBackward(gate, expected, expected);
         be.gemmReluBackward(ta, tb, 0.7f, a, b, 0f, actual, gate);
@@ -125,13 +129,17 @@ public abstract class BackendOpsSuite {
   }
 
   @Test
-  void gemmEndedByTheRectifierRefusesAGateOfAnotherShapeBeforeWritingC() {
+  void gemmEndedByTheRectifierRefusesABiasOrGateOfAnotherShapeBeforeWritingC() {
     Backend be = backend;
     Random rnd = new Random(8);
     Tensor a = random(rnd, 4, 6), b = random(rnd, 6, 5), c = random(rnd, 4, 5);
     Tensor before = c.copy();
     assertNamesShapes(() -> be.gemmReluBackward(false, false, 1f, a, b, 0f, c, Tensor.zeros(5, 4)), "[5, 4]",
         "[4, 5]");
+    assertArrayEquals(before.data(), c.data());
+    assertNamesShapes(() -> be.gemmBiasRelu(a, b, Tensor.zeros(4), c), "[4, 5]", "[4]");
+    assertArrayEquals(before.data(), c.data());
+    assertNamesShapes(() -> be.gemmBiasRelu(a, Tensor.zeros(5, 5), Tensor.zeros(5), c), "[4, 6]", "[5, 5]");
     assertArrayEquals(before.data(), c.data());
   }
 

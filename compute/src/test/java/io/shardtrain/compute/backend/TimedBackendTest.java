@@ -58,7 +58,7 @@ class TimedBackendTest {
       List<OpTime> ops = timed.snapshot();
       // Forward, loss, then backward from the top; the first layer's input gradient is skipped,
       // and the rectifier is the last pass of the products around it.
-      assertEquals(List.of("gemm+relu 6x12x8", "gemm 6x8x3", "softmaxCrossEntropy 6x3", "gemm 8x6x3:tn",
+      assertEquals(List.of("gemm+bias+relu 6x12x8", "gemm 6x8x3", "softmaxCrossEntropy 6x3", "gemm 8x6x3:tn",
           "columnSums 6x3", "gemm+reluBackward 6x3x8:nt", "gemm 12x6x8:tn", "columnSums 6x8"),
           ops.stream().map(OpTime::op).toList());
       long nanos = 0;
@@ -68,7 +68,7 @@ class TimedBackendTest {
         nanos += op.nanos();
       }
       assertTrue(nanos > 0, "no time counted: " + ops);
-      assertEquals(steps * 2L * batch * in * hidden, flops(ops, "gemm+relu 6x12x8"));
+      assertEquals(steps * 2L * batch * in * hidden, flops(ops, "gemm+bias+relu 6x12x8"));
       assertEquals(steps * 2L * hidden * batch * classes, flops(ops, "gemm 8x6x3:tn"));
       assertEquals(steps * 2L * batch * classes * hidden, flops(ops, "gemm+reluBackward 6x3x8:nt"));
       assertEquals(0, flops(ops, "columnSums 6x8"));

@@ -256,6 +256,7 @@ class VectorGemmTest {
         {64, 512, 256}, {257, 130, 300}, {33, 1100, 257}};
     for (int[] s : shapes) {
       int m = s[0], n = s[1], k = s[2];
+      Tensor bias = random(1, n, random);
       for (int t = 0; t < 4; t++) {
         boolean transA = (t & 1) != 0;
         boolean transB = (t & 2) != 0;
@@ -265,25 +266,31 @@ class VectorGemmTest {
         // The rectifier's output: a third of it zero, as a dead unit's, the rest of either sign.
         Tensor gate = random(m, n, random);
         for (int i = 0; i < gate.size(); i += 3) gate.data()[i] = 0f;
-        for (float beta : new float[] {0f, 1f}) {
-          String what = m + "x" + n + "x" + k + " transA=" + transA + " transB=" + transB + " beta=" + beta;
-          Tensor expected = c0.copy();
-          ONE.gemm(transA, transB, 1.5f, a, b, beta, expected);
-          ONE.relu(expected, expected);
-          Tensor expectedGated = c0.copy();
-          ONE.gemm(transA, transB, 1.5f, a, b, beta, expectedGated);
-          ONE.reluBackward(gate, expectedGated, expectedGated);
-          long positive = 0;
-          for (float v : expected.data()) positive += v > 0f ? 1 : 0;
-          assertTrue(positive > 0 && positive < expected.size(), what + ": " + positive + " positive");
-          for (CpuBackend backend : new CpuBackend[] {ONE, TWO}) {
+        String what = m + "x" + n + "x" + k + " transA=" + transA + " transB=" + transB;
+        Tensor expectedGated = c0.copy();
+        ONE.gemm(transA, transB, 1.5f, a, b, 0f, expectedGated);
+        ONE.reluBackward(gate, expectedGated, expectedGated);
+        for (CpuBackend backend : new CpuBackend[] {ONE, TWO}) {
+          Tensor gated = c0.copy();
+          backend.gemmReluBackward(transA, transB, 1.5f, a, b, 0f, gated, gate);
+          assertArrayEquals(expectedGated.data(), gated.data(),
+              "gemmReluBackward " + what + " threads=" + backend.threads());
+        }
+        if (transA || transB) continue;
+        // A dense layer's forward: the output's rows set to the bias, the product added (beta 1), rectified.
+        Tensor expected = Tensor.zeros(m, n);
+        for (int i = 0; i < m; i++) System.arraycopy(bias.data(), 0, expected.data(), i * n, n);
+        ONE.gemm(false, false, 1f, a, b, 1f, expected);
+        ONE.relu(expected, expected);
+        long positive = 0;
+        for (float v : expected.data()) positive += v > 0f ? 1 : 0;
+        assertTrue(positive > 0 && positive < expected.size(), what + ": " + positive + " positive");
+        for (CpuBackend backend : new CpuBackend[] {ONE, TWO}) {
+          // Twice: the second call finds the first's values in C and in the scratch matrices.
+          for (int call = 0; call < 2; call++) {
             Tensor rectified = c0.copy();
-            backend.gemmRelu(transA, transB, 1.5f, a, b, beta, rectified);
-            assertArrayEquals(expected.data(), rectified.data(), "gemmRelu " + what + " threads=" + backend.threads());
-            Tensor gated = c0.copy();
-            backend.gemmReluBackward(transA, transB, 1.5f, a, b, beta, gated, gate);
-            assertArrayEquals(expectedGated.data(), gated.data(),
-                "gemmReluBackward " + what + " threads=" + backend.threads());
+            backend.gemmBiasRelu(a, b, bias, rectified);
+            assertArrayEquals(expected.data(), rectified.data(), "gemmBiasRelu " + what + " threads=" + backend.threads());
           }
         }
       }

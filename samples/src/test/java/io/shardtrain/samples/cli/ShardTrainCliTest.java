@@ -331,7 +331,7 @@ class ShardTrainCliTest {
     // weight-gradient and two input-gradient GEMMs a step; the rectifier ends the hidden layers'
     // forward products and the input gradients that pass back through it.
     assertEquals(8, gemms, profile);
-    assertEquals(6L, calls.get("gemm+relu 32x64x16"), "one first-layer GEMM per training step only:\n" + profile);
+    assertEquals(6L, calls.get("gemm+bias+relu 32x64x16"), "one first-layer GEMM per training step only:\n" + profile);
     assertEquals(6L, calls.get("gemm+reluBackward 32x8x16:nt"), profile);
     assertFalse(calls.containsKey("relu 32x16"), "the rectifier is the products' last pass:\n" + profile);
     assertEquals(6L, calls.get("softmaxCrossEntropy 32x10"), profile);
