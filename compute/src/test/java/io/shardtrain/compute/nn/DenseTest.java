@@ -37,6 +37,23 @@ class DenseTest {
   }
 
   @Test
+  void forwardIntoTheRectifierAndTheInputGradientThroughItByHand() {
+    Dense d = new Dense("d", 2, 3, BACKEND, new Random(1));
+    d.weight().value().copyFrom(Tensor.of(new float[] {1, 2, 3, 4, 5, 6}, 2, 3));
+    d.bias().value().copyFrom(Tensor.of(new float[] {0.5f, -1f, 0f}, 3));
+    // x W + b is {9.5, 11, 15, -0.5, -3, -3}: the second row's negatives become 0.
+    Tensor y = d.forwardRectified(Tensor.of(new float[] {1, 2, -1, 0}, 2, 2));
+    assertArrayEquals(new float[] {9.5f, 11f, 15f, 0f, 0f, 0f}, y.data(), 0f);
+
+    // The next layer's input gradient g W2^T passes where its input (y) is positive.
+    Dense next = new Dense("next", 3, 1, BACKEND, new Random(2));
+    next.weight().value().copyFrom(Tensor.of(new float[] {1, -2, 3}, 3, 1));
+    next.forward(y);
+    Tensor dx = next.backwardInputRectified(Tensor.of(new float[] {2, 5}, 2, 1));
+    assertArrayEquals(new float[] {2f, -4f, 6f, 0f, 0f, 0f}, dx.data(), 0f);
+  }
+
+  @Test
   void weightBiasAndInputGradientsMatchCentralDifferences() {
     Random rnd = new Random(2);
     Dense d = new Dense("d", 5, 3, BACKEND, rnd);
