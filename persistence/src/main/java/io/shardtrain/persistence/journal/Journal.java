@@ -61,6 +61,7 @@ public final class Journal {
     if (settings.kind() == JournalSettings.Kind.H2 && settings.h2CodeAtC1()) {
       JournalCompilation.keepAtC1().ifPresent(problem -> system.log().info(problem));
     }
+    if (settings.kind() == JournalSettings.Kind.H2) createH2Directory(settings.h2Path(), url);
     // A plain connection first: it fails fast with the driver's own reason and bounds the wait,
     // where the pool would retry for its whole connectionTimeout.
     await(url, timeout, CompletableFuture.runAsync(() -> probe(url, user, password, timeout), daemonExecutor()));
@@ -185,6 +186,20 @@ public final class Journal {
       return rs.getLong(1);
     } catch (SQLException e) {
       throw new IllegalStateException(oneLine("journal " + s.postgresUrl() + " size unavailable", e));
+    }
+  }
+
+  /**
+   * The directory of H2's file, made before H2 opens it: where it cannot be made, H2 would first
+   * print the failure of its trace file, a stack trace, to stderr.
+   */
+  private static void createH2Directory(Path file, String url) {
+    Path dir = file.getParent();
+    if (dir == null) return;
+    try {
+      Files.createDirectories(dir);
+    } catch (IOException e) {
+      throw new IllegalStateException(oneLine("journal " + mask(url) + " unusable", e), e);
     }
   }
 

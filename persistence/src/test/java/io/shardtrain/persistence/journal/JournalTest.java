@@ -182,10 +182,21 @@ class JournalTest {
   void h2PathUnderARegularFileFailsStartWithOneLineNamingTheUrl() throws Exception {
     Path blocker = Files.writeString(dir.resolve("blocker"), "not a directory");
     Path path = blocker.resolve("journal/st");
-    var e = assertThrows(IllegalStateException.class, () -> started("JournalTestBadH2", h2(path)));
+    java.io.PrintStream err = System.err;
+    java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
+    IllegalStateException e;
+    System.setErr(new java.io.PrintStream(printed, true, java.nio.charset.StandardCharsets.UTF_8));
+    try {
+      e = assertThrows(IllegalStateException.class, () -> started("JournalTestBadH2", h2(path)));
+    } finally {
+      System.setErr(err);
+    }
     System.out.println(e.getMessage());
     assertTrue(e.getMessage().contains("jdbc:h2:file:" + path), e.getMessage());
     assertFalse(e.getMessage().contains("\n"), e.getMessage());
+    // Refused before H2 opens the file: H2 would print its trace file's failure, a stack trace, first.
+    String stderr = printed.toString(java.nio.charset.StandardCharsets.UTF_8);
+    assertFalse(stderr.contains("org.h2"), stderr);
   }
 
   @Test
