@@ -119,7 +119,7 @@ final class ShallowGemm {
     c33.intoArray(tile, 15 * VL);
     for (int r = 0; r < ROWS; r++) {
       for (int v = 0; v < VECTORS; v++) {
-        VectorGemm.mergeVector(tile, (r * VECTORS + v) * VL, beta, c, c0 + r * ldc + v * VL);
+        Merges.vector(tile, (r * VECTORS + v) * VL, beta, c, c0 + r * ldc + v * VL);
       }
     }
   }
@@ -133,7 +133,7 @@ final class ShallowGemm {
           p * ldr + j), acc);
     }
     acc.intoArray(tile, 0);
-    VectorGemm.mergeVector(tile, 0, beta, c, at);
+    Merges.vector(tile, 0, beta, c, at);
   }
 
 }

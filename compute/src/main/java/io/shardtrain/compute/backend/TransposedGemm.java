@@ -75,7 +75,7 @@ final class TransposedGemm {
         for (int q = 0; q < mp; q += PANEL) kernel(rb, ro, rld, ap, q * kc, kc, ct, jr * ldt + q, ldt);
       }
       // beta applies once; later depth blocks accumulate onto what the first one wrote.
-      VectorGemm.mergeTransposed(ct, ldt, m, n, c, cOff, ldc, pc == 0 ? beta : 1f);
+      Merges.transposed(ct, ldt, m, n, c, cOff, ldc, pc == 0 ? beta : 1f);
     }
   }
 

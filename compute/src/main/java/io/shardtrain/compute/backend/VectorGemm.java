@@ -427,37 +427,7 @@ final class VectorGemm {
     float[] t = ws.transposed(n * m);
     // The tiles themselves: TransposedGemm would use the workspace's transposed buffer, which is t.
     blocked(ws, !transB, !transA, n, m, k, depthBlock(n, k), alpha, b, 0, ldb, a, 0, lda, 0f, t, 0, m);
-    mergeTransposed(t, m, m, n, c, 0, ldc, beta);
-  }
-
-  /**
-   * {@code C = t^T + beta * C} for an m x n C, t's rows {@code ldt} apart: C row by row, down t's
-   * columns, with {@link #mergeVector}'s roundings. With beta 0 (an input gradient) four rows of C
-   * at a time, so that each line of t read serves four stores before the next.
-   */
-  static void mergeTransposed(float[] t, int ldt, int m, int n, float[] c, int cOff, int ldc, float beta) {
-    int rows = 0;
-    if (beta == 0f) {
-      for (; rows + 4 <= m; rows += 4) {
-        int c0 = cOff + rows * ldc, c1 = c0 + ldc, c2 = c1 + ldc, c3 = c2 + ldc;
-        for (int j = 0, ti = rows; j < n; j++, ti += ldt) {
-          c[c0 + j] = t[ti];
-          c[c1 + j] = t[ti + 1];
-          c[c2 + j] = t[ti + 2];
-          c[c3 + j] = t[ti + 3];
-        }
-      }
-    }
-    for (int i = rows; i < m; i++) {
-      int ci = cOff + i * ldc;
-      if (beta == 0f) {
-        for (int j = 0, ti = i; j < n; j++, ti += ldt) c[ci + j] = t[ti];
-      } else if (beta == 1f) {
-        for (int j = 0, ti = i; j < n; j++, ti += ldt) c[ci + j] = t[ti] + c[ci + j];
-      } else {
-        for (int j = 0, ti = i; j < n; j++, ti += ldt) c[ci + j] = Math.fma(c[ci + j], beta, t[ti]);
-      }
-    }
+    Merges.transposed(t, m, m, n, c, 0, ldc, beta);
   }
 
   /**
@@ -477,44 +447,10 @@ final class VectorGemm {
         int co = cOff + ir * ldc + jr;
         MicroKernels.run(mr, ap, ao, bp, bo, bStride, kc, tile);
         if (rows == mr && nr == NR) {
-          mergeFullTile(tile, mr, c, co, ldc, beta);
+          Merges.fullTile(tile, mr, c, co, ldc, beta);
         } else {
-          mergeTile(tile, rows, nr, c, co, ldc, beta);
+          Merges.tile(tile, rows, nr, c, co, ldc, beta);
         }
-      }
-    }
-  }
-
-  private static void mergeFullTile(float[] tile, int mr, float[] c, int co, int ldc, float beta) {
-    for (int r = 0, t = 0, ci = co; r < mr; r++, t += NR, ci += ldc) {
-      mergeVector(tile, t, beta, c, ci);
-      mergeVector(tile, t + VL, beta, c, ci + VL);
-    }
-  }
-
-  /** One vector of a tile, from {@code from}, into C at {@code at}: {@code C = tile + beta * C}. */
-  static void mergeVector(float[] tile, int from, float beta, float[] c, int at) {
-    FloatVector v = FloatVector.fromArray(SPECIES, tile, from);
-    if (beta == 0f) {
-      v.intoArray(c, at);
-    } else if (beta == 1f) {
-      v.add(FloatVector.fromArray(SPECIES, c, at)).intoArray(c, at);
-    } else {
-      FloatVector.fromArray(SPECIES, c, at).fma(FloatVector.broadcast(SPECIES, beta), v).intoArray(c, at);
-    }
-  }
-
-  private static void mergeTile(float[] tile, int mr, int nr, float[] c, int co, int ldc,
-      float beta) {
-    for (int r = 0; r < mr; r++) {
-      int t = r * NR;
-      int ci = co + r * ldc;
-      if (beta == 0f) {
-        System.arraycopy(tile, t, c, ci, nr);
-      } else if (beta == 1f) {
-        for (int j = 0; j < nr; j++) c[ci + j] += tile[t + j];
-      } else {
-        for (int j = 0; j < nr; j++) c[ci + j] = tile[t + j] + beta * c[ci + j];
       }
     }
   }
