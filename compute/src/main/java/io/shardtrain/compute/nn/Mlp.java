@@ -81,8 +81,7 @@ public final class Mlp implements GradientStep {
       boolean last = i + 2 == widths.length;
       Dense.Init init = last ? Dense.Init.GLOROT_UNIFORM : activation.init();
       dense.add(new Dense("dense" + (i + 1), widths[i], widths[i + 1], backend, rng, init));
-      // The rectifier is the dense layers' last pass (rectified()), not a layer.
-      if (!last && activation != Activation.RELU) acts.add(activation.newLayer(backend));
+      if (!last && !inProducts(activation)) acts.add(activation.newLayer(backend));
     }
     return new Mlp(backend, activation, dense, acts);
   }
@@ -149,6 +148,11 @@ public final class Mlp implements GradientStep {
    * layer's output it computed, where a pass of its own read the other core's half.
    */
   private boolean rectified() {
+    return inProducts(activation);
+  }
+
+  /** Whether {@code activation} runs as the dense layers' last pass, not as a layer ({@link #rectified}). */
+  private static boolean inProducts(Activation activation) {
     return activation == Activation.RELU;
   }
 
