@@ -4,11 +4,19 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import akka.Done;
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.Props;
+import akka.actor.typed.javadsl.AskPattern;
+import akka.actor.typed.javadsl.Behaviors;
+import akka.pattern.StatusReply;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.actors.job.JobProtocol;
+import io.shardtrain.actors.job.TrainerNotice;
 import io.shardtrain.samples.cluster.ClusterNode;
 import io.shardtrain.samples.cluster.JobSubmitter;
 import io.shardtrain.samples.cluster.NodeConfig;
@@ -39,8 +47,9 @@ import org.junit.jupiter.api.io.TempDir;
  * A node serving its metrics ({@code shardtrain.metrics.port}) scraped over HTTP before a job, while
  * two of its trainers train a small sync job (300 steps of a 64-8-4 MLP, memory journal), and after:
  * the text is Prometheus' format, and the figures move with the training and agree with what the
- * master and the trainers say. The Grafana dashboard in cluster-config queries only metrics the
- * node exports.
+ * master and the trainers say; then while a second job's blocks wait at their first barrier for a
+ * trainer that never pushes. The Grafana dashboard in cluster-config queries only metrics the node
+ * exports.
  */
 class MetricsScrapeTest {
   private static final int STEPS = 300;
@@ -55,8 +64,11 @@ class MetricsScrapeTest {
   static List<Long> stepsDone = new ArrayList<>();
   /** Every metric name some scrape had. */
   static TreeSet<String> exported = new TreeSet<>();
-  /** The scrapes during the job that caught a sync barrier open. */
+  /** The scrapes during the job that caught a sync barrier open (how many depends on timing). */
   static List<PrometheusText> openBarriers = new ArrayList<>();
+  /** A scrape while a second job's barriers wait for a trainer that registered and never pushes. */
+  static PrometheusText held;
+  static long heldStepsDone;
 
   static String get(int port) throws Exception {
     HttpResponse<String> r = HttpClient.newHttpClient().send(
@@ -85,8 +97,8 @@ class MetricsScrapeTest {
         + " steps = " + STEPS + ", trainers = 2, mode = sync }").withFallback(config).resolve();
     JobSubmitter.submit(node.api(), job, Duration.ofSeconds(60));
     TrainSettings settings = TrainSettings.fromConfig(job);
-    CompletableFuture<Long> t1 = TrainerNode.start(node.api(), "t1", settings, System.out);
-    CompletableFuture<Long> t2 = TrainerNode.start(node.api(), "t2", settings, System.out);
+    CompletableFuture<Long> t1 = TrainerNode.start(node.api(), "t1", settings, System.out, "metrics");
+    CompletableFuture<Long> t2 = TrainerNode.start(node.api(), "t2", settings, System.out, "metrics");
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     do {
       assertTrue(System.nanoTime() < deadline, "no example counted within 60 s");
@@ -109,11 +121,43 @@ class MetricsScrapeTest {
       Thread.sleep(20);
       after = scrape();
     } while (after.series("jvm_gc_pause_seconds_count") == 0 && System.nanoTime() < deadline);
+    held = scrapeWhileHeldAtTheFirstBarrier(config);
     exported.addAll(before.names());
     exported.addAll(during.names());
     exported.addAll(after.names());
+    exported.addAll(held.names());
     System.out.printf("node up, %d steps of 2 trainers trained and scraped in %.1f s%n", STEPS,
         (System.nanoTime() - start) / 1e9);
+  }
+
+  /**
+   * A second sync job of two trainers, one of which, {@code silent}, registers and never asks for a
+   * task: the other trains its first step, pushes it, and every block waits for {@code silent}
+   * (well within the 30 s the master gives a member without a report). Then {@code silent} leaves,
+   * the barriers close without it, and the other trainer finishes the job alone.
+   */
+  static PrometheusText scrapeWhileHeldAtTheFirstBarrier(Config config) throws Exception {
+    Config job = ConfigFactory.parseString("shardtrain.train { job-id = held, dataset = fashion-mnist, hidden = [8],"
+        + " steps = 10, trainers = 2, mode = sync }").withFallback(config).resolve();
+    JobSubmitter.submit(node.api(), job, Duration.ofSeconds(60));
+    ActorRef<JobProtocol.Command> master = node.api().master("held");
+    ActorRef<TrainerNotice> silent = node.system().systemActorOf(Behaviors.ignore(), "silent-trainer", Props.empty());
+    AskPattern.<JobProtocol.Command, StatusReply<JobProtocol.Registration>>ask(master,
+            r -> new JobProtocol.RegisterTrainer("silent", silent, r), Duration.ofSeconds(10), node.system().scheduler())
+        .toCompletableFuture().get(10, TimeUnit.SECONDS).getValue();
+    CompletableFuture<Long> alone = TrainerNode.start(node.api(), "t1", TrainSettings.fromConfig(job), System.out,
+        "held");
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    PrometheusText s;
+    do {
+      assertTrue(System.nanoTime() < deadline, "the blocks of job held did not wait for trainer silent within 20 s");
+      Thread.sleep(20);
+      s = scrape();
+    } while (s.series("shardtrain_block_barrier_missing") < 4);
+    AskPattern.<JobProtocol.Command, StatusReply<Done>>ask(master, r -> new JobProtocol.LeaveJob("silent", r),
+        Duration.ofSeconds(10), node.system().scheduler()).toCompletableFuture().get(10, TimeUnit.SECONDS).getValue();
+    heldStepsDone = alone.get(60, TimeUnit.SECONDS);
+    return s;
   }
 
   @AfterAll
@@ -164,7 +208,13 @@ class MetricsScrapeTest {
       assertTrue(barriers > 0 && barriers <= STEPS, block + ": " + barriers);
     }
     assertEquals(0, after.series("shardtrain_block_barrier_missing"), "no barrier is open after the job");
-    assertTrue(!openBarriers.isEmpty(), "no scrape caught a barrier open");
+    for (String block : List.of("held/dense1.weight#0", "held/dense1.bias#0", "held/dense2.weight#0",
+        "held/dense2.bias#0")) {
+      assertEquals(1.0, held.sum("shardtrain_block_barrier_missing", "block=\"" + block + "\"", "trainer=\"silent\""),
+          held.samples().toString());
+    }
+    assertEquals(4, held.series("shardtrain_block_barrier_missing"), held.samples().toString());
+    assertEquals(10, heldStepsDone, "steps of job held its trainer trained once silent left");
     for (PrometheusText s : openBarriers) {
       // A block whose barrier is open waits for one of the two trainers: the other pushed.
       for (String key : s.samples().keySet()) {
