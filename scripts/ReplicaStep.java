@@ -15,7 +15,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code one}: one thread, the whole batch (as {@code --compute-threads 1}); and, for the
  *       replicas' measure, one thread on half the batch alone;
  *   <li>{@code split}: one model whose products are cut between two threads (as
- *       {@code --compute-threads 2});
+ *       {@code --compute-threads 2}), with the batch copied on the caller, and with each thread
+ *       copying the input columns it reads;
  *   <li>{@code replicas}: two models, one per thread, each on its half of the batch (32 rows); the
  *       two wait for each other, then each adds the other's gradients to its own and updates its
  *       own copy of the weights with the sum, so each core writes only its own data and reads the
@@ -26,13 +27,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Microseconds a step for each, and each replica's time in its half-step and in the exchange; and
  * after each round, how long a cache line takes to go from one core to the other and back.
  * Each step copies its batch's rows, drawn from 4096 random rows, into the model's input on the
- * thread that starts the step, as the trainer's reader does (each replica its own half); the update
- * is the same plain loop in all three.
+ * thread that starts the step, as the trainer's reader does (each replica its own half), unless the
+ * third argument is {@code fixed}: then one batch, read once, serves every step. The update is the
+ * same plain loop in all three.
  * Not part of the build or the tests.
  *
  * <pre>
  * mvn -q -o install -DskipTests -pl compute
- * java --add-modules jdk.incubator.vector -cp compute/target/classes scripts/ReplicaStep.java [ROUNDS] [STEPS]
+ * java --add-modules jdk.incubator.vector -cp compute/target/classes scripts/ReplicaStep.java [ROUNDS] [STEPS] [fixed]
  * </pre>
  */
 public class ReplicaStep {
@@ -42,12 +44,20 @@ public class ReplicaStep {
   static final int POOL_ROWS = 4096;
   static final float[] POOL = new float[POOL_ROWS * 784];
   static final int[] POOL_LABELS = new int[POOL_ROWS];
+  /** Whether every step trains on the batch of step 0, read before the timing. */
+  static boolean fixed;
 
   /** Rows {@code [first, first + x.rows())} of step {@code step}'s batch into {@code x} and {@code labels}. */
   static void read(long step, int first, Tensor x, int[] labels) {
+    read(step, first, x, labels, 0, 784);
+  }
+
+  /** The same, features {@code [from, to)} of each row alone. */
+  static void read(long step, int first, Tensor x, int[] labels, int from, int to) {
+    if (fixed) return;
     for (int k = 0; k < labels.length; k++) {
       int row = (int) Math.floorMod((step * BATCH + first + k) * 2654435761L, (long) POOL_ROWS);
-      System.arraycopy(POOL, row * 784, x.data(), k * 784, 784);
+      System.arraycopy(POOL, row * 784 + from, x.data(), k * 784 + from, to - from);
       labels[k] = POOL_LABELS[row];
     }
   }
@@ -55,6 +65,7 @@ public class ReplicaStep {
   public static void main(String[] args) throws Exception {
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 6;
     int steps = args.length > 1 ? Integer.parseInt(args[1]) : 2000;
+    fixed = args.length > 2 && args[2].equals("fixed");
     Random r = new Random(1);
     for (int i = 0; i < POOL.length; i++) POOL[i] = r.nextFloat();
     for (int i = 0; i < POOL_LABELS.length; i++) POOL_LABELS[i] = r.nextInt(10);
@@ -62,6 +73,13 @@ public class ReplicaStep {
     int[] labels = new int[BATCH];
     Tensor[] halves = {Tensor.zeros(BATCH / 2, 784), Tensor.zeros(BATCH / 2, 784)};
     int[][] halfLabels = {new int[BATCH / 2], new int[BATCH / 2]};
+    if (fixed) {
+      fixed = false;
+      read(0, 0, x, labels);
+      read(0, 0, halves[0], halfLabels[0]);
+      read(0, BATCH / 2, halves[1], halfLabels[1]);
+      fixed = true;
+    }
 
     CpuBackend oneBackend = CpuBackend.create(1);
     CpuBackend splitBackend = CpuBackend.create(2);
@@ -75,13 +93,14 @@ public class ReplicaStep {
         double oneUs = timeSteps(one, x, labels, steps);
         double halfUs = timeSteps(oneHalf, halves[0], halfLabels[0], steps);
         double splitUs = timeSteps(split, x, labels, steps);
+        double cutReadUs = timeSteps(split, x, labels, steps, true);
         double[] rep = replicas.run(steps, true);
         double[] apart = replicas.run(steps, false);
         double pingPongNs = pingPong(200_000);
         if (round < 2) continue;
-        System.out.printf("one %.1f us (batch 32 alone: %.1f)  split %.1f us (%.2fx)  replicas %.1f us (%.2fx;"
-                + " half-step %.1f, exchange and update %.1f, waits %.1f)%n", oneUs, halfUs, splitUs, oneUs / splitUs,
-            rep[0], oneUs / rep[0], rep[1], rep[2], rep[3]);
+        System.out.printf("one %.1f us (batch 32 alone: %.1f)  split %.1f us (%.2fx; the read cut too %.1f, %.2fx)"
+                + "  replicas %.1f us (%.2fx; half-step %.1f, exchange and update %.1f, waits %.1f)%n", oneUs, halfUs,
+            splitUs, oneUs / splitUs, cutReadUs, oneUs / cutReadUs, rep[0], oneUs / rep[0], rep[1], rep[2], rep[3]);
         System.out.printf("    replicas without the exchange %.1f us (half-step %.1f, update %.1f, waits %.1f);"
             + " a cache line's round trip between the two threads %.0f ns%n", apart[0], apart[1], apart[2], apart[3],
             pingPongNs);
@@ -108,9 +127,23 @@ public class ReplicaStep {
    * rows on the thread that computed their gradient (as the single process's trainer does).
    */
   static double timeSteps(Mlp model, Tensor x, int[] labels, int steps) {
+    return timeSteps(model, x, labels, steps, false);
+  }
+
+  /**
+   * With {@code cutRead}, each thread copies the features whose rows of the first layer's weights
+   * it owns ({@code forEachRowSlice} over them), which are the input's columns it reads in that
+   * layer's forward (cut by depth) and weight gradient.
+   */
+  static double timeSteps(Mlp model, Tensor x, int[] labels, int steps, boolean cutRead) {
     long start = System.nanoTime();
     for (int i = 0; i < steps; i++) {
-      read(i, 0, x, labels);
+      long step = i;
+      if (cutRead) {
+        model.backend().forEachRowSlice(784, HIDDEN[0], (from, to) -> read(step, 0, x, labels, from, to));
+      } else {
+        read(i, 0, x, labels);
+      }
       model.forwardBackward(x, labels, p -> { });
       for (Parameter p : model.parameters()) {
         float[] v = p.value().data(), g = p.grad().data();
