@@ -35,7 +35,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <pre>
  * mvn -q -o install -DskipTests -pl compute
  * java --add-modules jdk.incubator.vector -cp compute/target/classes scripts/ReplicaStep.java [ROUNDS] [STEPS] [fixed]
+ * java --add-modules jdk.incubator.vector -cp compute/target/classes scripts/ReplicaStep.java ping
  * </pre>
+ * {@code ping} prints the round trip alone, to bracket other runs with: it tells the host's phases
+ * apart, tens of ns when the two vCPUs run on cores near each other, hundreds when not.
  */
 public class ReplicaStep {
   static final int BATCH = 64;
@@ -63,6 +66,14 @@ public class ReplicaStep {
   }
 
   public static void main(String[] args) throws Exception {
+    if (args.length > 0 && args[0].equals("ping")) {
+      // Only the round trip, to bracket other runs with: the median of five sets of 200,000.
+      double[] ns = new double[5];
+      for (int i = 0; i < ns.length; i++) ns[i] = pingPong(200_000);
+      java.util.Arrays.sort(ns);
+      System.out.printf("a cache line's round trip between two threads %.0f ns (of %.0f-%.0f)%n", ns[2], ns[0], ns[4]);
+      return;
+    }
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 6;
     int steps = args.length > 1 ? Integer.parseInt(args[1]) : 2000;
     fixed = args.length > 2 && args[2].equals("fixed");
