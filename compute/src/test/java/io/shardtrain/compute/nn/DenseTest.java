@@ -27,20 +27,24 @@ class DenseTest {
     BACKEND.close();
   }
 
-  @Test
-  void forwardComputesXTimesWPlusB() {
+  /** A 2 -> 3 layer with W = {{1, 2, 3}, {4, 5, 6}} and b = {0.5, -1, 0}. */
+  private static Dense setByHand() {
     Dense d = new Dense("d", 2, 3, BACKEND, new Random(1));
     d.weight().value().copyFrom(Tensor.of(new float[] {1, 2, 3, 4, 5, 6}, 2, 3));
     d.bias().value().copyFrom(Tensor.of(new float[] {0.5f, -1f, 0f}, 3));
+    return d;
+  }
+
+  @Test
+  void forwardComputesXTimesWPlusB() {
+    Dense d = setByHand();
     Tensor y = d.forward(Tensor.of(new float[] {1, 2, -1, 0}, 2, 2));
     assertArrayEquals(new float[] {9.5f, 11f, 15f, -0.5f, -3f, -3f}, y.data(), 0f);
   }
 
   @Test
   void forwardIntoTheRectifierAndTheInputGradientThroughItByHand() {
-    Dense d = new Dense("d", 2, 3, BACKEND, new Random(1));
-    d.weight().value().copyFrom(Tensor.of(new float[] {1, 2, 3, 4, 5, 6}, 2, 3));
-    d.bias().value().copyFrom(Tensor.of(new float[] {0.5f, -1f, 0f}, 3));
+    Dense d = setByHand();
     // x W + b is {9.5, 11, 15, -0.5, -3, -3}: the second row's negatives become 0.
     Tensor y = d.forwardRectified(Tensor.of(new float[] {1, 2, -1, 0}, 2, 2));
     assertArrayEquals(new float[] {9.5f, 11f, 15f, 0f, 0f, 0f}, y.data(), 0f);
