@@ -3,6 +3,7 @@ package io.shardtrain.compute.backend;
 import io.shardtrain.compute.RowSlices;
 import io.shardtrain.compute.Shapes;
 import io.shardtrain.compute.Tensor;
+import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -25,6 +26,19 @@ public final class CpuBackend implements Backend {
   /** What this backend's parallel products took, slice by slice ({@link GemmCrew#totals()}); null with one thread. */
   long[] crewTotals() {
     return gemm.crewTotals();
+  }
+
+  /**
+   * The whole training step of a dense ReLU stack {@code widths[0] -> ... -> widths[n]} with softmax
+   * cross-entropy on top, run by this backend's threads together ({@link CrewStep}); null with one
+   * thread or without a hidden layer.
+   */
+  public CrewStep crewStep(int... widths) {
+    if (gemm.threads() == 1 || widths.length < 3) return null;
+    for (int w : widths) {
+      if (w < 1) throw new IllegalArgumentException("layer widths must be positive: " + Arrays.toString(widths));
+    }
+    return new CrewStep(gemm, widths);
   }
 
   /** A CPU backend that uses up to {@code threads} threads for one GEMM. */

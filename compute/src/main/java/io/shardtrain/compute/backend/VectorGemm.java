@@ -107,6 +107,16 @@ final class VectorGemm {
     return threads;
   }
 
+  /** The threads beside the caller's; null with one thread. */
+  GemmCrew crew() {
+    return crew;
+  }
+
+  /** The calling thread's workspace. */
+  static GemmWorkspace threadWorkspace() {
+    return WORKSPACE.get();
+  }
+
   /** The crew's {@link GemmCrew#totals()}; null with one thread. */
   long[] crewTotals() {
     return crew == null ? null : crew.totals();
@@ -217,13 +227,13 @@ final class VectorGemm {
    * ({@link #splitDepth}): large enough to split, a tile or more wide, few enough rows for B to be
    * read in place, and a depth block or more per thread.
    */
-  private boolean cutByDepth(int m, int n, int k) {
+  boolean cutByDepth(int m, int n, int k) {
     return threads > 1 && (long) m * n * k >= PARALLEL_VOLUME && !narrow(m, n) && m <= IN_PLACE_B_ROWS
         && byWeightRows(k);
   }
 
   /** Whether an m x n output is narrower than a micro-tile and tall enough to take {@link #narrowProduct}. */
-  private static boolean narrow(int m, int n) {
+  static boolean narrow(int m, int n) {
     return n < NR && m >= NR;
   }
 
@@ -353,7 +363,7 @@ final class VectorGemm {
    * transpose ({@link TransposedGemm}), which cuts the depth as {@link DepthBlocks#block(int)}, once
    * the warm-up has ended ({@link KernelWarmUp#running}); the same bits either way.
    */
-  private static void product(GemmWorkspace ws, boolean transA, boolean transB, int m, int n, int k, int depth,
+  static void product(GemmWorkspace ws, boolean transA, boolean transB, int m, int n, int k, int depth,
       float alpha, float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff,
       int ldc) {
     if (depth == DepthBlocks.block(k) && TransposedGemm.takes(transA, transB, m, n, k) && !KernelWarmUp.running()) {
@@ -373,7 +383,7 @@ final class VectorGemm {
   }
 
   /** The tiles, the depth cut into blocks of {@code depth} (the last may be shorter). */
-  private static void blocked(GemmWorkspace ws, boolean transA, boolean transB, int m, int n, int k, int depth,
+  static void blocked(GemmWorkspace ws, boolean transA, boolean transB, int m, int n, int k, int depth,
       float alpha, float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
       float[] c, int cOff, int ldc) {
     float[] ap = ws.ap;

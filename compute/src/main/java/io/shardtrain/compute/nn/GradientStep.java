@@ -38,16 +38,30 @@ public interface GradientStep extends AutoCloseable {
     return finishForwardBackward(labels, onGradient);
   }
 
+  /**
+   * Forward and backward on {@code x}, and every parameter updated by {@code update} from its
+   * gradient, in ranges that together cover it; the mean loss. A step run by several threads
+   * updates each range of a weight on the thread that computed its gradient, as soon as the step
+   * has read the weight for the last time; the default runs {@link #forwardBackward} and updates
+   * each parameter whole on the caller as it is handed out, last layer first. For element-wise
+   * updates only: ranges of one parameter may run at once.
+   */
+  default float forwardBackwardUpdate(Tensor x, int[] labels, ParameterUpdate update) {
+    return forwardBackward(x, labels, p -> update.range(p, 0, p.size()));
+  }
+
   /** Frees what the step holds on its device; the model stays usable. */
   @Override
   default void close() {}
 
   /**
    * The step for {@code model} on its own backend, for batches of up to {@code maxBatch} rows:
-   * resident when the backend offers it, else {@link Mlp#forwardBackward}.
+   * resident when the backend offers it; on a CPU backend of several threads, a rectified model's
+   * step run by all of them together ({@link CrewMlpStep}); else {@link Mlp#forwardBackward}.
    */
   static GradientStep of(Mlp model, int maxBatch) {
     if (model.backend() instanceof ResidentMlpBackend device) return device.residentStep(model, maxBatch);
-    return model;
+    GradientStep crew = CrewMlpStep.of(model);
+    return crew != null ? crew : model;
   }
 }

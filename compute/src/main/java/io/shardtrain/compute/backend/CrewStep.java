@@ -1,0 +1,383 @@
+package io.shardtrain.compute.backend;
+
+import io.shardtrain.compute.Tensor;
+import java.util.concurrent.atomic.AtomicInteger;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * One training step of a stack of dense layers with the rectifier after each hidden one and
+ * softmax cross-entropy on top, run by all of a {@link CpuBackend}'s threads together from the
+ * first product to the last gradient, each thread keeping its share of every layer for the whole
+ * step. It writes the gradients and, given an {@link Update}, updates each hidden layer's weights
+ * on the threads that own their rows, as soon as the step has read them for the last time, while
+ * their gradient is still in that core's cache.
+ *
+ * <p>Thread t owns the rows of each hidden layer's weights that {@link VectorGemm#forEachRowSlice}
+ * gives it (whole depth blocks, {@link DepthBlocks#start}): it computes its depth blocks of the
+ * layer's forward product, and those rows of the weight gradient and columns of the input
+ * gradient. The threads meet once after each hidden layer's forward, where thread t adds up, in
+ * block order, the columns of the output that are its rows of the next layer (each thread all of
+ * the last hidden layer's), and once after each input gradient but the last layer's, to gather the
+ * gradient's columns. The output layer and the loss are small: every thread computes them whole,
+ * from its own copy of the last hidden layer, so that none waits for another's; thread 0 writes
+ * their gradients.
+ *
+ * <p>The same bits as one thread (and as the products cut one at a time): each sum runs over the
+ * same depth blocks in the same order, and the output layer and the loss make the calls one thread
+ * makes. What it saves over cutting each product on its own: a hand-off and a wait per product, the
+ * caller's passes between them while the other threads idle, and most of what crosses between
+ * cores, since each thread reads its own input columns, partial sums and gates. On two vCPUs that
+ * share no cache it runs the MNIST MLP's step at about 1.5x one thread, where the products cut one
+ * at a time gave 1.35-1.45x in the same minutes (docs/BENCHMARKS.md, session 42).
+ *
+ * <p>{@link #takes} says for which batch sizes: those for which every hidden layer's forward is cut
+ * by depth ({@link VectorGemm#cutByDepth}). Not thread-safe: one step at a time, as a model's.
+ */
+public final class CrewStep {
+  private static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
+  private static final int VL = SPECIES.length();
+
+  private final VectorGemm gemm;
+  private final GemmCrew crew;
+  private final int threads;
+  private final int[] widths;
+  /** Dense layers, the output layer included. */
+  private final int layers;
+  private final Meetings meetings;
+  private Member[] members;
+  private int batch;
+
+  // This step's operands, set before the crew starts and read by every thread.
+  private Tensor x;
+  private int[] labels;
+  private Tensor[] weights, biases, weightGrads, biasGrads;
+  private Update update;
+  private Thread caller;
+  private float loss;
+
+  CrewStep(VectorGemm gemm, int[] widths) {
+    this.gemm = gemm;
+    this.crew = gemm.crew();
+    this.threads = gemm.threads();
+    this.widths = widths.clone();
+    this.layers = widths.length - 1;
+    this.meetings = new Meetings(threads);
+  }
+
+  /**
+   * Whether a step of {@code batch} rows runs here: every hidden layer's forward product is cut by
+   * depth on this backend, so each thread has whole depth blocks of it.
+   */
+  public boolean takes(int batch) {
+    if (batch < 1) return false;
+    for (int l = 0; l + 1 < layers; l++) {
+      if (!gemm.cutByDepth(batch, widths[l + 1], widths[l])) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Updates values {@code [from, to)} (offsets into the data) of dense layer {@code layer}'s weight,
+   * or of its bias, from their gradient. Called from several threads at once, for ranges that
+   * together cover each tensor once a step: element-wise updates only.
+   */
+  @FunctionalInterface
+  public interface Update {
+    void range(int layer, boolean bias, int from, int to);
+  }
+
+  /** The mean loss of the last step that ran. */
+  public float loss() {
+    return loss;
+  }
+
+  /**
+   * Forward, loss and backward on {@code x} ({@code batch x widths[0]}) and {@code labels}, reading
+   * each layer's weight and bias and writing their gradients; false, with nothing to rely on
+   * written, when the backend's threads are busy with another caller's work (the caller then runs
+   * the step another way). With an {@code update} (else null) every weight and bias is updated
+   * too: a hidden layer's weight rows and its bias's columns on the threads that computed their
+   * gradient, the output layer on the caller once all threads have read it. Requires
+   * {@link #takes}{@code (x.rows())}.
+   */
+  public boolean step(Tensor x, int[] labels, Tensor[] weights, Tensor[] biases, Tensor[] weightGrads,
+      Tensor[] biasGrads, Update update) {
+    int b = x.rows();
+    if (!takes(b)) throw new IllegalArgumentException("a crew step does not take a batch of " + b + " rows");
+    if (labels.length != b) {
+      throw new IllegalArgumentException("labels: " + labels.length + " for a batch of " + b + " rows");
+    }
+    if (members == null || batch != b) allocate(b);
+    this.x = x;
+    this.labels = labels;
+    this.weights = weights;
+    this.biases = biases;
+    this.weightGrads = weightGrads;
+    this.biasGrads = biasGrads;
+    this.update = update;
+    this.caller = Thread.currentThread();
+    meetings.reset();
+    Runnable[] slices = new Runnable[threads];
+    for (int t = 0; t < threads; t++) {
+      Member m = members[t];
+      slices[t] = () -> run(m);
+    }
+    try {
+      crew.run(slices);
+      if (meetings.broken()) return false;
+      if (update != null) {
+        int o = layers - 1;
+        update.range(o, false, 0, weights[o].size());
+        update.range(o, true, 0, biases[o].size());
+      }
+      return true;
+    } finally {
+      this.x = null;
+      this.weights = this.biases = this.weightGrads = this.biasGrads = null;
+      this.update = null;
+    }
+  }
+
+  private void allocate(int b) {
+    batch = b;
+    members = new Member[threads];
+    for (int t = 0; t < threads; t++) members[t] = new Member(t, b);
+  }
+
+  /** Rows [start, end) of hidden layer {@code l}'s weights that thread {@code t} owns. */
+  private int rowStart(int l, int t) {
+    return DepthBlocks.start(widths[l], t, threads);
+  }
+
+  private void run(Member me) {
+    me.met = 0;
+    if (me.t > 0 && Thread.currentThread() == caller) {
+      // The crew had no free thread for this part: with one thread short the others would wait forever.
+      meetings.breakAll();
+      return;
+    }
+    try {
+      if (forward(me)) backward(me);
+    } catch (Throwable e) {
+      meetings.breakAll();
+      throw e;
+    }
+  }
+
+  /** The hidden layers' forward, then the output layer and the loss; false when the meetings broke. */
+  private boolean forward(Member me) {
+    GemmWorkspace ws = VectorGemm.threadWorkspace();
+    int t = me.t, b = batch;
+    for (int l = 0; l + 1 < layers; l++) {
+      int in = widths[l], out = widths[l + 1];
+      int from = rowStart(l, t), to = rowStart(l, t + 1), block = DepthBlocks.block(in);
+      float[] a = l == 0 ? x.data() : me.hidden[l - 1];
+      int aOff = l == 0 ? from : 0, lda = l == 0 ? in : to - from;
+      float[] w = weights[l].data();
+      if (t == 0) {
+        float[] first = me.partials[l];
+        float[] bias = biases[l].data();
+        for (int i = 0; i < b; i++) System.arraycopy(bias, 0, first, i * out, out);
+        VectorGemm.blocked(ws, false, false, b, out, to - from, block, 1f, a, aOff, lda, w, from * out, out, 1f, first,
+            0, out);
+      } else {
+        for (int pc = from, j = 0; pc < to; pc += block, j++) {
+          VectorGemm.blocked(ws, false, false, b, out, Math.min(block, to - pc), block, 1f, a, aOff + pc - from, lda,
+              w, pc * out, out, 0f, me.partials[l], j * b * out, out);
+        }
+      }
+      if (!meetings.await(++me.met)) return false;
+      if (l + 2 < layers) {
+        int c0 = rowStart(l + 1, t), c1 = rowStart(l + 1, t + 1);
+        sum(l, c0, c1, me.hidden[l], c1 - c0);
+      } else {
+        sum(l, 0, out, me.last.data(), out);
+      }
+    }
+    int o = layers - 1;
+    for (int i = 0; i < b; i++) System.arraycopy(biases[o].data(), 0, me.logits.data(), i * widths[layers], widths[layers]);
+    CpuBackend single = me.single;
+    single.gemm(false, false, 1f, me.last, weights[o], 1f, me.logits);
+    float mean = single.softmaxCrossEntropy(me.logits, labels, null, me.logitGrad);
+    if (me.t == 0) {
+      loss = mean;
+      single.gemm(true, false, 1f, me.last, me.logitGrad, 0f, weightGrads[o]);
+      single.columnSums(me.logitGrad, biasGrads[o]);
+    }
+    single.gemmReluBackward(false, true, 1f, me.logitGrad, weights[o], 0f, me.lastGrad, me.last);
+    return true;
+  }
+
+  /** The hidden layers' backward, last first. */
+  private void backward(Member me) {
+    GemmWorkspace ws = VectorGemm.threadWorkspace();
+    int t = me.t, b = batch;
+    float[] g = me.lastGrad.data();
+    for (int l = layers - 2; l >= 0; l--) {
+      int in = widths[l], out = widths[l + 1];
+      int from = rowStart(l, t), to = rowStart(l, t + 1);
+      float[] a = l == 0 ? x.data() : me.hidden[l - 1];
+      int aOff = l == 0 ? from : 0, lda = l == 0 ? in : to - from;
+      VectorGemm.product(ws, true, false, to - from, out, b, VectorGemm.depthBlock(in, b), 1f, a, aOff, lda, g, 0, out,
+          0f, weightGrads[l].data(), from * out, out);
+      int c0 = (int) ((long) out * t / threads), c1 = (int) ((long) out * (t + 1) / threads);
+      columnSums(g, b, out, c0, c1, biasGrads[l].data());
+      // Only thread 0's forward reads the bias, and each thread's rows of the weights only it reads.
+      if (update != null) update.range(l, true, c0, c1);
+      if (l == 0) {
+        if (update != null) update.range(l, false, from * out, to * out);
+        break;
+      }
+      float[] own = me.hiddenGrad[l - 1];
+      VectorGemm.product(ws, false, true, b, to - from, out, VectorGemm.depthBlock(b, out), 1f, g, 0, out,
+          weights[l].data(), from * out, out, 0f, own, 0, to - from);
+      if (update != null) update.range(l, false, from * out, to * out);
+      Rectifier.gatedBy(me.hidden[l - 1]).apply(own, to - from, 0, b, 0, to - from);
+      if (!meetings.await(++me.met)) return;
+      // The input gradient's columns, each thread's block in its place: the next layer down's dZ.
+      float[] all = me.gathered[l - 1];
+      for (Member other : members) {
+        int s0 = rowStart(l, other.t), s1 = rowStart(l, other.t + 1), w = s1 - s0;
+        float[] block = other.hiddenGrad[l - 1];
+        for (int i = 0; i < b; i++) System.arraycopy(block, i * w, all, i * in + s0, w);
+      }
+      g = all;
+    }
+  }
+
+  /**
+   * Columns [c0, c1) of hidden layer {@code l}'s output, rectified, into {@code dst} (row stride
+   * {@code ld}, column c0 at 0): thread 0's partial sums, which start from the bias, then every other
+   * thread's depth blocks in order, as one thread adds its blocks.
+   */
+  private void sum(int l, int c0, int c1, float[] dst, int ld) {
+    int out = widths[l + 1], b = batch, size = b * out;
+    float[] first = members[0].partials[l];
+    for (int i = 0; i < b; i++) {
+      int row = i * out, d = i * ld - c0;
+      System.arraycopy(first, row + c0, dst, d + c0, c1 - c0);
+      for (int s = 1; s < threads; s++) {
+        float[] scratch = members[s].partials[l];
+        int blocks = scratch.length / size;
+        for (int j = 0; j < blocks; j++) {
+          int off = j * size + row;
+          int c = c0;
+          for (int bound = c0 + SPECIES.loopBound(c1 - c0); c < bound; c += VL) {
+            FloatVector.fromArray(SPECIES, dst, d + c).add(FloatVector.fromArray(SPECIES, scratch, off + c))
+                .intoArray(dst, d + c);
+          }
+          for (; c < c1; c++) dst[d + c] += scratch[off + c];
+        }
+      }
+    }
+    Rectifier.FORWARD.apply(dst, ld, 0, b, 0, c1 - c0);
+  }
+
+  /** {@code out[c] = sum over rows of m[r, c]} for columns [c0, c1), as {@link CpuBackend#columnSums}. */
+  private static void columnSums(float[] m, int rows, int cols, int c0, int c1, float[] out) {
+    int c = c0;
+    for (int bound = c0 + SPECIES.loopBound(c1 - c0); c < bound; c += VL) {
+      FloatVector sum = FloatVector.zero(SPECIES);
+      for (int r = 0; r < rows; r++) sum = sum.add(FloatVector.fromArray(SPECIES, m, r * cols + c));
+      sum.intoArray(out, c);
+    }
+    for (; c < c1; c++) {
+      float sum = 0f;
+      for (int r = 0; r < rows; r++) sum += m[r * cols + c];
+      out[c] = sum;
+    }
+  }
+
+  /** What thread {@code t} writes in a step, sized for a batch of {@code b}. */
+  private final class Member {
+    final int t;
+    /** Meetings this thread has reached in this step. */
+    int met;
+    /**
+     * Per hidden layer: thread 0's partial sums (b x out, from the bias); another thread's depth
+     * blocks' products, one b x out matrix after another.
+     */
+    final float[][] partials;
+    /** Per hidden layer but the last: this thread's columns of its output (its rows of the next layer). */
+    final float[][] hidden;
+    /** The same layers' output gradient, this thread's columns, gated. */
+    final float[][] hiddenGrad;
+    /** The same layers' output gradient, all columns, gathered from every thread's. */
+    final float[][] gathered;
+    /** This thread's copy of the last hidden layer's output, and its gradient through the rectifier. */
+    final Tensor last, lastGrad;
+    final Tensor logits, logitGrad;
+    /**
+     * The output layer and the loss, whole, with the calls a one-thread backend makes; one per thread,
+     * so that none shares the backend's record of its last caller's workspace.
+     */
+    final CpuBackend single = CpuBackend.create(1);
+
+    Member(int t, int b) {
+      this.t = t;
+      int hiddenLayers = layers - 1;
+      partials = new float[hiddenLayers][];
+      hidden = new float[hiddenLayers][];
+      hiddenGrad = new float[hiddenLayers][];
+      gathered = new float[hiddenLayers][];
+      for (int l = 0; l < hiddenLayers; l++) {
+        int in = widths[l], out = widths[l + 1];
+        int from = rowStart(l, t), to = rowStart(l, t + 1);
+        int blocks = t == 0 ? 1 : (to - from + DepthBlocks.block(in) - 1) / DepthBlocks.block(in);
+        partials[l] = new float[blocks * b * out];
+        if (l + 2 < layers) {
+          int cols = rowStart(l + 1, t + 1) - rowStart(l + 1, t);
+          hidden[l] = new float[b * cols];
+          hiddenGrad[l] = new float[b * cols];
+          gathered[l] = new float[b * out];
+        }
+      }
+      last = Tensor.zeros(b, widths[layers - 1]);
+      lastGrad = Tensor.zeros(b, widths[layers - 1]);
+      logits = Tensor.zeros(b, widths[layers]);
+      logitGrad = Tensor.zeros(b, widths[layers]);
+    }
+  }
+
+  /** Where the threads meet in a step: a spinning count, which a thread that cannot go on breaks for all. */
+  private static final class Meetings {
+    private final int parties;
+    private final AtomicInteger arrived = new AtomicInteger();
+    private volatile boolean broken;
+
+    Meetings(int parties) {
+      this.parties = parties;
+    }
+
+    void reset() {
+      arrived.set(0);
+      broken = false;
+    }
+
+    boolean broken() {
+      return broken;
+    }
+
+    void breakAll() {
+      broken = true;
+    }
+
+    /** Meeting {@code k} (1, 2, ... in a step); false when broken. */
+    boolean await(int k) {
+      arrived.incrementAndGet();
+      long start = System.nanoTime();
+      int spins = 0;
+      while (arrived.get() < parties * k) {
+        if (broken) return false;
+        // A thread descheduled for long: stop burning the core it needs.
+        if (++spins < 1024 || System.nanoTime() - start < GemmCrew.SPIN_NANOS) {
+          Thread.onSpinWait();
+        } else {
+          Thread.yield();
+        }
+      }
+      return !broken;
+    }
+  }
+}

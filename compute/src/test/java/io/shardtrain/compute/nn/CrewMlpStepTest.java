@@ -1,0 +1,188 @@
+package io.shardtrain.compute.nn;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.shardtrain.compute.Tensor;
+import io.shardtrain.compute.backend.CpuBackend;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import org.junit.jupiter.api.Test;
+
+/** A rectified model's step run by a backend's threads together: one thread's bits, the model's contract. */
+class CrewMlpStepTest {
+
+  /**
+   * Trains a model on a one-thread backend and its twin through the crew's step on {@code threads},
+   * the same batches and the same SGD update, and requires every loss and gradient to be equal.
+   */
+  private static void trainsWithTheBitsOfOneThread(int threads, int in, int[] hidden, int out, int batch) {
+    try (CpuBackend one = CpuBackend.create(1); CpuBackend crew = CpuBackend.create(threads)) {
+      Mlp reference = Mlp.create(one, in, hidden, out, Activation.RELU, 11);
+      Mlp model = Mlp.create(crew, in, hidden, out, Activation.RELU, 11);
+      Random r = new Random(5);
+      try (GradientStep step = GradientStep.of(model, batch)) {
+        assertInstanceOf(CrewMlpStep.class, step);
+        for (int s = 0; s < 4; s++) {
+          Tensor x = batch(batch, in, r);
+          int[] y = labels(batch, out, r);
+          float expected = reference.forwardBackward(x, y, p -> { });
+          // Layer by layer, as a trainer that pulls its parameters runs it.
+          step.beginForward(x);
+          for (int l = 0; l < model.denseLayers(); l++) step.forwardLayer(l);
+          assertEquals(expected, step.finishForwardBackward(y, p -> { }), "loss of step " + s);
+          for (int i = 0; i < model.parameters().size(); i++) {
+            Parameter p = model.parameters().get(i);
+            assertArrayEquals(reference.parameters().get(i).grad().data(), p.grad().data(),
+                p.name() + " gradient of step " + s);
+          }
+          sgd(reference);
+          sgd(model);
+        }
+        assertEquals(4, ((CrewMlpStep) step).crewSteps(), "steps the crew ran");
+      }
+    }
+  }
+
+  @Test
+  void theMnistMlpOnTwoThreadsTrainsWithTheBitsOfOneThread() {
+    trainsWithTheBitsOfOneThread(2, 784, new int[] {512, 256}, 10, 64);
+  }
+
+  @Test
+  void threeHiddenLayersOnTwoThreadsTrainWithTheBitsOfOneThread() {
+    // 600 and 520 are three depth blocks, 300 two: every hidden layer's input splits unevenly or evenly.
+    trainsWithTheBitsOfOneThread(2, 600, new int[] {520, 300, 300}, 7, 48);
+  }
+
+  @Test
+  void oneHiddenLayerOnThreeThreadsTrainsWithTheBitsOfOneThread() {
+    trainsWithTheBitsOfOneThread(3, 700, new int[] {300}, 10, 100);
+  }
+
+  @Test
+  void updatingInsideTheStepGivesTheWeightsOfUpdatingAfterItInRangesCoveringEachParameterOnce() {
+    try (CpuBackend one = CpuBackend.create(1); CpuBackend crew = CpuBackend.create(2)) {
+      Mlp reference = Mlp.create(one, 784, new int[] {512, 256}, 10, Activation.RELU, 9);
+      Mlp model = Mlp.create(crew, 784, new int[] {512, 256}, 10, Activation.RELU, 9);
+      Random r = new Random(6);
+      try (GradientStep step = GradientStep.of(model, 64)) {
+        for (int s = 0; s < 3; s++) {
+          Tensor x = batch(64, 784, r);
+          int[] y = labels(64, 10, r);
+          float expected = reference.forwardBackward(x, y, p -> { });
+          sgd(reference);
+          Map<Parameter, AtomicIntegerArray> updated = new IdentityHashMap<>();
+          for (Parameter p : model.parameters()) updated.put(p, new AtomicIntegerArray(p.size()));
+          assertEquals(expected, step.forwardBackwardUpdate(x, y, (p, from, to) -> {
+            float[] v = p.value().data(), g = p.grad().data();
+            for (int i = from; i < to; i++) {
+              v[i] -= 0.05f * g[i];
+              updated.get(p).incrementAndGet(i);
+            }
+          }));
+          for (int i = 0; i < model.parameters().size(); i++) {
+            Parameter p = model.parameters().get(i);
+            AtomicIntegerArray counts = updated.get(p);
+            for (int k = 0; k < counts.length(); k++) assertEquals(1, counts.get(k), p.name() + " value " + k);
+            assertArrayEquals(reference.parameters().get(i).value().data(), p.value().data(), p.name() + " step " + s);
+          }
+        }
+        assertEquals(3, ((CrewMlpStep) step).crewSteps(), "steps the crew ran");
+      }
+    }
+  }
+
+  @Test
+  void aBatchTooSmallToCutRunsAsTheModelsOwnStep() {
+    try (CpuBackend one = CpuBackend.create(1); CpuBackend crew = CpuBackend.create(2)) {
+      Mlp reference = Mlp.create(one, 784, new int[] {512, 256}, 10, Activation.RELU, 3);
+      Mlp model = Mlp.create(crew, 784, new int[] {512, 256}, 10, Activation.RELU, 3);
+      Random r = new Random(8);
+      Tensor x = batch(3, 784, r);
+      int[] y = labels(3, 10, r);
+      List<String> order = new ArrayList<>();
+      try (GradientStep step = GradientStep.of(model, 64)) {
+        assertEquals(reference.forwardBackward(x, y, p -> { }), step.forwardBackward(x, y, p -> order.add(p.name())));
+        assertEquals(0, ((CrewMlpStep) step).crewSteps(), "steps the crew ran");
+      }
+      assertEquals(List.of("dense3.weight", "dense3.bias", "dense2.weight", "dense2.bias", "dense1.weight",
+          "dense1.bias"), order);
+      assertArrayEquals(reference.parameters().get(0).grad().data(), model.parameters().get(0).grad().data());
+    }
+  }
+
+  @Test
+  void gradientsAreHandedOutLastLayerFirst() {
+    try (CpuBackend crew = CpuBackend.create(2)) {
+      Mlp model = Mlp.create(crew, 784, new int[] {512, 256}, 10, Activation.RELU, 3);
+      Random r = new Random(2);
+      List<String> order = new ArrayList<>();
+      try (GradientStep step = GradientStep.of(model, 64)) {
+        step.forwardBackward(batch(64, 784, r), labels(64, 10, r), p -> order.add(p.name()));
+      }
+      assertEquals(List.of("dense3.weight", "dense3.bias", "dense2.weight", "dense2.bias", "dense1.weight",
+          "dense1.bias"), order);
+    }
+  }
+
+  @Test
+  void aLabelOutOfRangeIsRefusedByNameAndTheNextStepRuns() {
+    try (CpuBackend one = CpuBackend.create(1); CpuBackend crew = CpuBackend.create(2)) {
+      Mlp reference = Mlp.create(one, 784, new int[] {512, 256}, 10, Activation.RELU, 3);
+      Mlp model = Mlp.create(crew, 784, new int[] {512, 256}, 10, Activation.RELU, 3);
+      Random r = new Random(4);
+      Tensor x = batch(64, 784, r);
+      int[] bad = labels(64, 10, r);
+      bad[40] = 10;
+      try (GradientStep step = GradientStep.of(model, 64)) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> step.forwardBackward(x, bad, p -> { }));
+        assertTrue(e.getMessage().contains("10"), e.getMessage());
+        int[] y = labels(64, 10, r);
+        assertEquals(reference.forwardBackward(x, y, p -> { }), step.forwardBackward(x, y, p -> { }));
+        assertEquals(1, ((CrewMlpStep) step).crewSteps(), "steps the crew ran");
+      }
+    }
+  }
+
+  @Test
+  void otherActivationsAndOneThreadKeepTheModelsOwnStep() {
+    try (CpuBackend one = CpuBackend.create(1); CpuBackend crew = CpuBackend.create(2)) {
+      Mlp tanh = Mlp.create(crew, 784, new int[] {512}, 10, Activation.TANH, 1);
+      Mlp single = Mlp.create(one, 784, new int[] {512}, 10, Activation.RELU, 1);
+      Mlp regression = Mlp.create(crew, 784, new int[] {}, 10, Activation.RELU, 1);
+      assertSame(tanh, GradientStep.of(tanh, 64));
+      assertSame(single, GradientStep.of(single, 64));
+      assertSame(regression, GradientStep.of(regression, 64));
+    }
+  }
+
+  private static void sgd(Mlp model) {
+    for (Parameter p : model.parameters()) {
+      float[] v = p.value().data(), g = p.grad().data();
+      for (int i = 0; i < v.length; i++) v[i] -= 0.05f * g[i];
+    }
+  }
+
+  private static Tensor batch(int rows, int cols, Random r) {
+    Tensor x = Tensor.zeros(rows, cols);
+    float[] d = x.data();
+    for (int i = 0; i < d.length; i++) d[i] = r.nextFloat();
+    return x;
+  }
+
+  private static int[] labels(int rows, int classes, Random r) {
+    int[] y = new int[rows];
+    for (int i = 0; i < rows; i++) y[i] = r.nextInt(classes);
+    return y;
+  }
+}
