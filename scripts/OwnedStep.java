@@ -10,15 +10,14 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One training step of the MNIST MLP (784-512-256-10, ReLU, SGD, batch 64) on two cores, five
+ * One training step of the MNIST MLP (784-512-256-10, ReLU, SGD, batch 64) on two cores, four
  * ways, alternating in one JVM: {@code one} (one thread), {@code split} (each product cut between
  * two threads on its own, as {@code --compute-threads 2} ran before the crew step), {@code crew}
  * (the step run by both threads together, {@code GradientStep.of} on a two-thread backend, the
- * update after it), {@code crew updating} (the same, each range of the weights updated inside the
- * step by the thread that computed it, {@code forwardBackwardUpdate}), and {@code owned}: this
- * script's own version of the crew's design, which gives up one thread's bits to cut the output
- * layer and the loss by rows of the batch, copies each thread's input columns on that thread, and
- * keeps each thread's share of a layer in arrays of its own. {@code owned} runs twice: with each
+ * update after it), and {@code owned}: this script's own version of the crew's design, which
+ * gives up one thread's bits to cut the output layer and the loss by rows of the batch, copies
+ * each thread's input columns on that thread, updates each thread's share of the weights inside
+ * the step, and keeps each thread's share of a layer in arrays of its own. {@code owned} runs twice: with each
  * thread reading its input columns, and with thread 0 reading the batch, as a trainer's reader does.
  *
  * <p>{@code owned}: thread t copies the batch's input features {@code [392t, 392t + 392)} and owns
@@ -82,14 +81,13 @@ public class OwnedStep {
         double oneUs = timeSteps(one, x, labels, steps);
         double splitUs = timeSteps(split, x, labels, steps);
         double crewUs = timeSteps(crewModel, crew, x, labels, steps);
-        double fusedUs = timeFused(crew, x, labels, steps);
         double[] own = owned.run(steps, false);
         double[] callerReads = owned.run(steps, true);
         double pingNs = pingPong(200_000);
         if (round < 2) continue; // the JIT's
-        System.out.printf("one %.1f us  split %.1f us (%.2fx)  crew %.1f us (%.2fx)  crew updating %.1f us (%.2fx)  owned %.1f us (%.2fx; thread 0 waits %.1f, thread 1 %.1f)"
+        System.out.printf("one %.1f us  split %.1f us (%.2fx)  crew %.1f us (%.2fx)  owned %.1f us (%.2fx; thread 0 waits %.1f, thread 1 %.1f)"
                 + "  owned, the batch read on thread 0 %.1f us (%.2fx)  round trip %.0f ns%n", oneUs, splitUs,
-            oneUs / splitUs, crewUs, oneUs / crewUs, fusedUs, oneUs / fusedUs, own[0], oneUs / own[0], own[1], own[2], callerReads[0], oneUs / callerReads[0], pingNs);
+            oneUs / splitUs, crewUs, oneUs / crewUs, own[0], oneUs / own[0], own[1], own[2], callerReads[0], oneUs / callerReads[0], pingNs);
       }
       Mlp reference = Mlp.create(oneBackend, IN, HIDDEN, OUT, Activation.RELU, 7);
       Owned check = new Owned(Mlp.create(oneBackend, IN, HIDDEN, OUT, Activation.RELU, 7));
@@ -127,17 +125,6 @@ public class OwnedStep {
           sgd(v, g, 0, v.length);
         }
       }
-    }
-    return (System.nanoTime() - start) / 1e3 / steps;
-  }
-
-  /** Steps of {@code step} that update each parameter inside the step ({@code forwardBackwardUpdate}). */
-  static double timeFused(GradientStep step, Tensor x, int[] labels, int steps) {
-    long start = System.nanoTime();
-    for (int i = 0; i < steps; i++) {
-      read(i, x, 0, IN);
-      labels(i, 0, labels);
-      step.forwardBackwardUpdate(x, labels, (p, from, to) -> sgd(p.value().data(), p.grad().data(), from, to));
     }
     return (System.nanoTime() - start) / 1e3 / steps;
   }

@@ -9,9 +9,7 @@ import jdk.incubator.vector.VectorSpecies;
  * One training step of a stack of dense layers with the rectifier after each hidden one and
  * softmax cross-entropy on top, run by all of a {@link CpuBackend}'s threads together from the
  * first product to the last gradient, each thread keeping its share of every layer for the whole
- * step. It writes the gradients and, given an {@link Update}, updates each hidden layer's weights
- * on the threads that own their rows, as soon as the step has read them for the last time, while
- * their gradient is still in that core's cache.
+ * step. Gradients are written, the weights only read: the optimizer runs after, as for any step.
  *
  * <p>Thread t owns the rows of each hidden layer's weights that {@link VectorGemm#forEachRowSlice}
  * gives it (whole depth blocks, {@link DepthBlocks#start}): it computes its depth blocks of the
@@ -52,7 +50,6 @@ public final class CrewStep {
   private Tensor x;
   private int[] labels;
   private Tensor[] weights, biases, weightGrads, biasGrads;
-  private Update update;
   private Thread caller;
   private float loss;
 
@@ -77,16 +74,6 @@ public final class CrewStep {
     return true;
   }
 
-  /**
-   * Updates values {@code [from, to)} (offsets into the data) of dense layer {@code layer}'s weight,
-   * or of its bias, from their gradient. Called from several threads at once, for ranges that
-   * together cover each tensor once a step: element-wise updates only.
-   */
-  @FunctionalInterface
-  public interface Update {
-    void range(int layer, boolean bias, int from, int to);
-  }
-
   /** The mean loss of the last step that ran. */
   public float loss() {
     return loss;
@@ -96,13 +83,10 @@ public final class CrewStep {
    * Forward, loss and backward on {@code x} ({@code batch x widths[0]}) and {@code labels}, reading
    * each layer's weight and bias and writing their gradients; false, with nothing to rely on
    * written, when the backend's threads are busy with another caller's work (the caller then runs
-   * the step another way). With an {@code update} (else null) every weight and bias is updated
-   * too: a hidden layer's weight rows and its bias's columns on the threads that computed their
-   * gradient, the output layer on the caller once all threads have read it. Requires
-   * {@link #takes}{@code (x.rows())}.
+   * the step another way). Requires {@link #takes}{@code (x.rows())}.
    */
   public boolean step(Tensor x, int[] labels, Tensor[] weights, Tensor[] biases, Tensor[] weightGrads,
-      Tensor[] biasGrads, Update update) {
+      Tensor[] biasGrads) {
     int b = x.rows();
     if (!takes(b)) throw new IllegalArgumentException("a crew step does not take a batch of " + b + " rows");
     if (labels.length != b) {
@@ -115,7 +99,6 @@ public final class CrewStep {
     this.biases = biases;
     this.weightGrads = weightGrads;
     this.biasGrads = biasGrads;
-    this.update = update;
     this.caller = Thread.currentThread();
     meetings.reset();
     Runnable[] slices = new Runnable[threads];
@@ -125,17 +108,10 @@ public final class CrewStep {
     }
     try {
       crew.run(slices);
-      if (meetings.broken()) return false;
-      if (update != null) {
-        int o = layers - 1;
-        update.range(o, false, 0, weights[o].size());
-        update.range(o, true, 0, biases[o].size());
-      }
-      return true;
+      return !meetings.broken();
     } finally {
       this.x = null;
       this.weights = this.biases = this.weightGrads = this.biasGrads = null;
-      this.update = null;
     }
   }
 
@@ -223,16 +199,10 @@ public final class CrewStep {
           0f, weightGrads[l].data(), from * out, out);
       int c0 = (int) ((long) out * t / threads), c1 = (int) ((long) out * (t + 1) / threads);
       columnSums(g, b, out, c0, c1, biasGrads[l].data());
-      // Only thread 0's forward reads the bias, and each thread's rows of the weights only it reads.
-      if (update != null) update.range(l, true, c0, c1);
-      if (l == 0) {
-        if (update != null) update.range(l, false, from * out, to * out);
-        break;
-      }
+      if (l == 0) break;
       float[] own = me.hiddenGrad[l - 1];
       VectorGemm.product(ws, false, true, b, to - from, out, VectorGemm.depthBlock(b, out), 1f, g, 0, out,
           weights[l].data(), from * out, out, 0f, own, 0, to - from);
-      if (update != null) update.range(l, false, from * out, to * out);
       Rectifier.gatedBy(me.hidden[l - 1]).apply(own, to - from, 0, b, 0, to - from);
       if (!meetings.await(++me.met)) return;
       // The input gradient's columns, each thread's block in its place: the next layer down's dZ.

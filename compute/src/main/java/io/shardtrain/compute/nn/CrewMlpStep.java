@@ -86,7 +86,7 @@ final class CrewMlpStep implements GradientStep {
     Tensor in = x;
     x = null;
     boolean fits = in.rank() == 2 && in.cols() == model.inputDim() && labels.length == in.rows();
-    if (fits && crew.takes(in.rows()) && crew.step(in, labels, weights, biases, weightGrads, biasGrads, null)) {
+    if (fits && crew.takes(in.rows()) && crew.step(in, labels, weights, biases, weightGrads, biasGrads)) {
       crewSteps++;
       for (int l = weights.length - 1; l >= 0; l--) {
         onGradient.accept(parameters[l][0]);
@@ -96,20 +96,5 @@ final class CrewMlpStep implements GradientStep {
     }
     // The model's own step: it names what does not fit, or runs what the crew does not take.
     return model.forwardBackward(in, labels, onGradient);
-  }
-
-  @Override
-  public float forwardBackwardUpdate(Tensor x, int[] labels, ParameterUpdate update) {
-    Objects.requireNonNull(update, "update");
-    Tensor in = Objects.requireNonNull(x, "x");
-    this.x = null;
-    boolean fits = in.rank() == 2 && in.cols() == model.inputDim() && labels.length == in.rows();
-    if (fits && crew.takes(in.rows())
-        && crew.step(in, labels, weights, biases, weightGrads, biasGrads, (l, bias, from, to) ->
-            update.range(parameters[l][bias ? 1 : 0], from, to))) {
-      crewSteps++;
-      return crew.loss();
-    }
-    return GradientStep.super.forwardBackwardUpdate(in, labels, update);
   }
 }

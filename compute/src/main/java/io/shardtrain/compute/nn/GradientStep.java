@@ -38,18 +38,6 @@ public interface GradientStep extends AutoCloseable {
     return finishForwardBackward(labels, onGradient);
   }
 
-  /**
-   * Forward and backward on {@code x}, and every parameter updated by {@code update} from its
-   * gradient, in ranges that together cover it; the mean loss. A step run by several threads
-   * updates each range of a weight on the thread that computed its gradient, as soon as the step
-   * has read the weight for the last time; the default runs {@link #forwardBackward} and updates
-   * each parameter whole on the caller as it is handed out, last layer first. For element-wise
-   * updates only: ranges of one parameter may run at once.
-   */
-  default float forwardBackwardUpdate(Tensor x, int[] labels, ParameterUpdate update) {
-    return forwardBackward(x, labels, p -> update.range(p, 0, p.size()));
-  }
-
   /** Frees what the step holds on its device; the model stays usable. */
   @Override
   default void close() {}

@@ -107,25 +107,6 @@ public final class OptimizerState {
     updates = next;
   }
 
-  /**
-   * Applies values {@code [from, to)} of one update at learning rate {@code rate}, of which other
-   * ranges may be applied on other threads at once; {@link #finishRanges} counts the update once
-   * every value had its range. For {@link Optimizer#elementwise() element-wise} optimizers; the same
-   * values as {@link #step(Optimizer, float, float[], float[])}.
-   */
-  public void stepRange(Optimizer optimizer, float rate, float[] weights, float[] grad, int from, int to) {
-    if (!optimizer.elementwise()) {
-      throw new IllegalArgumentException(optimizer.name() + " updates a block whole, not by ranges");
-    }
-    checkLength(weights);
-    optimizer.applyRange(weights, grad, slots, updates + 1, rate, from, to);
-  }
-
-  /** Counts the update {@link #stepRange} applied. */
-  public void finishRanges() {
-    updates++;
-  }
-
   private void checkLength(float[] weights) {
     if (weights == null || weights.length != length) {
       throw new IllegalArgumentException("weights of length "

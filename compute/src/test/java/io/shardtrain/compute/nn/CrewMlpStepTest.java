@@ -10,11 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.CpuBackend;
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.junit.jupiter.api.Test;
 
 /** A rectified model's step run by a backend's threads together: one thread's bits, the model's contract. */
@@ -66,39 +63,6 @@ class CrewMlpStepTest {
   @Test
   void oneHiddenLayerOnThreeThreadsTrainsWithTheBitsOfOneThread() {
     trainsWithTheBitsOfOneThread(3, 700, new int[] {300}, 10, 100);
-  }
-
-  @Test
-  void updatingInsideTheStepGivesTheWeightsOfUpdatingAfterItInRangesCoveringEachParameterOnce() {
-    try (CpuBackend one = CpuBackend.create(1); CpuBackend crew = CpuBackend.create(2)) {
-      Mlp reference = Mlp.create(one, 784, new int[] {512, 256}, 10, Activation.RELU, 9);
-      Mlp model = Mlp.create(crew, 784, new int[] {512, 256}, 10, Activation.RELU, 9);
-      Random r = new Random(6);
-      try (GradientStep step = GradientStep.of(model, 64)) {
-        for (int s = 0; s < 3; s++) {
-          Tensor x = batch(64, 784, r);
-          int[] y = labels(64, 10, r);
-          float expected = reference.forwardBackward(x, y, p -> { });
-          sgd(reference);
-          Map<Parameter, AtomicIntegerArray> updated = new IdentityHashMap<>();
-          for (Parameter p : model.parameters()) updated.put(p, new AtomicIntegerArray(p.size()));
-          assertEquals(expected, step.forwardBackwardUpdate(x, y, (p, from, to) -> {
-            float[] v = p.value().data(), g = p.grad().data();
-            for (int i = from; i < to; i++) {
-              v[i] -= 0.05f * g[i];
-              updated.get(p).incrementAndGet(i);
-            }
-          }));
-          for (int i = 0; i < model.parameters().size(); i++) {
-            Parameter p = model.parameters().get(i);
-            AtomicIntegerArray counts = updated.get(p);
-            for (int k = 0; k < counts.length(); k++) assertEquals(1, counts.get(k), p.name() + " value " + k);
-            assertArrayEquals(reference.parameters().get(i).value().data(), p.value().data(), p.name() + " step " + s);
-          }
-        }
-        assertEquals(3, ((CrewMlpStep) step).crewSteps(), "steps the crew ran");
-      }
-    }
   }
 
   @Test

@@ -194,33 +194,4 @@ class OptimizerStateTest {
     assertThrows(UnsupportedOperationException.class,
         () -> lars.applyRange(w, new float[4], new float[][] {new float[4]}, 1, 0.5f, 0, 2));
   }
-
-  @Test
-  void rangesOfOneUpdateGiveTheWholeUpdatesValuesAndCountOnceFinished() {
-    Optimizer adam = OptimizerSpec.parse("adam").create();
-    float[] grad = {0.5f, -1f, 2f, 0.25f, -0.75f};
-    float[] whole = {1f, 2f, 3f, 4f, 5f};
-    float[] ranges = whole.clone();
-    OptimizerState a = OptimizerState.create(adam, 5);
-    OptimizerState b = OptimizerState.create(adam, 5);
-    for (int step = 0; step < 3; step++) {
-      a.step(adam, 0.1f, whole, grad);
-      b.stepRange(adam, 0.1f, ranges, grad, 3, 5);
-      b.stepRange(adam, 0.1f, ranges, grad, 0, 3);
-      assertEquals(step, b.updates(), "not counted before finishRanges");
-      b.finishRanges();
-    }
-    assertArrayEquals(whole, ranges, 0f);
-    assertEquals(3, b.updates());
-  }
-
-  @Test
-  void anOptimizerThatUpdatesWholeBlocksRefusesRangesByName() {
-    Optimizer lars = new Lars(0.9f, 0.001f, 0f, 1e-8f);
-    OptimizerState state = OptimizerState.create(lars, 4);
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> state.stepRange(lars, 0.1f, new float[4], new float[4], 0, 2));
-    assertTrue(e.getMessage().contains("lars"), e.getMessage());
-    assertEquals(0, state.updates());
-  }
 }

@@ -14,7 +14,6 @@ import io.shardtrain.compute.nn.Activation;
 import io.shardtrain.compute.nn.GradientStep;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;
-import io.shardtrain.compute.nn.ParameterUpdate;
 import io.shardtrain.compute.optim.LearningRateSchedule;
 import io.shardtrain.compute.optim.Optimizer;
 import io.shardtrain.compute.optim.OptimizerSpec;
@@ -23,10 +22,8 @@ import io.shardtrain.samples.report.MetricsLog;
 import io.shardtrain.samples.report.OpProfileReport;
 import io.shardtrain.samples.report.ProgressBar;
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 
 /**
  * Trains an MLP classifier in this process, on one backend, without any actor: the baseline the
@@ -93,16 +90,6 @@ public final class SingleProcessTraining {
     int epoch = 0;
     RowSlices rowSlices = backend::forEachRowSlice;
     TimedBackend timed = backend instanceof TimedBackend t ? t : null;
-    // Unprofiled, an element-wise update runs inside the step: on several compute threads each
-    // range on the thread that computed its gradient, while it is in that core's cache.
-    boolean updateInStep = timed == null && optimizer.elementwise();
-    Map<Parameter, Integer> indexOf = new IdentityHashMap<>();
-    for (int i = 0; i < params.size(); i++) indexOf.put(params.get(i), i);
-    float[] rates = new float[params.size()];
-    ParameterUpdate update = (p, from, to) -> {
-      int i = indexOf.get(p);
-      states.get(i).stepRange(optimizer, rates[i], p.value().data(), p.grad().data(), from, to);
-    };
     if (timed != null) timed.recording(false);
     long profileNanos = 0, dataNanos = 0, optimizerNanos = 0;
     // Forward and backward run where the backend keeps the model (resident on a GPU); the
@@ -120,14 +107,7 @@ public final class SingleProcessTraining {
           tCopied = System.nanoTime();
           timed.recording(true);
         }
-        float loss;
-        if (updateInStep) {
-          for (int i = 0; i < params.size(); i++) rates[i] = schedule.rate(states.get(i).updates());
-          loss = gradientStep.forwardBackwardUpdate(x, b.labels(), update);
-          for (OptimizerState state : states) state.finishRanges();
-        } else {
-          loss = gradientStep.forwardBackward(x, b.labels(), p -> { });
-        }
+        float loss = gradientStep.forwardBackward(x, b.labels(), p -> { });
         if (!Float.isFinite(loss)) {
           throw new IllegalStateException("training diverged at step " + step + " (loss " + loss
               + "); lower --lr (now " + settings.lr() + ")");
@@ -137,7 +117,7 @@ public final class SingleProcessTraining {
           timed.recording(false);
           tOptimizer = System.nanoTime();
         }
-        for (int i = 0; i < params.size() && !updateInStep; i++) {
+        for (int i = 0; i < params.size(); i++) {
           // In the row slices of the weight gradient's product: each thread updates the rows it computed.
           Parameter p = params.get(i);
           OptimizerState state = states.get(i);
