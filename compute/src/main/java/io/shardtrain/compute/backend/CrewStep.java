@@ -24,10 +24,10 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>The same bits as one thread (and as the products cut one at a time): each sum runs over the
  * same depth blocks in the same order, and the output layer and the loss make the calls one thread
  * makes. What it saves over cutting each product on its own: a hand-off and a wait per product, the
- * caller's passes between them while the other threads idle, and most of what crosses between
- * cores, since each thread reads its own input columns, partial sums and gates. On two vCPUs that
+ * caller's passes between them while the other threads idle, and most of what crossed between
+ * cores, since each thread reads its own partial sums, activations and gates. On two vCPUs that
  * share no cache it runs the MNIST MLP's step at about 1.5x one thread, where the products cut one
- * at a time gave 1.35-1.45x in the same minutes (docs/BENCHMARKS.md, session 42).
+ * at a time gave about 1.4x in the same minutes (docs/BENCHMARKS.md, session 42).
  *
  * <p>{@link #takes} says for which batch sizes: those for which every hidden layer's forward is cut
  * by depth ({@link VectorGemm#cutByDepth}). Not thread-safe: one step at a time, as a model's.
@@ -44,6 +44,8 @@ public final class CrewStep {
   private final int layers;
   private final Meetings meetings;
   private Member[] members;
+  /** Each thread's part of a step, handed to the crew. */
+  private Runnable[] slices;
   private int batch;
 
   // This step's operands, set before the crew starts and read by every thread.
@@ -101,11 +103,6 @@ public final class CrewStep {
     this.biasGrads = biasGrads;
     this.caller = Thread.currentThread();
     meetings.reset();
-    Runnable[] slices = new Runnable[threads];
-    for (int t = 0; t < threads; t++) {
-      Member m = members[t];
-      slices[t] = () -> run(m);
-    }
     try {
       crew.run(slices);
       return !meetings.broken();
@@ -118,10 +115,15 @@ public final class CrewStep {
   private void allocate(int b) {
     batch = b;
     members = new Member[threads];
-    for (int t = 0; t < threads; t++) members[t] = new Member(t, b);
+    slices = new Runnable[threads];
+    for (int t = 0; t < threads; t++) {
+      Member m = new Member(t, b);
+      members[t] = m;
+      slices[t] = () -> run(m);
+    }
   }
 
-  /** Rows [start, end) of hidden layer {@code l}'s weights that thread {@code t} owns. */
+  /** Where thread {@code t}'s rows of hidden layer {@code l}'s weights start; thread t + 1's start ends them. */
   private int rowStart(int l, int t) {
     return DepthBlocks.start(widths[l], t, threads);
   }

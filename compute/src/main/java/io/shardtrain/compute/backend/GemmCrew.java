@@ -6,7 +6,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The threads that compute the slices of a parallel GEMM besides the caller's own.
+ * The threads that compute the slices of a parallel GEMM besides the caller's own, or their
+ * parts of a whole training step ({@link CrewStep}).
  *
  * <p>A training step calls a handful of products of a fraction of a millisecond each, one right
  * after another. Waking a parked thread for each of them (an executor's queue) cost tens of µs a

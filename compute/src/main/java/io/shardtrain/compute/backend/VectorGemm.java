@@ -33,7 +33,8 @@ import jdk.incubator.vector.VectorSpecies;
  * update by {@link #forEachRowSlice}. A weight, or its gradient, written on one core and read on
  * the other cost more than the second core gave (`--compute-threads 2` at 0.87x of one thread
  * with products cut along their longer side). Other products are cut along the longer side of C.
- * Pack buffers are per thread, so concurrent calls on one instance are safe.
+ * A rectified model's whole step, run by all the threads together with the same cuts, is
+ * {@link CrewStep}. Pack buffers are per thread, so concurrent calls on one instance are safe.
  */
 final class VectorGemm {
   private static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
