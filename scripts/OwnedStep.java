@@ -27,7 +27,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * thread owns; after a meeting each thread adds its own part of the two partial sums. Thread 0
  * updates the output layer and the second bias.
  *
- * <p>Prints microseconds a step for each, and after each round a cache line's round trip between
+ * <p>Prints microseconds a step for each (for the first three also forward and backward, and the
+ * update after; the rest is the batch's read), and after each round a cache line's round trip between
  * the two threads (as {@code ReplicaStep.java ping}). Checks that {@code owned} trains the same
  * model as one thread: the largest weight difference after 100 steps from the same weights.
  * Not part of the build or the tests.
@@ -79,15 +80,20 @@ public class OwnedStep {
     try {
       for (int round = 0; round < rounds + 2; round++) {
         double oneUs = timeSteps(one, x, labels, steps);
+        String oneParts = parts();
         double splitUs = timeSteps(split, x, labels, steps);
+        String splitParts = parts();
         double crewUs = timeSteps(crewModel, crew, x, labels, steps);
+        String crewParts = parts();
         double[] own = owned.run(steps, false);
         double[] callerReads = owned.run(steps, true);
         double pingNs = pingPong(200_000);
         if (round < 2) continue; // the JIT's
         System.out.printf("one %.1f us  split %.1f us (%.2fx)  crew %.1f us (%.2fx)  owned %.1f us (%.2fx; thread 0 waits %.1f, thread 1 %.1f)"
                 + "  owned, the batch read on thread 0 %.1f us (%.2fx)  round trip %.0f ns%n", oneUs, splitUs,
-            oneUs / splitUs, crewUs, oneUs / crewUs, own[0], oneUs / own[0], own[1], own[2], callerReads[0], oneUs / callerReads[0], pingNs);
+            oneUs / splitUs, crewUs, oneUs / crewUs, own[0], oneUs / own[0], own[1], own[2], callerReads[0],
+            oneUs / callerReads[0], pingNs);
+        System.out.printf("    forward and backward, update: one %s  split %s  crew %s%n", oneParts, splitParts, crewParts);
       }
       Mlp reference = Mlp.create(oneBackend, IN, HIDDEN, OUT, Activation.RELU, 7);
       Owned check = new Owned(Mlp.create(oneBackend, IN, HIDDEN, OUT, Activation.RELU, 7));
@@ -109,13 +115,20 @@ public class OwnedStep {
     return timeSteps(model, model, x, labels, steps);
   }
 
+  /** The last {@link #timeSteps} call's microseconds a step in forward and backward, and in the update after. */
+  static double stepUs, updateUs;
+
   /** Steps of {@code step} (the model's own, or another that writes its gradients), each followed by the update. */
   static double timeSteps(Mlp model, GradientStep step, Tensor x, int[] labels, int steps) {
     long start = System.nanoTime();
+    long stepNanos = 0, updateNanos = 0;
     for (int i = 0; i < steps; i++) {
       read(i, x, 0, IN);
       labels(i, 0, labels);
+      long t0 = System.nanoTime();
       step.forwardBackward(x, labels, p -> { });
+      long t1 = System.nanoTime();
+      stepNanos += t1 - t0;
       for (Parameter p : model.parameters()) {
         float[] v = p.value().data(), g = p.grad().data();
         int cols = p.value().cols();
@@ -125,8 +138,15 @@ public class OwnedStep {
           sgd(v, g, 0, v.length);
         }
       }
+      updateNanos += System.nanoTime() - t1;
     }
+    stepUs = stepNanos / 1e3 / steps;
+    updateUs = updateNanos / 1e3 / steps;
     return (System.nanoTime() - start) / 1e3 / steps;
+  }
+
+  static String parts() {
+    return String.format("%.1f + %.1f us", stepUs, updateUs);
   }
 
   static void sgd(float[] v, float[] g, int from, int to) {
