@@ -89,11 +89,13 @@ public class OwnedStep {
         double[] callerReads = owned.run(steps, true);
         double pingNs = pingPong(200_000);
         if (round < 2) continue; // the JIT's
-        System.out.printf("one %.1f us  split %.1f us (%.2fx)  crew %.1f us (%.2fx)  owned %.1f us (%.2fx; thread 0 waits %.1f, thread 1 %.1f)"
+        System.out.printf("one %.1f us  split %.1f us (%.2fx)  crew %.1f us (%.2fx)"
+                + "  owned %.1f us (%.2fx; thread 0 waits %.1f, thread 1 %.1f)"
                 + "  owned, the batch read on thread 0 %.1f us (%.2fx)  round trip %.0f ns%n", oneUs, splitUs,
             oneUs / splitUs, crewUs, oneUs / crewUs, own[0], oneUs / own[0], own[1], own[2], callerReads[0],
             oneUs / callerReads[0], pingNs);
-        System.out.printf("    forward and backward, update: one %s  split %s  crew %s%n", oneParts, splitParts, crewParts);
+        System.out.printf("    forward and backward, update: one %s  split %s  crew %s%n", oneParts, splitParts,
+            crewParts);
       }
       Mlp reference = Mlp.create(oneBackend, IN, HIDDEN, OUT, Activation.RELU, 7);
       Owned check = new Owned(Mlp.create(oneBackend, IN, HIDDEN, OUT, Activation.RELU, 7));
@@ -197,7 +199,7 @@ public class OwnedStep {
     final Semaphore start = new Semaphore(0);
     volatile int stepsToRun;
     volatile boolean stopped;
-    /** Whether thread 0 reads the whole batch at the start of a step, the other waiting for it, as a trainer's reader does. */
+    /** Whether thread 0 reads the whole batch at the start of a step, the other waiting, as a trainer's reader does. */
     volatile boolean callerReads;
     final Thread worker;
 

@@ -173,8 +173,8 @@ public final class CrewStep {
         sum(l, 0, out, me.last.data(), out);
       }
     }
-    int o = layers - 1;
-    for (int i = 0; i < b; i++) System.arraycopy(biases[o].data(), 0, me.logits.data(), i * widths[layers], widths[layers]);
+    int o = layers - 1, classes = widths[layers];
+    for (int i = 0; i < b; i++) System.arraycopy(biases[o].data(), 0, me.logits.data(), i * classes, classes);
     CpuBackend single = me.single;
     single.gemm(false, false, 1f, me.last, weights[o], 1f, me.logits);
     float mean = single.softmaxCrossEntropy(me.logits, labels, null, me.logitGrad);

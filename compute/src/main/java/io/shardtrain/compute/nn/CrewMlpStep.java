@@ -11,9 +11,10 @@ import java.util.function.Consumer;
  * An {@link Mlp}'s step on a CPU backend of several threads, run by all of them together from the
  * first product to the last gradient ({@link CrewStep}), with the model's gradients and its
  * contract: the same bits as {@link Mlp#forwardBackward} on one thread, each parameter handed to
- * {@code onGradient} last layer first. The layers run in {@link #finishForwardBackward}, once all
- * parameters are in: {@link #forwardLayer} only keeps the count. A batch the crew does not take
- * (too small to cut, or the threads busy with another caller) runs as {@link Mlp#forwardBackward}.
+ * {@code onGradient} last layer first, all of them once backward has ended. The layers run in
+ * {@link #finishForwardBackward}, once all parameters are in: {@link #forwardLayer} only keeps the
+ * count. A batch the crew does not take (too small to cut, or the threads busy with another caller)
+ * runs as {@link Mlp#forwardBackward}.
  */
 final class CrewMlpStep implements GradientStep {
   private final Mlp model;
@@ -85,7 +86,7 @@ final class CrewMlpStep implements GradientStep {
     if (x == null) throw new IllegalStateException("no forward begun");
     Tensor in = x;
     x = null;
-    boolean fits = in.rank() == 2 && in.cols() == model.inputDim() && labels.length == in.rows();
+    boolean fits = in.rank() == 2 && in.cols() == model.inputDim() && labels != null && labels.length == in.rows();
     if (fits && crew.takes(in.rows()) && crew.step(in, labels, weights, biases, weightGrads, biasGrads)) {
       crewSteps++;
       for (int l = weights.length - 1; l >= 0; l--) {
