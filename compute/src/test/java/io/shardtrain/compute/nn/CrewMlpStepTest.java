@@ -68,8 +68,8 @@ class CrewMlpStepTest {
   @Test
   void aBatchTooSmallToCutRunsAsTheModelsOwnStep() {
     try (CpuBackend one = CpuBackend.create(1); CpuBackend crew = CpuBackend.create(2)) {
-      Mlp reference = Mlp.create(one, 784, new int[] {512, 256}, 10, Activation.RELU, 3);
-      Mlp model = Mlp.create(crew, 784, new int[] {512, 256}, 10, Activation.RELU, 3);
+      Mlp reference = mnistMlp(one);
+      Mlp model = mnistMlp(crew);
       Random r = new Random(8);
       Tensor x = batch(3, 784, r);
       int[] y = labels(3, 10, r);
@@ -78,8 +78,7 @@ class CrewMlpStepTest {
         assertEquals(reference.forwardBackward(x, y, p -> { }), step.forwardBackward(x, y, p -> order.add(p.name())));
         assertEquals(0, ((CrewMlpStep) step).crewSteps(), "steps the crew ran");
       }
-      assertEquals(List.of("dense3.weight", "dense3.bias", "dense2.weight", "dense2.bias", "dense1.weight",
-          "dense1.bias"), order);
+      assertEquals(LAST_LAYER_FIRST, order);
       assertArrayEquals(reference.parameters().get(0).grad().data(), model.parameters().get(0).grad().data());
     }
   }
@@ -87,22 +86,21 @@ class CrewMlpStepTest {
   @Test
   void gradientsAreHandedOutLastLayerFirst() {
     try (CpuBackend crew = CpuBackend.create(2)) {
-      Mlp model = Mlp.create(crew, 784, new int[] {512, 256}, 10, Activation.RELU, 3);
+      Mlp model = mnistMlp(crew);
       Random r = new Random(2);
       List<String> order = new ArrayList<>();
       try (GradientStep step = GradientStep.of(model, 64)) {
         step.forwardBackward(batch(64, 784, r), labels(64, 10, r), p -> order.add(p.name()));
       }
-      assertEquals(List.of("dense3.weight", "dense3.bias", "dense2.weight", "dense2.bias", "dense1.weight",
-          "dense1.bias"), order);
+      assertEquals(LAST_LAYER_FIRST, order);
     }
   }
 
   @Test
   void aLabelOutOfRangeIsRefusedByNameAndTheNextStepRuns() {
     try (CpuBackend one = CpuBackend.create(1); CpuBackend crew = CpuBackend.create(2)) {
-      Mlp reference = Mlp.create(one, 784, new int[] {512, 256}, 10, Activation.RELU, 3);
-      Mlp model = Mlp.create(crew, 784, new int[] {512, 256}, 10, Activation.RELU, 3);
+      Mlp reference = mnistMlp(one);
+      Mlp model = mnistMlp(crew);
       Random r = new Random(4);
       Tensor x = batch(64, 784, r);
       int[] bad = labels(64, 10, r);
@@ -110,7 +108,7 @@ class CrewMlpStepTest {
       try (GradientStep step = GradientStep.of(model, 64)) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
             () -> step.forwardBackward(x, bad, p -> { }));
-        assertTrue(e.getMessage().contains("10"), e.getMessage());
+        assertTrue(e.getMessage().contains("label 10 at row 40"), e.getMessage());
         int[] y = labels(64, 10, r);
         assertEquals(reference.forwardBackward(x, y, p -> { }), step.forwardBackward(x, y, p -> { }));
         assertEquals(1, ((CrewMlpStep) step).crewSteps(), "steps the crew ran");
@@ -128,6 +126,14 @@ class CrewMlpStepTest {
       assertSame(single, GradientStep.of(single, 64));
       assertSame(regression, GradientStep.of(regression, 64));
     }
+  }
+
+  private static final List<String> LAST_LAYER_FIRST = List.of("dense3.weight", "dense3.bias", "dense2.weight",
+      "dense2.bias", "dense1.weight", "dense1.bias");
+
+  /** The MNIST MLP, 784-512-256-10, on {@code backend}. */
+  private static Mlp mnistMlp(CpuBackend backend) {
+    return Mlp.create(backend, 784, new int[] {512, 256}, 10, Activation.RELU, 3);
   }
 
   private static void sgd(Mlp model) {
