@@ -2,8 +2,6 @@ package io.shardtrain.compute.backend;
 
 import io.shardtrain.compute.Tensor;
 import java.util.concurrent.atomic.AtomicInteger;
-import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorSpecies;
 
 /**
  * One training step of a stack of dense layers with the rectifier after each hidden one and
@@ -33,9 +31,6 @@ import jdk.incubator.vector.VectorSpecies;
  * by depth ({@link VectorGemm#cutByDepth}). Not thread-safe: one step at a time, as a model's.
  */
 public final class CrewStep {
-  private static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
-  private static final int VL = SPECIES.length();
-
   private final VectorGemm gemm;
   private final GemmCrew crew;
   private final int threads;
@@ -200,12 +195,12 @@ public final class CrewStep {
       VectorGemm.product(ws, true, false, to - from, out, b, VectorGemm.depthBlock(in, b), 1f, a, aOff, lda, g, 0, out,
           0f, weightGrads[l].data(), from * out, out);
       int c0 = (int) ((long) out * t / threads), c1 = (int) ((long) out * (t + 1) / threads);
-      columnSums(g, b, out, c0, c1, biasGrads[l].data());
+      CpuBackend.columnSums(g, b, out, c0, c1, biasGrads[l].data());
       if (l == 0) break;
       float[] own = me.hiddenGrad[l - 1];
       VectorGemm.product(ws, false, true, b, to - from, out, VectorGemm.depthBlock(b, out), 1f, g, 0, out,
           weights[l].data(), from * out, out, 0f, own, 0, to - from);
-      Rectifier.gatedBy(me.hidden[l - 1]).apply(own, to - from, 0, b, 0, to - from);
+      me.gates[l - 1].apply(own, to - from, 0, b, 0, to - from);
       if (!meetings.await(++me.met)) return;
       // The input gradient's columns, each thread's block in its place: the next layer down's dZ.
       float[] all = me.gathered[l - 1];
@@ -227,38 +222,17 @@ public final class CrewStep {
     int out = widths[l + 1], b = batch, size = b * out;
     float[] first = members[0].partials[l];
     for (int i = 0; i < b; i++) {
-      int row = i * out, d = i * ld - c0;
-      System.arraycopy(first, row + c0, dst, d + c0, c1 - c0);
+      int row = i * out, d = i * ld;
+      System.arraycopy(first, row + c0, dst, d, c1 - c0);
       for (int s = 1; s < threads; s++) {
         float[] scratch = members[s].partials[l];
         int blocks = scratch.length / size;
         for (int j = 0; j < blocks; j++) {
-          int off = j * size + row;
-          int c = c0;
-          for (int bound = c0 + SPECIES.loopBound(c1 - c0); c < bound; c += VL) {
-            FloatVector.fromArray(SPECIES, dst, d + c).add(FloatVector.fromArray(SPECIES, scratch, off + c))
-                .intoArray(dst, d + c);
-          }
-          for (; c < c1; c++) dst[d + c] += scratch[off + c];
+          VectorGemm.add(dst, d, scratch, j * size + row + c0, dst, d, c1 - c0);
         }
       }
     }
     Rectifier.FORWARD.apply(dst, ld, 0, b, 0, c1 - c0);
-  }
-
-  /** {@code out[c] = sum over rows of m[r, c]} for columns [c0, c1), as {@link CpuBackend#columnSums}. */
-  private static void columnSums(float[] m, int rows, int cols, int c0, int c1, float[] out) {
-    int c = c0;
-    for (int bound = c0 + SPECIES.loopBound(c1 - c0); c < bound; c += VL) {
-      FloatVector sum = FloatVector.zero(SPECIES);
-      for (int r = 0; r < rows; r++) sum = sum.add(FloatVector.fromArray(SPECIES, m, r * cols + c));
-      sum.intoArray(out, c);
-    }
-    for (; c < c1; c++) {
-      float sum = 0f;
-      for (int r = 0; r < rows; r++) sum += m[r * cols + c];
-      out[c] = sum;
-    }
   }
 
   /** What thread {@code t} writes in a step, sized for a batch of {@code b}. */
@@ -275,6 +249,8 @@ public final class CrewStep {
     final float[][] hidden;
     /** The same layers' output gradient, this thread's columns, gated. */
     final float[][] hiddenGrad;
+    /** The rectifier's gate of each of those layers' input gradients: this thread's columns of its output. */
+    final Rectifier[] gates;
     /** The same layers' output gradient, all columns, gathered from every thread's. */
     final float[][] gathered;
     /** This thread's copy of the last hidden layer's output, and its gradient through the rectifier. */
@@ -292,6 +268,7 @@ public final class CrewStep {
       partials = new float[hiddenLayers][];
       hidden = new float[hiddenLayers][];
       hiddenGrad = new float[hiddenLayers][];
+      gates = new Rectifier[hiddenLayers];
       gathered = new float[hiddenLayers][];
       for (int l = 0; l < hiddenLayers; l++) {
         int in = widths[l], out = widths[l + 1];
@@ -302,6 +279,7 @@ public final class CrewStep {
           int cols = rowStart(l + 1, t + 1) - rowStart(l + 1, t);
           hidden[l] = new float[b * cols];
           hiddenGrad[l] = new float[b * cols];
+          gates[l] = Rectifier.gatedBy(hidden[l]);
           gathered[l] = new float[b * out];
         }
       }

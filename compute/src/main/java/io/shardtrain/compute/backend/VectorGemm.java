@@ -334,15 +334,18 @@ final class VectorGemm {
       for (int p = 0; p < partials; p++) {
         float[] base = p == 0 && first != null ? first : c;
         int bi = base == c ? ci : i * n;
-        int si = p * size + i * n;
-        int j = 0;
-        for (int bound = SPECIES.loopBound(n); j < bound; j += VL) {
-          FloatVector.fromArray(SPECIES, base, bi + j).add(FloatVector.fromArray(SPECIES, scratch, si + j))
-              .intoArray(c, ci + j);
-        }
-        for (; j < n; j++) c[ci + j] = base[bi + j] + scratch[si + j];
+        add(base, bi, scratch, p * size + i * n, c, ci, n);
       }
     }
+  }
+
+  /** {@code out[oi + j] = a[ai + j] + b[bi + j]} for j in {@code [0, len)}: one partial sum's row added. */
+  static void add(float[] a, int ai, float[] b, int bi, float[] out, int oi, int len) {
+    int j = 0;
+    for (int bound = SPECIES.loopBound(len); j < bound; j += VL) {
+      FloatVector.fromArray(SPECIES, a, ai + j).add(FloatVector.fromArray(SPECIES, b, bi + j)).intoArray(out, oi + j);
+    }
+    for (; j < len; j++) out[oi + j] = a[ai + j] + b[bi + j];
   }
 
   private static void slice(GemmWorkspace ws, boolean splitRows, int start, int len, boolean transA, boolean transB,
