@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Thread t owns the rows of each hidden layer's weights that {@link VectorGemm#forEachRowSlice}
  * gives it (whole depth blocks, {@link DepthBlocks#start}): it computes its depth blocks of the
  * layer's forward product, and those rows of the weight gradient and columns of the input
- * gradient. The threads meet once after each hidden layer's forward, where thread t adds to the bias, in
+ * gradient. The threads meet once after each hidden layer's forward, where thread t adds up, in
  * block order, the columns of the output that are its rows of the next layer (each thread all of
  * the last hidden layer's), and once after each input gradient but the last layer's, to gather the
  * gradient's columns. The output layer and the loss are small: every thread computes them whole,
@@ -148,9 +148,17 @@ public final class CrewStep {
       float[] a = l == 0 ? x.data() : me.hidden[l - 1];
       int aOff = l == 0 ? from : 0, lda = l == 0 ? in : to - from;
       float[] w = weights[l].data();
-      for (int pc = from, j = 0; pc < to; pc += block, j++) {
-        VectorGemm.blocked(ws, false, false, b, out, Math.min(block, to - pc), block, 1f, a, aOff + pc - from, lda,
-            w, pc * out, out, 0f, me.partials[l], j * b * out, out);
+      if (t == 0) {
+        float[] first = me.partials[l];
+        float[] bias = biases[l].data();
+        for (int i = 0; i < b; i++) System.arraycopy(bias, 0, first, i * out, out);
+        VectorGemm.blocked(ws, false, false, b, out, to - from, block, 1f, a, aOff, lda, w, from * out, out, 1f, first,
+            0, out);
+      } else {
+        for (int pc = from, j = 0; pc < to; pc += block, j++) {
+          VectorGemm.blocked(ws, false, false, b, out, Math.min(block, to - pc), block, 1f, a, aOff + pc - from, lda,
+              w, pc * out, out, 0f, me.partials[l], j * b * out, out);
+        }
       }
       if (!meetings.await(++me.met)) return false;
       if (l + 2 < layers) {
@@ -207,19 +215,20 @@ public final class CrewStep {
 
   /**
    * Columns [c0, c1) of hidden layer {@code l}'s output, rectified, into {@code dst} (row stride
-   * {@code ld}, column c0 at 0): the bias, then every depth block's product in order, as one thread
-   * adds its blocks to C set to the bias.
+   * {@code ld}, column c0 at 0): thread 0's partial sums, which start from the bias, then every other
+   * thread's depth blocks in order, as one thread adds its blocks.
    */
   private void sum(int l, int c0, int c1, float[] dst, int ld) {
     int out = widths[l + 1], b = batch, size = b * out;
-    float[] bias = biases[l].data();
+    float[] first = members[0].partials[l];
     for (int i = 0; i < b; i++) {
       int row = i * out, d = i * ld;
-      System.arraycopy(bias, c0, dst, d, c1 - c0);
-      for (Member m : members) {
-        float[] products = m.partials[l];
-        for (int j = 0, blocks = products.length / size; j < blocks; j++) {
-          VectorGemm.add(dst, d, products, j * size + row + c0, dst, d, c1 - c0);
+      System.arraycopy(first, row + c0, dst, d, c1 - c0);
+      for (int s = 1; s < threads; s++) {
+        float[] scratch = members[s].partials[l];
+        int blocks = scratch.length / size;
+        for (int j = 0; j < blocks; j++) {
+          VectorGemm.add(dst, d, scratch, j * size + row + c0, dst, d, c1 - c0);
         }
       }
     }
@@ -232,10 +241,8 @@ public final class CrewStep {
     /** Meetings this thread has reached in this step. */
     int met;
     /**
-     * Per hidden layer: the products of this thread's depth blocks, one b x out matrix after another,
-     * each from zero. Thread 0 summing its blocks onto the bias in place instead made its forward
-     * product 25% slower than the other thread's (194 against 155 µs a step for the first layer,
-     * docs/BENCHMARKS.md, session 43), more than the sums gain by reading one matrix fewer.
+     * Per hidden layer: thread 0's partial sums (b x out, from the bias); another thread's depth
+     * blocks' products, one b x out matrix after another.
      */
     final float[][] partials;
     /** Per hidden layer but the last: this thread's columns of its output (its rows of the next layer). */
@@ -266,7 +273,7 @@ public final class CrewStep {
       for (int l = 0; l < hiddenLayers; l++) {
         int in = widths[l], out = widths[l + 1];
         int from = rowStart(l, t), to = rowStart(l, t + 1);
-        int blocks = (to - from + DepthBlocks.block(in) - 1) / DepthBlocks.block(in);
+        int blocks = t == 0 ? 1 : (to - from + DepthBlocks.block(in) - 1) / DepthBlocks.block(in);
         partials[l] = new float[blocks * b * out];
         if (l + 2 < layers) {
           int cols = rowStart(l + 1, t + 1) - rowStart(l + 1, t);
