@@ -1,6 +1,7 @@
 package io.shardtrain.compute.backend;
 
 import io.shardtrain.compute.Tensor;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -29,8 +30,45 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>{@link #takes} says for which batch sizes: those for which every hidden layer's forward is cut
  * by depth ({@link VectorGemm#cutByDepth}). Not thread-safe: one step at a time, as a model's.
+ *
+ * <p>A step profile ({@link #timePhases}) adds up, for each thread, the time of each {@link Phase}.
  */
 public final class CrewStep {
+  /** What a thread of a timed step spends its time on ({@link #phaseTimes}). */
+  public enum Phase {
+    /** From the step's call to the thread's start: the hand-off (none on the caller's thread, 0). */
+    START,
+    /** The hidden layers' forward products, the thread's depth blocks. */
+    FORWARD,
+    /** Adding up the partial products in block order, and the rectifier. */
+    SUMS,
+    /** The output layer and the loss, whole; on thread 0 also their gradients. */
+    OUTPUT,
+    /** The hidden layers' weight, bias and input gradients, and the rectifier's gates. */
+    BACKWARD,
+    /** Gathering the input gradient's columns from every thread. */
+    GATHER,
+    /** Waiting at the meetings for the other threads. */
+    MEETINGS
+  }
+
+  /**
+   * {@code steps} timed steps took {@code stepNanos} on the caller, from the call to the last
+   * thread's end; {@code nanos[t][p]} is thread t's time in phase {@code Phase.values()[p]}.
+   */
+  public record PhaseTimes(long steps, long stepNanos, long[][] nanos) {
+    /** Thread {@code t}'s time in {@code phase}, summed over the steps. */
+    public long nanos(int t, Phase phase) {
+      return nanos[t][phase.ordinal()];
+    }
+  }
+
+  private static final Phase[] PHASES = Phase.values();
+  /**
+   * Longs between two threads' phase times: 128 bytes, so that no cache line holds two threads'
+   * counts, which would cross between cores at every phase's end.
+   */
+  private static final int TIMES_STRIDE = 16;
   private final VectorGemm gemm;
   private final GemmCrew crew;
   private final int threads;
@@ -49,6 +87,10 @@ public final class CrewStep {
   private Tensor[] weights, biases, weightGrads, biasGrads;
   private Thread caller;
   private float loss;
+  /** Null until {@link #timePhases}: thread t's phase times from {@code t * TIMES_STRIDE}, then its phase's start. */
+  private long[] times;
+  private volatile long stepStart;
+  private long timedSteps, timedNanos;
 
   CrewStep(VectorGemm gemm, int[] widths) {
     this.gemm = gemm;
@@ -69,6 +111,22 @@ public final class CrewStep {
       if (!gemm.cutByDepth(batch, widths[l + 1], widths[l])) return false;
     }
     return true;
+  }
+
+  /** Times each thread's phases in the steps from now on ({@link #phaseTimes}); a clock read at each phase's end. */
+  public void timePhases() {
+    if (times == null) times = new long[threads * TIMES_STRIDE];
+  }
+
+  /** The phase times of the steps since {@link #timePhases}; null when not timed. */
+  public PhaseTimes phaseTimes() {
+    long[] t = times;
+    if (t == null) return null;
+    long[][] nanos = new long[threads][];
+    for (int i = 0; i < threads; i++) {
+      nanos[i] = Arrays.copyOfRange(t, i * TIMES_STRIDE, i * TIMES_STRIDE + PHASES.length);
+    }
+    return new PhaseTimes(timedSteps, timedNanos, nanos);
   }
 
   /** The mean loss of the last step that ran. */
@@ -98,9 +156,16 @@ public final class CrewStep {
     this.biasGrads = biasGrads;
     this.caller = Thread.currentThread();
     meetings.reset();
+    long start = times == null ? 0 : System.nanoTime();
+    stepStart = start;
     try {
       crew.run(slices);
-      return !meetings.broken();
+      boolean ran = !meetings.broken();
+      if (ran && times != null) {
+        timedSteps++;
+        timedNanos += System.nanoTime() - start;
+      }
+      return ran;
     } finally {
       this.x = null;
       this.weights = this.biases = this.weightGrads = this.biasGrads = null;
@@ -130,12 +195,26 @@ public final class CrewStep {
       meetings.breakAll();
       return;
     }
+    if (times != null) {
+      long now = System.nanoTime();
+      me.mark = now;
+      if (me.t > 0) times[me.t * TIMES_STRIDE + Phase.START.ordinal()] += now - stepStart;
+    }
     try {
       if (forward(me)) backward(me);
     } catch (Throwable e) {
       meetings.breakAll();
       throw e;
     }
+  }
+
+  /** Adds the time since the thread's last lap to {@code phase}, when timed. */
+  private void lap(Member me, Phase phase) {
+    long[] t = times;
+    if (t == null) return;
+    long now = System.nanoTime();
+    t[me.t * TIMES_STRIDE + phase.ordinal()] += now - me.mark;
+    me.mark = now;
   }
 
   /** The hidden layers' forward, then the output layer and the loss; false when the meetings broke. */
@@ -160,13 +239,16 @@ public final class CrewStep {
               w, pc * out, out, 0f, me.partials[l], j * b * out, out);
         }
       }
+      lap(me, Phase.FORWARD);
       if (!meetings.await(++me.met)) return false;
+      lap(me, Phase.MEETINGS);
       if (l + 2 < layers) {
         int c0 = rowStart(l + 1, t), c1 = rowStart(l + 1, t + 1);
         sum(l, c0, c1, me.hidden[l], c1 - c0);
       } else {
         sum(l, 0, out, me.last.data(), out);
       }
+      lap(me, Phase.SUMS);
     }
     int o = layers - 1, classes = widths[layers];
     for (int i = 0; i < b; i++) System.arraycopy(biases[o].data(), 0, me.logits.data(), i * classes, classes);
@@ -179,6 +261,7 @@ public final class CrewStep {
       single.columnSums(me.logitGrad, biasGrads[o]);
     }
     single.gemmReluBackward(false, true, 1f, me.logitGrad, weights[o], 0f, me.lastGrad, me.last);
+    lap(me, Phase.OUTPUT);
     return true;
   }
 
@@ -196,12 +279,17 @@ public final class CrewStep {
           0f, weightGrads[l].data(), from * out, out);
       int c0 = (int) ((long) out * t / threads), c1 = (int) ((long) out * (t + 1) / threads);
       CpuBackend.columnSums(g, b, out, c0, c1, biasGrads[l].data());
-      if (l == 0) break;
+      if (l == 0) {
+        lap(me, Phase.BACKWARD);
+        break;
+      }
       float[] own = me.hiddenGrad[l - 1];
       VectorGemm.product(ws, false, true, b, to - from, out, VectorGemm.depthBlock(b, out), 1f, g, 0, out,
           weights[l].data(), from * out, out, 0f, own, 0, to - from);
       me.gates[l - 1].apply(own, to - from, 0, b, 0, to - from);
+      lap(me, Phase.BACKWARD);
       if (!meetings.await(++me.met)) return;
+      lap(me, Phase.MEETINGS);
       // The input gradient's columns, each thread's block in its place: the next layer down's dZ.
       float[] all = me.gathered[l - 1];
       for (Member other : members) {
@@ -210,6 +298,7 @@ public final class CrewStep {
         for (int i = 0; i < b; i++) System.arraycopy(block, i * w, all, i * in + s0, w);
       }
       g = all;
+      lap(me, Phase.GATHER);
     }
   }
 
@@ -240,6 +329,8 @@ public final class CrewStep {
     final int t;
     /** Meetings this thread has reached in this step. */
     int met;
+    /** When the thread's current phase began, in a timed step. */
+    long mark;
     /**
      * Per hidden layer: thread 0's partial sums (b x out, from the bias); another thread's depth
      * blocks' products, one b x out matrix after another.

@@ -25,6 +25,10 @@ import java.util.List;
  * ({@link Slices}). Calls made while
  * {@link #recording} is off are passed on and not counted. Not thread-safe, like the models that
  * call it.
+ *
+ * <p>A step that all the inner backend's threads run together ({@link #crewStep}) calls no
+ * operation through here: it is timed by its threads' phases instead ({@link #crewPhases}), so that
+ * a profile shows the step that runs without a profile.
  */
 public final class TimedBackend implements Backend {
 
@@ -86,6 +90,7 @@ public final class TimedBackend implements Backend {
   private Entry[] table = new Entry[64];
   private final List<Entry> order = new ArrayList<>();
   private boolean recording = true;
+  private final List<CrewStep> crews = new ArrayList<>();
 
   private TimedBackend(CpuBackend inner) {
     this.inner = inner;
@@ -118,6 +123,36 @@ public final class TimedBackend implements Backend {
       out.add(new OpTime(e.key, e.calls, e.nanos, e.flops, s == null ? null : new Slices(s[0], s[1], s[2], s[3], s[4])));
     }
     return List.copyOf(out);
+  }
+
+  /**
+   * The inner backend's {@link CpuBackend#crewStep}, its phases timed ({@link CrewStep#timePhases});
+   * null where it has none.
+   */
+  public CrewStep crewStep(int... widths) {
+    CrewStep crew = inner.crewStep(widths);
+    if (crew != null) {
+      crew.timePhases();
+      crews.add(crew);
+    }
+    return crew;
+  }
+
+  /** The phase times of every crew step made here, added up; null when none ran a step. */
+  public CrewStep.PhaseTimes crewPhases() {
+    long steps = 0, stepNanos = 0;
+    long[][] nanos = null;
+    for (CrewStep crew : crews) {
+      CrewStep.PhaseTimes p = crew.phaseTimes();
+      if (p.steps() == 0) continue;
+      steps += p.steps();
+      stepNanos += p.stepNanos();
+      if (nanos == null) nanos = new long[p.nanos().length][p.nanos()[0].length];
+      for (int t = 0; t < nanos.length; t++) {
+        for (int i = 0; i < nanos[t].length; i++) nanos[t][i] += p.nanos()[t][i];
+      }
+    }
+    return nanos == null ? null : new CrewStep.PhaseTimes(steps, stepNanos, nanos);
   }
 
   /** The key's entry, counted; null while not recording. */

@@ -2,7 +2,9 @@ package io.shardtrain.compute.nn;
 
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.CpuBackend;
+import io.shardtrain.compute.backend.Backend;
 import io.shardtrain.compute.backend.CrewStep;
+import io.shardtrain.compute.backend.TimedBackend;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Consumer;
@@ -45,9 +47,13 @@ final class CrewMlpStep implements GradientStep {
     }
   }
 
-  /** The crew's step for {@code model}; null where its backend or its activation has none. */
+  /**
+   * The crew's step for {@code model}; null where its backend or its activation has none. On a
+   * {@link TimedBackend} the crew's phases are timed.
+   */
   static CrewMlpStep of(Mlp model) {
-    if (!(model.backend() instanceof CpuBackend cpu) || model.activation() != Activation.RELU
+    Backend backend = model.backend();
+    if (!(backend instanceof CpuBackend || backend instanceof TimedBackend) || model.activation() != Activation.RELU
         || model.denseLayers() < 2) {
       return null;
     }
@@ -55,7 +61,9 @@ final class CrewMlpStep implements GradientStep {
     int[] widths = new int[layers + 1];
     widths[0] = model.inputDim();
     for (int l = 0; l < layers; l++) widths[l + 1] = model.parametersOf(l).get(0).value().cols();
-    CrewStep crew = cpu.crewStep(widths);
+    CrewStep crew = backend instanceof CpuBackend cpu
+        ? cpu.crewStep(widths)
+        : ((TimedBackend) backend).crewStep(widths);
     return crew == null ? null : new CrewMlpStep(model, crew);
   }
 

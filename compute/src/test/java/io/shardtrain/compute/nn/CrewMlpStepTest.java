@@ -3,12 +3,15 @@ package io.shardtrain.compute.nn;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.CpuBackend;
+import io.shardtrain.compute.backend.CrewStep;
+import io.shardtrain.compute.backend.TimedBackend;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -125,6 +128,48 @@ class CrewMlpStepTest {
       assertSame(tanh, GradientStep.of(tanh, 64));
       assertSame(single, GradientStep.of(single, 64));
       assertSame(regression, GradientStep.of(regression, 64));
+    }
+  }
+
+  @Test
+  void onATimedBackendTheCrewRunsWithOneThreadsBitsAndTimesEachThreadsPhases() {
+    try (CpuBackend one = CpuBackend.create(1); TimedBackend timed = TimedBackend.wrap(CpuBackend.create(2))) {
+      Mlp reference = Mlp.create(one, 784, new int[] {512, 256}, 10, Activation.RELU, 3);
+      Mlp model = Mlp.create(timed, 784, new int[] {512, 256}, 10, Activation.RELU, 3);
+      Random r = new Random(8);
+      try (GradientStep step = GradientStep.of(model, 64)) {
+        assertInstanceOf(CrewMlpStep.class, step);
+        assertNull(timed.crewPhases(), "no step ran yet");
+        for (int s = 0; s < 3; s++) {
+          Tensor x = batch(64, 784, r);
+          int[] y = labels(64, 10, r);
+          assertEquals(reference.forwardBackward(x, y, p -> { }), step.forwardBackward(x, y, p -> { }), "loss " + s);
+          assertArrayEquals(reference.parameters().get(0).grad().data(), model.parameters().get(0).grad().data());
+        }
+      }
+      CrewStep.PhaseTimes phases = timed.crewPhases();
+      assertEquals(3, phases.steps());
+      assertEquals(0, phases.nanos(0, CrewStep.Phase.START), "the caller's thread has no hand-off");
+      for (int t = 0; t < 2; t++) {
+        long sum = 0;
+        for (CrewStep.Phase phase : CrewStep.Phase.values()) {
+          long n = phases.nanos(t, phase);
+          if (phase != CrewStep.Phase.START && phase != CrewStep.Phase.MEETINGS) {
+            assertTrue(n > 0, "thread " + t + " " + phase + ": " + n);
+          }
+          sum += n;
+        }
+        // Every phase of a thread lies within the caller's step.
+        assertTrue(sum <= phases.stepNanos(), "thread " + t + ": " + sum + " of " + phases.stepNanos());
+      }
+      assertTrue(timed.snapshot().isEmpty(), "the crew's products do not go through the backend: " + timed.snapshot());
+    }
+  }
+
+  @Test
+  void aCrewStepIsNotTimedUnlessAsked() {
+    try (CpuBackend two = CpuBackend.create(2)) {
+      assertNull(two.crewStep(784, 512, 256, 10).phaseTimes());
     }
   }
 

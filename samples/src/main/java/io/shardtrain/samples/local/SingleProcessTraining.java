@@ -32,7 +32,8 @@ import java.util.Locale;
  *
  * <p>On a {@link TimedBackend} the run also profiles its steps: each step from reading its batch
  * to the optimizer's last update, split into the backend's operations (counted during forward and
- * backward only, so evaluation stays out), the optimizer, the batch read, and the rest.
+ * backward only, so evaluation stays out) or, for a step its threads run together, the crew's
+ * phases, the optimizer, the batch read, and the rest.
  */
 public final class SingleProcessTraining {
 
@@ -151,7 +152,7 @@ public final class SingleProcessTraining {
     progress.finish();
     double finalAcc = evaluations.isEmpty() ? evaluate(model, test) : evaluations.get(evaluations.size() - 1).testAccuracy();
     OpProfileReport profile = timed == null ? null : new OpProfileReport(totalSteps, profileNanos, timed.snapshot(),
-        totalSteps * params.size(), optimizerNanos, dataNanos);
+        timed.crewPhases(), totalSteps * params.size(), optimizerNanos, dataNanos);
     return new Result(totalSteps, epoch, samples, trainNanos / 1e9, (System.nanoTime() - wallStart) / 1e9,
         lossEma, finalAcc, evaluations, model, profile);
   }

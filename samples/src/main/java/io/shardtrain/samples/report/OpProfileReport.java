@@ -1,5 +1,6 @@
 package io.shardtrain.samples.report;
 
+import io.shardtrain.compute.backend.CrewStep;
 import io.shardtrain.compute.backend.TimedBackend;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -13,12 +14,14 @@ import java.util.Map;
  * backend operation and shape ({@link TimedBackend}), the optimizer, {@code data} (the next batch
  * read and copied into the input) and {@code other}, the rest of the step, as printed lines and as
  * the report's {@code profile} object. Parts are whole nanoseconds, so they add up to the step
- * time exactly; means per step are milliseconds.
+ * time exactly; means per step are milliseconds. A step that the backend's threads ran together is
+ * one part, {@code crew step}, followed by each thread's phases ({@link CrewStep.Phase}).
  */
 public final class OpProfileReport {
   static final String OPTIMIZER = "optimizer";
   static final String DATA = "data";
   static final String OTHER = "other";
+  static final String CREW_STEP = "crew step";
   private static final String SCOPE = "training steps only, each from reading its batch to the optimizer's last"
       + " update; evaluation is left out. samples_per_sec counts from after the read, so it leaves data's read out";
   private static final String OTHER_INCLUDES = "what runs outside the backend in a step: Dense.forward copying the"
@@ -39,6 +42,7 @@ public final class OpProfileReport {
   private final long wallNanos;
   private final long backendNanos;
   private final List<Part> parts;
+  private final CrewStep.PhaseTimes crew;
 
   /**
    * {@code steps} steps took {@code wallNanos}; of that, {@code ops} ran on the backend,
@@ -47,13 +51,27 @@ public final class OpProfileReport {
    */
   public OpProfileReport(long steps, long wallNanos, List<TimedBackend.OpTime> ops, long optimizerCalls,
       long optimizerNanos, long dataNanos) {
+    this(steps, wallNanos, ops, null, optimizerCalls, optimizerNanos, dataNanos);
+  }
+
+  /**
+   * As above, and {@code crew}: the steps the backend's threads ran together, a part of the
+   * backend's time; or null.
+   */
+  public OpProfileReport(long steps, long wallNanos, List<TimedBackend.OpTime> ops, CrewStep.PhaseTimes crew,
+      long optimizerCalls, long optimizerNanos, long dataNanos) {
     this.steps = steps;
     this.wallNanos = wallNanos;
+    this.crew = crew;
     List<Part> all = new ArrayList<>();
     long backend = 0;
     for (TimedBackend.OpTime op : ops) {
       all.add(new Part(op.op(), op.calls(), op.nanos(), op.flops(), op.slices()));
       backend += op.nanos();
+    }
+    if (crew != null) {
+      all.add(new Part(CREW_STEP, crew.steps(), crew.stepNanos(), 0));
+      backend += crew.stepNanos();
     }
     this.backendNanos = backend;
     all.add(new Part(OPTIMIZER, optimizerCalls, optimizerNanos, 0));
@@ -88,7 +106,23 @@ public final class OpProfileReport {
       }
       lines.add(sb.toString());
     }
+    if (crew != null) {
+      for (int t = 0; t < crew.nanos().length; t++) {
+        StringBuilder sb = new StringBuilder("profile   crew step, thread " + t + ", ms per step:");
+        String sep = " ";
+        for (CrewStep.Phase phase : CrewStep.Phase.values()) {
+          sb.append(sep).append(phaseName(phase))
+              .append(String.format(Locale.ROOT, " %.3f", millisPerStep(crew.nanos(t, phase))));
+          sep = ", ";
+        }
+        lines.add(sb.toString());
+      }
+    }
     return lines;
+  }
+
+  private static String phaseName(CrewStep.Phase phase) {
+    return phase.name().toLowerCase(Locale.ROOT);
   }
 
   /** The report's {@code profile} object. */
@@ -122,6 +156,18 @@ public final class OpProfileReport {
       list.add(o);
     }
     m.put("ops", list);
+    if (crew != null) {
+      List<Object> threads = new ArrayList<>();
+      for (int t = 0; t < crew.nanos().length; t++) {
+        Map<String, Object> o = new LinkedHashMap<>();
+        o.put("thread", t);
+        for (CrewStep.Phase phase : CrewStep.Phase.values()) {
+          o.put(phaseName(phase) + "_ms_per_step", millisPerStep(crew.nanos(t, phase)));
+        }
+        threads.add(o);
+      }
+      m.put("crew_step_threads", threads);
+    }
     return m;
   }
 

@@ -2,9 +2,12 @@ package io.shardtrain.samples.local;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.compute.backend.Backend;
 import io.shardtrain.compute.backend.CpuBackend;
+import io.shardtrain.compute.backend.TimedBackend;
 import io.shardtrain.compute.data.Dataset;
 import io.shardtrain.compute.nn.Parameter;
 import io.shardtrain.samples.report.MetricsLog;
@@ -12,7 +15,10 @@ import io.shardtrain.samples.report.ProgressBar;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.Set;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /** The single process's training loop: the same model on one compute thread and on two. */
@@ -32,10 +38,14 @@ class SingleProcessTrainingTest {
   }
 
   private static SingleProcessTraining.Result train(String optimizer, int threads) {
+    return train(optimizer, CpuBackend.create(threads));
+  }
+
+  private static SingleProcessTraining.Result train(String optimizer, Backend backend) {
     TrainSettings settings = new TrainSettings("blobs", new int[] {300, 128}, "relu", optimizer, 0.01, "constant",
-        0.0, 64, 0, 30, 42, 0, "cpu", threads, null, null, null);
+        0.0, 64, 0, 30, 42, 0, "cpu", backend.threads(), null, null, null);
     PrintStream quiet = new PrintStream(OutputStream.nullOutputStream());
-    try (CpuBackend backend = CpuBackend.create(threads)) {
+    try (backend) {
       return new SingleProcessTraining(settings, backend, ProgressBar.messagesOnly(quiet), new MetricsLog())
           .run(blobs(1280, 1), blobs(256, 2));
     }
@@ -49,6 +59,26 @@ class SingleProcessTrainingTest {
     List<Parameter> a = one.model().parameters(), b = two.model().parameters();
     for (int i = 0; i < a.size(); i++) {
       assertArrayEquals(a.get(i).value().data(), b.get(i).value().data(), a.get(i).name());
+    }
+  }
+
+  @Test
+  @SuppressWarnings("unchecked")
+  void aProfileOfTwoThreadsShowsTheCrewStepAndEachThreadsPhasesAndTrainsTheSameModel() {
+    SingleProcessTraining.Result one = train("sgd", 1);
+    SingleProcessTraining.Result profiled = train("sgd", TimedBackend.wrap(CpuBackend.create(2)));
+    assertEquals(one.finalLoss(), profiled.finalLoss());
+    Map<String, Object> json = profiled.profile().json();
+    List<Map<String, Object>> ops = (List<Map<String, Object>>) json.get("ops");
+    Map<String, Object> crew = ops.stream().filter(o -> o.get("op").equals("crew step")).findFirst().orElseThrow();
+    assertEquals(30L, crew.get("calls"), "every step ran on the crew: " + ops);
+    assertEquals(Set.of("crew step", "optimizer", "data", "other"),
+        ops.stream().map(o -> o.get("op")).collect(Collectors.toSet()), "no operation outside the crew step: " + ops);
+    List<Map<String, Object>> threads = (List<Map<String, Object>>) json.get("crew_step_threads");
+    assertEquals(2, threads.size());
+    for (Map<String, Object> t : threads) {
+      assertTrue((double) t.get("forward_ms_per_step") > 0, t.toString());
+      assertTrue((double) t.get("backward_ms_per_step") > 0, t.toString());
     }
   }
 

@@ -3,6 +3,7 @@ package io.shardtrain.samples.report;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
+import io.shardtrain.compute.backend.CrewStep;
 import io.shardtrain.compute.backend.TimedBackend;
 import io.shardtrain.compute.backend.TimedBackend.OpTime;
 import java.util.List;
@@ -46,6 +47,34 @@ class OpProfileReportTest {
     Map<String, Object> gemm = ((List<Map<String, Object>>) r.json().get("ops")).get(0);
     assertEquals(Map.of("runs_per_step", 2.0, "caller_ms_per_step", 3.0, "workers_ms_per_step", 3.6, "handoffs_ms_per_step", 0.2,
         "caller_waited_ms_per_step", 0.9), gemm.get("parallel"));
+  }
+
+  @Test
+  @SuppressWarnings("unchecked")
+  void aCrewStepIsOnePartOfTheBackendFollowedByEachThreadsPhases() {
+    // 10 steps of 10 ms, the crew step 7 ms of each; phases: start, forward, sums, output, backward, gather, meetings.
+    long[][] nanos = {
+        {0, 20 * MS, 3 * MS, 2 * MS, 35 * MS, 1 * MS, 4 * MS},
+        {1 * MS, 22 * MS, 2 * MS, 2 * MS, 36 * MS, 1 * MS, 2 * MS}};
+    OpProfileReport r = new OpProfileReport(10, 100 * MS, List.of(), new CrewStep.PhaseTimes(10, 70 * MS, nanos), 40,
+        20 * MS, 5 * MS);
+    assertEquals(List.of(
+        "profile single process: 10 steps, 10.000 ms per step = backend operations 7.000 (70.0%) + optimizer 2.000"
+            + " (20.0%) + data 0.500 (5.0%) + other 0.500 (5.0%)",
+        "profile   crew step: 7.000 ms (70.0%), 1 call per step",
+        "profile   optimizer: 2.000 ms (20.0%), 4 calls per step",
+        "profile   data: 0.500 ms (5.0%), 1 call per step",
+        "profile   other: 0.500 ms (5.0%)",
+        "profile   crew step, thread 0, ms per step: start 0.000, forward 2.000, sums 0.300, output 0.200, backward"
+            + " 3.500, gather 0.100, meetings 0.400",
+        "profile   crew step, thread 1, ms per step: start 0.100, forward 2.200, sums 0.200, output 0.200, backward"
+            + " 3.600, gather 0.100, meetings 0.200"),
+        r.lines());
+    List<Map<String, Object>> threads = (List<Map<String, Object>>) r.json().get("crew_step_threads");
+    assertEquals(2, threads.size());
+    assertEquals(1, threads.get(1).get("thread"));
+    assertEquals(3.6, (double) threads.get(1).get("backward_ms_per_step"), 1e-12);
+    assertEquals(7.0, (double) r.json().get("backend_ms_per_step"), 1e-12);
   }
 
   @Test
