@@ -55,15 +55,26 @@ public final class CrewStep {
   /**
    * {@code steps} timed steps took {@code stepNanos} on the caller, from the call to the last
    * thread's end; {@code nanos[t][p]} is thread t's time in phase {@code Phase.values()[p]}.
+   * {@code stalls[t]} of thread t's waits ({@link Phase#START} and {@link Phase#MEETINGS}) took
+   * {@link #STALL_NANOS} or more, {@code stallNanos[t]} in all: waits for a thread that was not
+   * running, which an uneven share of the work does not explain.
    */
-  public record PhaseTimes(long steps, long stepNanos, long[][] nanos) {
+  public record PhaseTimes(long steps, long stepNanos, long[][] nanos, long[] stalls, long[] stallNanos) {
     /** Thread {@code t}'s time in {@code phase}, summed over the steps. */
     public long nanos(int t, Phase phase) {
       return nanos[t][phase.ordinal()];
     }
   }
 
+  /**
+   * A wait this long is a stall: a step's work is split to within tens of µs between the threads,
+   * while a thread the host or another thread took the core from waits a scheduler's time slice.
+   */
+  public static final long STALL_NANOS = 500_000L;
+
   private static final Phase[] PHASES = Phase.values();
+  /** Where a thread's stall count and stall time sit among its times, after its phases'. */
+  private static final int STALLS = PHASES.length, STALL_TIME = PHASES.length + 1;
   /**
    * Longs between two threads' phase times: 128 bytes, so that no cache line holds two threads'
    * counts, which would cross between cores at every phase's end.
@@ -87,7 +98,7 @@ public final class CrewStep {
   private Tensor[] weights, biases, weightGrads, biasGrads;
   private Thread caller;
   private float loss;
-  /** Null until {@link #timePhases}: thread t's phase times from {@code t * TIMES_STRIDE}, then its phase's start. */
+  /** Null until {@link #timePhases}: thread t's phase times from {@code t * TIMES_STRIDE}, then its stalls. */
   private long[] times;
   private volatile long stepStart;
   private long timedSteps, timedNanos;
@@ -123,10 +134,13 @@ public final class CrewStep {
     long[] t = times;
     if (t == null) return null;
     long[][] nanos = new long[threads][];
+    long[] stalls = new long[threads], stallNanos = new long[threads];
     for (int i = 0; i < threads; i++) {
       nanos[i] = Arrays.copyOfRange(t, i * TIMES_STRIDE, i * TIMES_STRIDE + PHASES.length);
+      stalls[i] = t[i * TIMES_STRIDE + STALLS];
+      stallNanos[i] = t[i * TIMES_STRIDE + STALL_TIME];
     }
-    return new PhaseTimes(timedSteps, timedNanos, nanos);
+    return new PhaseTimes(timedSteps, timedNanos, nanos, stalls, stallNanos);
   }
 
   /** The mean loss of the last step that ran. */
@@ -198,7 +212,7 @@ public final class CrewStep {
     if (times != null) {
       long now = System.nanoTime();
       me.mark = now;
-      if (me.t > 0) times[me.t * TIMES_STRIDE + Phase.START.ordinal()] += now - stepStart;
+      if (me.t > 0) add(times, me.t, Phase.START, now - stepStart);
     }
     try {
       if (forward(me)) backward(me);
@@ -213,8 +227,17 @@ public final class CrewStep {
     long[] t = times;
     if (t == null) return;
     long now = System.nanoTime();
-    t[me.t * TIMES_STRIDE + phase.ordinal()] += now - me.mark;
+    add(t, me.t, phase, now - me.mark);
     me.mark = now;
+  }
+
+  private static void add(long[] times, int t, Phase phase, long nanos) {
+    int at = t * TIMES_STRIDE;
+    times[at + phase.ordinal()] += nanos;
+    if (nanos >= STALL_NANOS && (phase == Phase.START || phase == Phase.MEETINGS)) {
+      times[at + STALLS]++;
+      times[at + STALL_TIME] += nanos;
+    }
   }
 
   /** The hidden layers' forward, then the output layer and the loss; false when the meetings broke. */

@@ -142,17 +142,25 @@ public final class TimedBackend implements Backend {
   public CrewStep.PhaseTimes crewPhases() {
     long steps = 0, stepNanos = 0;
     long[][] nanos = null;
+    long[] stalls = null, stallNanos = null;
     for (CrewStep crew : crews) {
       CrewStep.PhaseTimes p = crew.phaseTimes();
       if (p.steps() == 0) continue;
       steps += p.steps();
       stepNanos += p.stepNanos();
-      if (nanos == null) nanos = new long[p.nanos().length][p.nanos()[0].length];
-      for (int t = 0; t < nanos.length; t++) {
+      int threads = p.nanos().length;
+      if (nanos == null) {
+        nanos = new long[threads][p.nanos()[0].length];
+        stalls = new long[threads];
+        stallNanos = new long[threads];
+      }
+      for (int t = 0; t < threads; t++) {
         for (int i = 0; i < nanos[t].length; i++) nanos[t][i] += p.nanos()[t][i];
+        stalls[t] += p.stalls()[t];
+        stallNanos[t] += p.stallNanos()[t];
       }
     }
-    return nanos == null ? null : new CrewStep.PhaseTimes(steps, stepNanos, nanos);
+    return nanos == null ? null : new CrewStep.PhaseTimes(steps, stepNanos, nanos, stalls, stallNanos);
   }
 
   /** The key's entry, counted; null while not recording. */

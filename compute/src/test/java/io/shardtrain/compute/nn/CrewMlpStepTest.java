@@ -161,6 +161,10 @@ class CrewMlpStepTest {
         }
         // Every phase of a thread lies within the caller's step.
         assertTrue(sum <= phases.stepNanos(), "thread " + t + ": " + sum + " of " + phases.stepNanos());
+        // Stalls are waits of half a millisecond or more, counted within the waits.
+        long waits = phases.nanos(t, CrewStep.Phase.START) + phases.nanos(t, CrewStep.Phase.MEETINGS);
+        assertTrue(phases.stallNanos()[t] <= waits, "stalls " + phases.stallNanos()[t] + " of waits " + waits);
+        assertTrue(phases.stalls()[t] * CrewStep.STALL_NANOS <= phases.stallNanos()[t], "thread " + t);
       }
       assertTrue(timed.snapshot().isEmpty(), "the crew's products do not go through the backend: " + timed.snapshot());
     }

@@ -115,6 +115,8 @@ public final class OpProfileReport {
               .append(String.format(Locale.ROOT, " %.3f", millisPerStep(crew.nanos(t, phase))));
           sep = ", ";
         }
+        sb.append(String.format(Locale.ROOT, "; of its waits, %d stalls of %.1f ms or more, %.3f ms per step",
+            crew.stalls()[t], CrewStep.STALL_NANOS / 1e6, millisPerStep(crew.stallNanos()[t])));
         lines.add(sb.toString());
       }
     }
@@ -164,6 +166,8 @@ public final class OpProfileReport {
         for (CrewStep.Phase phase : CrewStep.Phase.values()) {
           o.put(phaseName(phase) + "_ms_per_step", millisPerStep(crew.nanos(t, phase)));
         }
+        o.put("stalls", crew.stalls()[t]);
+        o.put("stalls_ms_per_step", millisPerStep(crew.stallNanos()[t]));
         threads.add(o);
       }
       m.put("crew_step_threads", threads);
