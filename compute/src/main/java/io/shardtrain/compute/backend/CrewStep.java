@@ -100,6 +100,7 @@ public final class CrewStep {
   private float loss;
   /** Null until {@link #timePhases}: thread t's phase times from {@code t * TIMES_STRIDE}, then its stalls. */
   private long[] times;
+  /** When the timed step now running was called, for each thread's {@link Phase#START}. */
   private volatile long stepStart;
   private long timedSteps, timedNanos;
 
@@ -170,8 +171,11 @@ public final class CrewStep {
     this.biasGrads = biasGrads;
     this.caller = Thread.currentThread();
     meetings.reset();
-    long start = times == null ? 0 : System.nanoTime();
-    stepStart = start;
+    long start = 0;
+    if (times != null) {
+      start = System.nanoTime();
+      stepStart = start;
+    }
     try {
       crew.run(slices);
       boolean ran = !meetings.broken();

@@ -1,8 +1,8 @@
 package io.shardtrain.compute.nn;
 
 import io.shardtrain.compute.Tensor;
-import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.backend.Backend;
+import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.backend.CrewStep;
 import io.shardtrain.compute.backend.TimedBackend;
 import java.util.List;
