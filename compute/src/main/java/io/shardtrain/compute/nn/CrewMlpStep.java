@@ -52,18 +52,15 @@ final class CrewMlpStep implements GradientStep {
    * {@link TimedBackend} the crew's phases are timed.
    */
   static CrewMlpStep of(Mlp model) {
-    Backend backend = model.backend();
-    if (!(backend instanceof CpuBackend || backend instanceof TimedBackend) || model.activation() != Activation.RELU
-        || model.denseLayers() < 2) {
-      return null;
-    }
+    if (model.activation() != Activation.RELU || model.denseLayers() < 2) return null;
     int layers = model.denseLayers();
     int[] widths = new int[layers + 1];
     widths[0] = model.inputDim();
     for (int l = 0; l < layers; l++) widths[l + 1] = model.parametersOf(l).get(0).value().cols();
-    CrewStep crew = backend instanceof CpuBackend cpu
-        ? cpu.crewStep(widths)
-        : ((TimedBackend) backend).crewStep(widths);
+    Backend backend = model.backend();
+    CrewStep crew = backend instanceof CpuBackend cpu ? cpu.crewStep(widths)
+        : backend instanceof TimedBackend timed ? timed.crewStep(widths)
+        : null;
     return crew == null ? null : new CrewMlpStep(model, crew);
   }
 
