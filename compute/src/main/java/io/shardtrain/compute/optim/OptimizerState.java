@@ -1,6 +1,7 @@
 package io.shardtrain.compute.optim;
 
 import io.shardtrain.compute.RowSlices;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The optimizer state of one parameter block: its slot arrays and how many updates it has had.
@@ -93,18 +94,82 @@ public final class OptimizerState {
    * the caller.
    */
   public void step(Optimizer optimizer, float rate, float[] weights, float[] grad, int columns, RowSlices slices) {
-    if (!optimizer.elementwise() || weights == null || columns < 1 || weights.length <= columns
-        || weights.length % columns != 0) {
-      step(optimizer, rate, weights, grad);
-      return;
-    }
+    Update update = begin(optimizer, rate, weights, grad, columns);
+    if (update.inParts) slices.forEach(update.rows, columns, (from, to) -> update.block(from, to, 0, columns));
+    update.finish();
+  }
+
+  /**
+   * One update at learning rate {@code rate} of a block laid out as rows of {@code columns} values,
+   * to be applied a part at a time ({@link Update#block}) where each part's gradient is ready, then
+   * counted ({@link Update#finish}). The arguments are checked here, so bad input changes no value.
+   */
+  public Update begin(Optimizer optimizer, float rate, float[] weights, float[] grad, int columns) {
     checkLength(weights);
+    if (columns < 1 || weights.length % columns != 0) {
+      throw new IllegalArgumentException("a block of " + weights.length + " values is not rows of " + columns);
+    }
     long next = updates + 1;
-    // Checked before the first slice, so bad input changes no value.
     Checks.block(optimizer.name(), weights, grad, slots, optimizer.slotCount(), next);
-    slices.forEach(weights.length / columns, columns,
-        (from, to) -> optimizer.applyRange(weights, grad, slots, next, rate, from * columns, to * columns));
-    updates = next;
+    return new Update(optimizer, rate, weights, grad, columns, next);
+  }
+
+  /**
+   * One update of a block, applied in parts: each of {@link #block}'s rectangles possibly on
+   * another thread, as long as no two overlap and together they cover the block once; then
+   * {@link #finish} counts it. Where the optimizer is not element-wise, or the block is one row,
+   * the parts may be left out: they apply nothing, and {@link #finish} updates the block whole.
+   */
+  public final class Update {
+    private final Optimizer optimizer;
+    private final float rate;
+    private final float[] weights, grad;
+    private final int columns, rows;
+    private final long next;
+    private final boolean inParts;
+    private final AtomicLong covered = new AtomicLong();
+    private boolean finished;
+
+    private Update(Optimizer optimizer, float rate, float[] weights, float[] grad, int columns, long next) {
+      this.optimizer = optimizer;
+      this.rate = rate;
+      this.weights = weights;
+      this.grad = grad;
+      this.columns = columns;
+      this.rows = weights.length / columns;
+      this.next = next;
+      this.inParts = optimizer.elementwise() && rows > 1;
+    }
+
+    /** Applies the update to rows {@code [r0, r1)} by columns {@code [c0, c1)}, once their gradient is final. */
+    public void block(int r0, int r1, int c0, int c1) {
+      if (r0 < 0 || r0 > r1 || r1 > rows || c0 < 0 || c0 > c1 || c1 > columns) {
+        throw new IllegalArgumentException("rows [" + r0 + ", " + r1 + ") by columns [" + c0 + ", " + c1
+            + ") are not within a block of " + rows + " x " + columns);
+      }
+      if (!inParts) return;
+      if (c0 == 0 && c1 == columns) {
+        optimizer.applyRange(weights, grad, slots, next, rate, r0 * columns, r1 * columns);
+      } else {
+        optimizer.applyRows(weights, grad, slots, next, rate, r0 * columns + c0, r1 - r0, c1 - c0, columns);
+      }
+      covered.addAndGet((long) (r1 - r0) * (c1 - c0));
+    }
+
+    /**
+     * Counts the update, after every part ran (and their threads ended); a block that is not
+     * updated in parts is updated here, whole.
+     */
+    public void finish() {
+      if (finished) throw new IllegalStateException("update " + next + " already finished");
+      if (inParts && covered.get() != weights.length) {
+        throw new IllegalStateException("update " + next + " applied to " + covered.get() + " of " + weights.length
+            + " values");
+      }
+      if (!inParts) optimizer.apply(weights, grad, slots, next, rate);
+      finished = true;
+      updates = next;
+    }
   }
 
   private void checkLength(float[] weights) {

@@ -13,7 +13,10 @@ import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.backend.CrewStep;
 import io.shardtrain.compute.backend.TimedBackend;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
@@ -22,7 +25,9 @@ class CrewMlpStepTest {
 
   /**
    * Trains a model on a one-thread backend and its twin through the crew's step on {@code threads},
-   * the same batches and the same SGD update, and requires every loss and gradient to be equal.
+   * the same batches and the same SGD update, and requires every loss and gradient to be equal;
+   * then two steps that update inside the crew's step, which must leave the values of a step and
+   * an update after it, each row updated once, a hidden layer's weight rows on each thread.
    */
   private static void trainsWithTheBitsOfOneThread(int threads, int in, int[] hidden, int out, int batch) {
     try (CpuBackend one = CpuBackend.create(1); CpuBackend crew = CpuBackend.create(threads)) {
@@ -47,7 +52,21 @@ class CrewMlpStepTest {
           sgd(reference);
           sgd(model);
         }
-        assertEquals(4, ((CrewMlpStep) step).crewSteps(), "steps the crew ran");
+        for (int s = 0; s < 2; s++) {
+          Tensor x = batch(batch, in, r);
+          int[] y = labels(batch, out, r);
+          float expected = reference.forwardBackward(x, y, p -> { });
+          sgd(reference);
+          List<Updated> updated = Collections.synchronizedList(new ArrayList<>());
+          assertEquals(expected, step.forwardBackwardUpdate(x, y, sgdBlocks(model, updated)), "loss of update " + s);
+          for (int i = 0; i < model.parameters().size(); i++) {
+            Parameter p = model.parameters().get(i);
+            assertArrayEquals(reference.parameters().get(i).value().data(), p.value().data(),
+                p.name() + " value after update " + s);
+          }
+          eachValueOnceHiddenWeightsOnEveryThread(model, updated, threads);
+        }
+        assertEquals(6, ((CrewMlpStep) step).crewSteps(), "steps the crew ran");
       }
     }
   }
@@ -83,6 +102,15 @@ class CrewMlpStepTest {
       }
       assertEquals(LAST_LAYER_FIRST, order);
       assertArrayEquals(reference.parameters().get(0).grad().data(), model.parameters().get(0).grad().data());
+      // The model's own step updates after backward, the large weights in the backend's row slices.
+      float expected = reference.forwardBackward(x, y, p -> { });
+      sgd(reference);
+      List<Updated> updated = Collections.synchronizedList(new ArrayList<>());
+      try (GradientStep step = GradientStep.of(model, 64)) {
+        assertEquals(expected, step.forwardBackwardUpdate(x, y, sgdBlocks(model, updated)));
+      }
+      eachValueOnceHiddenWeightsOnEveryThread(model, updated, 2);
+      assertArrayEquals(reference.parameters().get(0).value().data(), model.parameters().get(0).value().data());
     }
   }
 
@@ -143,8 +171,10 @@ class CrewMlpStepTest {
         for (int s = 0; s < 3; s++) {
           Tensor x = batch(64, 784, r);
           int[] y = labels(64, 10, r);
-          assertEquals(reference.forwardBackward(x, y, p -> { }), step.forwardBackward(x, y, p -> { }), "loss " + s);
-          assertArrayEquals(reference.parameters().get(0).grad().data(), model.parameters().get(0).grad().data());
+          float expected = reference.forwardBackward(x, y, p -> { });
+          sgd(reference);
+          assertEquals(expected, step.forwardBackwardUpdate(x, y, sgdBlocks(model, Collections.synchronizedList(new ArrayList<>()))), "loss " + s);
+          assertArrayEquals(reference.parameters().get(0).value().data(), model.parameters().get(0).value().data());
         }
       }
       CrewStep.PhaseTimes phases = timed.crewPhases();
@@ -154,7 +184,9 @@ class CrewMlpStepTest {
         long sum = 0;
         for (CrewStep.Phase phase : CrewStep.Phase.values()) {
           long n = phases.nanos(t, phase);
-          if (phase != CrewStep.Phase.START && phase != CrewStep.Phase.MEETINGS) {
+          if (phase == CrewStep.Phase.GATHER) {
+            assertEquals(0, n, "two hidden layers gather nothing: the first needs only its thread's columns");
+          } else if (phase != CrewStep.Phase.START && phase != CrewStep.Phase.MEETINGS) {
             assertTrue(n > 0, "thread " + t + " " + phase + ": " + n);
           }
           sum += n;
@@ -174,6 +206,49 @@ class CrewMlpStepTest {
   void aCrewStepIsNotTimedUnlessAsked() {
     try (CpuBackend two = CpuBackend.create(2)) {
       assertNull(two.crewStep(784, 512, 256, 10).phaseTimes());
+    }
+  }
+
+  /** Rows [r0, r1) by columns [c0, c1) of parameter {@code index} updated on {@code thread}. */
+  private record Updated(int index, int r0, int r1, int c0, int c1, Thread thread) {}
+
+  /** The SGD update of {@link #sgd}, by blocks, each call noted in {@code updated}. */
+  private static ParameterUpdate sgdBlocks(Mlp model, List<Updated> updated) {
+    return (index, r0, r1, c0, c1) -> {
+      updated.add(new Updated(index, r0, r1, c0, c1, Thread.currentThread()));
+      Parameter p = model.parameters().get(index);
+      float[] v = p.value().data(), g = p.grad().data();
+      int cols = p.value().cols();
+      for (int r = r0; r < r1; r++) {
+        for (int i = r * cols + c0; i < r * cols + c1; i++) v[i] -= 0.05f * g[i];
+      }
+    };
+  }
+
+  /**
+   * Each value of every parameter was updated once; each hidden layer's weights on {@code threads}
+   * threads, the caller's among them, and the rest (biases, the output layer) on the caller.
+   */
+  private static void eachValueOnceHiddenWeightsOnEveryThread(Mlp model, List<Updated> updated, int threads) {
+    List<Parameter> parameters = model.parameters();
+    for (int i = 0; i < parameters.size(); i++) {
+      int index = i;
+      int cols = parameters.get(i).value().cols();
+      int[] times = new int[parameters.get(i).size()];
+      Set<Thread> on = new HashSet<>();
+      for (Updated u : updated) {
+        if (u.index() != index) continue;
+        for (int r = u.r0(); r < u.r1(); r++) {
+          for (int c = u.c0(); c < u.c1(); c++) times[r * cols + c]++;
+        }
+        on.add(u.thread());
+      }
+      for (int v = 0; v < times.length; v++) {
+        assertEquals(1, times[v], parameters.get(i).name() + " value " + v);
+      }
+      boolean hiddenWeight = i % 2 == 0 && i / 2 < model.denseLayers() - 1;
+      assertEquals(hiddenWeight ? threads : 1, on.size(), parameters.get(i).name() + " updated on " + on);
+      assertTrue(on.contains(Thread.currentThread()), parameters.get(i).name() + " updated on " + on);
     }
   }
 
