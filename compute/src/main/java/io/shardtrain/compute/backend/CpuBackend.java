@@ -141,29 +141,27 @@ public final class CpuBackend implements Backend {
   public void columnSums(Tensor m, Tensor out) {
     int cols = m.cols();
     Shapes.requireSize("columnSums of " + m.shapeString(), out, cols);
-    columnSums(m.data(), 0, m.size() / Math.max(cols, 1), cols, cols, out.data(), 0);
+    columnSums(m.data(), m.size() / Math.max(cols, 1), cols, 0, cols, out.data());
   }
 
   /**
-   * {@code out[outOff + c] = sum over r of m[mOff + r * ld + c]} for the columns {@code [0, n)} of
-   * a block of {@code rows} rows: each column summed down the rows in order, so any split of the
-   * columns gives the same bits.
+   * {@code out[c] = sum over r of m[r, c]} for columns {@code [c0, c1)} of a {@code rows x cols}
+   * matrix: each column summed down the rows in order, so any split of the columns gives the same bits.
    */
-  static void columnSums(float[] m, int mOff, int rows, int ld, int n, float[] out, int outOff) {
+  static void columnSums(float[] m, int rows, int cols, int c0, int c1, float[] out) {
     // A vector of column sums at a time, down the rows: one store per column instead of one per element.
-    int c = 0;
-    for (int bound = SPECIES.loopBound(n); c < bound; c += SPECIES.length()) {
+    int c = c0;
+    for (int bound = c0 + SPECIES.loopBound(c1 - c0); c < bound; c += SPECIES.length()) {
       FloatVector sum = FloatVector.zero(SPECIES);
-      for (int r = 0; r < rows; r++) sum = sum.add(FloatVector.fromArray(SPECIES, m, mOff + r * ld + c));
-      sum.intoArray(out, outOff + c);
+      for (int r = 0; r < rows; r++) sum = sum.add(FloatVector.fromArray(SPECIES, m, r * cols + c));
+      sum.intoArray(out, c);
     }
-    for (; c < n; c++) {
+    for (; c < c1; c++) {
       float sum = 0f;
-      for (int r = 0; r < rows; r++) sum += m[mOff + r * ld + c];
-      out[outOff + c] = sum;
+      for (int r = 0; r < rows; r++) sum += m[r * cols + c];
+      out[c] = sum;
     }
   }
-
 
   @Override
   public void rowSums(Tensor m, Tensor out) {

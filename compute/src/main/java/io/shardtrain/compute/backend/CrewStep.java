@@ -8,30 +8,28 @@ import java.util.concurrent.atomic.AtomicInteger;
  * One training step of a stack of dense layers with the rectifier after each hidden one and
  * softmax cross-entropy on top, run by all of a {@link CpuBackend}'s threads together from the
  * first product to the last gradient, each thread keeping its share of every layer for the whole
- * step. Gradients are written, the weights only read; a caller that passes {@link WeightBlocks}
- * gets each thread's block of each hidden layer's weights as soon as the thread is done with it,
- * to update it there, while its gradient is still in that core's cache and with no hand-off of its
- * own; the rest (biases, the output layer) is the caller's after the step.
+ * step. Gradients are written, the weights only read; a caller that passes {@link WeightRows}
+ * gets each thread's rows of each hidden layer's weights as soon as the thread is done with them,
+ * to update them there, while their gradient is still in that core's cache and with no hand-off of
+ * its own; the rest (biases, the output layer) is the caller's after the step.
  *
- * <p>The first layer is cut by its output's columns: thread t computes its columns whole (bias,
- * product, rectifier) from the whole batch, and in backward the same columns of the weight
- * gradient from the same columns of the gradient. Every later hidden layer is cut by depth: thread
- * t owns the rows of its weights that are the columns of the input it computed (whole depth
- * blocks, {@link DepthBlocks#start}), computes its depth blocks of the forward product, and those
- * rows of the weight gradient and columns of the input gradient. So the threads meet once after
- * each of those layers' forward, where thread t adds up, in block order, the columns of the output
- * that are its rows of the next layer (each thread all of the last hidden layer's), and once after
- * each of their input gradients but the second layer's, to gather the gradient's columns: the
- * first layer needs only the columns its thread computed. For the MNIST MLP that is one meeting a
- * step besides its end. The output layer and the loss are small: every thread computes them whole,
+ * <p>Thread t owns the rows of each hidden layer's weights that {@link VectorGemm#forEachRowSlice}
+ * gives it (whole depth blocks, {@link DepthBlocks#start}): it computes its depth blocks of the
+ * layer's forward product, and those rows of the weight gradient and columns of the input
+ * gradient. The threads meet once after each hidden layer's forward, where thread t adds up, in
+ * block order, the columns of the output that are its rows of the next layer (each thread all of
+ * the last hidden layer's), and once after each input gradient but the last layer's, to gather the
+ * gradient's columns. The output layer and the loss are small: every thread computes them whole,
  * from its own copy of the last hidden layer, so that none waits for another's; thread 0 writes
  * their gradients.
  *
- * <p>The same bits as one thread (and as the products cut one at a time): each element sums the
+ * <p>The same bits as one thread (and as the products cut one at a time): each sum runs over the
  * same depth blocks in the same order, and the output layer and the loss make the calls one thread
  * makes. What it saves over cutting each product on its own: a hand-off and a wait per product, the
  * caller's passes between them while the other threads idle, and most of what crossed between
- * cores, since each thread reads its own partial sums, activations and gates.
+ * cores, since each thread reads its own partial sums, activations and gates. On two vCPUs that
+ * share no cache it runs the MNIST MLP's step at about 1.5x one thread, where the products cut one
+ * at a time gave about 1.4x in the same minutes (docs/BENCHMARKS.md, session 42).
  *
  * <p>{@link #takes} says for which batch sizes: those for which every hidden layer's forward is cut
  * by depth ({@link VectorGemm#cutByDepth}). Not thread-safe: one step at a time, as a model's.
@@ -43,18 +41,15 @@ public final class CrewStep {
   public enum Phase {
     /** From the step's call to the thread's start: the hand-off (none on the caller's thread, 0). */
     START,
-    /** The hidden layers' forward products: the thread's columns of the first, its depth blocks of the others. */
+    /** The hidden layers' forward products, the thread's depth blocks. */
     FORWARD,
-    /**
-     * Adding up the partial products in block order, and the rectifier; with one hidden layer,
-     * copying the other threads' columns of it.
-     */
+    /** Adding up the partial products in block order, and the rectifier. */
     SUMS,
     /** The output layer and the loss, whole; on thread 0 also their gradients. */
     OUTPUT,
     /** The hidden layers' weight, bias and input gradients, and the rectifier's gates. */
     BACKWARD,
-    /** Handing the thread's block of each hidden layer's weights to the step's {@link WeightBlocks}: the update. */
+    /** Handing the thread's rows of each hidden layer's weights to the step's {@link WeightRows}: the update. */
     UPDATE,
     /** Gathering the input gradient's columns from every thread. */
     GATHER,
@@ -63,14 +58,14 @@ public final class CrewStep {
   }
 
   /**
-   * Where a step hands each thread's block of each hidden layer's weights on (to an optimizer) as
-   * soon as its gradient is final and the step reads its values no more: on the thread that
-   * computed it.
+   * Where a step hands each thread's rows of each hidden layer's weights on (to an optimizer) as
+   * soon as their gradient is final and the step reads them no more: on the thread that computed
+   * them.
    */
   @FunctionalInterface
-  public interface WeightBlocks {
-    /** Rows {@code [r0, r1)} by columns {@code [c0, c1)} of hidden layer {@code layer}'s weights. */
-    void ready(int layer, int r0, int r1, int c0, int c1);
+  public interface WeightRows {
+    /** Rows {@code [from, to)} of hidden layer {@code layer}'s weights. */
+    void ready(int layer, int from, int to);
   }
 
   /**
@@ -117,7 +112,7 @@ public final class CrewStep {
   private Tensor x;
   private int[] labels;
   private Tensor[] weights, biases, weightGrads, biasGrads;
-  private WeightBlocks ready;
+  private WeightRows ready;
   private Thread caller;
   private float loss;
   /** Null until {@link #timePhases}: thread t's phase times from {@code t * TIMES_STRIDE}, then its stalls. */
@@ -177,13 +172,13 @@ public final class CrewStep {
    * written, when the backend's threads are busy with another caller's work (the caller then runs
    * the step another way). Requires {@link #takes}{@code (x.rows())}.
    *
-   * <p>Each thread hands its block of each hidden layer's weights to {@code ready} (when not null)
+   * <p>Each thread hands its rows of each hidden layer's weights to {@code ready} (when not null)
    * once its part of their gradient is written and it has read them for the last time in the step:
-   * the last layer's first. No other thread reads that block after that. A step that returns false
+   * the last layer's first. No other thread reads those rows after that. A step that returns false
    * has handed none on: it breaks only at its start, before any thread's backward.
    */
   public boolean step(Tensor x, int[] labels, Tensor[] weights, Tensor[] biases, Tensor[] weightGrads,
-      Tensor[] biasGrads, WeightBlocks ready) {
+      Tensor[] biasGrads, WeightRows ready) {
     int b = x.rows();
     if (!takes(b)) throw new IllegalArgumentException("a crew step does not take a batch of " + b + " rows");
     if (labels.length != b) {
@@ -228,14 +223,6 @@ public final class CrewStep {
       members[t] = m;
       slices[t] = () -> run(m);
     }
-  }
-
-  /**
-   * Where thread {@code t}'s columns of the first layer's output start; thread t + 1's start ends
-   * them: its rows of the second layer's weights, or with one hidden layer an even share.
-   */
-  private int columnStart(int t) {
-    return layers > 2 ? rowStart(1, t) : (int) ((long) widths[1] * t / threads);
   }
 
   /** Where thread {@code t}'s rows of hidden layer {@code l}'s weights start; thread t + 1's start ends them. */
@@ -285,56 +272,30 @@ public final class CrewStep {
   private boolean forward(Member me) {
     GemmWorkspace ws = VectorGemm.threadWorkspace();
     int t = me.t, b = batch;
-    // The first layer by its output's columns, each thread's whole: bias, product, rectifier.
-    int in = widths[0], width = widths[1];
-    int c0 = columnStart(t), c1 = columnStart(t + 1), w = c1 - c0;
-    boolean oneHidden = layers == 2;
-    // With one hidden layer its output is the output layer's input, which every thread needs whole.
-    float[] h = oneHidden ? me.last.data() : me.hidden[0];
-    int hOff = oneHidden ? c0 : 0, ldh = oneHidden ? width : w;
-    float[] bias = biases[0].data();
-    for (int i = 0; i < b; i++) System.arraycopy(bias, c0, h, hOff + i * ldh, w);
-    VectorGemm.blocked(ws, false, false, b, w, in, DepthBlocks.block(in), 1f, x.data(), 0, in, weights[0].data(), c0,
-        width, 1f, h, hOff, ldh);
-    Rectifier.FORWARD.apply(h, ldh, 0, b, hOff, hOff + w);
-    lap(me, Phase.FORWARD);
-    if (oneHidden) {
-      if (!meetings.await(++me.met)) return false;
-      lap(me, Phase.MEETINGS);
-      for (Member other : members) {
-        if (other == me) continue;
-        int o0 = columnStart(other.t), o1 = columnStart(other.t + 1);
-        float[] theirs = other.last.data();
-        for (int i = 0; i < b; i++) System.arraycopy(theirs, i * width + o0, h, i * width + o0, o1 - o0);
-      }
-      lap(me, Phase.SUMS);
-    }
-    // The next layers by depth: the thread's rows of the weights are the columns of the input it has.
-    for (int l = 1; l + 1 < layers; l++) {
-      in = widths[l];
-      int out = widths[l + 1];
+    for (int l = 0; l + 1 < layers; l++) {
+      int in = widths[l], out = widths[l + 1];
       int from = rowStart(l, t), to = rowStart(l, t + 1), block = DepthBlocks.block(in);
-      float[] a = me.hidden[l - 1];
-      int lda = to - from;
-      float[] wl = weights[l].data();
+      float[] a = l == 0 ? x.data() : me.hidden[l - 1];
+      int aOff = l == 0 ? from : 0, lda = l == 0 ? in : to - from;
+      float[] w = weights[l].data();
       if (t == 0) {
         float[] first = me.partials[l];
-        float[] bl = biases[l].data();
-        for (int i = 0; i < b; i++) System.arraycopy(bl, 0, first, i * out, out);
-        VectorGemm.blocked(ws, false, false, b, out, to - from, block, 1f, a, 0, lda, wl, from * out, out, 1f, first,
+        float[] bias = biases[l].data();
+        for (int i = 0; i < b; i++) System.arraycopy(bias, 0, first, i * out, out);
+        VectorGemm.blocked(ws, false, false, b, out, to - from, block, 1f, a, aOff, lda, w, from * out, out, 1f, first,
             0, out);
       } else {
         for (int pc = from, j = 0; pc < to; pc += block, j++) {
-          VectorGemm.blocked(ws, false, false, b, out, Math.min(block, to - pc), block, 1f, a, pc - from, lda,
-              wl, pc * out, out, 0f, me.partials[l], j * b * out, out);
+          VectorGemm.blocked(ws, false, false, b, out, Math.min(block, to - pc), block, 1f, a, aOff + pc - from, lda,
+              w, pc * out, out, 0f, me.partials[l], j * b * out, out);
         }
       }
       lap(me, Phase.FORWARD);
       if (!meetings.await(++me.met)) return false;
       lap(me, Phase.MEETINGS);
       if (l + 2 < layers) {
-        int n0 = rowStart(l + 1, t), n1 = rowStart(l + 1, t + 1);
-        sum(l, n0, n1, me.hidden[l], n1 - n0);
+        int c0 = rowStart(l + 1, t), c1 = rowStart(l + 1, t + 1);
+        sum(l, c0, c1, me.hidden[l], c1 - c0);
       } else {
         sum(l, 0, out, me.last.data(), out);
       }
@@ -359,24 +320,27 @@ public final class CrewStep {
   private void backward(Member me) {
     GemmWorkspace ws = VectorGemm.threadWorkspace();
     int t = me.t, b = batch;
-    // The gradient at the output of the layer being run, all its columns.
     float[] g = me.lastGrad.data();
-    for (int l = layers - 2; l >= 1; l--) {
+    for (int l = layers - 2; l >= 0; l--) {
       int in = widths[l], out = widths[l + 1];
       int from = rowStart(l, t), to = rowStart(l, t + 1);
-      float[] a = me.hidden[l - 1];
-      VectorGemm.product(ws, true, false, to - from, out, b, VectorGemm.depthBlock(in, b), 1f, a, 0, to - from, g, 0,
-          out, 0f, weightGrads[l].data(), from * out, out);
+      float[] a = l == 0 ? x.data() : me.hidden[l - 1];
+      int aOff = l == 0 ? from : 0, lda = l == 0 ? in : to - from;
+      VectorGemm.product(ws, true, false, to - from, out, b, VectorGemm.depthBlock(in, b), 1f, a, aOff, lda, g, 0, out,
+          0f, weightGrads[l].data(), from * out, out);
       int c0 = (int) ((long) out * t / threads), c1 = (int) ((long) out * (t + 1) / threads);
-      CpuBackend.columnSums(g, c0, b, out, c1 - c0, biasGrads[l].data(), c0);
+      CpuBackend.columnSums(g, b, out, c0, c1, biasGrads[l].data());
+      if (l == 0) {
+        lap(me, Phase.BACKWARD);
+        handOn(me, l, from, to);
+        break;
+      }
       float[] own = me.hiddenGrad[l - 1];
       VectorGemm.product(ws, false, true, b, to - from, out, VectorGemm.depthBlock(b, out), 1f, g, 0, out,
           weights[l].data(), from * out, out, 0f, own, 0, to - from);
       me.gates[l - 1].apply(own, to - from, 0, b, 0, to - from);
       lap(me, Phase.BACKWARD);
-      handOn(me, l, from, to, 0, out);
-      // The first layer needs only the columns this thread computed.
-      if (l == 1) break;
+      handOn(me, l, from, to);
       if (!meetings.await(++me.met)) return;
       lap(me, Phase.MEETINGS);
       // The input gradient's columns, each thread's block in its place: the next layer down's dZ.
@@ -389,28 +353,13 @@ public final class CrewStep {
       g = all;
       lap(me, Phase.GATHER);
     }
-    // The first layer by its output's columns: the thread's own columns of the gradient (with one
-    // hidden layer, its columns of the whole gradient).
-    int in = widths[0], width = widths[1];
-    int c0 = columnStart(t), c1 = columnStart(t + 1), w = c1 - c0;
-    boolean oneHidden = layers == 2;
-    float[] g0 = oneHidden ? g : me.hiddenGrad[0];
-    int gOff = oneHidden ? c0 : 0, ldg = oneHidden ? width : w;
-    VectorGemm.product(ws, true, false, in, w, b, VectorGemm.depthBlock(in, b), 1f, x.data(), 0, in, g0, gOff, ldg,
-        0f, weightGrads[0].data(), c0, width);
-    CpuBackend.columnSums(g0, gOff, b, ldg, w, biasGrads[0].data(), c0);
-    lap(me, Phase.BACKWARD);
-    handOn(me, 0, 0, in, c0, c1);
   }
 
-  /**
-   * Hands the thread's block of hidden layer {@code l}'s weights, rows [r0, r1) by columns [c0, c1),
-   * to the step's {@link WeightBlocks}, if any.
-   */
-  private void handOn(Member me, int l, int r0, int r1, int c0, int c1) {
-    WeightBlocks r = ready;
+  /** Hands the thread's rows [from, to) of hidden layer {@code l}'s weights to the step's {@link WeightRows}, if any. */
+  private void handOn(Member me, int l, int from, int to) {
+    WeightRows r = ready;
     if (r == null) return;
-    r.ready(l, r0, r1, c0, c1);
+    r.ready(l, from, to);
     lap(me, Phase.UPDATE);
   }
 
@@ -444,8 +393,8 @@ public final class CrewStep {
     /** When the thread's current phase began, in a timed step. */
     long mark;
     /**
-     * Per hidden layer but the first: thread 0's partial sums (b x out, from the bias); another
-     * thread's depth blocks' products, one b x out matrix after another.
+     * Per hidden layer: thread 0's partial sums (b x out, from the bias); another thread's depth
+     * blocks' products, one b x out matrix after another.
      */
     final float[][] partials;
     /** Per hidden layer but the last: this thread's columns of its output (its rows of the next layer). */
@@ -454,7 +403,7 @@ public final class CrewStep {
     final float[][] hiddenGrad;
     /** The rectifier's gate of each of those layers' input gradients: this thread's columns of its output. */
     final Rectifier[] gates;
-    /** The same layers' output gradient, all columns, gathered from every thread's (the first layer's: none). */
+    /** The same layers' output gradient, all columns, gathered from every thread's. */
     final float[][] gathered;
     /** This thread's copy of the last hidden layer's output, and its gradient through the rectifier. */
     final Tensor last, lastGrad;
@@ -475,17 +424,15 @@ public final class CrewStep {
       gathered = new float[hiddenLayers][];
       for (int l = 0; l < hiddenLayers; l++) {
         int in = widths[l], out = widths[l + 1];
-        if (l > 0) {
-          int from = rowStart(l, t), to = rowStart(l, t + 1);
-          int blocks = t == 0 ? 1 : (to - from + DepthBlocks.block(in) - 1) / DepthBlocks.block(in);
-          partials[l] = new float[blocks * b * out];
-        }
+        int from = rowStart(l, t), to = rowStart(l, t + 1);
+        int blocks = t == 0 ? 1 : (to - from + DepthBlocks.block(in) - 1) / DepthBlocks.block(in);
+        partials[l] = new float[blocks * b * out];
         if (l + 2 < layers) {
           int cols = rowStart(l + 1, t + 1) - rowStart(l + 1, t);
           hidden[l] = new float[b * cols];
           hiddenGrad[l] = new float[b * cols];
           gates[l] = Rectifier.gatedBy(hidden[l]);
-          if (l > 0) gathered[l] = new float[b * out];
+          gathered[l] = new float[b * out];
         }
       }
       last = Tensor.zeros(b, widths[layers - 1]);

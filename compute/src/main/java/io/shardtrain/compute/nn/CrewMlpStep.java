@@ -19,7 +19,7 @@ import java.util.function.Consumer;
  * runs as {@link Mlp#forwardBackward}.
  *
  * <p>{@link #forwardBackwardUpdate} updates each hidden layer's weights on the threads that
- * computed their gradient, each its block, inside the crew's step, and the biases and the output
+ * computed their gradient, each its rows, inside the crew's step, and the biases and the output
  * layer (small, and the output layer's weights read by every thread in backward) on the caller
  * after it.
  */
@@ -116,10 +116,10 @@ final class CrewMlpStep implements GradientStep {
     beginForward(x);
     Tensor in = takeInput();
     // Parameter 2l is layer l's weight, 2l + 1 its bias (Mlp#parameters).
-    if (crewRan(in, labels, (layer, r0, r1, c0, c1) -> update.block(2 * layer, r0, r1, c0, c1))) {
+    if (crewRan(in, labels, (layer, from, to) -> update.rows(2 * layer, from, to))) {
       int o = weights.length - 1;
-      update.block(2 * o, 0, weights[o].rows(), 0, weights[o].cols());
-      for (int l = 0; l <= o; l++) update.block(2 * l + 1, 0, 1, 0, biases[l].cols());
+      update.rows(2 * o, 0, weights[o].rows());
+      for (int l = 0; l <= o; l++) update.rows(2 * l + 1, 0, 1);
       return crew.loss();
     }
     return model.forwardBackwardUpdate(in, labels, update);
@@ -133,7 +133,7 @@ final class CrewMlpStep implements GradientStep {
   }
 
   /** Whether the crew ran the step on {@code in}; false where it does not fit or the crew was busy. */
-  private boolean crewRan(Tensor in, int[] labels, CrewStep.WeightBlocks ready) {
+  private boolean crewRan(Tensor in, int[] labels, CrewStep.WeightRows ready) {
     boolean fits = in.rank() == 2 && in.cols() == model.inputDim() && labels != null && labels.length == in.rows();
     if (!fits || !crew.takes(in.rows()) || !crew.step(in, labels, weights, biases, weightGrads, biasGrads, ready)) {
       return false;

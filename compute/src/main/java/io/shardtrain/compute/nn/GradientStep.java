@@ -42,9 +42,9 @@ public interface GradientStep extends AutoCloseable {
 
   /**
    * Forward and backward on {@code x}, then every parameter's value updated by {@code update}
-   * from its gradient, each value once; the mean loss. Here after backward, each parameter's rows
-   * in the slices of its backend's {@code forEachRowSlice}; a step run by several threads updates
-   * each block where its gradient was computed, as soon as no part of the step reads it again.
+   * from its gradient, each row once; the mean loss. Here after backward, each parameter's rows in
+   * the slices of its backend's {@code forEachRowSlice}; a step run by several threads updates each
+   * row where its gradient was computed, as soon as no part of the step reads it again.
    */
   default float forwardBackwardUpdate(Tensor x, int[] labels, ParameterUpdate update) {
     Objects.requireNonNull(update, "update");
@@ -53,8 +53,7 @@ public interface GradientStep extends AutoCloseable {
     for (int i = 0; i < parameters.size(); i++) {
       Tensor value = parameters.get(i).value();
       int index = i;
-      int columns = value.cols();
-      model().backend().forEachRowSlice(value.rows(), columns, (from, to) -> update.block(index, from, to, 0, columns));
+      model().backend().forEachRowSlice(value.rows(), value.cols(), (from, to) -> update.rows(index, from, to));
     }
     return loss;
   }

@@ -26,17 +26,6 @@ abstract class ElementwiseOptimizer implements Optimizer {
     update(weights, grad, slots, step, lr, from, to);
   }
 
-  @Override
-  public final void applyRows(float[] weights, float[] grad, float[][] slots, long step, float lr, int offset,
-      int rows, int columns, int stride) {
-    Checks.block(name(), weights, grad, slots, slotCount(), step);
-    if (rows > 0) {
-      Checks.range(name(), weights.length, offset, offset + columns);
-      Checks.range(name(), weights.length, offset + (rows - 1) * stride, offset + (rows - 1) * stride + columns);
-    }
-    for (int r = 0, at = offset; r < rows; r++, at += stride) update(weights, grad, slots, step, lr, at, at + columns);
-  }
-
   /** Updates the values {@code [from, to)}; the arguments are checked. */
   abstract void update(float[] weights, float[] grad, float[][] slots, long step, float lr, int from, int to);
 }

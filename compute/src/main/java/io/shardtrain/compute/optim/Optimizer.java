@@ -51,19 +51,6 @@ public interface Optimizer {
   }
 
   /**
-   * As {@link #applyRange} for each of {@code rows} rows of {@code columns} values, row r starting
-   * at {@code offset + r * stride}: a rectangle of a block laid out as rows of {@code stride}
-   * values; only where {@link #elementwise()}.
-   *
-   * @throws IllegalArgumentException as {@link #apply}, or when the rectangle is not within the block
-   * @throws UnsupportedOperationException when the optimizer updates a block only whole
-   */
-  default void applyRows(float[] weights, float[] grad, float[][] slots, long step, float lr, int offset, int rows,
-      int columns, int stride) {
-    throw new UnsupportedOperationException(name() + " updates a block only whole: it is not element-wise");
-  }
-
-  /**
    * Fresh state arrays for a block of {@code length} values, as this optimizer expects them
    * before the first update. Zeros unless the rule says otherwise (AdaGrad's initial accumulator).
    */

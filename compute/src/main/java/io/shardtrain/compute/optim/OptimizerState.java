@@ -1,7 +1,7 @@
 package io.shardtrain.compute.optim;
 
 import io.shardtrain.compute.RowSlices;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The optimizer state of one parameter block: its slot arrays and how many updates it has had.
@@ -95,13 +95,13 @@ public final class OptimizerState {
    */
   public void step(Optimizer optimizer, float rate, float[] weights, float[] grad, int columns, RowSlices slices) {
     Update update = begin(optimizer, rate, weights, grad, columns);
-    if (update.inParts) slices.forEach(update.rows, columns, (from, to) -> update.block(from, to, 0, columns));
+    if (update.inParts) slices.forEach(update.rows, columns, update::rows);
     update.finish();
   }
 
   /**
    * One update at learning rate {@code rate} of a block laid out as rows of {@code columns} values,
-   * to be applied a part at a time ({@link Update#block}) where each part's gradient is ready, then
+   * to be applied rows at a time ({@link Update#rows}) where their gradient is ready, then
    * counted ({@link Update#finish}). The arguments are checked here, so bad input changes no value.
    */
   public Update begin(Optimizer optimizer, float rate, float[] weights, float[] grad, int columns) {
@@ -115,10 +115,10 @@ public final class OptimizerState {
   }
 
   /**
-   * One update of a block, applied in parts: each of {@link #block}'s rectangles possibly on
-   * another thread, as long as no two overlap and together they cover the block once; then
-   * {@link #finish} counts it. Where the optimizer is not element-wise, or the block is one row,
-   * the parts may be left out: they apply nothing, and {@link #finish} updates the block whole.
+   * One update of a block, applied in parts: each of {@link #rows}' ranges possibly on another
+   * thread, as long as no two overlap and together they cover the block once; then {@link #finish}
+   * counts it. Where the optimizer is not element-wise, or the block is one row, the parts may be
+   * left out: they apply nothing, and {@link #finish} updates the block whole.
    */
   public final class Update {
     private final Optimizer optimizer;
@@ -127,7 +127,7 @@ public final class OptimizerState {
     private final int columns, rows;
     private final long next;
     private final boolean inParts;
-    private final AtomicLong covered = new AtomicLong();
+    private final AtomicInteger covered = new AtomicInteger();
     private boolean finished;
 
     private Update(Optimizer optimizer, float rate, float[] weights, float[] grad, int columns, long next) {
@@ -141,19 +141,15 @@ public final class OptimizerState {
       this.inParts = optimizer.elementwise() && rows > 1;
     }
 
-    /** Applies the update to rows {@code [r0, r1)} by columns {@code [c0, c1)}, once their gradient is final. */
-    public void block(int r0, int r1, int c0, int c1) {
-      if (r0 < 0 || r0 > r1 || r1 > rows || c0 < 0 || c0 > c1 || c1 > columns) {
-        throw new IllegalArgumentException("rows [" + r0 + ", " + r1 + ") by columns [" + c0 + ", " + c1
-            + ") are not within a block of " + rows + " x " + columns);
+    /** Applies the update to rows {@code [from, to)}, once their gradient is final. */
+    public void rows(int from, int to) {
+      if (from < 0 || from > to || to > rows) {
+        throw new IllegalArgumentException("rows [" + from + ", " + to + ") are not within a block of " + rows
+            + " rows");
       }
       if (!inParts) return;
-      if (c0 == 0 && c1 == columns) {
-        optimizer.applyRange(weights, grad, slots, next, rate, r0 * columns, r1 * columns);
-      } else {
-        optimizer.applyRows(weights, grad, slots, next, rate, r0 * columns + c0, r1 - r0, c1 - c0, columns);
-      }
-      covered.addAndGet((long) (r1 - r0) * (c1 - c0));
+      optimizer.applyRange(weights, grad, slots, next, rate, from * columns, to * columns);
+      covered.addAndGet(to - from);
     }
 
     /**
@@ -162,9 +158,8 @@ public final class OptimizerState {
      */
     public void finish() {
       if (finished) throw new IllegalStateException("update " + next + " already finished");
-      if (inParts && covered.get() != weights.length) {
-        throw new IllegalStateException("update " + next + " applied to " + covered.get() + " of " + weights.length
-            + " values");
+      if (inParts && covered.get() != rows) {
+        throw new IllegalStateException("update " + next + " applied to " + covered.get() + " of " + rows + " rows");
       }
       if (!inParts) optimizer.apply(weights, grad, slots, next, rate);
       finished = true;

@@ -58,13 +58,13 @@ class CrewMlpStepTest {
           float expected = reference.forwardBackward(x, y, p -> { });
           sgd(reference);
           List<Updated> updated = Collections.synchronizedList(new ArrayList<>());
-          assertEquals(expected, step.forwardBackwardUpdate(x, y, sgdBlocks(model, updated)), "loss of update " + s);
+          assertEquals(expected, step.forwardBackwardUpdate(x, y, sgdRows(model, updated)), "loss of update " + s);
           for (int i = 0; i < model.parameters().size(); i++) {
             Parameter p = model.parameters().get(i);
             assertArrayEquals(reference.parameters().get(i).value().data(), p.value().data(),
                 p.name() + " value after update " + s);
           }
-          eachValueOnceHiddenWeightsOnEveryThread(model, updated, threads);
+          eachRowOnceHiddenWeightsOnEveryThread(model, updated, threads);
         }
         assertEquals(6, ((CrewMlpStep) step).crewSteps(), "steps the crew ran");
       }
@@ -107,9 +107,9 @@ class CrewMlpStepTest {
       sgd(reference);
       List<Updated> updated = Collections.synchronizedList(new ArrayList<>());
       try (GradientStep step = GradientStep.of(model, 64)) {
-        assertEquals(expected, step.forwardBackwardUpdate(x, y, sgdBlocks(model, updated)));
+        assertEquals(expected, step.forwardBackwardUpdate(x, y, sgdRows(model, updated)));
       }
-      eachValueOnceHiddenWeightsOnEveryThread(model, updated, 2);
+      eachRowOnceHiddenWeightsOnEveryThread(model, updated, 2);
       assertArrayEquals(reference.parameters().get(0).value().data(), model.parameters().get(0).value().data());
     }
   }
@@ -173,7 +173,7 @@ class CrewMlpStepTest {
           int[] y = labels(64, 10, r);
           float expected = reference.forwardBackward(x, y, p -> { });
           sgd(reference);
-          assertEquals(expected, step.forwardBackwardUpdate(x, y, sgdBlocks(model, Collections.synchronizedList(new ArrayList<>()))), "loss " + s);
+          assertEquals(expected, step.forwardBackwardUpdate(x, y, sgdRows(model, Collections.synchronizedList(new ArrayList<>()))), "loss " + s);
           assertArrayEquals(reference.parameters().get(0).value().data(), model.parameters().get(0).value().data());
         }
       }
@@ -184,9 +184,7 @@ class CrewMlpStepTest {
         long sum = 0;
         for (CrewStep.Phase phase : CrewStep.Phase.values()) {
           long n = phases.nanos(t, phase);
-          if (phase == CrewStep.Phase.GATHER) {
-            assertEquals(0, n, "two hidden layers gather nothing: the first needs only its thread's columns");
-          } else if (phase != CrewStep.Phase.START && phase != CrewStep.Phase.MEETINGS) {
+          if (phase != CrewStep.Phase.START && phase != CrewStep.Phase.MEETINGS) {
             assertTrue(n > 0, "thread " + t + " " + phase + ": " + n);
           }
           sum += n;
@@ -209,42 +207,37 @@ class CrewMlpStepTest {
     }
   }
 
-  /** Rows [r0, r1) by columns [c0, c1) of parameter {@code index} updated on {@code thread}. */
-  private record Updated(int index, int r0, int r1, int c0, int c1, Thread thread) {}
+  /** Rows [from, to) of parameter {@code index} updated on {@code thread}. */
+  private record Updated(int index, int from, int to, Thread thread) {}
 
-  /** The SGD update of {@link #sgd}, by blocks, each call noted in {@code updated}. */
-  private static ParameterUpdate sgdBlocks(Mlp model, List<Updated> updated) {
-    return (index, r0, r1, c0, c1) -> {
-      updated.add(new Updated(index, r0, r1, c0, c1, Thread.currentThread()));
+  /** The SGD update of {@link #sgd}, by rows, each call noted in {@code updated}. */
+  private static ParameterUpdate sgdRows(Mlp model, List<Updated> updated) {
+    return (index, from, to) -> {
+      updated.add(new Updated(index, from, to, Thread.currentThread()));
       Parameter p = model.parameters().get(index);
       float[] v = p.value().data(), g = p.grad().data();
-      int cols = p.value().cols();
-      for (int r = r0; r < r1; r++) {
-        for (int i = r * cols + c0; i < r * cols + c1; i++) v[i] -= 0.05f * g[i];
-      }
+      int c = p.value().cols();
+      for (int i = from * c; i < to * c; i++) v[i] -= 0.05f * g[i];
     };
   }
 
   /**
-   * Each value of every parameter was updated once; each hidden layer's weights on {@code threads}
+   * Each row of every parameter was updated once; each hidden layer's weights on {@code threads}
    * threads, the caller's among them, and the rest (biases, the output layer) on the caller.
    */
-  private static void eachValueOnceHiddenWeightsOnEveryThread(Mlp model, List<Updated> updated, int threads) {
+  private static void eachRowOnceHiddenWeightsOnEveryThread(Mlp model, List<Updated> updated, int threads) {
     List<Parameter> parameters = model.parameters();
     for (int i = 0; i < parameters.size(); i++) {
       int index = i;
-      int cols = parameters.get(i).value().cols();
-      int[] times = new int[parameters.get(i).size()];
+      int[] times = new int[parameters.get(i).value().rows()];
       Set<Thread> on = new HashSet<>();
       for (Updated u : updated) {
         if (u.index() != index) continue;
-        for (int r = u.r0(); r < u.r1(); r++) {
-          for (int c = u.c0(); c < u.c1(); c++) times[r * cols + c]++;
-        }
+        for (int row = u.from(); row < u.to(); row++) times[row]++;
         on.add(u.thread());
       }
-      for (int v = 0; v < times.length; v++) {
-        assertEquals(1, times[v], parameters.get(i).name() + " value " + v);
+      for (int row = 0; row < times.length; row++) {
+        assertEquals(1, times[row], parameters.get(i).name() + " row " + row);
       }
       boolean hiddenWeight = i % 2 == 0 && i / 2 < model.denseLayers() - 1;
       assertEquals(hiddenWeight ? threads : 1, on.size(), parameters.get(i).name() + " updated on " + on);

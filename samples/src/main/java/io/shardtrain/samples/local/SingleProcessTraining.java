@@ -96,16 +96,15 @@ public final class SingleProcessTraining {
     // threads' updates are their own phase ({@code update}) of the crew step.
     Thread trainer = Thread.currentThread();
     long[] updateNanos = new long[1];
-    ParameterUpdate update = timed == null ? (i, r0, r1, c0, c1) -> updates[i].block(r0, r1, c0, c1)
-        : (i, r0, r1, c0, c1) -> {
-          if (Thread.currentThread() != trainer) {
-            updates[i].block(r0, r1, c0, c1);
-            return;
-          }
-          long start = System.nanoTime();
-          updates[i].block(r0, r1, c0, c1);
-          updateNanos[0] += System.nanoTime() - start;
-        };
+    ParameterUpdate update = timed == null ? (i, from, to) -> updates[i].rows(from, to) : (i, from, to) -> {
+      if (Thread.currentThread() != trainer) {
+        updates[i].rows(from, to);
+        return;
+      }
+      long start = System.nanoTime();
+      updates[i].rows(from, to);
+      updateNanos[0] += System.nanoTime() - start;
+    };
     long profileNanos = 0, dataNanos = 0, optimizerNanos = 0;
     // Forward and backward run where the backend keeps the model (resident on a GPU); the
     // optimizer runs on the host values, which the step uploads again each time.
