@@ -411,11 +411,6 @@ public final class CudaBackend implements Backend, ResidentMlpBackend {
     }
 
     @Override
-    public Mlp model() {
-      return model;
-    }
-
-    @Override
     public void beginForward(Tensor x) {
       step.beginForward(x);
     }

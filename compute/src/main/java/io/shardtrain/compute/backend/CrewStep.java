@@ -8,10 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * One training step of a stack of dense layers with the rectifier after each hidden one and
  * softmax cross-entropy on top, run by all of a {@link CpuBackend}'s threads together from the
  * first product to the last gradient, each thread keeping its share of every layer for the whole
- * step. Gradients are written, the weights only read; a caller that passes {@link WeightRows}
- * gets each thread's rows of each hidden layer's weights as soon as the thread is done with them,
- * to update them there, while their gradient is still in that core's cache and with no hand-off of
- * its own; the rest (biases, the output layer) is the caller's after the step.
+ * step. Gradients are written, the weights only read: the optimizer runs after, as for any step.
  *
  * <p>Thread t owns the rows of each hidden layer's weights that {@link VectorGemm#forEachRowSlice}
  * gives it (whole depth blocks, {@link DepthBlocks#start}): it computes its depth blocks of the
@@ -49,23 +46,10 @@ public final class CrewStep {
     OUTPUT,
     /** The hidden layers' weight, bias and input gradients, and the rectifier's gates. */
     BACKWARD,
-    /** Handing the thread's rows of each hidden layer's weights to the step's {@link WeightRows}: the update. */
-    UPDATE,
     /** Gathering the input gradient's columns from every thread. */
     GATHER,
     /** Waiting at the meetings for the other threads. */
     MEETINGS
-  }
-
-  /**
-   * Where a step hands each thread's rows of each hidden layer's weights on (to an optimizer) as
-   * soon as their gradient is final and the step reads them no more: on the thread that computed
-   * them.
-   */
-  @FunctionalInterface
-  public interface WeightRows {
-    /** Rows {@code [from, to)} of hidden layer {@code layer}'s weights. */
-    void ready(int layer, int from, int to);
   }
 
   /**
@@ -112,7 +96,6 @@ public final class CrewStep {
   private Tensor x;
   private int[] labels;
   private Tensor[] weights, biases, weightGrads, biasGrads;
-  private WeightRows ready;
   private Thread caller;
   private float loss;
   /** Null until {@link #timePhases}: thread t's phase times from {@code t * TIMES_STRIDE}, then its stalls. */
@@ -171,14 +154,9 @@ public final class CrewStep {
    * each layer's weight and bias and writing their gradients; false, with nothing to rely on
    * written, when the backend's threads are busy with another caller's work (the caller then runs
    * the step another way). Requires {@link #takes}{@code (x.rows())}.
-   *
-   * <p>Each thread hands its rows of each hidden layer's weights to {@code ready} (when not null)
-   * once its part of their gradient is written and it has read them for the last time in the step:
-   * the last layer's first. No other thread reads those rows after that. A step that returns false
-   * has handed none on: it breaks only at its start, before any thread's backward.
    */
   public boolean step(Tensor x, int[] labels, Tensor[] weights, Tensor[] biases, Tensor[] weightGrads,
-      Tensor[] biasGrads, WeightRows ready) {
+      Tensor[] biasGrads) {
     int b = x.rows();
     if (!takes(b)) throw new IllegalArgumentException("a crew step does not take a batch of " + b + " rows");
     if (labels.length != b) {
@@ -191,7 +169,6 @@ public final class CrewStep {
     this.biases = biases;
     this.weightGrads = weightGrads;
     this.biasGrads = biasGrads;
-    this.ready = ready;
     this.caller = Thread.currentThread();
     meetings.reset();
     long start = 0;
@@ -210,7 +187,6 @@ public final class CrewStep {
     } finally {
       this.x = null;
       this.weights = this.biases = this.weightGrads = this.biasGrads = null;
-      this.ready = null;
     }
   }
 
@@ -332,7 +308,6 @@ public final class CrewStep {
       CpuBackend.columnSums(g, b, out, c0, c1, biasGrads[l].data());
       if (l == 0) {
         lap(me, Phase.BACKWARD);
-        handOn(me, l, from, to);
         break;
       }
       float[] own = me.hiddenGrad[l - 1];
@@ -340,7 +315,6 @@ public final class CrewStep {
           weights[l].data(), from * out, out, 0f, own, 0, to - from);
       me.gates[l - 1].apply(own, to - from, 0, b, 0, to - from);
       lap(me, Phase.BACKWARD);
-      handOn(me, l, from, to);
       if (!meetings.await(++me.met)) return;
       lap(me, Phase.MEETINGS);
       // The input gradient's columns, each thread's block in its place: the next layer down's dZ.
@@ -353,14 +327,6 @@ public final class CrewStep {
       g = all;
       lap(me, Phase.GATHER);
     }
-  }
-
-  /** Hands the thread's rows [from, to) of hidden layer {@code l}'s weights to the step's {@link WeightRows}, if any. */
-  private void handOn(Member me, int l, int from, int to) {
-    WeightRows r = ready;
-    if (r == null) return;
-    r.ready(l, from, to);
-    lap(me, Phase.UPDATE);
   }
 
   /**

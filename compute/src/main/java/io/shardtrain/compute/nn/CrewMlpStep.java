@@ -17,11 +17,6 @@ import java.util.function.Consumer;
  * {@link #finishForwardBackward}, once all parameters are in: {@link #forwardLayer} only keeps the
  * count. A batch the crew does not take (too small to cut, or the threads busy with another caller)
  * runs as {@link Mlp#forwardBackward}.
- *
- * <p>{@link #forwardBackwardUpdate} updates each hidden layer's weights on the threads that
- * computed their gradient, each its rows, inside the crew's step, and the biases and the output
- * layer (small, and the output layer's weights read by every thread in backward) on the caller
- * after it.
  */
 final class CrewMlpStep implements GradientStep {
   private final Mlp model;
@@ -69,11 +64,6 @@ final class CrewMlpStep implements GradientStep {
     return crew == null ? null : new CrewMlpStep(model, crew);
   }
 
-  @Override
-  public Mlp model() {
-    return model;
-  }
-
   /** How many steps the crew ran, not the model. */
   long crewSteps() {
     return crewSteps;
@@ -98,8 +88,12 @@ final class CrewMlpStep implements GradientStep {
   @Override
   public float finishForwardBackward(int[] labels, Consumer<Parameter> onGradient) {
     Objects.requireNonNull(onGradient, "onGradient");
-    Tensor in = takeInput();
-    if (crewRan(in, labels, null)) {
+    if (x == null) throw new IllegalStateException("no forward begun");
+    Tensor in = x;
+    x = null;
+    boolean fits = in.rank() == 2 && in.cols() == model.inputDim() && labels != null && labels.length == in.rows();
+    if (fits && crew.takes(in.rows()) && crew.step(in, labels, weights, biases, weightGrads, biasGrads)) {
+      crewSteps++;
       for (int l = weights.length - 1; l >= 0; l--) {
         onGradient.accept(parameters[l][0]);
         onGradient.accept(parameters[l][1]);
@@ -108,37 +102,5 @@ final class CrewMlpStep implements GradientStep {
     }
     // The model's own step: it names what does not fit, or runs what the crew does not take.
     return model.forwardBackward(in, labels, onGradient);
-  }
-
-  @Override
-  public float forwardBackwardUpdate(Tensor x, int[] labels, ParameterUpdate update) {
-    Objects.requireNonNull(update, "update");
-    beginForward(x);
-    Tensor in = takeInput();
-    // Parameter 2l is layer l's weight, 2l + 1 its bias (Mlp#parameters).
-    if (crewRan(in, labels, (layer, from, to) -> update.rows(2 * layer, from, to))) {
-      int o = weights.length - 1;
-      update.rows(2 * o, 0, weights[o].rows());
-      for (int l = 0; l <= o; l++) update.rows(2 * l + 1, 0, 1);
-      return crew.loss();
-    }
-    return model.forwardBackwardUpdate(in, labels, update);
-  }
-
-  private Tensor takeInput() {
-    if (x == null) throw new IllegalStateException("no forward begun");
-    Tensor in = x;
-    x = null;
-    return in;
-  }
-
-  /** Whether the crew ran the step on {@code in}; false where it does not fit or the crew was busy. */
-  private boolean crewRan(Tensor in, int[] labels, CrewStep.WeightRows ready) {
-    boolean fits = in.rank() == 2 && in.cols() == model.inputDim() && labels != null && labels.length == in.rows();
-    if (!fits || !crew.takes(in.rows()) || !crew.step(in, labels, weights, biases, weightGrads, biasGrads, ready)) {
-      return false;
-    }
-    crewSteps++;
-    return true;
   }
 }

@@ -1,8 +1,6 @@
 package io.shardtrain.compute.nn;
 
 import io.shardtrain.compute.Tensor;
-import java.util.List;
-import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
@@ -39,27 +37,6 @@ public interface GradientStep extends AutoCloseable {
     beginForward(x);
     return finishForwardBackward(labels, onGradient);
   }
-
-  /**
-   * Forward and backward on {@code x}, then every parameter's value updated by {@code update}
-   * from its gradient, each row once; the mean loss. Here after backward, each parameter's rows in
-   * the slices of its backend's {@code forEachRowSlice}; a step run by several threads updates each
-   * row where its gradient was computed, as soon as no part of the step reads it again.
-   */
-  default float forwardBackwardUpdate(Tensor x, int[] labels, ParameterUpdate update) {
-    Objects.requireNonNull(update, "update");
-    float loss = forwardBackward(x, labels, p -> { });
-    List<Parameter> parameters = model().parameters();
-    for (int i = 0; i < parameters.size(); i++) {
-      Tensor value = parameters.get(i).value();
-      int index = i;
-      model().backend().forEachRowSlice(value.rows(), value.cols(), (from, to) -> update.rows(index, from, to));
-    }
-    return loss;
-  }
-
-  /** The model whose parameter values this step reads and whose gradients it writes. */
-  Mlp model();
 
   /** Frees what the step holds on its device; the model stays usable. */
   @Override

@@ -165,12 +165,6 @@ public final class Mlp implements GradientStep {
     return logits;
   }
 
-  /** This model: it runs its own step. */
-  @Override
-  public Mlp model() {
-    return this;
-  }
-
   /** The number of dense layers, which {@link #forwardLayer} counts. */
   public int denseLayers() {
     return dense.size();

@@ -1,7 +1,6 @@
 package io.shardtrain.compute.optim;
 
 import io.shardtrain.compute.RowSlices;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The optimizer state of one parameter block: its slot arrays and how many updates it has had.
@@ -94,77 +93,18 @@ public final class OptimizerState {
    * the caller.
    */
   public void step(Optimizer optimizer, float rate, float[] weights, float[] grad, int columns, RowSlices slices) {
-    Update update = begin(optimizer, rate, weights, grad, columns);
-    if (update.inParts) slices.forEach(update.rows, columns, update::rows);
-    update.finish();
-  }
-
-  /**
-   * One update at learning rate {@code rate} of a block laid out as rows of {@code columns} values,
-   * to be applied rows at a time ({@link Update#rows}) where their gradient is ready, then
-   * counted ({@link Update#finish}). The arguments are checked here, so bad input changes no value.
-   */
-  public Update begin(Optimizer optimizer, float rate, float[] weights, float[] grad, int columns) {
+    if (!optimizer.elementwise() || weights == null || columns < 1 || weights.length <= columns
+        || weights.length % columns != 0) {
+      step(optimizer, rate, weights, grad);
+      return;
+    }
     checkLength(weights);
-    if (columns < 1 || weights.length % columns != 0) {
-      throw new IllegalArgumentException("a block of " + weights.length + " values is not rows of " + columns);
-    }
     long next = updates + 1;
+    // Checked before the first slice, so bad input changes no value.
     Checks.block(optimizer.name(), weights, grad, slots, optimizer.slotCount(), next);
-    return new Update(optimizer, rate, weights, grad, columns, next);
-  }
-
-  /**
-   * One update of a block, applied in parts: each of {@link #rows}' ranges possibly on another
-   * thread, as long as no two overlap and together they cover the block once; then {@link #finish}
-   * counts it. Where the optimizer is not element-wise, or the block is one row, the parts may be
-   * left out: they apply nothing, and {@link #finish} updates the block whole.
-   */
-  public final class Update {
-    private final Optimizer optimizer;
-    private final float rate;
-    private final float[] weights, grad;
-    private final int columns, rows;
-    private final long next;
-    private final boolean inParts;
-    private final AtomicInteger covered = new AtomicInteger();
-    private boolean finished;
-
-    private Update(Optimizer optimizer, float rate, float[] weights, float[] grad, int columns, long next) {
-      this.optimizer = optimizer;
-      this.rate = rate;
-      this.weights = weights;
-      this.grad = grad;
-      this.columns = columns;
-      this.rows = weights.length / columns;
-      this.next = next;
-      this.inParts = optimizer.elementwise() && rows > 1;
-    }
-
-    /** Applies the update to rows {@code [from, to)}, once their gradient is final. */
-    public void rows(int from, int to) {
-      if (from < 0 || from > to || to > rows) {
-        throw new IllegalArgumentException("rows [" + from + ", " + to + ") are not within a block of " + rows
-            + " rows");
-      }
-      if (!inParts) return;
-      optimizer.applyRange(weights, grad, slots, next, rate, from * columns, to * columns);
-      covered.addAndGet(to - from);
-    }
-
-    /**
-     * Counts the update, after every part ran (and their threads ended); a block that is not
-     * updated in parts is updated here, whole.
-     */
-    public void finish() {
-      if (finished) throw new IllegalStateException("update " + next + " already finished");
-      if (inParts && covered.get() != rows) {
-        throw new IllegalStateException("update " + next + " applied to " + covered.get() + " of " + rows + " rows");
-      }
-      if (!inParts) optimizer.apply(weights, grad, slots, next, rate);
-      finished = true;
-      updates = next;
-    }
+    slices.forEach(weights.length / columns, columns,
+        (from, to) -> optimizer.applyRange(weights, grad, slots, next, rate, from * columns, to * columns));
+    updates = next;
   }
 
   private void checkLength(float[] weights) {

@@ -56,11 +56,6 @@ class GradientStepTest {
             maxBatch[0] = (Integer) args[1];
             return new GradientStep() {
               @Override
-              public Mlp model() {
-                return model;
-              }
-
-              @Override
               public void beginForward(Tensor x) {
                 model.beginForward(x);
               }

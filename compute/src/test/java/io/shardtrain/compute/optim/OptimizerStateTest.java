@@ -182,55 +182,6 @@ class OptimizerStateTest {
   }
 
   @Test
-  void anUpdateAppliedByRowsOnTwoThreadsGivesTheValuesOfAWholeStepAndCountsOnceWhenFinished() throws Exception {
-    Optimizer adam = new Adam(0.9f, 0.999f, 1e-8f, 0.01f, true);
-    java.util.SplittableRandom random = new java.util.SplittableRandom(7);
-    float[] whole = new float[10 * 3];
-    float[] grad = new float[whole.length];
-    for (int i = 0; i < whole.length; i++) {
-      whole[i] = (float) random.nextDouble(-1, 1);
-      grad[i] = (float) random.nextDouble(-1, 1);
-    }
-    float[] parts = whole.clone();
-    OptimizerState a = OptimizerState.create(adam, whole.length);
-    OptimizerState b = OptimizerState.create(adam, whole.length);
-    for (int step = 0; step < 2; step++) {
-      a.step(adam, 0.1f, whole, grad);
-      OptimizerState.Update update = b.begin(adam, 0.1f, parts, grad, 3);
-      Thread other = new Thread(() -> update.rows(4, 10));
-      other.start();
-      update.rows(0, 4);
-      other.join();
-      assertEquals(step, b.updates(), "not counted before finish");
-      update.finish();
-    }
-    assertArrayEquals(whole, parts, 0f);
-    assertArrayEquals(a.slots()[1], b.slots()[1], 0f);
-    assertEquals(2, b.updates());
-  }
-
-  @Test
-  void anUpdateThatMissedRowsOrRunsOutsideTheBlockIsRefusedByName() {
-    Optimizer sgd = new Sgd(0f);
-    OptimizerState state = OptimizerState.create(sgd, 6);
-    float[] w = {1, 2, 3, 4, 5, 6};
-    OptimizerState.Update update = state.begin(sgd, 0.5f, w, new float[] {1, 1, 1, 1, 1, 1}, 2);
-    var outside = assertThrows(IllegalArgumentException.class, () -> update.rows(2, 4));
-    assertTrue(outside.getMessage().contains("rows [2, 4) are not within a block of 3 rows"), outside.getMessage());
-    update.rows(0, 1);
-    var missed = assertThrows(IllegalStateException.class, update::finish);
-    assertTrue(missed.getMessage().contains("applied to 1 of 3 rows"), missed.getMessage());
-    assertEquals(0, state.updates());
-    update.rows(1, 3);
-    update.finish();
-    assertArrayEquals(new float[] {0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f}, w, 0f);
-    assertEquals(1, state.updates());
-    assertThrows(IllegalStateException.class, update::finish);
-    var notRows = assertThrows(IllegalArgumentException.class, () -> state.begin(sgd, 0.5f, w, new float[6], 4));
-    assertTrue(notRows.getMessage().contains("a block of 6 values is not rows of 4"), notRows.getMessage());
-  }
-
-  @Test
   void anOptimizerUpdatesOnlyTheRangeItIsGivenAndOnlyAnElementWiseOneTakesARange() {
     float[] w = {1, 1, 1, 1};
     new Sgd(0f).applyRange(w, new float[] {1, 1, 1, 1}, new float[0][], 1, 0.5f, 1, 3);

@@ -1,6 +1,7 @@
 package io.shardtrain.samples.local;
 
 import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.compute.RowSlices;
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.Backend;
 import io.shardtrain.compute.backend.TimedBackend;
@@ -12,7 +13,6 @@ import io.shardtrain.compute.metrics.Accuracy;
 import io.shardtrain.compute.nn.Activation;
 import io.shardtrain.compute.nn.GradientStep;
 import io.shardtrain.compute.nn.Mlp;
-import io.shardtrain.compute.nn.ParameterUpdate;
 import io.shardtrain.compute.nn.Parameter;
 import io.shardtrain.compute.optim.LearningRateSchedule;
 import io.shardtrain.compute.optim.Optimizer;
@@ -89,25 +89,12 @@ public final class SingleProcessTraining {
     long samples = 0;
     double lossEma = Double.NaN;
     int epoch = 0;
-    OptimizerState.Update[] updates = new OptimizerState.Update[params.size()];
+    RowSlices rowSlices = backend::forEachRowSlice;
     TimedBackend timed = backend instanceof TimedBackend t ? t : null;
     if (timed != null) timed.recording(false);
-    // A profile counts the updates this thread runs as the optimizer's time; the crew's other
-    // threads' updates are their own phase ({@code update}) of the crew step.
-    Thread trainer = Thread.currentThread();
-    long[] updateNanos = new long[1];
-    ParameterUpdate update = timed == null ? (i, from, to) -> updates[i].rows(from, to) : (i, from, to) -> {
-      if (Thread.currentThread() != trainer) {
-        updates[i].rows(from, to);
-        return;
-      }
-      long start = System.nanoTime();
-      updates[i].rows(from, to);
-      updateNanos[0] += System.nanoTime() - start;
-    };
     long profileNanos = 0, dataNanos = 0, optimizerNanos = 0;
     // Forward and backward run where the backend keeps the model (resident on a GPU); the
-    // optimizer runs on the host values, which the step uploads again each time.
+    // optimizer runs here, on the host values that the step uploads again each time.
     try (GradientStep gradientStep = GradientStep.of(model, batch)) {
       for (long step = 1; step <= totalSteps; step++) {
         // Without a profile, only the two clock reads samples/s needs.
@@ -121,25 +108,23 @@ public final class SingleProcessTraining {
           tCopied = System.nanoTime();
           timed.recording(true);
         }
-        for (int i = 0; i < params.size(); i++) {
-          Parameter p = params.get(i);
-          OptimizerState state = states.get(i);
-          updates[i] = state.begin(optimizer, schedule.rate(state.updates()), p.value().data(), p.grad().data(),
-              p.value().cols());
+        float loss = gradientStep.forwardBackward(x, b.labels(), p -> { });
+        if (!Float.isFinite(loss)) {
+          throw new IllegalStateException("training diverged at step " + step + " (loss " + loss
+              + "); lower --lr (now " + settings.lr() + ")");
         }
-        // Each row is updated where its gradient was computed, inside the step (on the thread that
-        // computed it, when several run the step).
-        float loss = gradientStep.forwardBackwardUpdate(x, b.labels(), update);
         long tOptimizer = 0;
         if (timed != null) {
           timed.recording(false);
           tOptimizer = System.nanoTime();
         }
-        if (!Float.isFinite(loss)) {
-          throw new IllegalStateException("training diverged at step " + step + " (loss " + loss
-              + "); lower --lr (now " + settings.lr() + ")");
+        for (int i = 0; i < params.size(); i++) {
+          // In the row slices of the weight gradient's product: each thread updates the rows it computed.
+          Parameter p = params.get(i);
+          OptimizerState state = states.get(i);
+          state.step(optimizer, schedule.rate(state.updates()), p.value().data(), p.grad().data(), p.value().cols(),
+              rowSlices);
         }
-        for (OptimizerState.Update u : updates) u.finish();
         long tEnd = System.nanoTime();
         trainNanos += tEnd - t0;
         if (timed != null) {
@@ -167,7 +152,7 @@ public final class SingleProcessTraining {
     progress.finish();
     double finalAcc = evaluations.isEmpty() ? evaluate(model, test) : evaluations.get(evaluations.size() - 1).testAccuracy();
     OpProfileReport profile = timed == null ? null : new OpProfileReport(totalSteps, profileNanos, timed.snapshot(),
-        timed.crewPhases(), totalSteps * params.size(), optimizerNanos + updateNanos[0], dataNanos);
+        timed.crewPhases(), totalSteps * params.size(), optimizerNanos, dataNanos);
     return new Result(totalSteps, epoch, samples, trainNanos / 1e9, (System.nanoTime() - wallStart) / 1e9,
         lossEma, finalAcc, evaluations, model, profile);
   }

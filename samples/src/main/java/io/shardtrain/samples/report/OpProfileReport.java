@@ -56,8 +56,7 @@ public final class OpProfileReport {
 
   /**
    * As above, and {@code crew}: the steps the backend's threads ran together, a part of the
-   * backend's time less the updates the caller's thread (thread 0) ran in them, which
-   * {@code optimizerNanos} holds; or null.
+   * backend's time; or null.
    */
   public OpProfileReport(long steps, long wallNanos, List<TimedBackend.OpTime> ops, CrewStep.PhaseTimes crew,
       long optimizerCalls, long optimizerNanos, long dataNanos) {
@@ -71,10 +70,8 @@ public final class OpProfileReport {
       backend += op.nanos();
     }
     if (crew != null) {
-      // Thread 0 is the caller's: its updates are the optimizer's part.
-      long nanos = crew.stepNanos() - crew.nanos(0, CrewStep.Phase.UPDATE);
-      all.add(new Part(CREW_STEP, crew.steps(), nanos, 0));
-      backend += nanos;
+      all.add(new Part(CREW_STEP, crew.steps(), crew.stepNanos(), 0));
+      backend += crew.stepNanos();
     }
     this.backendNanos = backend;
     all.add(new Part(OPTIMIZER, optimizerCalls, optimizerNanos, 0));
