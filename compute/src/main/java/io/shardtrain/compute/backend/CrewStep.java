@@ -31,7 +31,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>{@link #takes} says for which batch sizes: those for which every hidden layer's forward is cut
  * by depth ({@link VectorGemm#cutByDepth}). Not thread-safe: one step at a time, as a model's.
  *
- * <p>A step profile ({@link #timePhases}) adds up, for each thread, the time of each {@link Phase}.
+ * <p>A step profile ({@link #timePhases}) adds up, for each thread, the time of each {@link Phase}
+ * in the steps it times.
  */
 public final class CrewStep {
   /** What a thread of a timed step spends its time on ({@link #phaseTimes}). */
@@ -100,6 +101,10 @@ public final class CrewStep {
   private float loss;
   /** Null until {@link #timePhases}: thread t's phase times from {@code t * TIMES_STRIDE}, then its stalls. */
   private long[] times;
+  /** Whether the steps from now on are timed ({@link #timePhases}). */
+  private boolean timing;
+  /** {@link #times} while the step now running is timed, else null: what its threads add to. */
+  private long[] live;
   /** When the timed step now running was called, for each thread's {@link Phase#START}. */
   private volatile long stepStart;
   private long timedSteps, timedNanos;
@@ -125,12 +130,16 @@ public final class CrewStep {
     return true;
   }
 
-  /** Times each thread's phases in the steps from now on ({@link #phaseTimes}); a clock read at each phase's end. */
-  public void timePhases() {
-    if (times == null) times = new long[threads * TIMES_STRIDE];
+  /**
+   * Times each thread's phases in the steps from now on ({@code on}; a clock read at each phase's
+   * end) or leaves them untimed; what earlier timed steps added stays ({@link #phaseTimes}).
+   */
+  public void timePhases(boolean on) {
+    if (on && times == null) times = new long[threads * TIMES_STRIDE];
+    timing = on;
   }
 
-  /** The phase times of the steps since {@link #timePhases}; null when not timed. */
+  /** The phase times of the steps timed so far ({@link #timePhases}); null when never timed. */
   public PhaseTimes phaseTimes() {
     long[] t = times;
     if (t == null) return null;
@@ -171,15 +180,16 @@ public final class CrewStep {
     this.biasGrads = biasGrads;
     this.caller = Thread.currentThread();
     meetings.reset();
+    live = timing ? times : null;
     long start = 0;
-    if (times != null) {
+    if (live != null) {
       start = System.nanoTime();
       stepStart = start;
     }
     try {
       crew.run(slices);
       boolean ran = !meetings.broken();
-      if (ran && times != null) {
+      if (ran && live != null) {
         timedSteps++;
         timedNanos += System.nanoTime() - start;
       }
@@ -213,10 +223,11 @@ public final class CrewStep {
       meetings.breakAll();
       return;
     }
-    if (times != null) {
+    long[] t = live;
+    if (t != null) {
       long now = System.nanoTime();
       me.mark = now;
-      if (me.t > 0) add(times, me.t, Phase.START, now - stepStart);
+      if (me.t > 0) add(t, me.t, Phase.START, now - stepStart);
     }
     try {
       if (forward(me)) backward(me);
@@ -228,7 +239,7 @@ public final class CrewStep {
 
   /** Adds the time since the thread's last lap to {@code phase}, when timed. */
   private void lap(Member me, Phase phase) {
-    long[] t = times;
+    long[] t = live;
     if (t == null) return;
     long now = System.nanoTime();
     add(t, me.t, phase, now - me.mark);

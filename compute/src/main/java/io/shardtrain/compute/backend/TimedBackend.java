@@ -23,7 +23,7 @@ import java.util.List;
  * dimensions; the key's text is built once, when a shape first runs. A GEMM on a backend with more
  * than one thread also reads its crew's totals before and after, to split its parallel runs
  * ({@link Slices}). Calls made while
- * {@link #recording} is off are passed on and not counted. Not thread-safe, like the models that
+ * {@link #recording} is off are passed on and not counted, and crew steps run then untimed. Not thread-safe, like the models that
  * call it.
  *
  * <p>A step that all the inner backend's threads run together ({@link #crewStep}) calls no
@@ -113,6 +113,7 @@ public final class TimedBackend implements Backend {
   /** Count the calls from now on ({@code true}, the start) or pass them on uncounted. */
   public void recording(boolean on) {
     recording = on;
+    for (CrewStep crew : crews) crew.timePhases(on);
   }
 
   /** Every key counted so far, in the order each first ran; a copy that later calls leave alone. */
@@ -126,13 +127,13 @@ public final class TimedBackend implements Backend {
   }
 
   /**
-   * The inner backend's {@link CpuBackend#crewStep}, its phases timed ({@link CrewStep#timePhases});
-   * null where it has none.
+   * The inner backend's {@link CpuBackend#crewStep}, its phases timed ({@link CrewStep#timePhases})
+   * while {@link #recording}; null where it has none.
    */
   public CrewStep crewStep(int... widths) {
     CrewStep crew = inner.crewStep(widths);
     if (crew != null) {
-      crew.timePhases();
+      crew.timePhases(recording);
       crews.add(crew);
     }
     return crew;
@@ -145,7 +146,7 @@ public final class TimedBackend implements Backend {
     long[] stalls = null, stallNanos = null;
     for (CrewStep crew : crews) {
       CrewStep.PhaseTimes p = crew.phaseTimes();
-      if (p.steps() == 0) continue;
+      if (p == null || p.steps() == 0) continue;
       steps += p.steps();
       stepNanos += p.stepNanos();
       int threads = p.nanos().length;

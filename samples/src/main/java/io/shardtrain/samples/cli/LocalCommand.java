@@ -45,6 +45,10 @@ final class LocalCommand implements Callable<Integer> {
       + "serialization time. Single process (cpu backend): each backend operation and shape (GEMMs with GFLOP/s), "
       + "the optimizer, data and other.")
   boolean profile;
+  @Option(names = "--profile-skip-first", paramLabel = "STEPS", description = "Single process: leave the first STEPS "
+      + "steps out of --profile's figures; the JIT compiles the step's code during its first thousands of steps, "
+      + "which run slower (default: 0).")
+  long profileSkipFirst;
 
   @Override
   public Integer call() throws Exception {
@@ -57,6 +61,7 @@ final class LocalCommand implements Callable<Integer> {
     if (trainers < 1) throw new IllegalArgumentException("shardtrain.train.trainers must be at least 1, got " + trainers);
     TrainSettings settings = TrainSettings.fromConfig(config);
     DataSets.requireKnown(settings.dataset());
+    checkProfileSkip(settings);
     // A misspelt mode fails whatever runs, though a single process has none.
     LocalRun.blockMode(config);
     // The dense kernels compile while the data is read; a factorization machine or a GPU does not run them.
@@ -86,7 +91,7 @@ final class LocalCommand implements Callable<Integer> {
           + " --trainers above 1); a single process has no node, so it is ignored here");
     }
     var data = DataSets.load(settings.dataset(), settings.dataDir());
-    LocalRun.Outcome r = run.single(settings, data, profile);
+    LocalRun.Outcome r = run.single(settings, data, profile, profileSkipFirst);
     Map<String, Object> m = r.summary();
     out.printf("%s: %s steps, %.0f samples/s, test accuracy %.4f, training loss %.4f (moving average)%n",
         settings.dataset(), m.get("steps"), m.get("samples_per_sec"), m.get("test_accuracy"), m.get("final_loss"));
@@ -94,6 +99,20 @@ final class LocalCommand implements Callable<Integer> {
     writeOutputs(m, r.metrics(), r.title());
     saveModel(r.model(), settings, data.train(), r.version());
     return 0;
+  }
+
+  private void checkProfileSkip(TrainSettings settings) {
+    if (profileSkipFirst < 0) {
+      throw new IllegalArgumentException("--profile-skip-first must not be negative, got " + profileSkipFirst);
+    }
+    if (profileSkipFirst == 0) return;
+    if (!profile) {
+      throw new IllegalArgumentException("--profile-skip-first leaves steps out of --profile's figures; add --profile");
+    }
+    if (CtrData.isCtr(settings.dataset()) || flags.ps > 0 || trainers > 1) {
+      throw new IllegalArgumentException("--profile-skip-first applies to a single process's profile (a dense model,"
+          + " no --ps, one trainer); a cluster's profile counts every step");
+    }
   }
 
   private Integer runCtr(LocalRun run, Config config, TrainSettings settings) throws Exception {

@@ -69,14 +69,14 @@ final class LocalRun {
 
   /** Trains one model in this process. */
   Outcome single(TrainSettings settings, DataSets.TrainTest data) {
-    return single(settings, data, false);
+    return single(settings, data, false, 0);
   }
 
   /**
    * Trains one model in this process; {@code profile}: time the steps by backend operation (the
-   * CPU backend's only, see {@link TimedBackend}).
+   * CPU backend's only, see {@link TimedBackend}), all but the first {@code profileSkip}.
    */
-  Outcome single(TrainSettings settings, DataSets.TrainTest data, boolean profile) {
+  Outcome single(TrainSettings settings, DataSets.TrainTest data, boolean profile, long profileSkip) {
     var choice = Backends.create(settings.backend(), settings.computeThreads());
     err.println("shardtrain: backend " + choice.backend().name() + " (" + choice.reason() + "), "
         + settings.computeThreads() + " compute thread(s)");
@@ -93,7 +93,7 @@ final class LocalRun {
     SingleProcessTraining.Result r;
     MetricsLog metrics = new MetricsLog();
     try (var backendToClose = backend) {
-      r = new SingleProcessTraining(settings, backend, progress, metrics).run(data.train(), data.test());
+      r = new SingleProcessTraining(settings, backend, progress, metrics, profileSkip).run(data.train(), data.test());
     }
     Map<String, Object> m = report(settings, r);
     if (r.profile() != null) m.put("profile", r.profile().json());

@@ -52,12 +52,24 @@ public final class SingleProcessTraining {
   private final Backend backend;
   private final ProgressBar progress;
   private final MetricsLog metrics;
+  private final long profileSkip;
 
   public SingleProcessTraining(TrainSettings settings, Backend backend, ProgressBar progress, MetricsLog metrics) {
+    this(settings, backend, progress, metrics, 0);
+  }
+
+  /**
+   * As above; on a {@link TimedBackend} the profile leaves the first {@code profileSkip} steps out
+   * (while the JIT compiles the step's code, for its first thousands of steps, they run slower).
+   */
+  public SingleProcessTraining(TrainSettings settings, Backend backend, ProgressBar progress, MetricsLog metrics,
+      long profileSkip) {
+    if (profileSkip < 0) throw new IllegalArgumentException("steps left out of the profile: " + profileSkip);
     this.settings = settings;
     this.backend = backend;
     this.progress = progress;
     this.metrics = metrics;
+    this.profileSkip = profileSkip;
   }
 
   public Result run(Dataset train, Dataset test) {
@@ -80,6 +92,10 @@ public final class SingleProcessTraining {
 
     int batch = settings.batch();
     long totalSteps = settings.stepsPerTrainer(train.size(), 1);
+    if (backend instanceof TimedBackend && profileSkip >= totalSteps) {
+      throw new IllegalArgumentException("leaving the first " + profileSkip + " steps out of the profile leaves none"
+          + " of the run's " + totalSteps + " to profile");
+    }
     LearningRateSchedule schedule = LearningRateSchedule.parse(settings.lrScheduleFor(totalSteps), (float) settings.lr());
     BatchReader reader = new BatchReader(train, batch, settings.seed(), true, new ReaderPosition(0, 0));
     Tensor full = Tensor.zeros(batch, train.dim());
@@ -97,14 +113,15 @@ public final class SingleProcessTraining {
     // optimizer runs here, on the host values that the step uploads again each time.
     try (GradientStep gradientStep = GradientStep.of(model, batch)) {
       for (long step = 1; step <= totalSteps; step++) {
+        boolean profiled = timed != null && step > profileSkip;
         // Without a profile, only the two clock reads samples/s needs.
-        long tRead = timed != null ? System.nanoTime() : 0;
+        long tRead = profiled ? System.nanoTime() : 0;
         // The reader writes a full batch straight into the model's input; a short one gets its own tensor.
         Batch b = reader.next(full.data());
         long t0 = System.nanoTime();
         x = b.features() == full.data() ? full : Tensor.wrap(b.features(), b.size(), train.dim());
         long tCopied = 0;
-        if (timed != null) {
+        if (profiled) {
           tCopied = System.nanoTime();
           timed.recording(true);
         }
@@ -114,7 +131,7 @@ public final class SingleProcessTraining {
               + "); lower --lr (now " + settings.lr() + ")");
         }
         long tOptimizer = 0;
-        if (timed != null) {
+        if (profiled) {
           timed.recording(false);
           tOptimizer = System.nanoTime();
         }
@@ -127,7 +144,7 @@ public final class SingleProcessTraining {
         }
         long tEnd = System.nanoTime();
         trainNanos += tEnd - t0;
-        if (timed != null) {
+        if (profiled) {
           profileNanos += tEnd - tRead;
           dataNanos += tCopied - tRead;
           optimizerNanos += tEnd - tOptimizer;
@@ -151,8 +168,9 @@ public final class SingleProcessTraining {
     }
     progress.finish();
     double finalAcc = evaluations.isEmpty() ? evaluate(model, test) : evaluations.get(evaluations.size() - 1).testAccuracy();
-    OpProfileReport profile = timed == null ? null : new OpProfileReport(totalSteps, profileNanos, timed.snapshot(),
-        timed.crewPhases(), totalSteps * params.size(), optimizerNanos, dataNanos);
+    long profiledSteps = totalSteps - profileSkip;
+    OpProfileReport profile = timed == null ? null : new OpProfileReport(profiledSteps, profileSkip, profileNanos,
+        timed.snapshot(), timed.crewPhases(), profiledSteps * params.size(), optimizerNanos, dataNanos);
     return new Result(totalSteps, epoch, samples, trainNanos / 1e9, (System.nanoTime() - wallStart) / 1e9,
         lossEma, finalAcc, evaluations, model, profile);
   }

@@ -23,7 +23,8 @@ public final class OpProfileReport {
   static final String OTHER = "other";
   static final String CREW_STEP = "crew step";
   private static final String SCOPE = "training steps only, each from reading its batch to the optimizer's last"
-      + " update; evaluation is left out. samples_per_sec counts from after the read, so it leaves data's read out";
+      + " update, but the first skipped_steps; evaluation is left out. samples_per_sec counts every step from after"
+      + " the read, so it leaves data's read out";
   private static final String OTHER_INCLUDES = "what runs outside the backend in a step: Dense.forward copying the"
       + " bias into every output row (part of each layer, not timed apart), the loss check and the timers";
 
@@ -39,6 +40,7 @@ public final class OpProfileReport {
   }
 
   private final long steps;
+  private final long skipped;
   private final long wallNanos;
   private final long backendNanos;
   private final List<Part> parts;
@@ -60,7 +62,14 @@ public final class OpProfileReport {
    */
   public OpProfileReport(long steps, long wallNanos, List<TimedBackend.OpTime> ops, CrewStep.PhaseTimes crew,
       long optimizerCalls, long optimizerNanos, long dataNanos) {
+    this(steps, 0, wallNanos, ops, crew, optimizerCalls, optimizerNanos, dataNanos);
+  }
+
+  /** As above, for the {@code steps} that followed the run's first {@code skipped}, which were not profiled. */
+  public OpProfileReport(long steps, long skipped, long wallNanos, List<TimedBackend.OpTime> ops,
+      CrewStep.PhaseTimes crew, long optimizerCalls, long optimizerNanos, long dataNanos) {
     this.steps = steps;
+    this.skipped = skipped;
     this.wallNanos = wallNanos;
     this.crew = crew;
     List<Part> all = new ArrayList<>();
@@ -90,8 +99,9 @@ public final class OpProfileReport {
   /** The total first, then one line per part, longest first. */
   public List<String> lines() {
     List<String> lines = new ArrayList<>();
-    lines.add(String.format(Locale.ROOT, "profile single process: %d steps, %.3f ms per step = backend operations"
-        + " %s + %s %s + %s %s + %s %s", steps, millisPerStep(wallNanos), figure(backendNanos), OPTIMIZER,
+    lines.add(String.format(Locale.ROOT, "profile single process: %d steps%s, %.3f ms per step = backend operations"
+        + " %s + %s %s + %s %s + %s %s", steps, skipped > 0 ? " after the first " + skipped : "",
+        millisPerStep(wallNanos), figure(backendNanos), OPTIMIZER,
         figure(part(OPTIMIZER).nanos()), DATA, figure(part(DATA).nanos()), OTHER, figure(part(OTHER).nanos())));
     for (Part p : parts) {
       StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "profile   %s: %.3f ms (%.1f%%)", p.name(),
@@ -133,6 +143,7 @@ public final class OpProfileReport {
     m.put("scope", SCOPE);
     m.put("other_includes", OTHER_INCLUDES);
     m.put("steps", steps);
+    m.put("skipped_steps", skipped);
     m.put("wall_ns", wallNanos);
     m.put("ms_per_step", millisPerStep(wallNanos));
     m.put("backend_ms_per_step", millisPerStep(backendNanos));

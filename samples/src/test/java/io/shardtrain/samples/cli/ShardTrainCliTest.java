@@ -292,6 +292,35 @@ class ShardTrainCliTest {
   }
 
   @Test
+  void aSingleProcessProfileLeavesOutTheFirstStepsItIsToldToAndTheOptionIsRefusedWhereItCannotApply()
+      throws IOException {
+    Path report = dataDir.resolve("skip-profile.json");
+    Run r = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--hidden", "16,8",
+        "--batch", "32", "--steps", "6", "--compute-threads", "1", "--no-progress", "--profile",
+        "--profile-skip-first", "2", "--report", report.toString());
+    assertEquals(0, r.exit(), r.err());
+    String profile = Files.readString(report);
+    profile = profile.substring(profile.indexOf("\"profile\": {"));
+    assertEquals(4, field(profile, "steps"));
+    assertEquals(2, field(profile, "skipped_steps"));
+    assertTrue(Pattern.compile("\"op\": \"gemm\\+bias\\+relu 32x64x16\",\\s*\"calls\": 4,").matcher(profile).find(),
+        "one first-layer GEMM per profiled step:\n" + profile);
+    assertTrue(r.out().contains("profile single process: 4 steps after the first 2, "), r.out());
+
+    String[][] refused = {
+        {"--profile-skip-first 2", "--profile-skip-first leaves steps out of --profile's figures; add --profile"},
+        {"--profile --profile-skip-first -1", "--profile-skip-first must not be negative, got -1"},
+        {"--profile --profile-skip-first 2 --trainers 2", "--profile-skip-first applies to a single process's profile"
+            + " (a dense model, no --ps, one trainer); a cluster's profile counts every step"},
+    };
+    for (String[] c : refused) {
+      Run bad = run(("local --steps 6 --no-progress " + c[0]).split(" "));
+      assertEquals(2, bad.exit(), c[0] + ": " + bad.out() + bad.err());
+      assertEquals("shardtrain: error: " + c[1], bad.err().strip(), c[0]);
+    }
+  }
+
+  @Test
   void profileSplitsASingleProcesssStepsByOperationLeavingEvaluationOut() throws IOException {
     Path report = dataDir.resolve("single-profile.json");
     // Evaluating every 2 steps runs predict's GEMMs (256 test rows) many times: none may be counted.

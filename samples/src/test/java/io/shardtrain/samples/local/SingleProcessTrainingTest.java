@@ -42,12 +42,17 @@ class SingleProcessTrainingTest {
   }
 
   private static SingleProcessTraining.Result train(String optimizer, Backend backend) {
+    return train(optimizer, backend, 0);
+  }
+
+  /** 30 steps; a profile leaves out the first {@code profileSkip}. */
+  private static SingleProcessTraining.Result train(String optimizer, Backend backend, long profileSkip) {
     TrainSettings settings = new TrainSettings("blobs", new int[] {300, 128}, "relu", optimizer, 0.01, "constant",
         0.0, 64, 0, 30, 42, 0, "cpu", backend.threads(), null, null, null);
     PrintStream quiet = new PrintStream(OutputStream.nullOutputStream());
     try (backend) {
-      return new SingleProcessTraining(settings, backend, ProgressBar.messagesOnly(quiet), new MetricsLog())
-          .run(blobs(1280, 1), blobs(256, 2));
+      return new SingleProcessTraining(settings, backend, ProgressBar.messagesOnly(quiet), new MetricsLog(),
+          profileSkip).run(blobs(1280, 1), blobs(256, 2));
     }
   }
 
@@ -80,6 +85,37 @@ class SingleProcessTrainingTest {
       assertTrue((double) t.get("forward_ms_per_step") > 0, t.toString());
       assertTrue((double) t.get("backward_ms_per_step") > 0, t.toString());
     }
+  }
+
+  @Test
+  @SuppressWarnings("unchecked")
+  void aProfileThatLeavesTheFirstStepsOutCountsOnlyTheStepsAfterThemAndTrainsTheSameModel() {
+    SingleProcessTraining.Result one = train("sgd", 1);
+    TimedBackend timed = TimedBackend.wrap(CpuBackend.create(2));
+    SingleProcessTraining.Result profiled = train("sgd", timed, 12);
+    assertEquals(one.finalLoss(), profiled.finalLoss());
+    assertEquals(30, profiled.steps());
+    Map<String, Object> json = profiled.profile().json();
+    assertEquals(18L, json.get("steps"));
+    assertEquals(12L, json.get("skipped_steps"));
+    assertEquals(18, timed.crewPhases().steps(), "the crew's phases of the profiled steps only");
+    List<Map<String, Object>> ops = (List<Map<String, Object>>) json.get("ops");
+    Map<String, Long> calls = ops.stream().collect(Collectors.toMap(o -> (String) o.get("op"), o -> (Long) o.get("calls")));
+    assertEquals(Map.of("crew step", 18L, "optimizer", 18L * 6, "data", 18L, "other", 18L), calls);
+    assertTrue(profiled.profile().lines().get(0).startsWith("profile single process: 18 steps after the first 12, "),
+        profiled.profile().lines().get(0));
+
+    // One thread: each operation once per profiled step.
+    TimedBackend single = TimedBackend.wrap(CpuBackend.create(1));
+    train("sgd", single, 25);
+    for (TimedBackend.OpTime op : single.snapshot()) {
+      if (op.op().startsWith("gemm+bias+relu 64x300")) assertEquals(5, op.calls(), op.toString());
+    }
+
+    IllegalArgumentException none = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> train("sgd", TimedBackend.wrap(CpuBackend.create(1)), 30));
+    assertEquals("leaving the first 30 steps out of the profile leaves none of the run's 30 to profile",
+        none.getMessage());
   }
 
   @Test
