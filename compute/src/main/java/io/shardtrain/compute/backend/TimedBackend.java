@@ -22,9 +22,8 @@ import java.util.List;
  * <p>Each call costs two clock reads and a lookup in a small table keyed by the operation and its
  * dimensions; the key's text is built once, when a shape first runs. A GEMM on a backend with more
  * than one thread also reads its crew's totals before and after, to split its parallel runs
- * ({@link Slices}). Calls made while
- * {@link #recording} is off are passed on and not counted, and crew steps run then untimed. Not thread-safe, like the models that
- * call it.
+ * ({@link Slices}). Calls made while {@link #recording} is off are passed on and not counted, and
+ * crew steps run then untimed. Not thread-safe, like the models that call it.
  *
  * <p>A step that all the inner backend's threads run together ({@link #crewStep}) calls no
  * operation through here: it is timed by its threads' phases instead ({@link #crewPhases}), so that

@@ -100,7 +100,8 @@ class SingleProcessTrainingTest {
     assertEquals(12L, json.get("skipped_steps"));
     assertEquals(18, timed.crewPhases().steps(), "the crew's phases of the profiled steps only");
     List<Map<String, Object>> ops = (List<Map<String, Object>>) json.get("ops");
-    Map<String, Long> calls = ops.stream().collect(Collectors.toMap(o -> (String) o.get("op"), o -> (Long) o.get("calls")));
+    Map<String, Long> calls =
+        ops.stream().collect(Collectors.toMap(o -> (String) o.get("op"), o -> (Long) o.get("calls")));
     assertEquals(Map.of("crew step", 18L, "optimizer", 18L * 6, "data", 18L, "other", 18L), calls);
     assertTrue(profiled.profile().lines().get(0).startsWith("profile single process: 18 steps after the first 12, "),
         profiled.profile().lines().get(0));
