@@ -2,6 +2,7 @@ package io.shardtrain.samples.local;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.shardtrain.actors.config.TrainSettings;
@@ -109,11 +110,11 @@ class SingleProcessTrainingTest {
     // One thread: each operation once per profiled step.
     TimedBackend single = TimedBackend.wrap(CpuBackend.create(1));
     train("sgd", single, 25);
-    for (TimedBackend.OpTime op : single.snapshot()) {
-      if (op.op().startsWith("gemm+bias+relu 64x300")) assertEquals(5, op.calls(), op.toString());
-    }
+    TimedBackend.OpTime firstLayer = single.snapshot().stream()
+        .filter(op -> op.op().equals("gemm+bias+relu 64x300x300")).findFirst().orElseThrow();
+    assertEquals(5, firstLayer.calls(), firstLayer.toString());
 
-    IllegalArgumentException none = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+    IllegalArgumentException none = assertThrows(IllegalArgumentException.class,
         () -> train("sgd", TimedBackend.wrap(CpuBackend.create(1)), 30));
     assertEquals("leaving the first 30 steps out of the profile leaves none of the run's 30 to profile",
         none.getMessage());
