@@ -47,25 +47,12 @@ public final class OpProfileReport {
   private final CrewStep.PhaseTimes crew;
 
   /**
-   * {@code steps} steps took {@code wallNanos}; of that, {@code ops} ran on the backend,
-   * {@code optimizerNanos} in {@code optimizerCalls} parameter updates and {@code dataNanos} read
-   * and copied batches. The rest is {@code other}.
+   * {@code steps} steps, those after the run's first {@code skipped} (not profiled), took
+   * {@code wallNanos}; of that, {@code ops} ran on the backend, and {@code crew} (or null), the
+   * steps the backend's threads ran together, is a part of the backend's time; {@code optimizerNanos}
+   * went in {@code optimizerCalls} parameter updates and {@code dataNanos} read and copied batches.
+   * The rest is {@code other}.
    */
-  public OpProfileReport(long steps, long wallNanos, List<TimedBackend.OpTime> ops, long optimizerCalls,
-      long optimizerNanos, long dataNanos) {
-    this(steps, wallNanos, ops, null, optimizerCalls, optimizerNanos, dataNanos);
-  }
-
-  /**
-   * As above, and {@code crew}: the steps the backend's threads ran together, a part of the
-   * backend's time; or null.
-   */
-  public OpProfileReport(long steps, long wallNanos, List<TimedBackend.OpTime> ops, CrewStep.PhaseTimes crew,
-      long optimizerCalls, long optimizerNanos, long dataNanos) {
-    this(steps, 0, wallNanos, ops, crew, optimizerCalls, optimizerNanos, dataNanos);
-  }
-
-  /** As above, for the {@code steps} that followed the run's first {@code skipped}, which were not profiled. */
   public OpProfileReport(long steps, long skipped, long wallNanos, List<TimedBackend.OpTime> ops,
       CrewStep.PhaseTimes crew, long optimizerCalls, long optimizerNanos, long dataNanos) {
     this.steps = steps;

@@ -19,7 +19,7 @@ class OpProfileReportTest {
         new OpTime("gemm 64x784x512", 10, 40 * MS, 10 * 2L * 64 * 784 * 512),
         new OpTime("relu 64x512", 10, 5 * MS, 0),
         new OpTime("gemm 784x64x512:tn", 20, 15 * MS, 20 * 2L * 784 * 64 * 512));
-    return new OpProfileReport(10, 100 * MS, ops, 40, 20 * MS, 15 * MS);
+    return new OpProfileReport(10, 0, 100 * MS, ops, null, 40, 20 * MS, 15 * MS);
   }
 
   @Test
@@ -41,7 +41,7 @@ class OpProfileReportTest {
   void aParallelProductsLineAndJsonSplitItsRunsPerStep() {
     List<OpTime> ops = List.of(new OpTime("gemm 64x784x512", 10, 40 * MS, 10 * 2L * 64 * 784 * 512,
         new TimedBackend.Slices(20, 30 * MS, 36 * MS, 2 * MS, 9 * MS)));
-    OpProfileReport r = new OpProfileReport(10, 100 * MS, ops, 40, 20 * MS, 15 * MS);
+    OpProfileReport r = new OpProfileReport(10, 0, 100 * MS, ops, null, 40, 20 * MS, 15 * MS);
     assertEquals("profile   gemm 64x784x512: 4.000 ms (40.0%), 1 call per step, 12.8 GFLOP/s; in parallel: 2 runs per"
         + " step, caller 3.000 ms, workers 3.600 ms, hand-offs 0.200 ms, caller waited 0.900 ms", r.lines().get(1));
     Map<String, Object> gemm = ((List<Map<String, Object>>) r.json().get("ops")).get(0);
@@ -58,7 +58,7 @@ class OpProfileReportTest {
         {1 * MS, 22 * MS, 2 * MS, 2 * MS, 36 * MS, 1 * MS, 2 * MS}};
     // Two of thread 0's waits were stalls, 1.5 ms each.
     CrewStep.PhaseTimes crew = new CrewStep.PhaseTimes(10, 70 * MS, nanos, new long[] {2, 0}, new long[] {3 * MS, 0});
-    OpProfileReport r = new OpProfileReport(10, 100 * MS, List.of(), crew, 40, 20 * MS, 5 * MS);
+    OpProfileReport r = new OpProfileReport(10, 0, 100 * MS, List.of(), crew, 40, 20 * MS, 5 * MS);
     assertEquals(List.of(
         "profile single process: 10 steps, 10.000 ms per step = backend operations 7.000 (70.0%) + optimizer 2.000"
             + " (20.0%) + data 0.500 (5.0%) + other 0.500 (5.0%)",
@@ -110,7 +110,7 @@ class OpProfileReportTest {
         new OpTime("gemm 64x784x512", 3000, 3000 * MS, 3000 * 2L * 64 * 784 * 512),
         new OpTime("gemm 32x784x512", 1, MS / 2, 2L * 32 * 784 * 512),
         new OpTime("relu 64x512", 6000, 100 * MS, 0));
-    List<String> lines = new OpProfileReport(3000, 4000 * MS, ops, 3000, 10 * MS, 10 * MS).lines();
+    List<String> lines = new OpProfileReport(3000, 0, 4000 * MS, ops, null, 3000, 10 * MS, 10 * MS).lines();
     assertEquals(List.of("1 call per step", "2 calls per step", "1 call in 3000 steps"),
         lines.stream().filter(l -> l.contains("gemm 64x784x512") || l.contains("gemm 32x784x512")
             || l.contains("relu")).map(l -> l.replaceAll(".*%\\), ", "").replaceAll(", [0-9.]+ GFLOP/s", "")).toList());
