@@ -12,10 +12,10 @@ window=${3:-10}
 M2="--dataset mnist --hidden 512,256 --optimizer sgd --lr 0.05 --batch 64 --no-progress"
 out=$(mktemp -d)
 bin/shardtrain local $M2 --steps 200000 --compute-threads "$threads" > "$out/run.txt" 2>&1 &
-runner=$!
-trap 'pkill -f "io.shardtrain.samples.cli.ShardTrainCli local" 2>/dev/null || true; wait $runner 2>/dev/null || true' EXIT
+# bin/shardtrain ends in exec java, so this is the trainer's JVM.
+pid=$!
+trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true' EXIT
 sleep "$wait_s"
-pid=$(pgrep -f "io.shardtrain.samples.cli.ShardTrainCli local" | head -1)
 threads_of() { # TID NAME CPU_NS SWITCHES INVOLUNTARY
   for t in /proc/"$pid"/task/*; do
     name=$(tr ' ' '_' < "$t/comm")
@@ -25,7 +25,7 @@ threads_of() { # TID NAME CPU_NS SWITCHES INVOLUNTARY
 }
 processes() { # PID NAME TICKS
   for p in /proc/[0-9]*; do
-    case "${p##*/}" in "$pid" | "$$" | "$runner") continue ;; esac
+    case "${p##*/}" in "$pid" | "$$") continue ;; esac
     awk '{n = $2; for (i = 3; $(i) !~ /^[A-Z]$/; i++) n = n "_" $(i); print FILENAME, n, $(i + 12) + $(i + 13)}' \
       "$p/stat" 2>/dev/null | sed 's|/proc/||; s|/stat||'
   done
