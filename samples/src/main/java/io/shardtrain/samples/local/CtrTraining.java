@@ -27,7 +27,8 @@ import java.util.Locale;
  * Trains a factorization machine on click-through data in this process, without actors: its id
  * rows in a {@link SparseTable} (created when first updated, AdaGrad per row), its dense part in
  * one array under the job's optimizer. The reference the distributed modes are measured against.
- * Throughput counts training steps only (no data generation or evaluation); the test AUC comes
+ * Throughput counts training steps, each from its batch's read (not the data's generation or
+ * evaluation); the test AUC comes
  * from an {@link AucHistogram}, as the distributed modes merge it, and is checked against the
  * exact sort-based AUC.
  */
@@ -82,8 +83,8 @@ public final class CtrTraining {
     long distinctRows = 0;
     double lossEma = Double.NaN;
     for (long s = 1; s <= totalSteps; s++) {
-      Batch b = reader.next();
       long t0 = System.nanoTime();
+      Batch b = reader.next();
       train.copyIds(b.indices(), 0, b.size(), ids);
       step.index(ids, b.size());
       BatchRows rows = step.rowIds();
