@@ -1,5 +1,6 @@
 package io.shardtrain.compute.backend;
 
+import io.shardtrain.compute.ColumnFill;
 import io.shardtrain.compute.Tensor;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -39,6 +40,8 @@ public final class CrewStep {
   public enum Phase {
     /** From the step's call to the thread's start: the hand-off (none on the caller's thread, 0). */
     START,
+    /** Copying the batch's columns the thread reads, where the step was given them to copy ({@link ColumnFill}). */
+    READ,
     /** The hidden layers' forward products, the thread's depth blocks. */
     FORWARD,
     /** Adding up the partial products in block order, and the rectifier. */
@@ -95,6 +98,7 @@ public final class CrewStep {
 
   // This step's operands, set before the crew starts and read by every thread.
   private Tensor x;
+  private ColumnFill fill;
   private int[] labels;
   private Tensor[] weights, biases, weightGrads, biasGrads;
   private Thread caller;
@@ -162,10 +166,12 @@ public final class CrewStep {
    * Forward, loss and backward on {@code x} ({@code batch x widths[0]}) and {@code labels}, reading
    * each layer's weight and bias and writing their gradients; false, with nothing to rely on
    * written, when the backend's threads are busy with another caller's work (the caller then runs
-   * the step another way). Requires {@link #takes}{@code (x.rows())}.
+   * the step another way). Where {@code fill} is not null, each thread first copies into {@code x}
+   * the columns it reads (its rows of the first layer's weights): none of the batch then crosses
+   * between cores. Requires {@link #takes}{@code (x.rows())}.
    */
-  public boolean step(Tensor x, int[] labels, Tensor[] weights, Tensor[] biases, Tensor[] weightGrads,
-      Tensor[] biasGrads) {
+  public boolean step(Tensor x, ColumnFill fill, int[] labels, Tensor[] weights, Tensor[] biases,
+      Tensor[] weightGrads, Tensor[] biasGrads) {
     int b = x.rows();
     if (!takes(b)) throw new IllegalArgumentException("a crew step does not take a batch of " + b + " rows");
     if (labels.length != b) {
@@ -173,6 +179,7 @@ public final class CrewStep {
     }
     if (members == null || batch != b) allocate(b);
     this.x = x;
+    this.fill = fill;
     this.labels = labels;
     this.weights = weights;
     this.biases = biases;
@@ -196,6 +203,7 @@ public final class CrewStep {
       return ran;
     } finally {
       this.x = null;
+      this.fill = null;
       this.weights = this.biases = this.weightGrads = this.biasGrads = null;
     }
   }
@@ -230,6 +238,10 @@ public final class CrewStep {
       if (me.t > 0) add(t, me.t, Phase.START, now - stepStart);
     }
     try {
+      if (fill != null) {
+        fill.columns(rowStart(0, me.t), rowStart(0, me.t + 1));
+        lap(me, Phase.READ);
+      }
       if (forward(me)) backward(me);
     } catch (Throwable e) {
       meetings.breakAll();

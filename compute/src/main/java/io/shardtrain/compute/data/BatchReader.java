@@ -110,7 +110,20 @@ public final class BatchReader {
     return next(batchSize, features);
   }
 
+  /**
+   * The next batch as {@link #next()}, its features left unread (null): the caller copies them
+   * from the data set ({@link Dataset#copyFeatureColumns}), as a step run by several threads does,
+   * each thread the columns it reads.
+   */
+  public Batch nextUnread() {
+    return next(batchSize, null, false);
+  }
+
   private Batch next(int limit, float[] reuse) {
+    return next(limit, reuse, true);
+  }
+
+  private Batch next(int limit, float[] reuse, boolean read) {
     if (limit < 1) throw new IllegalArgumentException("batch limit must be at least 1, not " + limit);
     if (epochDone()) {
       epoch++;
@@ -123,8 +136,11 @@ public final class BatchReader {
       int p = (int) offset + k;
       indices[k] = from + (ord == null ? p : ord[p]);
     }
-    float[] features = reuse != null && reuse.length == count * data.dim() ? reuse : new float[count * data.dim()];
-    data.copyFeatures(indices, 0, count, features);
+    float[] features = null;
+    if (read) {
+      features = reuse != null && reuse.length == count * data.dim() ? reuse : new float[count * data.dim()];
+      data.copyFeatures(indices, 0, count, features);
+    }
     int[] labels = null;
     float[] targets = null;
     if (data.isClassification()) {

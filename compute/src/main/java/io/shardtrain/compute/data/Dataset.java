@@ -116,6 +116,18 @@ public final class Dataset {
    * {@code dst[0, count*dim)}.
    */
   public void copyFeatures(int[] indices, int from, int count, float[] dst) {
+    copyFeatureColumns(indices, from, count, 0, dim, dst);
+  }
+
+  /**
+   * Copies columns {@code [c0, c1)} of the feature rows of {@code indices[from, from+count)}, in that
+   * order, into the same columns of {@code dst}'s rows (row k from {@code k*dim}): one thread's share
+   * of a batch whose columns several threads copy, each the columns it reads.
+   */
+  public void copyFeatureColumns(int[] indices, int from, int count, int c0, int c1, float[] dst) {
+    if (c0 < 0 || c1 > dim || c0 > c1) {
+      throw new IllegalArgumentException("columns [" + c0 + ", " + c1 + ") of rows of dim " + dim);
+    }
     checkRange(indices, from, count);
     if ((long) count * dim > dst.length) {
       throw new IllegalArgumentException(
@@ -124,7 +136,7 @@ public final class Dataset {
     for (int k = 0; k < count; k++) {
       int i = indices[from + k];
       checkIndex(i);
-      System.arraycopy(features, (base + i) * dim, dst, k * dim, dim);
+      System.arraycopy(features, (base + i) * dim + c0, dst, k * dim + c0, c1 - c0);
     }
   }
 

@@ -1,5 +1,6 @@
 package io.shardtrain.compute.nn;
 
+import io.shardtrain.compute.ColumnFill;
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.Backend;
 import io.shardtrain.compute.backend.CpuBackend;
@@ -91,16 +92,33 @@ final class CrewMlpStep implements GradientStep {
     if (x == null) throw new IllegalStateException("no forward begun");
     Tensor in = x;
     x = null;
-    boolean fits = in.rank() == 2 && in.cols() == model.inputDim() && labels != null && labels.length == in.rows();
-    if (fits && crew.takes(in.rows()) && crew.step(in, labels, weights, biases, weightGrads, biasGrads)) {
-      crewSteps++;
-      for (int l = weights.length - 1; l >= 0; l--) {
-        onGradient.accept(parameters[l][0]);
-        onGradient.accept(parameters[l][1]);
-      }
-      return crew.loss();
-    }
+    if (crewStep(in, null, labels, onGradient)) return crew.loss();
     // The model's own step: it names what does not fit, or runs what the crew does not take.
     return model.forwardBackward(in, labels, onGradient);
+  }
+
+  /** The crew's threads each copy the batch's columns they read, in the step ({@link CrewStep}). */
+  @Override
+  public float forwardBackward(Tensor x, ColumnFill fill, int[] labels, Consumer<Parameter> onGradient) {
+    Objects.requireNonNull(fill, "fill");
+    Objects.requireNonNull(onGradient, "onGradient");
+    if (crewStep(x, fill, labels, onGradient)) return crew.loss();
+    // Copying again what some threads may have copied before the crew gave the step up changes nothing.
+    fill.columns(0, x.cols());
+    return model.forwardBackward(x, labels, onGradient);
+  }
+
+  /** Runs the step on the crew, {@code fill} (where not null) copying the batch; false where it does not take it. */
+  private boolean crewStep(Tensor in, ColumnFill fill, int[] labels, Consumer<Parameter> onGradient) {
+    boolean fits = in.rank() == 2 && in.cols() == model.inputDim() && labels != null && labels.length == in.rows();
+    if (!fits || !crew.takes(in.rows()) || !crew.step(in, fill, labels, weights, biases, weightGrads, biasGrads)) {
+      return false;
+    }
+    crewSteps++;
+    for (int l = weights.length - 1; l >= 0; l--) {
+      onGradient.accept(parameters[l][0]);
+      onGradient.accept(parameters[l][1]);
+    }
+    return true;
   }
 }

@@ -1,5 +1,6 @@
 package io.shardtrain.compute.nn;
 
+import io.shardtrain.compute.ColumnFill;
 import io.shardtrain.compute.Tensor;
 import java.util.function.Consumer;
 
@@ -36,6 +37,15 @@ public interface GradientStep extends AutoCloseable {
   default float forwardBackward(Tensor x, int[] labels, Consumer<Parameter> onGradient) {
     beginForward(x);
     return finishForwardBackward(labels, onGradient);
+  }
+
+  /**
+   * Forward and backward on {@code x}, whose features {@code fill} writes first: here all of them
+   * on the caller; a step run by several threads has each thread write the columns it reads.
+   */
+  default float forwardBackward(Tensor x, ColumnFill fill, int[] labels, Consumer<Parameter> onGradient) {
+    fill.columns(0, x.cols());
+    return forwardBackward(x, labels, onGradient);
   }
 
   /** Frees what the step holds on its device; the model stays usable. */

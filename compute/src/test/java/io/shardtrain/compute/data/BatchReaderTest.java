@@ -54,6 +54,24 @@ class BatchReaderTest {
   }
 
   @Test
+  void anUnreadBatchHasTheSameExamplesAndLabelsAndNoFeatures() {
+    BatchReader plain = new BatchReader(data(), 5, 11L, true, ReaderPosition.START);
+    BatchReader unread = new BatchReader(data(), 5, 11L, true, ReaderPosition.START);
+    for (int i = 0; i < 10; i++) {
+      Batch expected = plain.next();
+      Batch actual = unread.nextUnread();
+      assertArrayEquals(expected.indices(), actual.indices(), "batch " + i);
+      assertArrayEquals(expected.labels(), actual.labels(), "batch " + i);
+      assertNull(actual.features(), "batch " + i);
+      assertEquals(expected.size(), actual.size());
+      assertEquals(expected.positionAfter(), actual.positionAfter());
+      float[] copied = new float[actual.size() * 2];
+      data().copyFeatures(actual.indices(), 0, actual.size(), copied);
+      assertArrayEquals(expected.features(), copied, "batch " + i + " copied from its indices");
+    }
+  }
+
+  @Test
   void everyExampleExactlyOncePerEpochWithMatchingFeaturesAndLabels() {
     BatchReader r = new BatchReader(data(), 5, 11L, true, ReaderPosition.START);
     for (int e = 0; e < 3; e++) {

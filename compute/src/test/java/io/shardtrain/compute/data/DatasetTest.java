@@ -22,6 +22,21 @@ class DatasetTest {
   }
 
   @Test
+  void copyFeatureColumnsWritesOnlyThoseColumnsOfEachRow() {
+    Dataset d = Dataset.classification(new float[] {0, 1, 2, 10, 11, 12, 20, 21, 22}, 3, new int[] {0, 1, 2}, 3);
+    float[] dst = {-1, -1, -1, -1, -1, -1};
+    d.copyFeatureColumns(new int[] {2, 0}, 0, 2, 1, 3, dst);
+    assertArrayEquals(new float[] {-1, 21, 22, -1, 1, 2}, dst);
+    d.copyFeatureColumns(new int[] {2, 0}, 0, 2, 0, 1, dst);
+    assertArrayEquals(new float[] {20, 21, 22, 0, 1, 2}, dst);
+    assertEquals("columns [2, 4) of rows of dim 3", assertThrows(IllegalArgumentException.class,
+        () -> d.copyFeatureColumns(new int[] {0}, 0, 1, 2, 4, dst)).getMessage());
+    assertEquals("columns [2, 1) of rows of dim 3", assertThrows(IllegalArgumentException.class,
+        () -> d.copyFeatureColumns(new int[] {0}, 0, 1, 2, 1, dst)).getMessage());
+    assertArrayEquals(new float[] {20, 21, 22, 0, 1, 2}, dst, "a refused copy writes nothing");
+  }
+
+  @Test
   void sliceIsAViewWithShiftedIndices() {
     Dataset s = fourByTwo().slice(1, 3);
     assertEquals(2, s.size());

@@ -8,11 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.shardtrain.compute.ColumnFill;
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.backend.CrewStep;
 import io.shardtrain.compute.backend.TimedBackend;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -87,6 +89,78 @@ class CrewMlpStepTest {
   }
 
   @Test
+  void eachThreadCopiesTheColumnsItReadsAndTheStepKeepsOneThreadsBits() {
+    try (CpuBackend one = CpuBackend.create(1); CpuBackend crew = CpuBackend.create(2)) {
+      Mlp reference = mnistMlp(one);
+      Mlp model = mnistMlp(crew);
+      Random r = new Random(9);
+      try (GradientStep step = GradientStep.of(model, 64)) {
+        for (int s = 0; s < 2; s++) {
+          Tensor source = batch(64, 784, r);
+          int[] y = labels(64, 10, r);
+          Tensor x = Tensor.zeros(64, 784);
+          List<String> copied = Collections.synchronizedList(new ArrayList<>());
+          ColumnFillOf fill = new ColumnFillOf(source, x, copied);
+          assertEquals(reference.forwardBackward(source, y, p -> { }), step.forwardBackward(x, fill, y, p -> { }),
+              "loss of step " + s);
+          for (int i = 0; i < model.parameters().size(); i++) {
+            assertArrayEquals(reference.parameters().get(i).grad().data(), model.parameters().get(i).grad().data(),
+                model.parameters().get(i).name() + " gradient of step " + s);
+          }
+          // The first layer's 784 rows are four depth blocks of 196, two for each thread, and so are x's columns.
+          assertEquals(List.of("[0, 392) on the caller", "[392, 784) on another thread"),
+              copied.stream().sorted().toList());
+          assertArrayEquals(source.data(), x.data());
+        }
+        assertEquals(2, ((CrewMlpStep) step).crewSteps(), "steps the crew ran");
+      }
+    }
+  }
+
+  @Test
+  void aBatchTheCrewDoesNotTakeIsCopiedWholeOnTheCaller() {
+    try (CpuBackend one = CpuBackend.create(1); CpuBackend crew = CpuBackend.create(2)) {
+      Mlp reference = mnistMlp(one);
+      Mlp model = mnistMlp(crew);
+      Random r = new Random(10);
+      Tensor source = batch(3, 784, r);
+      int[] y = labels(3, 10, r);
+      Tensor x = Tensor.zeros(3, 784);
+      List<String> copied = new ArrayList<>();
+      try (GradientStep step = GradientStep.of(model, 64)) {
+        assertEquals(reference.forwardBackward(source, y, p -> { }),
+            step.forwardBackward(x, new ColumnFillOf(source, x, copied), y, p -> { }));
+        assertEquals(0, ((CrewMlpStep) step).crewSteps(), "steps the crew ran");
+      }
+      assertEquals(List.of("[0, 784) on the caller"), copied);
+      assertArrayEquals(reference.parameters().get(0).grad().data(), model.parameters().get(0).grad().data());
+    }
+  }
+
+  /** Copies columns of {@code source} into {@code x}, noting each range and whether its maker's thread copied it. */
+  private static final class ColumnFillOf implements ColumnFill {
+    private final Tensor source, x;
+    private final List<String> copied;
+    private final Thread caller = Thread.currentThread();
+
+    ColumnFillOf(Tensor source, Tensor x, List<String> copied) {
+      this.source = source;
+      this.x = x;
+      this.copied = copied;
+    }
+
+    @Override
+    public void columns(int from, int to) {
+      int cols = x.cols();
+      for (int i = 0; i < x.rows(); i++) {
+        System.arraycopy(source.data(), i * cols + from, x.data(), i * cols + from, to - from);
+      }
+      String on = Thread.currentThread() == caller ? "the caller" : "another thread";
+      copied.add("[" + from + ", " + to + ") on " + on);
+    }
+  }
+
+  @Test
   void gradientsAreHandedOutLastLayerFirst() {
     try (CpuBackend crew = CpuBackend.create(2)) {
       Mlp model = mnistMlp(crew);
@@ -141,9 +215,12 @@ class CrewMlpStepTest {
         assertInstanceOf(CrewMlpStep.class, step);
         assertNull(timed.crewPhases(), "no step ran yet");
         for (int s = 0; s < 3; s++) {
-          Tensor x = batch(64, 784, r);
+          Tensor source = batch(64, 784, r);
           int[] y = labels(64, 10, r);
-          assertEquals(reference.forwardBackward(x, y, p -> { }), step.forwardBackward(x, y, p -> { }), "loss " + s);
+          Tensor x = Tensor.zeros(64, 784);
+          assertEquals(reference.forwardBackward(source, y, p -> { }),
+              step.forwardBackward(x, new ColumnFillOf(source, x, Collections.synchronizedList(new ArrayList<>())), y,
+                  p -> { }), "loss " + s);
           assertArrayEquals(reference.parameters().get(0).grad().data(), model.parameters().get(0).grad().data());
         }
       }

@@ -1,6 +1,7 @@
 package io.shardtrain.samples.local;
 
 import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.compute.ColumnFill;
 import io.shardtrain.compute.RowSlices;
 import io.shardtrain.compute.Tensor;
 import io.shardtrain.compute.backend.Backend;
@@ -34,7 +35,8 @@ import java.util.Locale;
  * <p>On a {@link TimedBackend} the run also profiles its steps: each step from reading its batch
  * to the optimizer's last update, split into the backend's operations (counted during forward and
  * backward only, so evaluation stays out) or, for a step its threads run together, the crew's
- * phases, the optimizer, the batch read, and the rest.
+ * phases (a crew step's threads copying the batch's columns they read among them), the optimizer,
+ * the batch read, and the rest.
  */
 public final class SingleProcessTraining {
 
@@ -110,6 +112,7 @@ public final class SingleProcessTraining {
     TimedBackend timed = backend instanceof TimedBackend t ? t : null;
     if (timed != null) timed.recording(false);
     long profileNanos = 0, dataNanos = 0, optimizerNanos = 0;
+    FeatureCopy copy = new FeatureCopy(train);
     // Forward and backward run where the backend keeps the model (resident on a GPU); the
     // optimizer runs here, on the host values that the step uploads again each time.
     try (GradientStep gradientStep = GradientStep.of(model, batch)) {
@@ -118,15 +121,17 @@ public final class SingleProcessTraining {
         // A step starts with its batch's read, as the PyTorch reference's timed loop does; without a profile,
         // only the two clock reads samples/s needs.
         long t0 = System.nanoTime();
-        // The reader writes a full batch straight into the model's input; a short one gets its own tensor.
-        Batch b = reader.next(full.data());
-        x = b.features() == full.data() ? full : Tensor.wrap(b.features(), b.size(), train.dim());
-        long tCopied = 0;
+        Batch b = reader.nextUnread();
+        // The step copies the features into the model's input, a full batch into one tensor for all steps,
+        // a short one into its own: a step run by several threads has each copy the columns it reads.
+        x = b.size() == batch ? full : Tensor.zeros(b.size(), train.dim());
+        copy.next(b, x);
+        long tCopied = 0, copiedWhole = copy.wholeNanos;
         if (profiled) {
           tCopied = System.nanoTime();
           timed.recording(true);
         }
-        float loss = gradientStep.forwardBackward(x, b.labels(), p -> { });
+        float loss = gradientStep.forwardBackward(x, copy, b.labels(), p -> { });
         if (!Float.isFinite(loss)) {
           throw new IllegalStateException("training diverged at step " + step + " (loss " + loss
               + "); lower --lr (now " + settings.lr() + ")");
@@ -147,7 +152,7 @@ public final class SingleProcessTraining {
         trainNanos += tEnd - t0;
         if (profiled) {
           profileNanos += tEnd - t0;
-          dataNanos += tCopied - t0;
+          dataNanos += tCopied - t0 + copy.wholeNanos - copiedWhole;
           optimizerNanos += tEnd - tOptimizer;
         }
         samples += b.size();
@@ -174,6 +179,34 @@ public final class SingleProcessTraining {
         timed.snapshot(), timed.crewPhases(), profiledSteps * params.size(), optimizerNanos, dataNanos);
     return new Result(totalSteps, epoch, samples, trainNanos / 1e9, (System.nanoTime() - wallStart) / 1e9,
         lossEma, finalAcc, evaluations, model, profile);
+  }
+
+  /**
+   * Copies a batch's features from the data set into the step's input, columns at a time; counts
+   * the time of whole copies, which one thread makes outside a crew step's phases (the profile's data).
+   */
+  private static final class FeatureCopy implements ColumnFill {
+    private final Dataset data;
+    private Batch batch;
+    private Tensor x;
+    long wholeNanos;
+
+    FeatureCopy(Dataset data) {
+      this.data = data;
+    }
+
+    void next(Batch batch, Tensor x) {
+      this.batch = batch;
+      this.x = x;
+    }
+
+    @Override
+    public void columns(int from, int to) {
+      boolean whole = from == 0 && to == data.dim();
+      long start = whole ? System.nanoTime() : 0;
+      data.copyFeatureColumns(batch.indices(), 0, batch.size(), from, to, x.data());
+      if (whole) wholeNanos += System.nanoTime() - start;
+    }
   }
 
   /** Accuracy of {@code model} on {@code data}, in batches of 1000. */

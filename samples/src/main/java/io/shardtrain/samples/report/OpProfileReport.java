@@ -12,7 +12,8 @@ import java.util.Map;
 /**
  * What {@code --profile} shows of a single-process run: where its training steps' time went, by
  * backend operation and shape ({@link TimedBackend}), the optimizer, {@code data} (the next batch
- * read and copied into the input) and {@code other}, the rest of the step, as printed lines and as
+ * read and copied into the input; a crew step's threads copy their columns in its
+ * {@link CrewStep.Phase#READ} phase) and {@code other}, the rest of the step, as printed lines and as
  * the report's {@code profile} object. Parts are whole nanoseconds, so they add up to the step
  * time exactly; means per step are milliseconds. A step that the backend's threads ran together is
  * one part, {@code crew step}, followed by each thread's phases ({@link CrewStep.Phase}).

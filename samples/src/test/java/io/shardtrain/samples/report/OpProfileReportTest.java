@@ -52,10 +52,11 @@ class OpProfileReportTest {
   @Test
   @SuppressWarnings("unchecked")
   void aCrewStepIsOnePartOfTheBackendFollowedByEachThreadsPhases() {
-    // 10 steps of 10 ms, the crew step 7 ms of each; phases: start, forward, sums, output, backward, gather, meetings.
+    // 10 steps of 10 ms, the crew step 7 ms of each; phases: start, read, forward, sums, output, backward, gather,
+    // meetings.
     long[][] nanos = {
-        {0, 20 * MS, 3 * MS, 2 * MS, 35 * MS, 1 * MS, 4 * MS},
-        {1 * MS, 22 * MS, 2 * MS, 2 * MS, 36 * MS, 1 * MS, 2 * MS}};
+        {0, 2 * MS, 20 * MS, 3 * MS, 2 * MS, 35 * MS, 1 * MS, 4 * MS},
+        {1 * MS, 3 * MS, 22 * MS, 2 * MS, 2 * MS, 36 * MS, 1 * MS, 2 * MS}};
     // Two of thread 0's waits were stalls, 1.5 ms each.
     CrewStep.PhaseTimes crew = new CrewStep.PhaseTimes(10, 70 * MS, nanos, new long[] {2, 0}, new long[] {3 * MS, 0});
     OpProfileReport r = new OpProfileReport(10, 0, 100 * MS, List.of(), crew, 40, 20 * MS, 5 * MS);
@@ -66,10 +67,10 @@ class OpProfileReportTest {
         "profile   optimizer: 2.000 ms (20.0%), 4 calls per step",
         "profile   data: 0.500 ms (5.0%), 1 call per step",
         "profile   other: 0.500 ms (5.0%)",
-        "profile   crew step, thread 0, ms per step: start 0.000, forward 2.000, sums 0.300, output 0.200, backward"
-            + " 3.500, gather 0.100, meetings 0.400; of its waits, 2 stalls of 0.5 ms or more, 0.300 ms per step",
-        "profile   crew step, thread 1, ms per step: start 0.100, forward 2.200, sums 0.200, output 0.200, backward"
-            + " 3.600, gather 0.100, meetings 0.200; of its waits, 0 stalls of 0.5 ms or more, 0.000 ms per step"),
+        "profile   crew step, thread 0, ms per step: start 0.000, read 0.200, forward 2.000, sums 0.300, output 0.200,"
+            + " backward 3.500, gather 0.100, meetings 0.400; of its waits, 2 stalls of 0.5 ms or more, 0.300 ms per step",
+        "profile   crew step, thread 1, ms per step: start 0.100, read 0.300, forward 2.200, sums 0.200, output 0.200,"
+            + " backward 3.600, gather 0.100, meetings 0.200; of its waits, 0 stalls of 0.5 ms or more, 0.000 ms per step"),
         r.lines());
     List<Map<String, Object>> threads = (List<Map<String, Object>>) r.json().get("crew_step_threads");
     assertEquals(2, threads.size());
