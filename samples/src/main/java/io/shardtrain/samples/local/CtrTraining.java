@@ -28,9 +28,8 @@ import java.util.Locale;
  * rows in a {@link SparseTable} (created when first updated, AdaGrad per row), its dense part in
  * one array under the job's optimizer. The reference the distributed modes are measured against.
  * Throughput counts training steps, each from its batch's read (not the data's generation or
- * evaluation); the test AUC comes
- * from an {@link AucHistogram}, as the distributed modes merge it, and is checked against the
- * exact sort-based AUC.
+ * evaluation); the test AUC comes from an {@link AucHistogram}, as the distributed modes merge it,
+ * and is checked against the exact sort-based AUC.
  */
 public final class CtrTraining {
 
