@@ -4,7 +4,8 @@
 # then one thread on this checkout, 12,000 steps each, read by windows of 1000 steps (the median of
 # windows 2-12), bracketed by the cores' round trip (scripts/ReplicaStep.java), which tells the
 # host's phases apart.
-#   bash scripts/two-thread-ab.sh BASE ROUNDS [DIR]    # from the repository root; reports go to DIR
+#   bash scripts/two-thread-ab.sh BASE ROUNDS [DIR]    # from the repository root; reports go to DIR, and
+#                                                      # BASE's worktree, removed at the end unless DIR is given
 set -euo pipefail
 base=${1:?usage: two-thread-ab.sh BASE ROUNDS [DIR]}
 rounds=${2:?usage: two-thread-ab.sh BASE ROUNDS [DIR]}
@@ -30,3 +31,5 @@ for i in $(seq 1 "$rounds"); do
   run new-1 "$root" 1 "$i"
   echo "  after: $(ping) $(date -u +%H:%M:%S)"
 done
+# A temporary directory's worktree goes with the run; a given DIR keeps its worktree for the next rounds.
+[ -n "${3:-}" ] || git worktree remove --force "$tree"
