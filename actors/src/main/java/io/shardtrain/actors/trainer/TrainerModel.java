@@ -34,8 +34,6 @@ final class TrainerModel implements AutoCloseable {
   private final Map<String, Parameter> paramsByName = new HashMap<>();
   private final Map<String, List<BlockSlice>> slicesByParam = new HashMap<>();
   private final List<List<String>> blocksByLayer = new ArrayList<>();
-  /** The batch's features; reused while batches keep their size. */
-  private Tensor x;
 
   private TrainerModel(Backend backend, Mlp model, GradientStep gradientStep, List<BlockSlice> layout, int inputDim) {
     this.backend = backend;
@@ -86,11 +84,12 @@ final class TrainerModel implements AutoCloseable {
     return finishForwardBackward(batch, onGradient);
   }
 
-  /** Starts forward on {@code batch}; no layer has run yet. */
+  /**
+   * Starts forward on {@code batch}; no layer has run yet. The step reads the batch's own features,
+   * which the reader wrote for this batch alone and nothing changes until its backward has run.
+   */
   void beginForward(Batch batch) {
-    if (x == null || x.rows() != batch.size()) x = Tensor.zeros(batch.size(), inputDim);
-    System.arraycopy(batch.features(), 0, x.data(), 0, batch.size() * inputDim);
-    gradientStep.beginForward(x);
+    gradientStep.beginForward(Tensor.wrap(batch.features(), batch.size(), inputDim));
   }
 
   /** Forward through dense layer {@code layer}, which reads only the values of that layer's blocks. */
