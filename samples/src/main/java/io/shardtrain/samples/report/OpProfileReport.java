@@ -24,8 +24,8 @@ public final class OpProfileReport {
   static final String OTHER = "other";
   static final String CREW_STEP = "crew step";
   private static final String SCOPE = "training steps only, each from reading its batch to the optimizer's last"
-      + " update, but the first skipped_steps; evaluation is left out. samples_per_sec counts every step from after"
-      + " the read, so it leaves data's read out";
+      + " update, but the first skipped_steps; evaluation is left out. samples_per_sec times steps the same way and"
+      + " counts every one, the skipped ones too";
   private static final String OTHER_INCLUDES = "what runs outside the backend in a step: Dense.forward copying the"
       + " bias into every output row (part of each layer, not timed apart), the loss check and the timers";
 
