@@ -48,8 +48,10 @@ public final class CrewStep {
     SUMS,
     /** The output layer and the loss, whole; on thread 0 also their gradients. */
     OUTPUT,
-    /** The hidden layers' weight, bias and input gradients, and the rectifier's gates. */
-    BACKWARD,
+    /** The hidden layers' weight and bias gradients, the thread's rows and columns of them. */
+    WEIGHT_GRADIENTS,
+    /** The hidden layers' input gradients but the first's, the thread's columns, and the rectifier's gates. */
+    INPUT_GRADIENTS,
     /** Gathering the input gradient's columns from every thread. */
     GATHER,
     /** Waiting at the meetings for the other threads. */
@@ -329,15 +331,13 @@ public final class CrewStep {
           0f, weightGrads[l].data(), from * out, out);
       int c0 = (int) ((long) out * t / threads), c1 = (int) ((long) out * (t + 1) / threads);
       CpuBackend.columnSums(g, b, out, c0, c1, biasGrads[l].data());
-      if (l == 0) {
-        lap(me, Phase.BACKWARD);
-        break;
-      }
+      lap(me, Phase.WEIGHT_GRADIENTS);
+      if (l == 0) break;
       float[] own = me.hiddenGrad[l - 1];
       VectorGemm.product(ws, false, true, b, to - from, out, VectorGemm.depthBlock(b, out), 1f, g, 0, out,
           weights[l].data(), from * out, out, 0f, own, 0, to - from);
       me.gates[l - 1].apply(own, to - from, 0, b, 0, to - from);
-      lap(me, Phase.BACKWARD);
+      lap(me, Phase.INPUT_GRADIENTS);
       if (!meetings.await(++me.met)) return;
       lap(me, Phase.MEETINGS);
       // The input gradient's columns, each thread's block in its place: the next layer down's dZ.

@@ -84,7 +84,8 @@ class SingleProcessTrainingTest {
     assertEquals(2, threads.size());
     for (Map<String, Object> t : threads) {
       assertTrue((double) t.get("forward_ms_per_step") > 0, t.toString());
-      assertTrue((double) t.get("backward_ms_per_step") > 0, t.toString());
+      assertTrue((double) t.get("weight_gradients_ms_per_step") > 0, t.toString());
+      assertTrue((double) t.get("input_gradients_ms_per_step") > 0, t.toString());
     }
   }
 

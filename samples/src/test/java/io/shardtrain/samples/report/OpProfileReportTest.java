@@ -52,11 +52,11 @@ class OpProfileReportTest {
   @Test
   @SuppressWarnings("unchecked")
   void aCrewStepIsOnePartOfTheBackendFollowedByEachThreadsPhases() {
-    // 10 steps of 10 ms, the crew step 7 ms of each; phases: start, read, forward, sums, output, backward, gather,
-    // meetings.
+    // 10 steps of 10 ms, the crew step 7 ms of each; phases: start, read, forward, sums, output, weight gradients,
+    // input gradients, gather, meetings.
     long[][] nanos = {
-        {0, 2 * MS, 20 * MS, 3 * MS, 2 * MS, 35 * MS, 1 * MS, 4 * MS},
-        {1 * MS, 3 * MS, 22 * MS, 2 * MS, 2 * MS, 36 * MS, 1 * MS, 2 * MS}};
+        {0, 2 * MS, 20 * MS, 3 * MS, 2 * MS, 25 * MS, 10 * MS, 1 * MS, 4 * MS},
+        {1 * MS, 3 * MS, 22 * MS, 2 * MS, 2 * MS, 24 * MS, 12 * MS, 1 * MS, 2 * MS}};
     // Two of thread 0's waits were stalls, 1.5 ms each.
     CrewStep.PhaseTimes crew = new CrewStep.PhaseTimes(10, 70 * MS, nanos, new long[] {2, 0}, new long[] {3 * MS, 0});
     OpProfileReport r = new OpProfileReport(10, 0, 100 * MS, List.of(), crew, 40, 20 * MS, 5 * MS);
@@ -67,15 +67,18 @@ class OpProfileReportTest {
         "profile   optimizer: 2.000 ms (20.0%), 4 calls per step",
         "profile   data: 0.500 ms (5.0%), 1 call per step",
         "profile   other: 0.500 ms (5.0%)",
-        "profile   crew step, thread 0, ms per step: start 0.000, read 0.200, forward 2.000, sums 0.300, output 0.200,"
-            + " backward 3.500, gather 0.100, meetings 0.400; of its waits, 2 stalls of 0.5 ms or more, 0.300 ms per step",
-        "profile   crew step, thread 1, ms per step: start 0.100, read 0.300, forward 2.200, sums 0.200, output 0.200,"
-            + " backward 3.600, gather 0.100, meetings 0.200; of its waits, 0 stalls of 0.5 ms or more, 0.000 ms per step"),
+        "profile   crew step, thread 0, ms per step: start 0.000, read 0.200, forward 2.000, sums 0.300,"
+            + " output 0.200, weight_gradients 2.500, input_gradients 1.000, gather 0.100, meetings 0.400;"
+            + " of its waits, 2 stalls of 0.5 ms or more, 0.300 ms per step",
+        "profile   crew step, thread 1, ms per step: start 0.100, read 0.300, forward 2.200, sums 0.200,"
+            + " output 0.200, weight_gradients 2.400, input_gradients 1.200, gather 0.100, meetings 0.200;"
+            + " of its waits, 0 stalls of 0.5 ms or more, 0.000 ms per step"),
         r.lines());
     List<Map<String, Object>> threads = (List<Map<String, Object>>) r.json().get("crew_step_threads");
     assertEquals(2, threads.size());
     assertEquals(1, threads.get(1).get("thread"));
-    assertEquals(3.6, (double) threads.get(1).get("backward_ms_per_step"), 1e-12);
+    assertEquals(2.4, (double) threads.get(1).get("weight_gradients_ms_per_step"), 1e-12);
+    assertEquals(1.2, (double) threads.get(1).get("input_gradients_ms_per_step"), 1e-12);
     assertEquals(2L, threads.get(0).get("stalls"));
     assertEquals(0.3, (double) threads.get(0).get("stalls_ms_per_step"), 1e-12);
     assertEquals(7.0, (double) r.json().get("backend_ms_per_step"), 1e-12);
