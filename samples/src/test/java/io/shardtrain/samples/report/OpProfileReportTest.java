@@ -45,8 +45,8 @@ class OpProfileReportTest {
     assertEquals("profile   gemm 64x784x512: 4.000 ms (40.0%), 1 call per step, 12.8 GFLOP/s; in parallel: 2 runs per"
         + " step, caller 3.000 ms, workers 3.600 ms, hand-offs 0.200 ms, caller waited 0.900 ms", r.lines().get(1));
     Map<String, Object> gemm = ((List<Map<String, Object>>) r.json().get("ops")).get(0);
-    assertEquals(Map.of("runs_per_step", 2.0, "caller_ms_per_step", 3.0, "workers_ms_per_step", 3.6, "handoffs_ms_per_step", 0.2,
-        "caller_waited_ms_per_step", 0.9), gemm.get("parallel"));
+    assertEquals(Map.of("runs_per_step", 2.0, "caller_ms_per_step", 3.0, "workers_ms_per_step", 3.6,
+        "handoffs_ms_per_step", 0.2, "caller_waited_ms_per_step", 0.9), gemm.get("parallel"));
   }
 
   @Test
