@@ -56,7 +56,8 @@ public class SyncBound {
     long waitNanos;
 
     void step(long step) {
-      columns(step, x, labels, 0, IN);
+      labels(step, labels);
+      columns(step, x, 0, IN);
       model.forwardBackward(x, labels, p -> { });
       for (Parameter p : model.parameters()) {
         float[] v = p.value().data(), g = p.grad().data();
@@ -65,14 +66,18 @@ public class SyncBound {
     }
   }
 
-  /** Columns {@code [from, to)} of step {@code step}'s batch into {@code x}, and its labels. */
-  static void columns(long step, Tensor x, int[] labels, int from, int to) {
+  static int poolRow(long step, int k) {
+    return (int) Math.floorMod((step * BATCH + k) * 2654435761L, (long) POOL_ROWS);
+  }
+
+  /** Columns {@code [from, to)} of step {@code step}'s batch into {@code x}. */
+  static void columns(long step, Tensor x, int from, int to) {
     float[] xs = x.data();
-    for (int k = 0; k < BATCH; k++) {
-      int row = (int) Math.floorMod((step * BATCH + k) * 2654435761L, (long) POOL_ROWS);
-      System.arraycopy(POOL, row * IN + from, xs, k * IN + from, to - from);
-      labels[k] = POOL_LABELS[row];
-    }
+    for (int k = 0; k < BATCH; k++) System.arraycopy(POOL, poolRow(step, k) * IN + from, xs, k * IN + from, to - from);
+  }
+
+  static void labels(long step, int[] labels) {
+    for (int k = 0; k < BATCH; k++) labels[k] = POOL_LABELS[poolRow(step, k)];
   }
 
   /** The two-thread step as the single process runs it: the crew step, then SGD in the threads' row slices. */
@@ -94,7 +99,9 @@ public class SyncBound {
       long start = System.nanoTime();
       for (int s = 0; s < steps; s++) {
         long at = s;
-        step.forwardBackward(x, (from, to) -> columns(at, x, labels, from, to), labels, p -> { });
+        labels(at, labels);
+        // Each of the crew's threads copies the columns it reads, as the single process's step does.
+        step.forwardBackward(x, (from, to) -> columns(at, x, from, to), labels, p -> { });
         for (int i = 0; i < states.length; i++) {
           Parameter p = params.get(i);
           states[i].step(sgd, LR, p.value().data(), p.grad().data(), p.value().cols(), backend::forEachRowSlice);
