@@ -31,7 +31,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * is what the project's step gets of it.
  * Each step copies its batch's 64 rows, drawn from 4096 random rows, into the model's input first.
  * After each round, a cache line's round trip between the two threads (as {@code ReplicaStep.java ping}).
- * Not part of the build or the tests.
+ * Not part of the build; the tests only compile it.
  *
  * <pre>
  * mvn -q -o install -DskipTests -pl compute
@@ -46,23 +46,44 @@ public class SyncBound {
   static final float[] POOL = new float[POOL_ROWS * IN];
   static final int[] POOL_LABELS = new int[POOL_ROWS];
 
-  /** One thread's model, input and labels. */
+  /**
+   * A model and its step on a backend of {@code threads} threads, run as the single process runs it:
+   * the labels read on the caller, the features copied by the step (with two threads, by each crew
+   * thread the columns it reads), then SGD in the row slices of the threads that computed them.
+   */
   static final class Trainer {
-    final CpuBackend backend = CpuBackend.create(1);
-    final Mlp model = Mlp.create(backend, IN, HIDDEN, OUT, Activation.RELU, 7);
+    final CpuBackend backend;
+    final Mlp model;
+    final GradientStep gradientStep;
+    final Sgd sgd = new Sgd();
+    final List<Parameter> params;
+    final OptimizerState[] states;
     final Tensor x = Tensor.zeros(BATCH, IN);
     final int[] labels = new int[BATCH];
     /** Nanoseconds this trainer waited at the meetings in the last run. */
     long waitNanos;
 
+    Trainer(int threads) {
+      backend = CpuBackend.create(threads);
+      model = Mlp.create(backend, IN, HIDDEN, OUT, Activation.RELU, 7);
+      gradientStep = GradientStep.of(model, BATCH);
+      params = model.parameters();
+      states = new OptimizerState[params.size()];
+      for (int i = 0; i < states.length; i++) states[i] = OptimizerState.create(sgd, params.get(i).size());
+    }
+
     void step(long step) {
       labels(step, labels);
-      columns(step, x, 0, IN);
-      model.forwardBackward(x, labels, p -> { });
-      for (Parameter p : model.parameters()) {
-        float[] v = p.value().data(), g = p.grad().data();
-        for (int i = 0; i < v.length; i++) v[i] -= LR * g[i];
+      gradientStep.forwardBackward(x, (from, to) -> columns(step, x, from, to), labels, p -> { });
+      for (int i = 0; i < states.length; i++) {
+        Parameter p = params.get(i);
+        states[i].step(sgd, LR, p.value().data(), p.grad().data(), p.value().cols(), backend::forEachRowSlice);
       }
+    }
+
+    void close() {
+      gradientStep.close();
+      backend.close();
     }
   }
 
@@ -80,52 +101,21 @@ public class SyncBound {
     for (int k = 0; k < BATCH; k++) labels[k] = POOL_LABELS[poolRow(step, k)];
   }
 
-  /** The two-thread step as the single process runs it: the crew step, then SGD in the threads' row slices. */
-  static final class Crew {
-    final CpuBackend backend = CpuBackend.create(2);
-    final Mlp model = Mlp.create(backend, IN, HIDDEN, OUT, Activation.RELU, 7);
-    final GradientStep step = GradientStep.of(model, BATCH);
-    final Sgd sgd = new Sgd();
-    final List<Parameter> params = model.parameters();
-    final OptimizerState[] states = new OptimizerState[params.size()];
-    final Tensor x = Tensor.zeros(BATCH, IN);
-    final int[] labels = new int[BATCH];
-
-    Crew() {
-      for (int i = 0; i < states.length; i++) states[i] = OptimizerState.create(sgd, params.get(i).size());
-    }
-
-    double run(int steps) {
-      long start = System.nanoTime();
-      for (int s = 0; s < steps; s++) {
-        long at = s;
-        labels(at, labels);
-        // Each of the crew's threads copies the columns it reads, as the single process's step does.
-        step.forwardBackward(x, (from, to) -> columns(at, x, from, to), labels, p -> { });
-        for (int i = 0; i < states.length; i++) {
-          Parameter p = params.get(i);
-          states[i].step(sgd, LR, p.value().data(), p.grad().data(), p.value().cols(), backend::forEachRowSlice);
-        }
-      }
-      return (System.nanoTime() - start) / 1e3 / steps;
-    }
-  }
-
   public static void main(String[] args) throws Exception {
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 6;
     int steps = args.length > 1 ? Integer.parseInt(args[1]) : 3000;
     Random r = new Random(1);
     for (int i = 0; i < POOL.length; i++) POOL[i] = r.nextFloat();
     for (int i = 0; i < POOL_LABELS.length; i++) POOL_LABELS[i] = r.nextInt(10);
-    Trainer[] trainers = {new Trainer(), new Trainer()};
-    Crew crew = new Crew();
+    Trainer[] trainers = {new Trainer(1), new Trainer(1)};
+    Trainer crew = new Trainer(2);
     for (int round = 0; round < rounds + 2; round++) {
-      double crewUs = crew.run(steps);
-      double oneUs = one(trainers[0], steps);
+      double crewUs = timeSteps(crew, steps);
+      double oneUs = timeSteps(trainers[0], steps);
       double freeUs = two(trainers, steps, false);
       double syncedUs = two(trainers, steps, true);
       long w0 = trainers[0].waitNanos / steps / 1000, w1 = trainers[1].waitNanos / steps / 1000;
-      double oneAfterUs = one(trainers[1], steps);
+      double oneAfterUs = timeSteps(trainers[1], steps);
       double pingNs = pingPong(200_000);
       if (round < 2) continue; // the JIT's
       double one = (oneUs + oneAfterUs) / 2;
@@ -134,12 +124,12 @@ public class SyncBound {
               + " step %d and %d us)  crew %.1f us (%.2fx)  round trip %.0f ns%n", one, oneUs, oneAfterUs, freeUs,
           2 * one / freeUs, syncedUs, 2 * one / syncedUs, w0, w1, crewUs, one / crewUs, pingNs);
     }
-    for (Trainer t : trainers) t.backend.close();
-    crew.step.close();
-    crew.backend.close();
+    for (Trainer t : trainers) t.close();
+    crew.close();
   }
 
-  static double one(Trainer t, int steps) {
+  /** Microseconds a step of {@code t}'s, {@code steps} of them called from this thread alone. */
+  static double timeSteps(Trainer t, int steps) {
     long start = System.nanoTime();
     for (int s = 0; s < steps; s++) t.step(s);
     return (System.nanoTime() - start) / 1e3 / steps;
