@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * must take each line back from the reader's). Two threads take turns: the writer fills a buffer
  * (timed: the write after the other core's read), then the reader copies it into a buffer of its
  * own (the cross-core read); then, alone, the writer fills and copies it itself (the local cases).
- * Not part of the build or the tests.
+ * Not part of the build; the tests only compile it.
  *
  * <pre>
  * java scripts/CrossCore.java [KIB]

@@ -4,7 +4,7 @@ import io.shardtrain.compute.backend.CpuBackend;
 
 /**
  * Times the first calls of the MNIST MLP's largest products on a fresh JVM: what a training step
- * pays before the JIT has compiled the CPU kernels. Not part of the build or the tests.
+ * pays before the JIT has compiled the CPU kernels. Not part of the build; the tests only compile it.
  *
  * <pre>
  * ./mvnw -B -q -pl compute -am package -DskipTests

@@ -7,7 +7,7 @@ import jdk.incubator.vector.VectorSpecies;
  * twelve independent FMA chains of the widest vectors, no loads or stores in the loop. Where the
  * two threads each keep the one-thread rate, the two CPUs have an FMA unit each; where each gets
  * about half, they share one core's units (SMT siblings), and no split of a product between them
- * can make it faster than the one-thread product. Not part of the build or the tests.
+ * can make it faster than the one-thread product. Not part of the build; the tests only compile it.
  *
  * <p>With a size in KiB, the same for reading: each thread sums its own array of that size over and
  * over (from L1, L2, L3 or memory by the size), so that the rate two threads keep at once shows

@@ -31,7 +31,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * update after; the rest is the batch's read), and after each round a cache line's round trip between
  * the two threads (as {@code ReplicaStep.java ping}). Checks that {@code owned} trains the same
  * model as one thread: the largest weight difference after 100 steps from the same weights.
- * Not part of the build or the tests.
+ * Not part of the build; the tests only compile it.
  *
  * <pre>
  * mvn -q -o install -DskipTests -pl compute

@@ -7,7 +7,7 @@ import java.util.Random;
  * the rectifier as passes of its own (the bias copied into a layer's output, gemm, relu into another
  * buffer; reluBackward after the input gradient) and as the products' last pass
  * ({@code CpuBackend.gemmBiasRelu}, {@code gemmReluBackward}), alternating in one JVM so that both
- * see the same host: microseconds a step and of it the forward. Not part of the build or the tests.
+ * see the same host: microseconds a step and of it the forward. Not part of the build; the tests only compile it.
  *
  * <pre>
  * mvn -q -o install -DskipTests -pl compute

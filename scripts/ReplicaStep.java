@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * thread that starts the step, as the trainer's reader does (each replica its own half), unless the
  * third argument is {@code fixed}: then one batch, read once, serves every step. The update is the
  * same plain loop in all three.
- * Not part of the build or the tests.
+ * Not part of the build; the tests only compile it.
  *
  * <pre>
  * mvn -q -o install -DskipTests -pl compute

@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * a training step: the update looped on one thread, and on two that each update the same half of
  * every matrix's rows each time (as {@code forEachRowSlice} gives them), meeting on a spinning
  * count. Prints microseconds per update for each, by round; the first rounds include the JIT's.
- * Not part of the build or the tests.
+ * Not part of the build; the tests only compile it.
  *
  * <pre>
  * java scripts/UpdateScaling.java [ROUNDS]
