@@ -109,6 +109,39 @@ class SparseShardSyncTest {
   }
 
   @Test
+  void aStepsUpdateIsTheSameBitForBitWhicheverTrainersPushArrivesFirst() {
+    // Each push carries every row of 0..19 twice, so a row's sum has four terms and the order they
+    // are added in shows in its last bits.
+    long[] ids = new long[40];
+    for (int k = 0; k < 40; k++) ids[k] = k % 20;
+    java.util.SplittableRandom rnd = new java.util.SplittableRandom(7);
+    float[] ga = new float[40 * 3];
+    float[] gb = new float[40 * 3];
+    for (int k = 0; k < ga.length; k++) {
+      ga[k] = (float) rnd.nextGaussian();
+      gb[k] = (float) rnd.nextGaussian();
+    }
+    long[] rows = java.util.stream.LongStream.range(0, 20).toArray();
+    float[][] pulled = new float[2][];
+    List<List<String>> contributors = new java.util.ArrayList<>();
+    for (int order = 0; order < 2; order++) {
+      EventSourcedBehaviorTestKit<Command, Event, ShardState> tk = started(oneShard(), "a", "b");
+      String first = order == 0 ? "a" : "b";
+      String second = order == 0 ? "b" : "a";
+      TestProbe<PushReply> held = send(tk, first, 1, order == 0 ? 3f : 5f, ids, order == 0 ? ga : gb);
+      var done = tk.<PushReply>runCommand(
+          r -> new PushRows(second, 1, 0, second.equals("a") ? 3f : 5f, ids, second.equals("a") ? ga : gb, r));
+      assertEquals(new Applied(1), done.reply());
+      assertEquals(new Accepted(1), held.receiveMessage());
+      contributors.add(((StepCommitted) done.events().get(0)).contributors());
+      pulled[order] = ((Rows) pull(tk, 1, rows)).values();
+    }
+    assertEquals(List.of("a", "b"), contributors.get(0));
+    assertEquals(contributors.get(0), contributors.get(1), "contributors in trainer order");
+    assertBitsEqual(pulled[0], pulled[1], "rows after b's push arrived first");
+  }
+
+  @Test
   void aRepeatedPushOfATrainerStepIsAcknowledgedAsDuplicateAndNotAppliedAgain() {
     TableSpec spec = oneShard();
     EventSourcedBehaviorTestKit<Command, Event, ShardState> tk = started(spec, "a", "b");

@@ -6,8 +6,9 @@ import java.util.Arrays;
  * The gradient of one sync step of a sparse shard from its trainers' pushes: for every row any
  * push carried, {@code sum_i w_i g_i / sum_i w_i} over all the step's pushes (a push that did not
  * carry the row adds zero to it), which is the gradient of the mean loss over all the step's
- * examples, as one process on the concatenated batches computes it. Pushes are added in arrival
- * order and rows kept in the order first seen, so a replay sums the same floats the same way.
+ * examples, as one process on the concatenated batches computes it. Pushes are summed in the order
+ * {@link #add} is called and rows kept in the order first seen: a caller that adds the same pushes in
+ * the same order gets the same floats.
  * Also counts how many pushes carried each row (its sightings, for admission).
  */
 public final class RowGradientSum {
