@@ -374,8 +374,8 @@ public final class BlockState {
   }
 
   private BlockState onStepApplied(StepApplied e) {
-    // Arrival order = journal order, so the mean replays bit for bit.
-    values = update.applyMean(values, optimizerState, barrier.pending(), schedulePosition());
+    // Summed in trainer order, live and in replay alike.
+    values = update.applyMean(values, optimizerState, barrier.byTrainer(), schedulePosition());
     examplesApplied += barrier.examples();
     version = e.step();
     barrier.clearPending();
@@ -383,7 +383,7 @@ public final class BlockState {
   }
 
   private BlockState onStepCommitted(StepCommitted e) {
-    // The mean was summed once, live, in arrival order; replay applies those same floats.
+    // The mean was summed once, live; replay applies those same floats.
     if (e.mean() != null) values = update.apply(values, optimizerState, e.mean(), schedulePosition());
     examplesApplied += e.examples();
     // Replay: the contributions were not journaled, so this is where they count.
@@ -395,10 +395,10 @@ public final class BlockState {
 
   /**
    * The {@link StepCommitted} that applies the pending step as {@code step}: the weighted mean of its
-   * contributions in arrival order, their examples and who they came from. Changes nothing.
+   * contributions in trainer order, their examples and who they came from. Changes nothing.
    */
   StepCommitted commit(long step) {
-    List<Contribution> pending = barrier.pending();
+    List<Contribution> pending = barrier.byTrainer();
     List<Contributor> contributors = new ArrayList<>(pending.size());
     for (Contribution c : pending) contributors.add(new Contributor(c.trainerId(), c.mark()));
     return new StepCommitted(step, BlockUpdate.weightedMean(spec.length(), pending), barrier.examples(), contributors);

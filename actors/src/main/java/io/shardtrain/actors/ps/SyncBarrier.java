@@ -3,13 +3,15 @@ package io.shardtrain.actors.ps;
 import io.shardtrain.actors.ps.BlockState.Contribution;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
 
 /**
  * The barrier of a sync block's pending step: the membership in force (its epoch and trainers) and
- * the contributions to the step, in arrival order, which is journal order, so a replay sums them
- * the same way. The step is complete once a membership was received and all its trainers
- * contributed. Plain data owned by {@link BlockState}; it changes only through the state's event
+ * the contributions to the step, held in arrival order (journal order) and summed in trainer order
+ * ({@link #byTrainer}), so a step's bits depend neither on which push arrived first nor on the
+ * order a replay reads them in. The step is complete once a membership was received and all its
+ * trainers contributed. Plain data owned by {@link BlockState}; it changes only through the state's event
  * handlers.
  */
 final class SyncBarrier {
@@ -65,6 +67,16 @@ final class SyncBarrier {
     for (String m : members) {
       if (!hasContributed(m)) out.add(m);
     }
+    return out;
+  }
+
+  /**
+   * The contributions to the pending step in trainer-id order, the order a step sums them in: with
+   * three or more, float addition makes the sum's last bits depend on the order.
+   */
+  List<Contribution> byTrainer() {
+    List<Contribution> out = new ArrayList<>(pending);
+    out.sort(Comparator.comparing(Contribution::trainerId));
     return out;
   }
 

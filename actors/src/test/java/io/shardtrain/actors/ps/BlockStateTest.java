@@ -61,6 +61,31 @@ class BlockStateTest {
   }
 
   @Test
+  void aSyncStepSumsItsContributionsInTrainerOrderWhicheverArrivedFirst() {
+    // 1e8 + -1e8 + 1 is 1 in this order, but 0 with the 1 added to 1e8 first (floats 8 apart there).
+    float[][] g = {{1e8f, 2f}, {-1e8f, 2f}, {1f, 2f}};
+    String[] trainers = {"a", "b", "c"};
+    int[][] arrivals = {{0, 1, 2}, {2, 0, 1}, {1, 2, 0}};
+    float[] expected = {1f - 0.1f * (1f / 3f), 1f - 0.1f * 2f};
+    for (int[] order : arrivals) {
+      BlockState applied = started(OptimizerSpec.Kind.SGD, BlockSpec.Mode.SYNC, trainers);
+      BlockState committed = started(OptimizerSpec.Kind.SGD, BlockSpec.Mode.SYNC, trainers);
+      for (int i : order) {
+        applied.apply(new GradientReceived(trainers[i], 1, 1f, g[i]));
+        committed.apply(new GradientReceived(trainers[i], 1, 1f, g[i]));
+      }
+      String what = "arrivals " + java.util.Arrays.toString(order);
+      applied.apply(new StepApplied(1));
+      assertArrayEquals(expected, applied.values(), 0f, what + ", StepApplied");
+      BlockEvents.StepCommitted step = committed.commit(1);
+      assertArrayEquals(new float[] {1f / 3f, 2f}, step.mean(), 0f, what);
+      assertEquals(List.of("a", "b", "c"), step.contributors().stream().map(BlockEvents.Contributor::trainerId).toList());
+      committed.apply(step);
+      assertArrayEquals(expected, committed.values(), 0f, what + ", StepCommitted");
+    }
+  }
+
+  @Test
   void aStepOfSkippedContributionsOnlyAdvancesTheVersion() {
     BlockState s = started(OptimizerSpec.Kind.SGD, BlockSpec.Mode.SYNC, "a");
     float[] before = s.values;
