@@ -79,7 +79,8 @@ class BlockStateTest {
       assertArrayEquals(expected, applied.values(), 0f, what + ", StepApplied");
       BlockEvents.StepCommitted step = committed.commit(1);
       assertArrayEquals(new float[] {1f / 3f, 2f}, step.mean(), 0f, what);
-      assertEquals(List.of("a", "b", "c"), step.contributors().stream().map(BlockEvents.Contributor::trainerId).toList());
+      assertEquals(List.of("a", "b", "c"),
+          step.contributors().stream().map(BlockEvents.Contributor::trainerId).toList());
       committed.apply(step);
       assertArrayEquals(expected, committed.values(), 0f, what + ", StepCommitted");
     }
