@@ -20,7 +20,6 @@ import io.shardtrain.compute.sparse.RowGradientSum;
 import io.shardtrain.compute.sparse.RowStore;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -132,11 +131,7 @@ final class ShardRules {
     RowGradientSum sum = new RowGradientSum(state.spec.dim(), (int) Math.min(carried, 1 << 20));
     long examples = 0;
     List<String> contributors = new ArrayList<>();
-    // Summed in trainer order, not arrival order: a push carrying a row twice makes the sum's last
-    // bits depend on the order, and a step's update must not depend on which push the network delivered first.
-    List<ShardState.Contribution> byTrainer = new ArrayList<>(state.pending);
-    byTrainer.sort(Comparator.comparing(ShardState.Contribution::trainerId));
-    for (ShardState.Contribution c : byTrainer) {
+    for (ShardState.Contribution c : state.byTrainer()) {
       sum.add(c.weight(), c.ids(), c.grads());
       examples += Math.round(c.weight());
       contributors.add(c.trainerId());

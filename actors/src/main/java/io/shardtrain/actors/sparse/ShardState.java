@@ -14,6 +14,7 @@ import io.shardtrain.actors.sparse.SparseEvents.StepCommitted;
 import io.shardtrain.compute.sparse.SparseTable;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -152,6 +153,17 @@ final class ShardState {
 
   void addPending(Contribution c) {
     pending.add(c);
+  }
+
+  /**
+   * The pending step's contributions in trainer-id order, the order its sum adds them in: a push
+   * carrying a row twice makes the sum's last bits depend on the order, and a step's update must
+   * not depend on which push the network delivered first.
+   */
+  List<Contribution> byTrainer() {
+    List<Contribution> out = new ArrayList<>(pending);
+    out.sort(Comparator.comparing(Contribution::trainerId));
+    return out;
   }
 
   boolean hasContributed(String trainerId) {

@@ -121,16 +121,18 @@ class SparseShardSyncTest {
       ga[k] = (float) rnd.nextGaussian();
       gb[k] = (float) rnd.nextGaussian();
     }
+    java.util.Map<String, float[]> grads = java.util.Map.of("a", ga, "b", gb);
+    java.util.Map<String, Float> weights = java.util.Map.of("a", 3f, "b", 5f);
     long[] rows = java.util.stream.LongStream.range(0, 20).toArray();
+    List<List<String>> arrivals = List.of(List.of("a", "b"), List.of("b", "a"));
     float[][] pulled = new float[2][];
     List<List<String>> contributors = new java.util.ArrayList<>();
     for (int order = 0; order < 2; order++) {
       EventSourcedBehaviorTestKit<Command, Event, ShardState> tk = started(oneShard(), "a", "b");
-      String first = order == 0 ? "a" : "b";
-      String second = order == 0 ? "b" : "a";
-      TestProbe<PushReply> held = send(tk, first, 1, order == 0 ? 3f : 5f, ids, order == 0 ? ga : gb);
+      String first = arrivals.get(order).get(0), second = arrivals.get(order).get(1);
+      TestProbe<PushReply> held = send(tk, first, 1, weights.get(first), ids, grads.get(first));
       var done = tk.<PushReply>runCommand(
-          r -> new PushRows(second, 1, 0, second.equals("a") ? 3f : 5f, ids, second.equals("a") ? ga : gb, r));
+          r -> new PushRows(second, 1, 0, weights.get(second), ids, grads.get(second), r));
       assertEquals(new Applied(1), done.reply());
       assertEquals(new Accepted(1), held.receiveMessage());
       contributors.add(((StepCommitted) done.events().get(0)).contributors());
