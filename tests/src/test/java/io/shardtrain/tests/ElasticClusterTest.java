@@ -27,7 +27,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Nodes that join and leave a running sync job, with real node JVMs and a PostgreSQL journal: the
  * job and the three nodes of {@link NodeFailoverTest}, run for more steps, because a JVM needs
- * 15-20 s to start and join on two busy cores and that job's 40 steps take about 16 s. A {@code ps}
+ * seconds to start and join (at a higher CPU priority than the job's, {@link
+ * NodeCluster#startJoining}) and that job's 40 steps take a few seconds. A {@code ps}
  * node that joins gets blocks by Cluster Sharding's rebalance, a {@code ps} node stopped with
  * SIGTERM hands its blocks over, and the job ends with the parameters of one process training on
  * both trainers' batches (invariant 1). A {@code trainer} that joins enters the barrier at the next
@@ -38,13 +39,13 @@ class ElasticClusterTest {
   private static final Pattern UP = Pattern.compile("node (akka://\\S+) up with roles");
   private static final Duration ASK = Duration.ofSeconds(5);
   // Long enough for sharding to move a block to the joining node and for the SIGTERM hand-off while
-  // the job runs (both were done by step 250 under load; at 300 steps the job once ended first);
-  // under the 937 steps of epoch 0.
-  private static final int PS_STEPS = 600;
-  // Long enough for the late trainer's JVM to start and join before the job ends (it joined by step
-  // 200 under load; at 240 steps the job once ended first); under the 937 steps of epoch 0, so
-  // epoch 1 is still untouched then.
-  private static final int TRAINER_STEPS = 450;
+  // the job runs: the joining node held a block by step 114-146 at the higher priority (by step
+  // 251-279 without it, when 300 steps were once too few).
+  private static final int PS_STEPS = 350;
+  // Long enough for the late trainer's JVM to start and join before the job ends: it joined at step
+  // 128-141 at the higher priority (312-321 without it, when 240 steps were once too few). Under
+  // the 937 steps of epoch 0, so epoch 1 is still untouched then.
+  private static final int TRAINER_STEPS = 300;
   // Sharding rebalances every 2 s, not Akka's 10 s: the joining ps node gets a block sooner.
   private static final String NODE_CONF = "akka.cluster.sharding.rebalance-interval = 2s\n";
   private static final int BATCH = 32;
@@ -60,7 +61,7 @@ class ElasticClusterTest {
       Address n2 = addressOf(nodes.get(1)), n3 = addressOf(nodes.get(2));
 
       long t0 = System.nanoTime();
-      NodeProcess joined = cluster.start("n4-ps", "ps");
+      NodeProcess joined = cluster.startJoining("n4-ps", "ps");
       Address n4 = addressOf(joined);
       long tUp = System.nanoTime();
       SortedSet<String> moved = awaitBlocks(client, n4, s -> !s.isEmpty(), Duration.ofMinutes(3), nodes);
@@ -114,7 +115,7 @@ class ElasticClusterTest {
     AtomicReference<JobProtocol.JobStatus> end = new AtomicReference<>();
     AtomicReference<NodeProcess> late = new AtomicReference<>();
     Mlp joined = NodeFailoverTest.runJob("trainer-join", NodeFailoverTest.PS_VICTIM, TRAINER_STEPS, (cluster, progress) -> {
-      late.set(cluster.start("n4-trainer", "trainer"));
+      late.set(cluster.startJoining("n4-trainer", "trainer"));
       Address a = addressOf(late.get());
       String id = a.host().get() + ":" + a.port().get();
       lateId.set(id);

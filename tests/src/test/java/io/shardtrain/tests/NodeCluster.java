@@ -73,6 +73,14 @@ final class NodeCluster implements AutoCloseable {
   }
 
   /**
+   * Starts a node JVM that joins while the job runs: at a higher CPU priority than the job's until
+   * it is up ({@link NodeProcess#start}), so it is in sooner and the job needs fewer steps to wait.
+   */
+  NodeProcess startJoining(String name, String roles, String... extra) throws Exception {
+    return start(name, roles, newPort(), List.of("--seeds", seed), true, extra);
+  }
+
+  /**
    * Starts a node JVM with no seed list: it joins through Cluster Bootstrap, finding the others'
    * management endpoints {@code contactPoints} by config discovery, and serves its own at
    * {@code managementPort}. The first one started submits the job (and the client joins through it).
@@ -86,6 +94,11 @@ final class NodeCluster implements AutoCloseable {
   }
 
   private NodeProcess start(String name, String roles, int port, List<String> join, String... extra) throws Exception {
+    return start(name, roles, port, join, false, extra);
+  }
+
+  private NodeProcess start(String name, String roles, int port, List<String> join, boolean joining,
+      String... extra) throws Exception {
     List<String> args = new ArrayList<>(List.of("node", "--roles", roles, "--port", "" + port));
     args.addAll(join);
     args.addAll(List.of("--journal", URL, "--config", nodeConf.toString()));
@@ -94,7 +107,7 @@ final class NodeCluster implements AutoCloseable {
       args.addAll(List.of("--job", job.toString(), "--grpc-port", grpc.substring(grpc.indexOf(':') + 1)));
     }
     args.addAll(List.of(extra));
-    NodeProcess n = NodeProcess.start(name, logs, env, args.toArray(String[]::new));
+    NodeProcess n = NodeProcess.start(name, logs, env, joining, args.toArray(String[]::new));
     nodes.add(n);
     return n;
   }

@@ -10,6 +10,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * A ShardTrain node in a JVM of its own ({@code shardtrain node ...}), started from this test's
@@ -27,8 +28,18 @@ final class NodeProcess implements AutoCloseable {
     this.log = log;
   }
 
-  static NodeProcess start(String name, Path logDir, List<String> env, String... args) throws IOException {
-    List<String> cmd = new ArrayList<>(jvm());
+  /**
+   * Starts a node JVM; if {@code joining}, at a higher CPU priority ({@code nice -n -10}) until it
+   * is up: a JVM that joins a running job starts beside the job's JVMs, which keep two cores busy,
+   * and took three times as long to be up as the first ones, which start on idle cores. Once up it
+   * trains at the normal priority, as the others. Without the right to raise a priority (root's,
+   * here) or without {@code nice} and {@code renice}, it starts at the normal one.
+   */
+  static NodeProcess start(String name, Path logDir, List<String> env, boolean joining, String... args)
+      throws IOException {
+    List<String> cmd = new ArrayList<>();
+    if (joining && NICE != null && RENICE != null) cmd.addAll(List.of(NICE.toString(), "-n", "-10"));
+    cmd.addAll(jvm());
     cmd.addAll(sharedArchive());
     cmd.add("io.shardtrain.samples.cli.ShardTrainCli");
     cmd.addAll(List.of(args));
@@ -38,7 +49,46 @@ final class NodeProcess implements AutoCloseable {
       int eq = kv.indexOf('=');
       pb.environment().put(kv.substring(0, eq), kv.substring(eq + 1));
     }
-    return new NodeProcess(name, pb.start(), log);
+    NodeProcess node = new NodeProcess(name, pb.start(), log);
+    if (joining && NICE != null && RENICE != null) {
+      Thread normal = new Thread(node::normalPriorityOnceUp, "renice-" + name);
+      normal.setDaemon(true);
+      normal.start();
+    }
+    return node;
+  }
+
+  private static final Path NICE = executable("nice");
+  private static final Path RENICE = executable("renice");
+
+  private static Path executable(String name) {
+    return Stream.of("/usr/bin/", "/bin/").map(dir -> Path.of(dir + name)).filter(Files::isExecutable).findFirst()
+        .orElse(null);
+  }
+
+  private void normalPriorityOnceUp() {
+    try {
+      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
+      while (process.isAlive() && System.nanoTime() < deadline && !log().contains(" up with roles")) {
+        Thread.sleep(100);
+      }
+      // Linux keeps a priority per thread, and a thread starts with its creator's: each one, and
+      // again a second later for those started by threads not yet set.
+      Path tasks = Path.of("/proc", "" + process.pid(), "task");
+      for (int pass = 0; pass < 2 && process.isAlive() && Files.isDirectory(tasks); pass++) {
+        if (pass > 0) Thread.sleep(1000);
+        List<String> cmd = new ArrayList<>(List.of(RENICE.toString(), "--priority", "0", "-p"));
+        try (Stream<Path> threads = Files.list(tasks)) {
+          threads.forEach(t -> cmd.add(t.getFileName().toString()));
+        }
+        new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start()
+            .waitFor();
+      }
+    } catch (IOException | java.io.UncheckedIOException e) {
+      // it goes on at the higher priority
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /**

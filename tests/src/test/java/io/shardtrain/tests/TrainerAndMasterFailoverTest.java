@@ -51,9 +51,10 @@ class TrainerAndMasterFailoverTest {
   void killedTrainerIsDroppedResumesWhereEveryBlockHoldsItsTaskAndEveryExampleIsAppliedExactlyOnce()
       throws Exception {
     // Enough steps that t1, training alone, is still at it when the restarted t2 is back: t1 alone
-    // runs about 10 steps a second here and a new node JVM took up to 15 s to register under load,
-    // which finished a 200-step job before t2 was back once.
-    int steps = 400;
+    // runs about 10 steps a second here, and the restarted t2 pulled its parameters at step 167-192
+    // at the higher priority NodeCluster.startJoining gives it (313-333 without it, when a 200-step
+    // job once finished before t2 was back).
+    int steps = 300;
     String job = """
         shardtrain.train { dataset = mnist, trainers = 2, mode = sync, steps = %d, epochs = 0, hidden = [64],
           optimizer = sgd, lr = 0.05, lr-schedule = constant, batch = %d, seed = 3, job-id = trainer-kill }
@@ -82,7 +83,7 @@ class TrainerAndMasterFailoverTest {
       // The same trainer id on a new node JVM, started at once: t1 trains alone meanwhile.
       long versionBeforeRestart = cluster.blockStats(dropped, Duration.ofMinutes(1)).stream()
           .mapToLong(BlockProtocol.BlockStats::version).min().orElseThrow();
-      NodeProcess restarted = cluster.start("n3b-trainer-t2", "trainer", "--trainer-id", "t2");
+      NodeProcess restarted = cluster.startJoining("n3b-trainer-t2", "trainer", "--trainer-id", "t2");
       JobProtocol.JobStatus alone = cluster.awaitStatus(s -> s.examplesReported() >= examplesAtDrop + 3 * BATCH,
           Duration.ofMinutes(2));
       double goOnSeconds = (System.nanoTime() - killedAt) / 1e9;
