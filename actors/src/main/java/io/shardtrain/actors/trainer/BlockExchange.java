@@ -66,6 +66,7 @@ final class BlockExchange {
   private final Map<String, Long> pulledVersion = new HashMap<>();
   private final WirePrecision precision;
   private final ErrorFeedback feedback;
+  private final long resendAfterNanos;
 
   BlockExchange(ActorContext<Trainer.Command> context, String trainerId, TrainerSettings settings,
       TrainerCounts counts) {
@@ -76,6 +77,7 @@ final class BlockExchange {
     this.trainerId = trainerId;
     this.precision = settings.gradientPrecision();
     this.feedback = new ErrorFeedback(precision);
+    this.resendAfterNanos = settings.resendAfter().toNanos();
   }
 
   /**
@@ -174,6 +176,34 @@ final class BlockExchange {
     long valuesFrom = st.pulls().awaits(block) ? st.pulls().minVersion() : BlockClient.PushRequest.NO_VALUES;
     client.push(new BlockClient.PushRequest(block, st.step(), pulledVersion.get(block), s.membershipEpoch(),
         p.weight(), p.values(), s.generation(), st.markOf(p), precision, valuesFrom));
+  }
+
+  /**
+   * Sends again each of {@code st}'s pushes and pulls whose block lags the step's other answers
+   * ({@link StepInFlight#overdue}): through sharding, unless a letter route is known, whose stopped
+   * block bounces the letter there.
+   */
+  void sendOverdueAgain(Session s, StepInFlight st) {
+    List<String> late = st.overdue(System.nanoTime(), resendAfterNanos);
+    if (late.isEmpty()) return;
+    log.info("trainer {}: step {}: no answer from {} while the step's other blocks answered; sent again", trainerId,
+        st.step(), late);
+    for (String block : late) {
+      if (st.awaitsPush(block)) {
+        resendPush(s, st, block);
+      } else {
+        client.pull(new BlockClient.PullRequest(block, st.pulls().minVersion(), s.generation()));
+      }
+    }
+  }
+
+  /** The same for a pull round outside a step (after a registration or rollback). */
+  void sendOverdueAgain(Session s, PullRound round) {
+    List<String> late = round.overdue(System.nanoTime(), resendAfterNanos, block -> false);
+    if (late.isEmpty()) return;
+    log.info("trainer {}: no values of {} at version >= {} while the other blocks answered; pulled again", trainerId,
+        late, round.minVersion());
+    for (String block : late) client.pull(new BlockClient.PullRequest(block, round.minVersion(), s.generation()));
   }
 
   /**

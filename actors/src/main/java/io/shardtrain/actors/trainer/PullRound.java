@@ -1,9 +1,11 @@
 package io.shardtrain.actors.trainer;
 
 import io.shardtrain.actors.ps.BlockClient;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * One pull of every block at version {@code minVersion} or later: which blocks have not answered
@@ -17,6 +19,9 @@ final class PullRound {
   private long oldest = Long.MAX_VALUE;
   private long newest = Long.MIN_VALUE;
   private long doneAt;
+  /** When the latest answer came in, and when blocks were last sent again ({@link System#nanoTime()}; 0: never). */
+  private long lastArrival;
+  private long sentAgainAt;
   private boolean stopRequested;
 
   PullRound(List<String> blocks, long minVersion) {
@@ -47,8 +52,27 @@ final class PullRound {
     if (!missing.remove(block)) return false;
     oldest = Math.min(oldest, version);
     newest = Math.max(newest, version);
-    if (missing.isEmpty()) doneAt = System.nanoTime();
+    lastArrival = System.nanoTime();
+    if (missing.isEmpty()) doneAt = lastArrival;
     return true;
+  }
+
+  /**
+   * The blocks still awaited, but for {@code skip}'s, once another block answered {@code after}
+   * nanoseconds or more before {@code now} and nothing was sent again within {@code after}; empty
+   * before any answer. A round is answered within moments (a sync round once the step is applied,
+   * which every block does on the same pushes), so a block that lags the others that much has
+   * lost the request on its way, as Cluster Sharding drops requests that meet a block while it
+   * moves. A non-empty result counts as sent again at {@code now}.
+   */
+  List<String> overdue(long now, long after, Predicate<String> skip) {
+    List<String> late = new ArrayList<>();
+    if (lastArrival == 0 || now - Math.max(lastArrival, sentAgainAt) < after) return late;
+    for (String block : missing) {
+      if (!skip.test(block)) late.add(block);
+    }
+    if (!late.isEmpty()) sentAgainAt = now;
+    return late;
   }
 
   boolean done() {

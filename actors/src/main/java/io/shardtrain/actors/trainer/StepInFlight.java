@@ -1,7 +1,9 @@
 package io.shardtrain.actors.trainer;
 
 import io.shardtrain.actors.ps.BlockProtocol;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -32,6 +34,9 @@ final class StepInFlight {
   private long computed;
   private long computeCpu;
   private long pushesAcked;
+  /** When a push was last acknowledged, and when pushes were last sent again ({@link System#nanoTime()}; 0: never). */
+  private long lastAck;
+  private long sentAgainAt;
   private boolean stopRequested;
 
   private StepInFlight(long step, int examples, TaskLease lease, long offsetAfter, PullRound pulls,
@@ -98,9 +103,26 @@ final class StepInFlight {
 
   /** {@code block} acknowledged its push; true when that was the step's last unacknowledged push. */
   boolean acked(String block) {
-    boolean last = unacked.remove(block) != null && unacked.isEmpty();
-    if (last) pushesAcked = System.nanoTime();
-    return last;
+    if (unacked.remove(block) == null) return false;
+    lastAck = System.nanoTime();
+    if (unacked.isEmpty()) pushesAcked = lastAck;
+    return unacked.isEmpty();
+  }
+
+  /**
+   * The blocks to send this step's request again at {@code now}: each push not acknowledged
+   * {@code after} nanoseconds or more after another block's acknowledgement (and after the last
+   * time pushes were sent again), and each pull of an acknowledged push that the round's other
+   * blocks have outrun as long ({@link PullRound#overdue}). A push is acknowledged as soon as the
+   * block journaled it, or, with checkpoint durability, once the step is applied, as the other
+   * blocks' are; lagging the others that much, it was lost on its way.
+   */
+  List<String> overdue(long now, long after) {
+    List<String> late = new ArrayList<>();
+    if (lastAck != 0 && now - Math.max(lastAck, sentAgainAt) >= after) late.addAll(unacked.keySet());
+    if (!late.isEmpty()) sentAgainAt = now;
+    late.addAll(pulls.overdue(now, after, unacked::containsKey));
+    return late;
   }
 
   /** Every push acknowledged and every block pulled. */

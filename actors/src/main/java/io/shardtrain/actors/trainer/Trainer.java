@@ -75,7 +75,7 @@ public final class Trainer {
 
   /** The trainer's own messages: answers to what its pieces asked, and its timers. */
   sealed interface Internal extends Command permits MasterLink.Registered, MasterLink.TaskAnswered,
-      MasterLink.Reported, BlockExchange.PushAnswer, BlockExchange.PullAnswer, Retry, SendHeartbeat, RetryPush,
+      MasterLink.Reported, BlockExchange.PushAnswer, BlockExchange.PullAnswer, Retry, Tick, RetryPush,
       RingLink.Listed, RingStepping.Members, ReplicaPublishing.Published, RingStepping.StallCheck,
       RingStepping.DeparturesWaited, CtrTrainer.Message {}
 
@@ -85,7 +85,8 @@ public final class Trainer {
 
   private enum Retry implements Internal { REGISTER, NEXT_STEP }
 
-  private enum SendHeartbeat implements Internal { INSTANCE }
+  /** The heartbeat to the master; a look for requests the step's other answers show lost ({@code resend-after}). */
+  private enum Tick implements Internal { HEARTBEAT, ANSWERS }
 
   /** Send the still unacknowledged push of {@code step} to {@code block} again. */
   private record RetryPush(long generation, String block, long step) implements Internal {}
@@ -135,7 +136,7 @@ public final class Trainer {
         .onMessage(MasterLink.Registered.class, m -> {
           if (m.failure() != null) return registrationFailed(m);
           TrainerModel model = TrainerModel.build(id, m.job(), setup.backend());
-          timers.startTimerWithFixedDelay(SendHeartbeat.INSTANCE, setup.settings().heartbeatInterval());
+          startTimers();
           return rejoin(new Session(m.job(), model, m.membershipEpoch(), m.lastStep(), m.generation()));
         })
         .onMessageEquals(Retry.REGISTER, this::registerAgain)
@@ -206,10 +207,8 @@ public final class Trainer {
     return phase(s, round::stopRequested, Behaviors.receive(Command.class)
         .onMessage(BlockExchange.PullAnswer.class, m -> blocks.pulled(s, round, m) && round.done() ? then.apply(round)
             : Behaviors.same())
-        .onMessageEquals(Stop.INSTANCE, () -> {
-          round.requestStop();
-          return Behaviors.same();
-        }));
+        .onMessageEquals(Tick.ANSWERS, () -> staying(() -> blocks.sendOverdueAgain(s, round)))
+        .onMessageEquals(Stop.INSTANCE, () -> staying(round::requestStop)));
   }
 
   // ---- leasing a task ----
@@ -299,10 +298,8 @@ public final class Trainer {
         })
         .onMessage(BlockExchange.PullAnswer.class,
             m -> blocks.pulled(s, st.pulls(), m) ? arrived(s, task, st, m.block()) : Behaviors.same())
-        .onMessageEquals(Stop.INSTANCE, () -> {
-          st.requestStop();
-          return Behaviors.same();
-        }));
+        .onMessageEquals(Tick.ANSWERS, () -> staying(() -> blocks.sendOverdueAgain(s, st)))
+        .onMessageEquals(Stop.INSTANCE, () -> staying(st::requestStop)));
   }
 
   private Behavior<Command> pushed(Session s, Task task, StepInFlight st, BlockExchange.PushAnswer m) {
@@ -442,14 +439,8 @@ public final class Trainer {
   /** The phase's own handlers, then heartbeats, report answers and rollbacks, which any phase takes. */
   Behavior<Command> phase(Session s, BooleanSupplier stopRequested, BehaviorBuilder<Command> own) {
     return ring.between(own)
-        .onMessageEquals(SendHeartbeat.INSTANCE, () -> {
-          master.heartbeat();
-          return Behaviors.same();
-        })
-        .onMessage(MasterLink.Reported.class, m -> {
-          reportAnswered(s, m);
-          return Behaviors.same();
-        })
+        .onMessageEquals(Tick.HEARTBEAT, () -> staying(master::heartbeat))
+        .onMessage(MasterLink.Reported.class, m -> staying(() -> reportAnswered(s, m)))
         .onMessage(Notice.class, n -> n.rollBack() == null ? ring.noticed(n.notice())
             : n.rollBack().generation() > s.generation() ? rollBack(s, n.rollBack(), stopRequested.getAsBoolean())
             : Behaviors.same())
@@ -458,11 +449,22 @@ public final class Trainer {
         .build();
   }
 
+  /** Runs {@code action} and stays in the phase. */
+  private static Behavior<Command> staying(Runnable action) {
+    action.run();
+    return Behaviors.same();
+  }
+
+  private void startTimers() {
+    timers.startTimerWithFixedDelay(Tick.HEARTBEAT, setup.settings().heartbeatInterval());
+    timers.startTimerWithFixedDelay(Tick.ANSWERS, setup.settings().resendAfter().dividedBy(2));
+  }
+
   private Behavior<Command> rollBack(Session s, RollBack r, boolean stopRequested) {
     context.getLog().warn("trainer {}: the job rolled back to step {} (generation {}); continuing from there", id,
         r.step(), r.generation());
     timers.cancelAll();
-    timers.startTimerWithFixedDelay(SendHeartbeat.INSTANCE, setup.settings().heartbeatInterval());
+    startTimers();
     takeBackStepsAfter(r);
     if (stopRequested) return finish(s.model(), "stopped");
     // As after a registration: pull the checkpoint's parameters, then lease the task at its offset.

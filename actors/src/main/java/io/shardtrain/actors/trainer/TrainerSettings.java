@@ -16,8 +16,8 @@ import java.time.Duration;
  * ({@code shardtrain.checkpoint.dir}, else {@code <data-dir>/checkpoints}), from which a ring whose
  * members all died resumes.
  */
-public record TrainerSettings(Duration askTimeout, Duration pullTimeout, Duration retryDelay, Duration failureTimeout,
-    WirePrecision gradientPrecision, int publishEvery, long checkpointEvery, Path checkpointDir) {
+public record TrainerSettings(Duration askTimeout, Duration pullTimeout, Duration resendAfter, Duration retryDelay,
+    Duration failureTimeout, WirePrecision gradientPrecision, int publishEvery, long checkpointEvery, Path checkpointDir) {
   public static TrainerSettings create(ActorSystem<?> system) {
     return fromConfig(system.settings().config());
   }
@@ -26,6 +26,7 @@ public record TrainerSettings(Duration askTimeout, Duration pullTimeout, Duratio
     return new TrainerSettings(
         config.getDuration("shardtrain.trainer.ask-timeout"),
         config.getDuration("shardtrain.trainer.pull-timeout"),
+        config.getDuration("shardtrain.trainer.resend-after"),
         config.getDuration("shardtrain.trainer.retry-delay"),
         config.getDuration("shardtrain.trainer.failure-timeout"),
         WirePrecision.gradientsFromConfig(config),
@@ -35,6 +36,9 @@ public record TrainerSettings(Duration askTimeout, Duration pullTimeout, Duratio
   }
 
   public TrainerSettings {
+    if (resendAfter.isNegative() || resendAfter.isZero()) {
+      throw new IllegalArgumentException("shardtrain.trainer.resend-after must be positive, not " + resendAfter);
+    }
     if (publishEvery < 1) {
       throw new IllegalArgumentException("shardtrain.trainer.publish-every must be >= 1, not " + publishEvery);
     }

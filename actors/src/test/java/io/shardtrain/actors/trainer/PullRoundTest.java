@@ -45,4 +45,18 @@ class PullRoundTest {
   void aRoundNeedsBlocks() {
     assertThrows(IllegalArgumentException.class, () -> new PullRound(List.of(), 3));
   }
+
+  @Test
+  void aBlockWhoseValuesLagTheRoundsOtherAnswersByResendAfterIsDueAgainButNotBeforeAnyAnswer() {
+    long after = 1_000_000_000L;
+    PullRound round = new PullRound(List.of("a#0", "a#1", "b#0"), 0);
+    long sent = System.nanoTime();
+    assertEquals(List.of(), round.overdue(sent + 10 * after, after, b -> false));
+    round.received("a#0", 3);
+    long arrived = System.nanoTime();
+    assertEquals(List.of(), round.overdue(arrived + after - 1_000_000, after, b -> false));
+    assertEquals(List.of("b#0"), round.overdue(arrived + after, after, "a#1"::equals), "a#1 skipped");
+    assertEquals(List.of(), round.overdue(arrived + after, after, b -> false), "just sent again");
+    assertEquals(List.of("a#1", "b#0"), round.overdue(arrived + 2 * after, after, b -> false));
+  }
 }

@@ -105,4 +105,48 @@ class StepInFlightTest {
     st.requestStop();
     assertTrue(st.stopRequested());
   }
+
+  @Test
+  void aPushOrPullThatLagsTheStepsOtherAnswersByResendAfterIsDueAgainOnceEveryResendAfter() {
+    long after = 2_000_000_000L;
+    StepInFlight st = StepInFlight.training(7, 8, new TaskLease(0, 1, 0, 100, 16, Map.of()), 24,
+        new PullRound(BLOCKS, 7), ahead());
+    for (String b : BLOCKS) st.gradient(b, () -> new float[] {1f});
+    long sent = System.nanoTime();
+    assertEquals(List.of(), st.overdue(sent + 10 * after, after), "no answer yet: nothing shows a request lost");
+
+    st.acked("w#0");
+    st.acked("b#0");
+    long acked = System.nanoTime();
+    assertEquals(List.of(), st.overdue(acked + after / 2, after), "w#1's ack may still be on its way");
+    long now = acked + after;
+    assertEquals(List.of("w#1"), st.overdue(now, after), "w#1 lags the other acks by resend-after");
+    assertEquals(List.of(), st.overdue(now + after / 2, after), "sent again at now: not again so soon");
+    assertEquals(List.of("w#1"), st.overdue(now + after, after));
+
+    // Sync: w#1's push acknowledged, all three pulls out; two blocks answer them.
+    st.acked("w#1");
+    assertEquals(List.of(), st.overdue(now + 5 * after, after), "no values yet: the step may wait for a trainer");
+    st.pulls().received("w#0", 7);
+    st.pulls().received("w#1", 7);
+    long arrived = System.nanoTime();
+    assertEquals(List.of(), st.overdue(arrived + after / 2, after));
+    assertEquals(List.of("b#0"), st.overdue(arrived + after, after), "b#0's values lag the others'");
+    st.pulls().received("b#0", 7);
+    assertEquals(List.of(), st.overdue(arrived + 10 * after, after));
+    assertTrue(st.done());
+  }
+
+  @Test
+  void aPullThatRidesOnAnUnacknowledgedPushIsDueWithThePushNotOnItsOwn() {
+    long after = 1_000_000L;
+    StepInFlight st = StepInFlight.withoutData(4, new PullRound(BLOCKS, 4), ahead());
+    for (String b : BLOCKS) st.nothing(b);
+    st.acked("w#0");
+    st.acked("w#1");
+    st.pulls().received("w#0", 4);
+    st.pulls().received("w#1", 4);
+    long now = System.nanoTime() + after;
+    assertEquals(List.of("b#0"), st.overdue(now, after), "b#0 once, as its push, which asks for its values");
+  }
 }
