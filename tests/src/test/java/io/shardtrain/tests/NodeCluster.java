@@ -69,7 +69,7 @@ final class NodeCluster implements AutoCloseable {
   NodeProcess start(String name, String roles, String... extra) throws Exception {
     int port = newPort();
     if (seed == null) seed = "127.0.0.1:" + port;
-    return start(name, roles, port, List.of("--seeds", seed), extra);
+    return start(name, roles, port, List.of("--seeds", seed), false, extra);
   }
 
   /**
@@ -90,11 +90,7 @@ final class NodeCluster implements AutoCloseable {
     int port = newPort();
     if (seed == null) seed = "127.0.0.1:" + port;
     return start(name, roles, port, List.of("--management-port", "" + managementPort, "--discovery", "config",
-        "--contact-points", contactPoints));
-  }
-
-  private NodeProcess start(String name, String roles, int port, List<String> join, String... extra) throws Exception {
-    return start(name, roles, port, join, false, extra);
+        "--contact-points", contactPoints), false);
   }
 
   private NodeProcess start(String name, String roles, int port, List<String> join, boolean joining,
