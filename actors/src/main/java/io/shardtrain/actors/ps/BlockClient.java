@@ -4,7 +4,9 @@ import akka.actor.Address;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.cluster.sharding.typed.javadsl.ClusterSharding;
+import akka.cluster.Member;
 import akka.cluster.sharding.typed.javadsl.EntityRef;
+import akka.cluster.typed.Cluster;
 import akka.pattern.StatusReply;
 import io.shardtrain.actors.ps.BlockLetters.PublishLetter;
 import io.shardtrain.actors.ps.BlockLetters.PullLetter;
@@ -138,6 +140,7 @@ public final class BlockClient<M> {
   private final Function<Pushed, M> onPushed;
   private final Function<Pulled, M> onPulled;
   private final ClusterSharding sharding;
+  private final Cluster cluster;
   /** This node's bulk channel, or null when it is off. */
   private final BulkTransport bulk;
   private final BulkAddress selfBulk;
@@ -158,6 +161,7 @@ public final class BlockClient<M> {
     this.onPushed = onPushed;
     this.onPulled = onPulled;
     this.sharding = ClusterSharding.get(context.getSystem());
+    this.cluster = Cluster.get(context.getSystem());
     BulkTransport transport = BulkTransport.get(context.getSystem());
     this.bulk = transport.isEnabled() ? transport : null;
     this.selfBulk = bulk == null ? null : BulkAddress.of(bulk.address());
@@ -237,6 +241,20 @@ public final class BlockClient<M> {
       departures.failIfAnyRemoved(reply);
     }
     return Asks.completeOnArrival(entity(block).<T>askWithStatus(request::apply, timeout), reply);
+  }
+
+  /**
+   * Whether a request to {@code block} sent now may be answered: false while the cluster holds the
+   * block's last known node unreachable, where a request waits for the node's removal, which sends
+   * it again ({@link Departures}).
+   */
+  public boolean mayAnswer(String block) {
+    Address home = routes.home(block);
+    if (home == null) return true;
+    for (Member m : cluster.state().getUnreachable()) {
+      if (m.address().equals(home)) return false;
+    }
+    return true;
   }
 
   private EntityRef<Command> entity(String block) {
