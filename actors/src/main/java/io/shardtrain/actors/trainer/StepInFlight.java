@@ -113,9 +113,9 @@ final class StepInFlight {
    * The blocks to send this step's request again at {@code now}: each push not acknowledged
    * {@code after} nanoseconds or more after another block's acknowledgement (and after the last
    * time pushes were sent again), and each pull of an acknowledged push that the round's other
-   * blocks have outrun as long ({@link PullRound#overdue}). A push is acknowledged as soon as the
-   * block journaled it, or, with checkpoint durability, once the step is applied, as the other
-   * blocks' are; lagging the others that much, it was lost on its way.
+   * blocks have outrun as long ({@link PullRound#overdue}). A push is acknowledged once its step
+   * is applied (sync with exact durability, on the same pushes as the other blocks) or once it is
+   * recorded (async, or checkpoint durability); lagging the others that much, it was lost on its way.
    */
   List<String> overdue(long now, long after) {
     List<String> late = new ArrayList<>();
