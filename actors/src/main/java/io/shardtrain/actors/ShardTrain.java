@@ -249,6 +249,10 @@ public final class ShardTrain {
   /** A click-through job and the initial dense part of its factorization machine; its id rows start in the table. */
   public record CtrPlan(JobSpec job, float[] dense, OptimizerSpec optimizer) {}
 
+  /** Why a click-through job takes neither init-from nor resume-from. */
+  public static final String CTR_STARTS_FRESH = "init-from and resume-from start an MLP from a saved model or a"
+      + " checkpoint; a click-through job's rows live in a sparse table that neither holds, so it starts fresh";
+
   /**
    * Plans a click-through job on {@code train}: a factorization machine of {@code ctr}'s shape, its
    * dense part cut into blocks of at most {@code blockSize} floats, its rows in a table of
@@ -264,6 +268,7 @@ public final class ShardTrain {
   public static CtrPlan planCtr(TrainSettings s, CtrSettings ctr, String jobId, int fields, int denseDim,
       long hashSpace, int trainExamples, long fingerprint, BlockSpec.Mode mode, int trainers, int blockSize,
       long maxStaleness, int tableShards) {
+    if (s.initFrom() != null || s.resumeFrom() != null) throw new IllegalArgumentException(CTR_STARTS_FRESH);
     OptimizerSpec optimizer = OptimizerSpec.parse(s.optimizer()).withWeightDecay((float) s.weightDecay());
     CtrModel model = new CtrModel(fields, denseDim, ctr.factors(), hashSpace, tableShards, (float) ctr.rowLr(),
         (float) ctr.rowInitialAccumulator(), (float) ctr.initStd(), ctr.aucBins(), fingerprint);

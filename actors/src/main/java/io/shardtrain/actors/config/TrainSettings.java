@@ -2,6 +2,8 @@ package io.shardtrain.actors.config;
 
 import com.typesafe.config.Config;
 import io.shardtrain.compute.nn.Activation;
+import io.shardtrain.compute.optim.LearningRateSchedule;
+import io.shardtrain.compute.optim.OptimizerSpec;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -43,6 +45,9 @@ public record TrainSettings(
       throw new IllegalArgumentException("eval-every must not be negative (0: at each epoch's end), got " + evalEvery);
     }
     Activation.parse(activation);
+    OptimizerSpec.parse(optimizer);
+    // Bound to any length here: the job's own is known once its data is.
+    LearningRateSchedule.parse(bound(lrSchedule, 1), (float) lr);
     for (int h : hidden) {
       if (h < 1) throw new IllegalArgumentException("hidden layer widths must be positive, got " + h);
     }
@@ -91,16 +96,21 @@ public record TrainSettings(
    * length: {@code cosine} decays over {@code totalUpdates}, so the default schedule fits any job.
    */
   public String lrScheduleFor(long totalUpdates) {
-    return lrSchedule.replaceAll("(^|,)cosine($|,)", "$1cosine:" + Math.max(1, totalUpdates) + "$2");
+    return bound(lrSchedule, totalUpdates);
   }
 
-  /** Parses "512,256" (or "" for no hidden layer). */
+  private static String bound(String schedule, long totalUpdates) {
+    return schedule.replaceAll("(^|,)cosine($|,)", "$1cosine:" + Math.max(1, totalUpdates) + "$2");
+  }
+
+  /** Parses "512,256" (or "" for no hidden layer); an empty width, as in "512,,256" or "512,", is refused. */
   public static int[] parseHidden(String spec) {
     if (spec.isBlank()) return new int[0];
     try {
-      return java.util.Arrays.stream(spec.split(",")).map(String::trim).mapToInt(Integer::parseInt).toArray();
+      return java.util.Arrays.stream(spec.split(",", -1)).map(String::trim).mapToInt(Integer::parseInt).toArray();
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("hidden must be comma-separated widths like 512,256, got '" + spec + "'");
+      throw new IllegalArgumentException("hidden must be comma-separated widths like 512,256 (empty: no hidden"
+          + " layer), got '" + spec + "'");
     }
   }
 

@@ -210,7 +210,8 @@ public final class JobDirectory extends EventSourcedBehavior<Command, JobDirecto
       c.replyTo().tell(StatusReply.error(stage == JobBook.Stage.RUNNING
           ? "job '" + c.jobId() + "' is running; a job's journal can be deleted once it finished"
           : "no finished job '" + c.jobId() + "' in this cluster" + (stage == null ? "" : " (it was deleted)")
-              + "; jobs: " + book.entries()));
+              + "; jobs: " + book.entries().stream()
+                  .map(j -> j.jobId() + (j.running() ? " (running)" : " (finished)")).toList()));
       return Effect().none();
     }
     context.ask(JobStatus.class, master(c.jobId()), settings.askTimeout(), GetStatus::new,

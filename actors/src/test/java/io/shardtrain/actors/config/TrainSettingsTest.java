@@ -55,4 +55,20 @@ class TrainSettingsTest {
     assertEquals("eval-every must not be negative (0: at each epoch's end), got -1", e.getMessage());
     assertEquals(Activation.TANH, Activation.parse(with("shardtrain.train.activation = Tanh").activation()));
   }
+
+  @Test
+  void aMisspeltOptimizerOrScheduleAndAnEmptyHiddenWidthFailHereBeforeAnyNodeOrDataIsNeeded() {
+    var e = assertThrows(IllegalArgumentException.class, () -> with("shardtrain.train.optimizer = adamm"));
+    assertTrue(e.getMessage().startsWith("unknown optimizer 'adamm'"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> with("shardtrain.train.lr-schedule = cosin"));
+    assertTrue(e.getMessage().startsWith("bad learning-rate schedule 'cosin'"), e.getMessage());
+    assertEquals("warmup:5,cosine:300", with("shardtrain.train.lr-schedule = \"warmup:5,cosine\"").lrScheduleFor(300));
+    for (String bad : new String[] {"512,256,", ",", "512,,256"}) {
+      e = assertThrows(IllegalArgumentException.class, () -> TrainSettings.parseHidden(bad), bad);
+      assertEquals("hidden must be comma-separated widths like 512,256 (empty: no hidden layer), got '" + bad + "'",
+          e.getMessage());
+    }
+    assertArrayEquals(new int[0], TrainSettings.parseHidden(" "));
+    assertArrayEquals(new int[] {512, 256}, TrainSettings.parseHidden("512, 256"));
+  }
 }

@@ -128,6 +128,9 @@ final class ClientCommands {
 
     @Override
     void prepare(Config local) throws Exception {
+      if (report != null && !await) {
+        throw new IllegalArgumentException("--report writes the job's figures once it is done: add --wait");
+      }
       // Parsed and checked here, so a bad job file fails before any connection.
       Config jobConfig = withResume(ShardTrainConfig.parseFile(job)).withFallback(local).resolve();
       ShardTrainConfig.validate(jobConfig);
@@ -168,9 +171,10 @@ final class ClientCommands {
           resumeFrom == null ? "" : ", resumed from " + resumeFrom.toAbsolutePath());
       out.flush();
       if (!await) return 0;
+      // This job's status, not the newest job's: another may be submitted while this one runs.
+      StatusRequest mine = StatusRequest.newBuilder().setJobId(submitted.getJobId()).build();
       JobWatch.Result r = JobWatch.untilDone(() -> {
-        ClusterStatus s = api.call("GetStatus", StatusRequest.getDefaultInstance(), ClusterStatus.getDefaultInstance(),
-            Duration.ofSeconds(10));
+        ClusterStatus s = api.call("GetStatus", mine, ClusterStatus.getDefaultInstance(), Duration.ofSeconds(10));
         return new JobWatch.Progress(s.getJob().getJobId(), s.getSubmitted(), s.getDone(), s.getExamplesReported());
       }, Duration.ofMillis(250), out);
       out.println(r.summary());
@@ -250,11 +254,21 @@ final class ClientCommands {
 
     @Override
     int run(ApiConnection api, PrintWriter w) {
-      if (!api.probe(false, connect(), timeout()).getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
+      ClusterStatus status = api.probe(false, connect(), timeout());
+      if (!status.getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
+      String job = status.getJob().getJobId();
+      // A running job's checkpoint is taken at the next step every block reaches, which only trainers make.
+      if (!status.getDone() && status.getTrainersCount() == 0) {
+        throw new IllegalStateException("job " + job + " has no trainer: a checkpoint is taken at the next step every"
+            + " block reaches, and no trainer takes one; start a trainer node first");
+      }
+      w.printf("checkpoint of job %s asked for; waiting for the step every block reaches (at most %d s)%n", job,
+          timeout().toSeconds());
+      w.flush();
       CheckpointRequest.Builder request = CheckpointRequest.newBuilder();
       if (dir != null) request.setDir(dir.toAbsolutePath().toString());
-      CheckpointReply c = api.await("Checkpoint", request.build(), CheckpointReply.getDefaultInstance(),
-          timeout().plusSeconds(300), "checkpoint");
+      CheckpointReply c = api.await("Checkpoint", request.build(), CheckpointReply.getDefaultInstance(), timeout(),
+          "checkpoint");
       w.printf("checkpoint of job %s at step %d written to %s%n", c.getJobId(), c.getStep(), c.getDir());
       return 0;
     }

@@ -1,9 +1,12 @@
 package io.shardtrain.samples.cli;
 
 import com.typesafe.config.Config;
+import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.actors.metrics.MetricsSettings;
 import io.shardtrain.actors.job.Resumption;
 import io.shardtrain.actors.ps.BlockSpec;
+import io.shardtrain.actors.ps.PsSettings;
 import io.shardtrain.actors.transport.WirePrecision;
 import io.shardtrain.compute.backend.Backends;
 import io.shardtrain.persistence.journal.JournalSettings;
@@ -13,7 +16,9 @@ import io.shardtrain.samples.local.DataSets;
 import io.shardtrain.samples.report.Json;
 import io.shardtrain.samples.report.MetricsLog;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -63,12 +68,19 @@ final class LocalCommand implements Callable<Integer> {
     DataSets.requireKnown(settings.dataset());
     checkProfileSkip(settings);
     // A misspelt mode fails whatever runs, though a single process has none.
-    LocalRun.blockMode(config);
+    BlockSpec.Mode blockMode = LocalRun.blockMode(config);
     // The dense kernels compile while the data is read; a factorization machine or a GPU does not run them.
     if (!CtrData.isCtr(settings.dataset())) Backends.warmUp(settings.backend());
     // Read here too, so a bad value fails before any node starts.
     WirePrecision precision = WirePrecision.gradientsFromConfig(config);
     JournalSettings.fromConfig(config);
+    MetricsSettings.fromConfig(config);
+    PsSettings.fromConfig(config);
+    flags.layout();
+    if (flags.maxStaleness != null && blockMode != BlockSpec.Mode.ASYNC) {
+      spec.commandLine().getErr().println("shardtrain: --max-staleness bounds async pushes; a "
+          + blockMode.name().toLowerCase(java.util.Locale.ROOT) + " job has none, so it is ignored here");
+    }
     LocalRun run = new LocalRun(flags, spec.commandLine().getErr());
     if (CtrData.isCtr(settings.dataset())) return runCtr(run, config, settings);
     // Where the model goes is checked before it trains, so a bad path costs no training.
@@ -120,6 +132,19 @@ final class LocalCommand implements Callable<Integer> {
       throw new IllegalArgumentException("--save-model and --export-npy save MLPs; a factorization machine's "
           + "rows live in a sparse table, which they do not write");
     }
+    if (settings.initFrom() != null || settings.resumeFrom() != null) {
+      throw new IllegalArgumentException(ShardTrain.CTR_STARTS_FRESH);
+    }
+    List<String> mlpOnly = new ArrayList<>();
+    if (flags.hidden != null) mlpOnly.add("--hidden");
+    if (flags.activation != null) mlpOnly.add("--activation");
+    if (flags.backend != null) mlpOnly.add("--backend");
+    if (flags.computeThreads != null) mlpOnly.add("--compute-threads");
+    if (!mlpOnly.isEmpty()) {
+      throw new IllegalArgumentException(String.join(", ", mlpOnly) + " shape or place an MLP; --dataset "
+          + settings.dataset() + " trains a factorization machine (k = shardtrain.train.ctr.factors) on plain"
+          + " arrays: leave " + (mlpOnly.size() == 1 ? "it" : "them") + " out");
+    }
     CtrSettings ctr = CtrSettings.fromConfig(config);
     boolean cluster = flags.ps > 0 || trainers > 1;
     if (profile && !cluster) {
@@ -136,9 +161,9 @@ final class LocalCommand implements Callable<Integer> {
       LocalRun.Outcome r = run.clusterCtr(config, settings, ctr, data, flags.ps, trainers, profile);
       Map<String, Object> m = r.summary();
       spec.commandLine().getOut().printf(java.util.Locale.ROOT,
-          "%s %s: %s steps per trainer, %.0f samples/s, test_auc %.4f (oracle %.4f), sparse bytes per example:"
+          "%s %s: %s steps per trainer, %.0f samples/s, test_auc %.4f%s, sparse bytes per example:"
               + " pull %.0f, push %.0f%n", settings.dataset(), m.get("mode"), m.get("steps"), m.get("samples_per_sec"),
-          m.get("test_auc"), m.get("oracle_auc"), m.get("sparse_pull_bytes_per_example"),
+          m.get("test_auc"), oracle(m, " (oracle %.4f)"), m.get("sparse_pull_bytes_per_example"),
           m.get("sparse_push_bytes_per_example"));
       r.profile().forEach(spec.commandLine().getOut()::println);
       writeOutputs(m, r.metrics(), r.title());
@@ -147,11 +172,17 @@ final class LocalCommand implements Callable<Integer> {
     LocalRun.Outcome r = run.singleCtr(settings, ctr, data);
     Map<String, Object> m = r.summary();
     spec.commandLine().getOut().printf(java.util.Locale.ROOT,
-        "%s: %s steps, %.0f samples/s, test_auc %.4f (exact %.4f, oracle %.4f), test log loss %.4f%n",
+        "%s: %s steps, %.0f samples/s, test_auc %.4f (exact %.4f%s), test log loss %.4f%n",
         settings.dataset(), m.get("steps"), m.get("samples_per_sec"), m.get("test_auc"), m.get("test_auc_exact"),
-        m.get("oracle_auc"), m.get("test_logloss"));
+        oracle(m, ", oracle %.4f"), m.get("test_logloss"));
     writeOutputs(m, r.metrics(), r.title());
     return 0;
+  }
+
+  /** The planted model's AUC in {@code format}, or nothing where the data has no planted model (Criteo's). */
+  private static String oracle(Map<String, Object> summary, String format) {
+    Object auc = summary.get("oracle_auc");
+    return auc instanceof Double d && !d.isNaN() ? String.format(java.util.Locale.ROOT, format, d) : "";
   }
 
   private Integer runCluster(LocalRun run, Config config, TrainSettings settings) throws Exception {

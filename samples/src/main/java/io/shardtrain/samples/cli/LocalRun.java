@@ -63,7 +63,7 @@ final class LocalRun {
     try {
       return BlockSpec.Mode.parse(config.getString("shardtrain.train.mode"));
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("--" + e.getMessage());
+      throw new IllegalArgumentException("--mode or shardtrain.train.mode: " + e.getMessage());
     }
   }
 
@@ -77,6 +77,7 @@ final class LocalRun {
    * CPU backend's only, see {@link TimedBackend}), all but the first {@code profileSkip}.
    */
   Outcome single(TrainSettings settings, DataSets.TrainTest data, boolean profile, long profileSkip) {
+    checkModelFits(modelFloats(settings, data), 0, Runtime.getRuntime().maxMemory());
     var choice = Backends.create(settings.backend(), settings.computeThreads());
     err.println("shardtrain: backend " + choice.backend().name() + " (" + choice.reason() + "), "
         + settings.computeThreads() + " compute thread(s)");
@@ -144,9 +145,9 @@ final class LocalRun {
     Config runConfig = runConfig(config, journalDir);
     PsSettings psSettings = PsSettings.fromConfig(runConfig);
     JournalSettings journal = JournalSettings.fromConfig(runConfig);
+    checkModelFits(modelFloats(settings, data), trainers, Runtime.getRuntime().maxMemory());
     if (journal.kind() == JournalSettings.Kind.MEMORY) {
-      checkMemoryJournal(psSettings, Mlp.parameterCount(data.train().dim(), settings.hidden(),
-          data.train().numClasses()), Runtime.getRuntime().maxMemory());
+      checkMemoryJournal(psSettings, modelFloats(settings, data), Runtime.getRuntime().maxMemory());
     }
     int psNodes = Math.max(1, ps);
     err.printf("shardtrain: local cluster of %d ps and %d trainer(s) on %d node(s) (%s), %s mode, %s journal%n",
@@ -160,13 +161,12 @@ final class LocalRun {
         : ProgressBar.forTerminal(stepsPerTrainer * trainers);
     DistributedTraining.Result r;
     long journalBytes;
-    try (LocalCluster cluster = LocalCluster.start("shardtrain", psNodes, trainers, runConfig, Duration.ofSeconds(60),
-        nodeLayout)) {
+    try (AutoCloseable journalFiles = deletedAtEnd(journalDir);
+        LocalCluster cluster = LocalCluster.start("shardtrain", psNodes, trainers, runConfig, Duration.ofSeconds(60),
+            nodeLayout)) {
       r = new DistributedTraining(settings, blockMode, psSettings.blockSize(), psSettings.maxStaleness(), progress,
           metrics, timeWire).run(cluster, data.train(), data.test());
       journalBytes = Journal.journalBytes(journal);
-    } finally {
-      if (journalDir != null) FileTrees.delete(journalDir);
     }
     // DistributedTraining counted from the trainers' start to their end; nothing counts after it.
     long bytesSent = timeWire ? WireTimings.bytesSent() : -1;
@@ -197,6 +197,26 @@ final class LocalRun {
         profile == null ? List.of() : profile.lines());
   }
 
+  private static long modelFloats(TrainSettings settings, DataSets.TrainTest data) {
+    return Mlp.parameterCount(data.train().dim(), settings.hidden(), data.train().numClasses());
+  }
+
+  /**
+   * Refuses, before the model is made, a model this JVM cannot hold: its values, gradients and up
+   * to two optimizer slots (Adam's), and on a local cluster ({@code trainers} above 0, all in this
+   * JVM) each trainer's values, gradients and the copy its pushes keep. It would end in an
+   * {@link OutOfMemoryError} partway through.
+   */
+  static void checkModelFits(long modelFloats, int trainers, long maxHeap) {
+    long needed = (4L + 3L * trainers) * modelFloats * Float.BYTES;
+    if (needed > maxHeap) {
+      throw new IllegalArgumentException(String.format(Locale.ROOT, "the model's %d floats need about %.2f GB here"
+          + " (values, gradients and optimizer slots%s), more than the JVM's %.2f GB heap; use narrower --hidden"
+          + " layers or a larger heap (SHARDTRAIN_JAVA_OPTS=-Xmx...)", modelFloats, needed / 1e9,
+          trainers > 0 ? ", and each of " + trainers + " trainers' copies" : "", maxHeap / 1e9));
+    }
+  }
+
   /**
    * Refuses, before any node starts, a run whose memory journal could hold more than half of
    * {@code maxHeap} (the trainers' models, the data and the messages in flight need the rest): it
@@ -222,6 +242,31 @@ final class LocalRun {
   private Path journalDir(TrainSettings settings) {
     return flags.journalIsUrl() ? null
         : settings.dataDir().resolve("journal").resolve("local-" + System.currentTimeMillis());
+  }
+
+  /**
+   * Deletes a run's journal directory when closed after the cluster, or when the JVM exits first:
+   * Ctrl-C ends a run between two steps, and its journal (hundreds of MB) would stay behind.
+   * Nothing to delete for null.
+   */
+  private static AutoCloseable deletedAtEnd(Path dir) {
+    if (dir == null) return () -> {};
+    Thread atExit = new Thread(() -> {
+      try {
+        FileTrees.delete(dir);
+      } catch (java.io.IOException | RuntimeException e) {
+        System.err.println("shardtrain: could not delete the run's journal " + dir + ": " + e.getMessage());
+      }
+    }, "shardtrain-journal-cleanup");
+    Runtime.getRuntime().addShutdownHook(atExit);
+    return () -> {
+      try {
+        Runtime.getRuntime().removeShutdownHook(atExit);
+      } catch (IllegalStateException exiting) {
+        return; // the hook deletes it
+      }
+      FileTrees.delete(dir);
+    };
   }
 
   private static Config runConfig(Config config, Path journalDir) {
@@ -251,12 +296,11 @@ final class LocalRun {
     ProgressBar progress = flags.noProgress ? ProgressBar.messagesOnly(System.err)
         : ProgressBar.forTerminal(settings.stepsPerTrainer(data.train().size(), trainers) * trainers);
     DistributedCtrTraining.Result r;
-    try (LocalCluster cluster = LocalCluster.start("shardtrain", psNodes, trainers, runConfig, Duration.ofSeconds(60),
-        flags.layout())) {
+    try (AutoCloseable journalFiles = deletedAtEnd(journalDir);
+        LocalCluster cluster = LocalCluster.start("shardtrain", psNodes, trainers, runConfig, Duration.ofSeconds(60),
+            flags.layout())) {
       r = new DistributedCtrTraining(settings, ctr, blockMode, psSettings.blockSize(), psSettings.maxStaleness(),
           progress, metrics, timeWire).run(cluster, data.train(), data.test());
-    } finally {
-      if (journalDir != null) FileTrees.delete(journalDir);
     }
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("mode", modeName);
@@ -291,6 +335,10 @@ final class LocalRun {
   private void printMetricsPorts(Config runConfig, int nodes) {
     int port = runConfig.getInt("shardtrain.metrics.port");
     if (port <= 0) return;
+    if (port + nodes - 1 > 65535) {
+      throw new IllegalArgumentException("--metrics-port " + port + " serves node i at port " + port + " + i: "
+          + nodes + " nodes need ports up to " + (port + nodes - 1) + ", above 65535; pick a lower port");
+    }
     err.printf("shardtrain: node meters at http://%s:%d/metrics%s while the cluster runs%n",
         runConfig.getString("shardtrain.metrics.host"), port, nodes > 1 ? " to port " + (port + nodes - 1) : "");
   }

@@ -7,13 +7,17 @@ import picocli.CommandLine;
 
 /**
  * A {@code --report FILE} argument: the file's directory is made when the command line is read,
- * so a path that cannot hold a report is refused before the training or benchmark whose figures it
+ * and a directory in the file's place is refused, so a path that cannot hold a report is refused before the training or benchmark whose figures it
  * would keep, not after.
  */
 final class ReportFile implements CommandLine.ITypeConverter<Path> {
   @Override
   public Path convert(String value) {
     Path file = Path.of(value);
+    if (java.nio.file.Files.isDirectory(file)) {
+      throw new CommandLine.TypeConversionException(value + " is a directory; give the report a file name in it,"
+          + " such as " + file.resolve("report.json"));
+    }
     try {
       Json.makeParent(file);
     } catch (IOException e) {

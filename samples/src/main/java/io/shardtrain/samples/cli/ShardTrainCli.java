@@ -56,11 +56,18 @@ public final class ShardTrainCli implements Runnable {
   public static int execute(PrintWriter out, PrintWriter err, String... args) {
     HelpDefaults.publish();
     CommandLine cl = new CommandLine(new ShardTrainCli());
+    giveVersion(cl);
     cl.setOut(out);
     cl.setErr(err);
     cl.setExecutionExceptionHandler(ShardTrainCli::onError);
     cl.setParameterExceptionHandler(ShardTrainCli::onBadArguments);
     return cl.execute(args);
+  }
+
+  /** Every command's {@code --version} prints the same line, not only the top command's. */
+  private static void giveVersion(CommandLine cl) {
+    cl.getCommandSpec().versionProvider(new Version());
+    cl.getSubcommands().values().forEach(ShardTrainCli::giveVersion);
   }
 
   @Override
@@ -80,8 +87,15 @@ public final class ShardTrainCli implements Runnable {
   /** User errors are one line on stderr and exit code 2; anything else keeps its stack trace. */
   private static int onError(Exception e, CommandLine cl, CommandLine.ParseResult parsed) {
     PrintWriter err = cl.getErr();
-    if (isUserError(e)) {
-      err.println("shardtrain: error: " + describe(e));
+    Throwable cause = unwrapped(e);
+    if (isUserError(cause)) {
+      err.println("shardtrain: error: " + describe(cause));
+      err.flush();
+      return 2;
+    }
+    if (bindFailure(e)) {
+      err.println("shardtrain: error: cannot listen on a port another program holds (pick another port, or stop"
+          + " that program): " + e.getMessage());
       err.flush();
       return 2;
     }
@@ -89,6 +103,25 @@ public final class ShardTrainCli implements Runnable {
     e.printStackTrace(err);
     err.flush();
     return 1;
+  }
+
+  /** What an asynchronous step failed with, rather than the wrapper that carried it here. */
+  private static Throwable unwrapped(Throwable e) {
+    Throwable t = e;
+    while ((t instanceof java.util.concurrent.CompletionException || t instanceof java.util.concurrent.ExecutionException)
+        && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
+  /** Whether a listener could not bind its port: a user's choice of port, not a fault of ours. */
+  private static boolean bindFailure(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof java.net.BindException) return true;
+      if (t.getCause() == t) break;
+    }
+    return false;
   }
 
   /** Our own refusals (bad input, missing data, unusable backend or journal) and unusable paths are user errors. */

@@ -49,7 +49,7 @@ final class TrainingFlags {
   Integer epochs;
   @Option(names = "--steps", description = "Steps per trainer, instead of epochs (0: by epochs) (default: ${sys:shardtrain.default.train.steps}).")
   Long steps;
-  @Option(names = "--hidden", paramLabel = "W1,W2", description = "Hidden layer widths, e.g. 512,256 (default: ${sys:shardtrain.default.train.hidden}).")
+  @Option(names = "--hidden", paramLabel = "W1,W2", description = "Hidden layer widths, e.g. 512,256; empty for none (default: ${sys:shardtrain.default.train.hidden}).")
   String hidden;
   @Option(names = "--activation", description = "relu, tanh or sigmoid (default: ${sys:shardtrain.default.train.activation}).")
   String activation;

@@ -1,11 +1,8 @@
 package io.shardtrain.samples.cluster;
 
-import io.shardtrain.actors.ShardTrain;
-import io.shardtrain.actors.job.JobProtocol;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Locale;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Follows a running job through the master's status until it is done. Throughput counts the
@@ -38,14 +35,6 @@ public final class JobWatch {
    * grew by a tenth of the last line's count or more; status failures (a master that is moving) are
    * retried.
    */
-  public static Result untilDone(ShardTrain api, Duration every, PrintWriter out) throws InterruptedException {
-    return untilDone(() -> {
-      JobProtocol.JobStatus s = api.status().toCompletableFuture().get(10, TimeUnit.SECONDS);
-      return new Progress(s.jobId(), s.submitted(), s.done(), s.examplesReported());
-    }, every, out);
-  }
-
-  /** {@link #untilDone(ShardTrain, Duration, PrintWriter)} with the status from {@code status}. */
   public static Result untilDone(StatusPoll status, Duration every, PrintWriter out) throws InterruptedException {
     long start = System.nanoTime();
     long firstNanos = -1;

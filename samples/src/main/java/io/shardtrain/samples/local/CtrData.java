@@ -28,7 +28,9 @@ public record CtrData(CtrDataset train, CtrDataset test, double oracleAuc) {
       return new CtrData(g.generate(s.examples()), test, test.bayesAuc());
     }
     if (dataset.startsWith("criteo:")) {
-      Path file = Path.of(dataset.substring("criteo:".length()));
+      String path = dataset.substring("criteo:".length());
+      if (path.isBlank()) throw new IllegalArgumentException("--dataset criteo:PATH names no file: give the TSV's path");
+      Path file = Path.of(path);
       CtrDataset all = new CriteoReader(s.hashSpace(), s.criteoLimit()).read(file);
       int testSize = (int) Math.round(all.size() * s.criteoTestFraction());
       if (testSize < 1 || testSize >= all.size()) {

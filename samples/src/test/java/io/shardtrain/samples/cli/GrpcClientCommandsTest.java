@@ -169,6 +169,10 @@ class GrpcClientCommandsTest {
     Files.writeString(job, "include \"model.conf\"\nshardtrain.data-dir = \"" + dir + "\"\n"
         + "shardtrain.train { job-id = cli-job, dataset = fashion-mnist, steps = 400, trainers = 1,"
         + " seed = ${shardtrain.train.trainers} }\n");
+    Run reportOnly = run("submit", "--grpc", grpc, "--job", job.toString(), "--report", dir.resolve("r.json").toString());
+    assertEquals(2, reportOnly.exit(), reportOnly.err());
+    assertEquals("shardtrain: error: --report writes the job's figures once it is done: add --wait",
+        reportOnly.err().strip());
     Run submit = run("submit", "--grpc", grpc, "--job", job.toString());
     assertEquals(0, submit.exit(), submit.err());
     // 64 inputs -> 8 hidden -> 4 classes: four parameters, each one block.
@@ -190,6 +194,11 @@ class GrpcClientCommandsTest {
     assertEquals(0, save.exit(), save.err());
     assertTrue(save.out().contains("model of job cli-job at version 0 saved to " + model), save.out());
     assertTrue(Files.isRegularFile(model.resolve("manifest.json")), "manifest written");
+    // No trainer yet: no block reaches another step, so a checkpoint is refused at once, not after a timeout.
+    Run early = run("checkpoint", "--grpc", grpc, "--dir", dir.resolve("too-early").toString());
+    assertEquals(2, early.exit(), early.err());
+    assertEquals("shardtrain: error: job cli-job has no trainer: a checkpoint is taken at the next step every block"
+        + " reaches, and no trainer takes one; start a trainer node first", early.err().strip());
 
     // A trainer in the node's JVM trains; a checkpoint through the API catches the job running.
     var trained = TrainerNode.start(node.api(), "t1", TrainSettings.fromConfig(node.system().settings().config()),
@@ -207,8 +216,9 @@ class GrpcClientCommandsTest {
     Path checkpoint = dir.resolve("ckpt");
     Run c = run("checkpoint", "--grpc", grpc, "--dir", checkpoint.toString());
     assertEquals(0, c.exit(), c.err());
-    assertTrue(c.out().matches("(?s)checkpoint of job cli-job at step \\d+ written to " + Pattern.quote(checkpoint.toString())
-        + "\\R"), c.out());
+    assertTrue(c.out().matches("(?s)checkpoint of job cli-job asked for; waiting for the step every block reaches"
+        + " \\(at most 60 s\\)\\Rcheckpoint of job cli-job at step \\d+ written to "
+        + Pattern.quote(checkpoint.toString()) + "\\R"), c.out());
     assertTrue(Files.isRegularFile(checkpoint.resolve("manifest.json")), "checkpoint written");
     // While the job trains, save-model reads every block at one version (ConsistentRead).
     Path during = dir.resolve("saved-during");

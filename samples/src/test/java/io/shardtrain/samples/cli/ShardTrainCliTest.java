@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.samples.testing.FreePorts;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -458,6 +459,61 @@ class ShardTrainCliTest {
         "--report", nested.toString());
     assertEquals(0, written.exit(), written.err());
     assertEquals(3.0, field(Files.readString(nested), "steps"));
+  }
+
+  @Test
+  void aPortAnotherProgramHoldsIsOneLineNamingIt() throws IOException {
+    try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      Run r = run("node", "--roles", "ps", "--port", String.valueOf(taken.getLocalPort()), "--journal", "memory");
+      assertEquals(2, r.exit(), r.err());
+      assertEquals(1, r.err().strip().lines().count(), r.err());
+      assertTrue(r.err().startsWith("shardtrain: error: cannot listen on a port another program holds")
+          && r.err().contains(":" + taken.getLocalPort()) && r.err().contains("Address already in use"), r.err());
+    }
+  }
+
+  @Test
+  void everyCommandPrintsTheVersion() {
+    for (String command : new String[] {"local", "node", "status"}) {
+      Run r = run(command, "--version");
+      assertEquals(0, r.exit(), r.err());
+      assertTrue(r.out().startsWith("shardtrain "), command + ": " + r.out());
+    }
+  }
+
+  @Test
+  void aReportPathThatIsADirectoryIsRefusedBeforeTraining() throws IOException {
+    Path folder = Files.createDirectories(dataDir.resolve("report-folder"));
+    Run refused = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--steps", "5",
+        "--report", folder.toString());
+    assertEquals(2, refused.exit(), refused.err());
+    assertTrue(refused.err().contains(folder + " is a directory; give the report a file name in it, such as "
+        + folder.resolve("report.json")), refused.err());
+    assertFalse(refused.out().contains("samples/s"), "trained before refusing:\n" + refused.out());
+  }
+
+  @Test
+  void aClusterRunWithAMisspeltScheduleIsRefusedInOneLineBeforeAnyNodeStarts() {
+    Run r = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--steps", "5",
+        "--trainers", "2", "--journal", "memory", "--lr-schedule", "cosin");
+    assertEquals(2, r.exit(), r.err());
+    assertEquals(1, r.err().strip().lines().count(), r.err());
+    assertTrue(r.err().startsWith("shardtrain: error: bad learning-rate schedule 'cosin'"), r.err());
+  }
+
+  @Test
+  void aClickThroughRunRefusesTheFlagsThatOnlyAnMlpTakes() {
+    Path missing = dataDir.resolve("no-such-checkpoint");
+    Run resume = run("local", "--dataset", "ctr", "--data-dir", dataDir.toString(), "--steps", "5",
+        "--resume-from", missing.toString());
+    assertEquals(2, resume.exit(), resume.err());
+    assertEquals("shardtrain: error: " + ShardTrain.CTR_STARTS_FRESH, resume.err().strip());
+    Run shaped = run("local", "--dataset", "ctr", "--data-dir", dataDir.toString(), "--steps", "5",
+        "--hidden", "64", "--backend", "cuda");
+    assertEquals(2, shaped.exit(), shaped.err());
+    assertEquals("shardtrain: error: --hidden, --backend shape or place an MLP; --dataset ctr trains a"
+        + " factorization machine (k = shardtrain.train.ctr.factors) on plain arrays: leave them out",
+        shaped.err().strip());
   }
 
   @Test
