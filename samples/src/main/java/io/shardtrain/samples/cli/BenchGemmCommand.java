@@ -57,7 +57,7 @@ final class BenchGemmCommand implements Callable<Integer> {
       case "mlp" -> GemmBenchmark.mlpShapes(batch, 784, 512, 256, 10);
       default -> {
         List<GemmBenchmark.Shape> l = new ArrayList<>();
-        for (String s : shapes.split(",")) l.add(GemmBenchmark.Shape.parse(s));
+        for (String s : shapes.split(",", -1)) l.add(GemmBenchmark.Shape.parse(s));
         yield l;
       }
     };

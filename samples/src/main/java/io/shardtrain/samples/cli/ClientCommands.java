@@ -59,6 +59,10 @@ final class ClientCommands {
 
     @Override
     public Integer call() throws Exception {
+      if (timeoutSeconds < 1) throw new IllegalArgumentException("--timeout must be at least 1 s, got " + timeoutSeconds);
+      if (connectSeconds < 1) {
+        throw new IllegalArgumentException("--connect-timeout must be at least 1 s, got " + connectSeconds);
+      }
       // Loading every reference.conf on the classpath takes a cold JVM a second or more: only when needed.
       Config local = grpc == null || config != null || needsConfig() || security.maybeOn()
           ? ShardTrainConfig.load(config) : null;

@@ -473,6 +473,16 @@ class ShardTrainCliTest {
   }
 
   @Test
+  void anEmptyGemmShapeAndANegativeConnectTimeoutAreRefused() {
+    Run shape = run("bench", "gemm", "--shapes", "64x64x64,");
+    assertEquals(2, shape.exit(), shape.err());
+    assertTrue(shape.err().startsWith("shardtrain: error: gemm shape '' must be MxKxN"), shape.err());
+    Run connect = run("status", "--grpc", "127.0.0.1:1", "--connect-timeout", "-1");
+    assertEquals(2, connect.exit(), connect.err());
+    assertEquals("shardtrain: error: --connect-timeout must be at least 1 s, got -1", connect.err().strip());
+  }
+
+  @Test
   void everyCommandPrintsTheVersion() {
     for (String command : new String[] {"local", "node", "status"}) {
       Run r = run(command, "--version");
