@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Handler;
 import java.util.logging.Level;
@@ -159,6 +160,39 @@ class GrpcClientCommandsTest {
     assertFalse(r.out().contains("submitted"), r.out());
     Run status = run("status", "--grpc", grpc);
     assertFalse(status.out().contains("job resumed"), status.out());
+  }
+
+  @Test
+  void submitWaitFollowsTheJobItSubmittedWhileANewerOneRunsAndEnds() throws Exception {
+    String common = "shardtrain.data-dir = \"" + dir + "\"\nshardtrain.train { dataset = fashion-mnist, steps = 40,"
+        + " trainers = %d, hidden = [8], batch = 16, job-id = %s }\n";
+    // Two trainers: it does not start until the test starts them, after the newer job is done.
+    Path waitedJob = dir.resolve("waited.conf");
+    Files.writeString(waitedJob, common.formatted(2, "waited"));
+    Path newerJob = dir.resolve("newer.conf");
+    Files.writeString(newerJob, common.formatted(1, "newer"));
+    CompletableFuture<Run> waiting = CompletableFuture.supplyAsync(
+        () -> run("submit", "--grpc", grpc, "--job", waitedJob.toString(), "--wait"));
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!node.api().status("waited").toCompletableFuture().get(10, TimeUnit.SECONDS).submitted()) {
+      assertTrue(System.nanoTime() < deadline, "job waited not submitted");
+      Thread.sleep(50);
+    }
+    Run newer = run("submit", "--grpc", grpc, "--job", newerJob.toString());
+    assertEquals(0, newer.exit(), newer.err());
+    TrainSettings settings = TrainSettings.fromConfig(node.system().settings().config());
+    assertEquals(40L, TrainerNode.start(node.api(), "for-newer", settings, System.out, "newer").get(120, TimeUnit.SECONDS));
+    // The newer job is done; the one submit waits for has not started. Four polls later it still waits.
+    Thread.sleep(1000);
+    assertFalse(waiting.isDone(), waiting.isDone() ? waiting.get().out() : "");
+    // Two trainers for it (a trainer of another test that takes each job as it comes may join it too).
+    CompletableFuture<Long> w1 = TrainerNode.start(node.api(), "for-waited-1", settings, System.out, "waited");
+    CompletableFuture<Long> w2 = TrainerNode.start(node.api(), "for-waited-2", settings, System.out, "waited");
+    w1.get(120, TimeUnit.SECONDS);
+    w2.get(120, TimeUnit.SECONDS);
+    Run waited = waiting.get(60, TimeUnit.SECONDS);
+    assertEquals(0, waited.exit(), waited.err());
+    assertTrue(waited.out().contains("job waited done: "), waited.out());
   }
 
   @Test
