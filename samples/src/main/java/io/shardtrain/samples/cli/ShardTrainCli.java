@@ -119,7 +119,6 @@ public final class ShardTrainCli implements Runnable {
   private static boolean bindFailure(Throwable e) {
     for (Throwable t = e; t != null; t = t.getCause()) {
       if (t instanceof java.net.BindException) return true;
-      if (t.getCause() == t) break;
     }
     return false;
   }
