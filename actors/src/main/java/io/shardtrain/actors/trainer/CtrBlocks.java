@@ -57,6 +57,22 @@ final class CtrBlocks {
     if (p != null && p.step() == step) client.push(p);
   }
 
+  /**
+   * Sends {@code st}'s late requests again ({@link CtrStep#overdue}): the dense blocks' pushes and
+   * pulls, but not to a block whose node the cluster holds unreachable, and the rows' push through
+   * {@code rowsAgain}. Returns what went, or null when nothing did.
+   */
+  CtrStep.Late sendOverdueAgain(CtrStep st, long generation, long afterNanos, Runnable rowsAgain) {
+    CtrStep.Late late = st.overdue(System.nanoTime(), afterNanos);
+    late.pushes().removeIf(block -> !client.mayAnswer(block));
+    late.pulls().removeIf(block -> !client.mayAnswer(block));
+    if (late.isEmpty()) return null;
+    for (String block : late.pushes()) resend(block, st.step);
+    for (String block : late.pulls()) client.pull(new BlockClient.PullRequest(block, st.pulls.minVersion(), generation));
+    if (late.rows()) rowsAgain.run();
+    return late;
+  }
+
   void pull(String block, long minVersion, long generation) {
     counts.pullStarted();
     client.pull(new BlockClient.PullRequest(block, minVersion, generation));

@@ -2,6 +2,7 @@ package io.shardtrain.actors.trainer;
 
 import io.shardtrain.actors.sparse.FmSparseStep;
 import io.shardtrain.compute.data.Batch;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -43,6 +44,9 @@ final class CtrStep {
   private long computeCpuNanos;
   /** When the last block or the table acknowledged the step. */
   private long acknowledgedAt;
+  /** When a block or the table last acknowledged, and when pushes were last sent again ({@link System#nanoTime()}; 0: never). */
+  private long lastAck;
+  private long sentAgainAt;
 
   CtrStep(long step, int examples, long offsetAfter, float loss, long computeNanos, List<String> blocks,
       long pullVersion) {
@@ -78,14 +82,41 @@ final class CtrStep {
 
   /** {@code block} acknowledged; true when that completed the step's acknowledgements. */
   boolean acked(String block) {
-    return unacked.remove(block) && acknowledged();
+    if (!unacked.remove(block)) return false;
+    lastAck = System.nanoTime();
+    return acknowledged();
   }
 
   /** The table acknowledged the rows; true when that completed the step's acknowledgements. */
   boolean rowsAcked() {
     if (rowsAcked) return false;
     rowsAcked = true;
+    lastAck = System.nanoTime();
     return acknowledged();
+  }
+
+  /** What of a step to send again: dense blocks' pushes, the rows' push, dense blocks' pulls. */
+  record Late(List<String> pushes, boolean rows, List<String> pulls) {
+    boolean isEmpty() {
+      return pushes.isEmpty() && !rows && pulls.isEmpty();
+    }
+  }
+
+  /**
+   * What to send again at {@code now}, by {@link StepInFlight#overdue}'s rule: a push (a dense
+   * block's, or the rows') not acknowledged {@code after} nanoseconds or more after another one
+   * was, and a pull the round's other blocks outran as long. A non-empty push part counts as sent
+   * again at {@code now}.
+   */
+  Late overdue(long now, long after) {
+    List<String> pushes = new ArrayList<>();
+    boolean rows = false;
+    if (lastAck != 0 && now - Math.max(lastAck, sentAgainAt) >= after) {
+      pushes.addAll(unacked);
+      rows = !rowsAcked;
+      if (rows || !pushes.isEmpty()) sentAgainAt = now;
+    }
+    return new Late(pushes, rows, pulls.overdue(now, after, unacked::contains));
   }
 
   /** Every block and the table acknowledged the step. */

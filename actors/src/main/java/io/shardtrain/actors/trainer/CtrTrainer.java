@@ -72,7 +72,7 @@ public final class CtrTrainer {
   /** Send step {@code step}'s push to {@code block} again (null: to the table). */
   record RetryPush(long step, String block) implements Message {}
 
-  enum Tick implements Message { HEARTBEAT, REGISTER, TASK }
+  enum Tick implements Message { HEARTBEAT, REGISTER, TASK, ANSWERS }
 
   private final ActorContext<Trainer.Command> context;
   private final TimerScheduler<Trainer.Command> timers;
@@ -136,6 +136,7 @@ public final class CtrTrainer {
           Session s = new Session(job, m.membershipEpoch(), m.lastStep(), m.generation(), new FmSparseStep(fm, client),
               new float[fm.denseSize()], job.denseLayout());
           timers.startTimerWithFixedDelay(Tick.HEARTBEAT, setup.settings().heartbeatInterval());
+          timers.startTimerWithFixedDelay(Tick.ANSWERS, setup.settings().resendAfter().dividedBy(2));
           return pullThen(s, 0, round -> nextStep(s, s.sync() ? round.oldest() : s.lastStep(), null));
         })
         .onMessageEquals(Tick.REGISTER, () -> {
@@ -330,6 +331,13 @@ public final class CtrTrainer {
             return Behaviors.same();
           }
           return st.rowsAcked() ? acknowledged(s, task, st) : Behaviors.same();
+        })
+        .onMessageEquals(Tick.ANSWERS, () -> {
+          CtrStep.Late late = blocks.sendOverdueAgain(st, s.generation(), setup.settings().resendAfter().toNanos(),
+              () -> pushRows(s, st, st.examples > 0 ? rows : null));
+          if (late != null) context.getLog().info("trainer {}: step {}: no answer from {} while the step's others"
+              + " answered; sent again", id, st.step, late);
+          return Behaviors.same();
         })
         .onMessage(RetryPush.class, m -> {
           if (m.step() != st.step) return Behaviors.same();
