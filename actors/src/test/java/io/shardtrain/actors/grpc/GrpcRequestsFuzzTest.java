@@ -198,13 +198,14 @@ class GrpcRequestsFuzzTest {
 
   @Example
   void aJobWhoseScheduleDoesNotParseIsABadRequestNotAnInternalError() throws Exception {
-    // The block specs check the schedule while the job is placed, after planning let it through.
+    // Checked when the job description is read (TrainSettings), before anything is planned or placed.
     var answer = service.submitJob(SubmitJobRequest.newBuilder().setShape(SHAPE)
         .setJobConfig(JOB.replace("lr-schedule = constant", "lr-schedule = contant")).build());
     ExecutionException e = assertThrows(ExecutionException.class, () -> answer.toCompletableFuture().get(30, TimeUnit.SECONDS));
     Status s = ApiError.statusOf(e.getCause());
     assertEquals(Status.Code.INVALID_ARGUMENT, s.getCode());
-    assertTrue(s.getDescription().startsWith("bad learning-rate schedule 'contant'"), s.getDescription());
+    assertTrue(s.getDescription().startsWith("job description: bad learning-rate schedule 'contant'"),
+        s.getDescription());
   }
 
   @Example
