@@ -44,9 +44,8 @@ final class CtrStep {
   private long computeCpuNanos;
   /** When the last block or the table acknowledged the step. */
   private long acknowledgedAt;
-  /** When a block or the table last acknowledged, and when pushes were last sent again ({@link System#nanoTime()}; 0: never). */
-  private long lastAck;
-  private long sentAgainAt;
+  /** The blocks' and the table's acknowledgements, for when an unacknowledged push is due again. */
+  private final AnswerLag acks = new AnswerLag();
 
   CtrStep(long step, int examples, long offsetAfter, float loss, long computeNanos, List<String> blocks,
       long pullVersion) {
@@ -83,7 +82,7 @@ final class CtrStep {
   /** {@code block} acknowledged; true when that completed the step's acknowledgements. */
   boolean acked(String block) {
     if (!unacked.remove(block)) return false;
-    lastAck = System.nanoTime();
+    acks.answered();
     return acknowledged();
   }
 
@@ -91,7 +90,7 @@ final class CtrStep {
   boolean rowsAcked() {
     if (rowsAcked) return false;
     rowsAcked = true;
-    lastAck = System.nanoTime();
+    acks.answered();
     return acknowledged();
   }
 
@@ -100,21 +99,30 @@ final class CtrStep {
     boolean isEmpty() {
       return pushes.isEmpty() && !rows && pulls.isEmpty();
     }
+
+    /** For the log: "pushes to [b], the rows' push, pulls of [b]", the parts there are. */
+    @Override
+    public String toString() {
+      List<String> parts = new ArrayList<>();
+      if (!pushes.isEmpty()) parts.add("pushes to " + pushes);
+      if (rows) parts.add("the rows' push");
+      if (!pulls.isEmpty()) parts.add("pulls of " + pulls);
+      return String.join(", ", parts);
+    }
   }
 
   /**
-   * What to send again at {@code now}, by {@link StepInFlight#overdue}'s rule: a push (a dense
-   * block's, or the rows') not acknowledged {@code after} nanoseconds or more after another one
-   * was, and a pull the round's other blocks outran as long. A non-empty push part counts as sent
-   * again at {@code now}.
+   * What to send again at {@code now}, by {@link StepInFlight#overdue}'s rule: the pushes (dense
+   * blocks', and the rows') not acknowledged while another was ({@link AnswerLag}), and the pulls
+   * the round's other blocks outran.
    */
   Late overdue(long now, long after) {
     List<String> pushes = new ArrayList<>();
     boolean rows = false;
-    if (lastAck != 0 && now - Math.max(lastAck, sentAgainAt) >= after) {
+    if ((!unacked.isEmpty() || !rowsAcked) && acks.due(now, after)) {
       pushes.addAll(unacked);
       rows = !rowsAcked;
-      if (rows || !pushes.isEmpty()) sentAgainAt = now;
+      acks.sentAgain(now);
     }
     return new Late(pushes, rows, pulls.overdue(now, after, unacked::contains));
   }

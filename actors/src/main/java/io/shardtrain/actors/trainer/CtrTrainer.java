@@ -335,7 +335,7 @@ public final class CtrTrainer {
         .onMessageEquals(Tick.ANSWERS, () -> {
           CtrStep.Late late = blocks.sendOverdueAgain(st, s.generation(), setup.settings().resendAfter().toNanos(),
               () -> pushRows(s, st, st.examples > 0 ? rows : null));
-          if (late != null) context.getLog().info("trainer {}: step {}: no answer from {} while the step's others"
+          if (late != null) context.getLog().info("trainer {}: step {}: no answer to {} while the step's others"
               + " answered; sent again", id, st.step, late);
           return Behaviors.same();
         })

@@ -19,9 +19,8 @@ final class PullRound {
   private long oldest = Long.MAX_VALUE;
   private long newest = Long.MIN_VALUE;
   private long doneAt;
-  /** When the latest answer came in, and when blocks were last sent again ({@link System#nanoTime()}; 0: never). */
-  private long lastArrival;
-  private long sentAgainAt;
+  /** The round's answers, for when a block whose values are still to come is due again. */
+  private final AnswerLag arrivals = new AnswerLag();
   private boolean stopRequested;
 
   PullRound(List<String> blocks, long minVersion) {
@@ -52,26 +51,24 @@ final class PullRound {
     if (!missing.remove(block)) return false;
     oldest = Math.min(oldest, version);
     newest = Math.max(newest, version);
-    lastArrival = System.nanoTime();
-    if (missing.isEmpty()) doneAt = lastArrival;
+    arrivals.answered();
+    if (missing.isEmpty()) doneAt = System.nanoTime();
     return true;
   }
 
   /**
-   * The blocks still awaited, but for {@code skip}'s, once another block answered {@code after}
-   * nanoseconds or more before {@code now} and nothing was sent again within {@code after}; empty
-   * before any answer. A round is answered within moments (a sync round once the step is applied,
-   * which every block does on the same pushes), so a block that lags the others that much has
-   * lost the request on its way, as Cluster Sharding drops requests that meet a block while it
-   * moves. A non-empty result counts as sent again at {@code now}.
+   * The blocks still awaited, but for {@code skip}'s, when they are due again at {@code now}
+   * ({@link AnswerLag}, {@code after} nanoseconds): a round is answered within moments (a sync
+   * round once the step is applied, which every block does on the same pushes), so a block that
+   * lags the others that much lost the request on its way. A non-empty result counts as sent again.
    */
   List<String> overdue(long now, long after, Predicate<String> skip) {
     List<String> late = new ArrayList<>();
-    if (lastArrival == 0 || now - Math.max(lastArrival, sentAgainAt) < after) return late;
+    if (!arrivals.due(now, after)) return late;
     for (String block : missing) {
       if (!skip.test(block)) late.add(block);
     }
-    if (!late.isEmpty()) sentAgainAt = now;
+    if (!late.isEmpty()) arrivals.sentAgain(now);
     return late;
   }
 

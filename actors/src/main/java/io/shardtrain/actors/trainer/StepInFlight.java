@@ -34,9 +34,8 @@ final class StepInFlight {
   private long computed;
   private long computeCpu;
   private long pushesAcked;
-  /** When a push was last acknowledged, and when pushes were last sent again ({@link System#nanoTime()}; 0: never). */
-  private long lastAck;
-  private long sentAgainAt;
+  /** The step's acknowledgements, for when an unacknowledged push is due again. */
+  private final AnswerLag acks = new AnswerLag();
   private boolean stopRequested;
 
   private StepInFlight(long step, int examples, TaskLease lease, long offsetAfter, PullRound pulls,
@@ -104,23 +103,24 @@ final class StepInFlight {
   /** {@code block} acknowledged its push; true when that was the step's last unacknowledged push. */
   boolean acked(String block) {
     if (unacked.remove(block) == null) return false;
-    lastAck = System.nanoTime();
-    if (unacked.isEmpty()) pushesAcked = lastAck;
+    acks.answered();
+    if (unacked.isEmpty()) pushesAcked = System.nanoTime();
     return unacked.isEmpty();
   }
 
   /**
-   * The blocks to send this step's request again at {@code now}: each push not acknowledged
-   * {@code after} nanoseconds or more after another block's acknowledgement (and after the last
-   * time pushes were sent again), and each pull of an acknowledged push that the round's other
-   * blocks have outrun as long ({@link PullRound#overdue}). A push is acknowledged once its step
-   * is applied (sync with exact durability, on the same pushes as the other blocks) or once it is
-   * recorded (async, or checkpoint durability); lagging the others that much, it was lost on its way.
+   * The blocks to send this step's request again at {@code now}: the pushes not acknowledged
+   * while another block's push was ({@link AnswerLag}, {@code after} nanoseconds), and the pulls
+   * of acknowledged pushes that the round's other blocks have outrun ({@link PullRound#overdue}).
+   * A push is acknowledged once its step is applied (sync with exact durability, on the same
+   * pushes as the other blocks) or once it is recorded (async, or checkpoint durability).
    */
   List<String> overdue(long now, long after) {
     List<String> late = new ArrayList<>();
-    if (lastAck != 0 && now - Math.max(lastAck, sentAgainAt) >= after) late.addAll(unacked.keySet());
-    if (!late.isEmpty()) sentAgainAt = now;
+    if (!unacked.isEmpty() && acks.due(now, after)) {
+      late.addAll(unacked.keySet());
+      acks.sentAgain(now);
+    }
     late.addAll(pulls.overdue(now, after, unacked::containsKey));
     return late;
   }

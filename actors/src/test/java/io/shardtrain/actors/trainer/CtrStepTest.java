@@ -24,7 +24,8 @@ class CtrStepTest {
     assertTrue(st.overdue(acked + AFTER / 2, AFTER).isEmpty());
     CtrStep.Late late = st.overdue(acked + AFTER, AFTER);
     assertEquals(new CtrStep.Late(List.of(), true, List.of()), late);
-    assertTrue(st.overdue(acked + AFTER + AFTER / 2, AFTER).isEmpty(), "sent again just now");
+    assertTrue(st.overdue(acked + 2 * AFTER, AFTER).isEmpty(), "sent again: next after twice as long");
+    assertEquals(new CtrStep.Late(List.of(), true, List.of()), st.overdue(acked + 3 * AFTER, AFTER));
     assertTrue(st.rowsAcked(), "the rows' acknowledgement completes the step's");
     assertFalse(st.readyForNext(), "the dense blocks' values are still out");
   }
@@ -40,6 +41,10 @@ class CtrStepTest {
     st.pulls.received("fm.dense#1", 3);
     long arrived = System.nanoTime();
     // fm.dense#0's push was acknowledged without its values: its pull lags fm.dense#1's values.
-    assertEquals(new CtrStep.Late(List.of(), false, List.of("fm.dense#0")), st.overdue(arrived + AFTER, AFTER));
+    CtrStep.Late pull = st.overdue(arrived + AFTER, AFTER);
+    assertEquals(new CtrStep.Late(List.of(), false, List.of("fm.dense#0")), pull);
+    assertEquals("pulls of [fm.dense#0]", pull.toString());
+    assertEquals("pushes to [fm.dense#1], the rows' push",
+        new CtrStep.Late(List.of("fm.dense#1"), true, List.of()).toString());
   }
 }

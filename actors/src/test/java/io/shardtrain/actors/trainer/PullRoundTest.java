@@ -56,7 +56,7 @@ class PullRoundTest {
     long arrived = System.nanoTime();
     assertEquals(List.of(), round.overdue(arrived + after - 1_000_000, after, b -> false));
     assertEquals(List.of("b#0"), round.overdue(arrived + after, after, "a#1"::equals), "a#1 skipped");
-    assertEquals(List.of(), round.overdue(arrived + after, after, b -> false), "just sent again");
-    assertEquals(List.of("a#1", "b#0"), round.overdue(arrived + 2 * after, after, b -> false));
+    assertEquals(List.of(), round.overdue(arrived + 2 * after, after, b -> false), "sent again: twice as long");
+    assertEquals(List.of("a#1", "b#0"), round.overdue(arrived + 3 * after, after, b -> false));
   }
 }

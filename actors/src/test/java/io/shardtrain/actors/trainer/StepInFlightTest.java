@@ -121,8 +121,8 @@ class StepInFlightTest {
     assertEquals(List.of(), st.overdue(acked + after / 2, after), "w#1's ack may still be on its way");
     long now = acked + after;
     assertEquals(List.of("w#1"), st.overdue(now, after), "w#1 lags the other acks by resend-after");
-    assertEquals(List.of(), st.overdue(now + after / 2, after), "sent again at now: not again so soon");
-    assertEquals(List.of("w#1"), st.overdue(now + after, after));
+    assertEquals(List.of(), st.overdue(now + after, after), "sent again at now: next after twice as long");
+    assertEquals(List.of("w#1"), st.overdue(now + 2 * after, after));
 
     // Sync: w#1's push acknowledged, all three pulls out; two blocks answer them.
     st.acked("w#1");
