@@ -28,7 +28,10 @@ import io.shardtrain.actors.transport.PeerGone;
 import io.shardtrain.actors.transport.WirePrecision;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeoutException;
@@ -244,17 +247,16 @@ public final class BlockClient<M> {
   }
 
   /**
-   * Whether a request to {@code block} sent now may be answered: false while the cluster holds the
-   * block's last known node unreachable, where a request waits for the node's removal, which sends
-   * it again ({@link Departures}).
+   * {@code blocks} without those a request sent now could not reach: the blocks whose last known
+   * node the cluster holds unreachable, where a request waits for the node's removal, which sends
+   * it again ({@link Departures}). Removes them from {@code blocks} and returns it.
    */
-  public boolean mayAnswer(String block) {
-    Address home = routes.home(block);
-    if (home == null) return true;
-    for (Member m : cluster.state().getUnreachable()) {
-      if (m.address().equals(home)) return false;
-    }
-    return true;
+  public List<String> answerable(List<String> blocks) {
+    if (blocks.isEmpty()) return blocks;
+    Set<Address> unreachable = new HashSet<>();
+    for (Member m : cluster.state().getUnreachable()) unreachable.add(m.address());
+    blocks.removeIf(block -> unreachable.contains(routes.home(block)));
+    return blocks;
   }
 
   private EntityRef<Command> entity(String block) {

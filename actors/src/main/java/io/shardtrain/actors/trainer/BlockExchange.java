@@ -184,7 +184,7 @@ final class BlockExchange {
    * block bounces the letter there; none to a block whose node the cluster holds unreachable.
    */
   void sendOverdueAgain(Session s, StepInFlight st) {
-    List<String> late = answerable(st.overdue(System.nanoTime(), resendAfterNanos));
+    List<String> late = client.answerable(st.overdue(System.nanoTime(), resendAfterNanos));
     if (late.isEmpty()) return;
     log.info("trainer {}: step {}: no answer from {} while the step's other blocks answered; sent again", trainerId,
         st.step(), late);
@@ -199,17 +199,11 @@ final class BlockExchange {
 
   /** The same for a pull round outside a step (after a registration or rollback). */
   void sendOverdueAgain(Session s, PullRound round) {
-    List<String> late = answerable(round.overdue(System.nanoTime(), resendAfterNanos, block -> false));
+    List<String> late = client.answerable(round.overdue(System.nanoTime(), resendAfterNanos, block -> false));
     if (late.isEmpty()) return;
     log.info("trainer {}: no values of {} at version >= {} while the other blocks answered; pulled again", trainerId,
         late, round.minVersion());
     for (String block : late) client.pull(new BlockClient.PullRequest(block, round.minVersion(), s.generation()));
-  }
-
-  /** {@code blocks} but those on a node the cluster holds unreachable: their node's removal sends their requests again. */
-  private List<String> answerable(List<String> blocks) {
-    blocks.removeIf(block -> !client.mayAnswer(block));
-    return blocks;
   }
 
   /**

@@ -3,6 +3,7 @@ package io.shardtrain.actors.trainer;
 import io.shardtrain.actors.ps.BlockClient;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.transport.WirePrecision;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -62,10 +63,10 @@ final class CtrBlocks {
    * pulls, but not to a block whose node the cluster holds unreachable, and the rows' push through
    * {@code rowsAgain}. Returns what went, or null when nothing did.
    */
-  CtrStep.Late sendOverdueAgain(CtrStep st, long generation, long afterNanos, Runnable rowsAgain) {
-    CtrStep.Late late = st.overdue(System.nanoTime(), afterNanos);
-    late.pushes().removeIf(block -> !client.mayAnswer(block));
-    late.pulls().removeIf(block -> !client.mayAnswer(block));
+  CtrStep.Late sendOverdueAgain(CtrStep st, long generation, Duration after, Runnable rowsAgain) {
+    CtrStep.Late late = st.overdue(System.nanoTime(), after.toNanos());
+    client.answerable(late.pushes());
+    client.answerable(late.pulls());
     if (late.isEmpty()) return null;
     for (String block : late.pushes()) resend(block, st.step);
     for (String block : late.pulls()) client.pull(new BlockClient.PullRequest(block, st.pulls.minVersion(), generation));

@@ -136,7 +136,7 @@ public final class CtrTrainer {
           Session s = new Session(job, m.membershipEpoch(), m.lastStep(), m.generation(), new FmSparseStep(fm, client),
               new float[fm.denseSize()], job.denseLayout());
           timers.startTimerWithFixedDelay(Tick.HEARTBEAT, setup.settings().heartbeatInterval());
-          timers.startTimerWithFixedDelay(Tick.ANSWERS, setup.settings().resendAfter().dividedBy(2));
+          timers.startTimerWithFixedDelay(Tick.ANSWERS, setup.settings().lateAnswersInterval());
           return pullThen(s, 0, round -> nextStep(s, s.sync() ? round.oldest() : s.lastStep(), null));
         })
         .onMessageEquals(Tick.REGISTER, () -> {
@@ -333,7 +333,7 @@ public final class CtrTrainer {
           return st.rowsAcked() ? acknowledged(s, task, st) : Behaviors.same();
         })
         .onMessageEquals(Tick.ANSWERS, () -> {
-          CtrStep.Late late = blocks.sendOverdueAgain(st, s.generation(), setup.settings().resendAfter().toNanos(),
+          CtrStep.Late late = blocks.sendOverdueAgain(st, s.generation(), setup.settings().resendAfter(),
               () -> pushRows(s, st, st.examples > 0 ? rows : null));
           if (late != null) context.getLog().info("trainer {}: step {}: no answer to {} while the step's others"
               + " answered; sent again", id, st.step, late);

@@ -457,7 +457,7 @@ public final class Trainer {
 
   private void startTimers() {
     timers.startTimerWithFixedDelay(Tick.HEARTBEAT, setup.settings().heartbeatInterval());
-    timers.startTimerWithFixedDelay(Tick.ANSWERS, setup.settings().resendAfter().dividedBy(2));
+    timers.startTimerWithFixedDelay(Tick.ANSWERS, setup.settings().lateAnswersInterval());
   }
 
   private Behavior<Command> rollBack(Session s, RollBack r, boolean stopRequested) {

@@ -54,6 +54,11 @@ public record TrainerSettings(Duration askTimeout, Duration pullTimeout, Duratio
     return dir.isEmpty() ? Path.of(config.getString("shardtrain.data-dir"), "checkpoints") : Path.of(dir);
   }
 
+  /** How often the trainer looks for requests that lag their step's other answers ({@code resendAfter}). */
+  public Duration lateAnswersInterval() {
+    return resendAfter.dividedBy(2);
+  }
+
   /** How often the trainer sends the master a heartbeat. */
   public Duration heartbeatInterval() {
     return failureTimeout.dividedBy(3);

@@ -145,9 +145,10 @@ final class LocalRun {
     Config runConfig = runConfig(config, journalDir);
     PsSettings psSettings = PsSettings.fromConfig(runConfig);
     JournalSettings journal = JournalSettings.fromConfig(runConfig);
-    checkModelFits(modelFloats(settings, data), trainers, Runtime.getRuntime().maxMemory());
+    long modelFloats = modelFloats(settings, data);
+    checkModelFits(modelFloats, trainers, Runtime.getRuntime().maxMemory());
     if (journal.kind() == JournalSettings.Kind.MEMORY) {
-      checkMemoryJournal(psSettings, modelFloats(settings, data), Runtime.getRuntime().maxMemory());
+      checkMemoryJournal(psSettings, modelFloats, Runtime.getRuntime().maxMemory());
     }
     int psNodes = Math.max(1, ps);
     err.printf("shardtrain: local cluster of %d ps and %d trainer(s) on %d node(s) (%s), %s mode, %s journal%n",
