@@ -81,6 +81,10 @@ final class LocalCommand implements Callable<Integer> {
       spec.commandLine().getErr().println("shardtrain: --max-staleness bounds async pushes; a "
           + blockMode.name().toLowerCase(java.util.Locale.ROOT) + " job has none, so it is ignored here");
     }
+    if (!CtrData.isCtr(settings.dataset())) {
+      TrainingFlags.oversubscribed(settings.computeThreads(), trainers, settings.backend())
+          .ifPresent(spec.commandLine().getErr()::println);
+    }
     LocalRun run = new LocalRun(flags, spec.commandLine().getErr());
     if (CtrData.isCtr(settings.dataset())) return runCtr(run, config, settings);
     // Where the model goes is checked before it trains, so a bad path costs no training.

@@ -102,6 +102,10 @@ final class NodeCommand implements Callable<Integer> {
     }
     // A trainer's settings are read before the node starts, so a bad one fails before it joins.
     TrainSettings trainSettings = roleList.contains("trainer") ? TrainSettings.fromConfig(nodeConfig) : null;
+    if (trainSettings != null) {
+      TrainingFlags.oversubscribed(trainSettings.computeThreads(), 1, trainSettings.backend())
+          .ifPresent(spec.commandLine().getErr()::println);
+    }
     var out = spec.commandLine().getOut();
     ClusterNode.Started node = ClusterNode.start(nodeConfig);
     List<String> seedNodes = nodeConfig.getStringList("akka.cluster.seed-nodes");

@@ -136,6 +136,21 @@ final class TrainingFlags {
     }
   }
 
+  /**
+   * A warning where {@code trainers} trainers of {@code threads} compute threads each ask for more
+   * threads than this machine has cores, else nothing. One trainer's threads meet several times a
+   * step, so a thread that waits for a core holds up the others.
+   */
+  static java.util.Optional<String> oversubscribed(int threads, int trainers, String backend) {
+    int cores = Runtime.getRuntime().availableProcessors();
+    if (threads <= 1 || "cuda".equalsIgnoreCase(backend) || (long) threads * trainers <= cores) {
+      return java.util.Optional.empty();
+    }
+    return java.util.Optional.of(String.format(Locale.ROOT, "shardtrain: %d compute threads for each of %d"
+        + " trainer(s) on %d cores: a step's threads would wait for each other's cores, which trains slower than"
+        + " fewer threads; use at most %d", threads, trainers, cores, Math.max(1, cores / trainers)));
+  }
+
   private static void put(Map<String, Object> m, String key, Object v) {
     if (v != null) m.put("shardtrain." + key, v);
   }

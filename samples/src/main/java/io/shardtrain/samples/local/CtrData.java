@@ -38,8 +38,21 @@ public record CtrData(CtrDataset train, CtrDataset test, double oracleAuc) {
             + s.criteoTestFraction() + " of them for testing");
       }
       int cut = all.size() - testSize;
-      return new CtrData(all.slice(0, cut), all.slice(cut, all.size()), Double.NaN);
+      CtrDataset test = all.slice(cut, all.size());
+      requireBothClasses(file, test, s.criteoTestFraction());
+      return new CtrData(all.slice(0, cut), test, Double.NaN);
     }
     throw new IllegalArgumentException("'" + dataset + "' is not a click-through data set (ctr or criteo:PATH)");
+  }
+
+  /** A test set of one class has no AUC: every score ranks no click above no non-click. */
+  private static void requireBothClasses(Path file, CtrDataset test, double fraction) {
+    int clicks = 0;
+    for (float label : test.labels()) if (label > 0.5f) clicks++;
+    if (clicks == 0 || clicks == test.size()) {
+      throw new IllegalArgumentException(file + ": its last " + test.size() + " lines, the test set"
+          + " (shardtrain.train.ctr.criteo-test-fraction " + fraction + "), are all " + (clicks == 0 ? "non-clicks"
+          : "clicks") + ", so their AUC is undefined; test on more lines or a file whose end has both labels");
+    }
   }
 }

@@ -76,6 +76,24 @@ class CtrLocalCommandTest {
   }
 
   @Test
+  void aCriteoFileWhoseTestLinesAreAllOneLabelIsRefusedBeforeTraining() throws Exception {
+    StringBuilder line = new StringBuilder();
+    for (int j = 0; j < 13; j++) line.append('\t').append(j);
+    for (int f = 0; f < 26; f++) line.append('\t').append(Integer.toHexString(f * 7919));
+    StringBuilder tsv = new StringBuilder();
+    // 20 lines, clicks only among the first 18: the last 10% (2 lines) are all non-clicks.
+    for (int i = 0; i < 20; i++) tsv.append(i < 18 && i % 3 == 0 ? '1' : '0').append(line).append('\n');
+    Path file = dir.resolve("no-clicks-at-end.tsv");
+    Files.writeString(file, tsv);
+    Run r = run("local", "--dataset", "criteo:" + file, "--no-progress");
+    assertEquals(2, r.exit(), r.err());
+    assertEquals("shardtrain: error: " + file + ": its last 2 lines, the test set (shardtrain.train.ctr"
+        + ".criteo-test-fraction 0.1), are all non-clicks, so their AUC is undefined; test on more lines or a file"
+        + " whose end has both labels", r.err().strip());
+    assertTrue(r.out().isEmpty(), "training started: " + r.out());
+  }
+
+  @Test
   void aCriteoFileTrainsOnItsFirstLinesAndTestsOnItsLast() throws Exception {
     // Clicks follow the first categorical value (4 values, click rates 0.1 to 0.8) and the first integer.
     java.util.Random r = new java.util.Random(3);

@@ -382,6 +382,43 @@ class ShardTrainCliTest {
   }
 
   @Test
+  void aMisspeltFlagOrCommandIsAnsweredWithTheNearestNamesAndAStrangerWithNone() {
+    String[][] cases = {
+        {"local --hiden 512", "Unknown options: '--hiden', '512'; did you mean --hidden? (see 'shardtrain local --help')"},
+        {"local --lr-schedul constant", "Unknown options: '--lr-schedul', 'constant'; did you mean --lr-schedule?"
+            + " (see 'shardtrain local --help')"},
+        {"local --epoch=3", "Unknown option: '--epoch=3'; did you mean --epochs? (see 'shardtrain local --help')"},
+        {"lcoal", "Unmatched argument at index 0: 'lcoal'; did you mean local? (see 'shardtrain --help')"},
+        {"local --xyz 1", "Unknown options: '--xyz', '1' (see 'shardtrain local --help')"},
+    };
+    for (String[] c : cases) {
+      Run r = run(c[0].split(" "));
+      assertEquals(2, r.exit(), c[0]);
+      assertEquals("shardtrain: error: " + c[1], r.err().strip(), c[0]);
+    }
+    assertEquals(java.util.List.of("--ps"), ShardTrainCli.closest("--pz", java.util.List.of("--lr", "--ps")),
+        "one letter off a short name, not two");
+    assertEquals(java.util.List.of("--lr", "--ps"), ShardTrainCli.closest("--pr", java.util.List.of("--ps", "--lr")),
+        "both one letter off, in order");
+  }
+
+  @Test
+  void moreComputeThreadsThanCoresAreWarnedOfAndAsManyAreNot() {
+    int cores = Runtime.getRuntime().availableProcessors();
+    String warning = "shardtrain: " + (cores + 1) + " compute threads for each of 1 trainer(s) on " + cores
+        + " cores: a step's threads would wait for each other's cores, which trains slower than fewer threads;"
+        + " use at most " + cores;
+    Run over = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--hidden", "16",
+        "--steps", "2", "--no-progress", "--compute-threads", String.valueOf(cores + 1));
+    assertEquals(0, over.exit(), over.err());
+    assertTrue(over.err().contains(warning), over.err());
+    Run fits = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--hidden", "16",
+        "--steps", "2", "--no-progress", "--compute-threads", String.valueOf(cores));
+    assertEquals(0, fits.exit(), fits.err());
+    assertFalse(fits.err().contains("compute threads for each"), fits.err());
+  }
+
+  @Test
   void badValuesAreOneLineErrors() {
     Run lr = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--lr", "-1");
     assertEquals(2, lr.exit());
