@@ -5,6 +5,7 @@ import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.transport.WirePrecision;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -71,6 +72,13 @@ final class CtrBlocks {
     for (String block : late.pushes()) resend(block, st.step);
     for (String block : late.pulls()) client.pull(new BlockClient.PullRequest(block, st.pulls.minVersion(), generation));
     if (late.rows()) rowsAgain.run();
+    return late;
+  }
+
+  /** The same for a pull round outside a step (after the registration, before the evaluation); returns what went. */
+  List<String> sendOverdueAgain(PullRound round, long generation, Duration after) {
+    List<String> late = client.answerable(round.overdue(System.nanoTime(), after.toNanos(), block -> false));
+    for (String block : late) client.pull(new BlockClient.PullRequest(block, round.minVersion(), generation));
     return late;
   }
 

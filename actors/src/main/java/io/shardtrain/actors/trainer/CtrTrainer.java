@@ -110,6 +110,10 @@ public final class CtrTrainer {
     boolean sync() {
       return job.mode().lockstep();
     }
+
+    boolean pastLastStep(long step) {
+      return job.steps() > 0 && step >= job.steps();
+    }
   }
 
   // ---- registering and the first pull ----
@@ -154,16 +158,20 @@ public final class CtrTrainer {
     for (String block : s.job().blocks()) blocks.pull(block, minVersion, s.generation());
     return phase(s, Behaviors.receive(Trainer.Command.class)
         .onMessage(BlockExchange.PullAnswer.class, m -> blocks.pulled(s.dense(), round, m)
-            && round.done() ? then.apply(round) : Behaviors.same()));
+            && round.done() ? then.apply(round) : Behaviors.same())
+        .onMessageEquals(Tick.ANSWERS, () -> {
+          List<String> late = blocks.sendOverdueAgain(round, s.generation(), setup.settings().resendAfter());
+          if (!late.isEmpty()) context.getLog().info("trainer {}: pulled {} again (version >= {})", id, late, minVersion);
+          return Behaviors.same();
+        }));
   }
 
   // ---- leasing ----
 
   /** After {@code step}: train on {@code task}'s next batch (read ahead in {@code ahead}), or ask for a task. */
   private Behavior<Trainer.Command> nextStep(Session s, long step, Task task) {
-    long steps = s.job().steps();
     if (stopRequested) return leave(s, step, "stopped", false);
-    if (steps > 0 && step >= steps) return leave(s, step, "reached step " + steps, true);
+    if (s.pastLastStep(step)) return leave(s, step, "reached step " + s.job().steps(), true);
     if (task != null && task.ahead != null) return compute(s, step, task);
     return afterReports(s, () -> {
       master.requestTask(s.generation());
@@ -276,12 +284,8 @@ public final class CtrTrainer {
   /** Reads the batch after {@code step} and fetches its rows; none when the task or the step budget is used up. */
   private void readAheadAndFetch(Session s, Task task, long step) {
     task.readAhead(s, setup.train(), s.job().batch());
-    if (task.ahead != null && !beyondBudget(s, step)) fetch(s, step + 1, task.ahead, step);
+    if (task.ahead != null && !s.pastLastStep(step)) fetch(s, step + 1, task.ahead, step);
     else task.ahead = null;
-  }
-
-  private static boolean beyondBudget(Session s, long step) {
-    return s.job().steps() > 0 && step >= s.job().steps();
   }
 
   /** A sync step without data: empty pushes of weight 0, so the barriers do not wait for this trainer. */

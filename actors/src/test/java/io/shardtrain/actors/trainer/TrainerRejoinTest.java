@@ -67,6 +67,15 @@ class TrainerRejoinTest {
    * {@link #data()} (the steps as {@code kit}'s configuration says) in blocks of 32 floats.
    */
   static ShardTrain.Plan startJob(ActorTestKit kit, ShardTrain st, String jobId) throws Exception {
+    formCluster(kit);
+    TrainSettings settings = TrainSettings.fromConfig(kit.system().settings().config());
+    ShardTrain.Plan plan = ShardTrain.plan(settings, jobId, DIM, N, 2, BlockSpec.Mode.SYNC, 2, 32, -1);
+    st.submit(plan).toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    return plan;
+  }
+
+  /** Makes the kit's system a cluster of one, up. */
+  static void formCluster(ActorTestKit kit) throws InterruptedException {
     Cluster cluster = Cluster.get(kit.system());
     cluster.manager().tell(Join.create(cluster.selfMember().address()));
     long deadline = System.nanoTime() + TIMEOUT.toNanos();
@@ -74,10 +83,6 @@ class TrainerRejoinTest {
       if (System.nanoTime() > deadline) throw new IllegalStateException("cluster did not form");
       Thread.sleep(50);
     }
-    TrainSettings settings = TrainSettings.fromConfig(kit.system().settings().config());
-    ShardTrain.Plan plan = ShardTrain.plan(settings, jobId, DIM, N, 2, BlockSpec.Mode.SYNC, 2, 32, -1);
-    st.submit(plan).toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-    return plan;
   }
 
   static final int N = 400;
