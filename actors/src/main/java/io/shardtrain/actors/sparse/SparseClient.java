@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.IntFunction;
+import java.util.stream.IntStream;
 
 /**
  * How a trainer pulls and pushes a batch's rows of one sparse table: the batch's ids are routed
@@ -52,6 +53,8 @@ public final class SparseClient {
   private final Duration timeout;
   private final Scheduler scheduler;
   private final IntFunction<RecipientRef<Command>> shards;
+  /** Null: a pull asks each shard once. */
+  private final Duration resendAfter;
   /** Null without a cluster: then nothing fails a request before its timeout. */
   private final Departures departures;
 
@@ -61,18 +64,33 @@ public final class SparseClient {
    * io.shardtrain.actors.transport.PeerGone}, as it may have gone to that node's shard region.
    */
   public SparseClient(ActorSystem<?> system, TableSpec spec, String trainerId, Duration timeout) {
+    this(system, spec, trainerId, timeout, null);
+  }
+
+  /**
+   * The same, asking a shard again when its answer to a pull lags the other shards' by {@code
+   * resendAfter} (null: never), as a trainer does its blocks' ({@link LaggingShardPull}).
+   */
+  public SparseClient(ActorSystem<?> system, TableSpec spec, String trainerId, Duration timeout, Duration resendAfter) {
     this(spec, trainerId, timeout, system.scheduler(), s -> SparseShard.entityRef(system, spec.entityId(s)),
-        Departures.get(system));
+        Departures.get(system), resendAfter);
   }
 
   /** A client whose shard {@code s} is {@code shards.apply(s)}, whose requests only time out. */
   public SparseClient(TableSpec spec, String trainerId, Duration timeout, Scheduler scheduler,
       IntFunction<RecipientRef<Command>> shards) {
-    this(spec, trainerId, timeout, scheduler, shards, null);
+    this(spec, trainerId, timeout, scheduler, shards, null, null);
+  }
+
+  /** The same, asking a shard again as {@link #SparseClient(ActorSystem, TableSpec, String, Duration, Duration)}. */
+  public SparseClient(TableSpec spec, String trainerId, Duration timeout, Scheduler scheduler,
+      IntFunction<RecipientRef<Command>> shards, Duration resendAfter) {
+    this(spec, trainerId, timeout, scheduler, shards, null, resendAfter);
   }
 
   private SparseClient(TableSpec spec, String trainerId, Duration timeout, Scheduler scheduler,
-      IntFunction<RecipientRef<Command>> shards, Departures departures) {
+      IntFunction<RecipientRef<Command>> shards, Departures departures, Duration resendAfter) {
+    this.resendAfter = resendAfter;
     this.spec = spec;
     this.trainerId = trainerId;
     this.timeout = timeout;
@@ -96,25 +114,25 @@ public final class SparseClient {
     return BatchRouting.ofDistinct(spec, ids);
   }
 
-  /** The rows of a routed batch, as {@link #pull(long[], long)}. */
+  /**
+   * The rows of a routed batch, as {@link #pull(long[], long)}; with a resend wait, a shard whose
+   * answer lags the others' by it is asked again ({@link LaggingShardPull}).
+   */
   public CompletionStage<Pulled> pull(BatchRouting routing, long minVersion) {
-    List<CompletableFuture<Rows>> asked = new ArrayList<>();
-    for (int s = 0; s < routing.shards(); s++) {
-      long[] mine = routing.ids(s);
-      if (mine.length == 0) {
-        asked.add(CompletableFuture.completedFuture(new Rows(spec.name(), s, Long.MAX_VALUE, mine, new float[0])));
-        continue;
-      }
-      int shard = s;
-      asked.add(answerOf(AskPattern.<Command, PullReply>ask(shards.apply(s),
-              r -> new SparseProtocol.PullRows(mine, minVersion, r), timeout, scheduler))
-          .thenApply(reply -> rows(shard, reply)));
+    int[] asked = IntStream.range(0, routing.shards()).filter(s -> routing.ids(s).length > 0).toArray();
+    LaggingShardPull pull = new LaggingShardPull(asked.length, i -> answerOf(AskPattern.<Command, PullReply>ask(
+        shards.apply(asked[i]), r -> new SparseProtocol.PullRows(routing.ids(asked[i]), minVersion, r), timeout,
+        scheduler)).thenApply(reply -> rows(asked[i], reply)), resendAfter, scheduler);
+    List<CompletableFuture<Rows>> answers = new ArrayList<>();
+    for (int s = 0, i = 0; s < routing.shards(); s++) {
+      answers.add(i < asked.length && asked[i] == s ? pull.answer(i++)
+          : CompletableFuture.completedFuture(new Rows(spec.name(), s, Long.MAX_VALUE, new long[0], new float[0])));
     }
-    return CompletableFuture.allOf(asked.toArray(new CompletableFuture[0])).thenApply(done -> {
-      float[][] rows = new float[asked.size()][];
+    return CompletableFuture.allOf(answers.toArray(new CompletableFuture[0])).thenApply(done -> {
+      float[][] rows = new float[answers.size()][];
       long version = Long.MAX_VALUE;
       for (int s = 0; s < rows.length; s++) {
-        Rows r = asked.get(s).join();
+        Rows r = answers.get(s).join();
         rows[s] = r.values();
         version = Math.min(version, r.version());
       }

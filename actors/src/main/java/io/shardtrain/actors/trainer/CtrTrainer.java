@@ -136,9 +136,9 @@ public final class CtrTrainer {
                 + " examples have " + Long.toHexString(mine) + " (another file, seed or shardtrain.train.ctr setting)");
           }
           FactorizationMachine fm = job.ctr().machine();
-          SparseClient client = new SparseClient(context.getSystem(), job.table(), id, setup.settings().askTimeout());
-          Session s = new Session(job, m.membershipEpoch(), m.lastStep(), m.generation(), new FmSparseStep(fm, client),
-              new float[fm.denseSize()], job.denseLayout());
+          Session s = new Session(job, m.membershipEpoch(), m.lastStep(), m.generation(), new FmSparseStep(fm,
+              new SparseClient(context.getSystem(), job.table(), id, setup.settings().askTimeout(),
+                  setup.settings().resendAfter())), new float[fm.denseSize()], job.denseLayout());
           timers.startTimerWithFixedDelay(Tick.HEARTBEAT, setup.settings().heartbeatInterval());
           timers.startTimerWithFixedDelay(Tick.ANSWERS, setup.settings().lateAnswersInterval());
           return pullThen(s, 0, round -> nextStep(s, s.sync() ? round.oldest() : s.lastStep(), null));

@@ -31,7 +31,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A click-through trainer's requests that never reach their block or table shard, as Cluster
+ * A click-through trainer's requests (pushes, pulls, row fetches) that never reach their block or table shard, as Cluster
  * Sharding drops those that meet one while it moves: the trainer sends them again once the step's
  * other answers are in, long before their timeouts, and the job ends with every example applied once.
  */
@@ -46,7 +46,7 @@ class CtrTrainerResendTest {
   }
 
   @Test
-  void aDensePushARowPushAndAPullLostOnTheirWayAreSentAgainAndEveryExampleIsAppliedOnce() throws Exception {
+  void aDensePushARowPushAPullAndARowFetchLostOnTheirWayAreSentAgainAndEveryExampleIsAppliedOnce() throws Exception {
     // Timeouts far longer than the test's: only the resend can bring the lost requests' answers.
     kit = TrainerRejoinTest.newKit("""
         shardtrain.trainer { ask-timeout = 10m, pull-timeout = 10m, resend-after = 200ms }
@@ -55,6 +55,8 @@ class CtrTrainerResendTest {
     AtomicInteger densePushesLost = new AtomicInteger();
     AtomicInteger pullsLost = new AtomicInteger();
     AtomicInteger rowPushesLost = new AtomicInteger();
+    AtomicInteger rowFetches = new AtomicInteger();
+    AtomicInteger rowFetchesLost = new AtomicInteger();
     PsSettings ps = PsSettings.create(kit.system());
     SparseSettings sparse = SparseSettings.create(kit.system());
     // Before ShardTrain.start, whose init of the same entity types then finds these regions.
@@ -63,7 +65,7 @@ class CtrTrainerResendTest {
             ParameterBlock.create(ctx.getEntityId(), ps)), BlockProtocol.Command.class, BlockProtocol.Retire.class,
             ctx.getShard())).withRole(ParameterBlock.ROLE).withStopMessage(BlockProtocol.HandOff.INSTANCE));
     ClusterSharding.get(kit.system()).init(Entity.of(SparseShard.ENTITY_KEY,
-        ctx -> Passivation.onRetire(Behaviors.intercept(() -> new LosingShard(rowPushesLost),
+        ctx -> Passivation.onRetire(Behaviors.intercept(() -> new LosingShard(rowPushesLost, rowFetches, rowFetchesLost),
             SparseShard.create(ctx.getEntityId(), sparse)), SparseProtocol.Command.class, SparseProtocol.Retire.class,
             ctx.getShard())).withRole(SparseShard.ROLE).withStopMessage(SparseProtocol.HandOff.INSTANCE));
     ShardTrain st = ShardTrain.start(kit.system());
@@ -91,6 +93,7 @@ class CtrTrainerResendTest {
     assertEquals(1, densePushesLost.get(), "t1's push of step 5 to one dense block was lost");
     assertEquals(1, rowPushesLost.get(), "t1's rows of step 5 to one table shard were lost");
     assertEquals(1, pullsLost.get(), "one of the first dense pulls was lost");
+    assertEquals(1, rowFetchesLost.get(), "the tenth fetch of a batch's rows from a shard was lost");
     JobProtocol.JobStatus done = st.status().toCompletableFuture().get(timeout, TimeUnit.SECONDS);
     assertTrue(done.done(), done.toString());
     assertEquals(EXAMPLES, done.examplesReported(), "every example reported once");
@@ -135,20 +138,25 @@ class CtrTrainerResendTest {
     }
   }
 
-  /** Loses t1's rows of step 5 at whichever table shard they reach first. */
+  /** Loses t1's rows of step 5 at whichever table shard they reach first, and the tenth fetch of rows. */
   private static final class LosingShard extends BehaviorInterceptor<SparseProtocol.Command, SparseProtocol.Command> {
     private final AtomicInteger lost;
+    private final AtomicInteger fetches;
+    private final AtomicInteger fetchesLost;
 
-    LosingShard(AtomicInteger lost) {
+    LosingShard(AtomicInteger lost, AtomicInteger fetches, AtomicInteger fetchesLost) {
       super(SparseProtocol.Command.class);
       this.lost = lost;
+      this.fetches = fetches;
+      this.fetchesLost = fetchesLost;
     }
 
     @Override
     public Behavior<SparseProtocol.Command> aroundReceive(TypedActorContext<SparseProtocol.Command> ctx,
         SparseProtocol.Command msg, ReceiveTarget<SparseProtocol.Command> target) {
       boolean drop = msg instanceof SparseProtocol.PushRows p && p.step() == 5 && p.trainerId().equals("t1")
-          && lost.compareAndSet(0, 1);
+          && lost.compareAndSet(0, 1)
+          || msg instanceof SparseProtocol.PullRows && fetches.incrementAndGet() == 10 && fetchesLost.compareAndSet(0, 1);
       return drop ? Behaviors.same() : target.apply(ctx, msg);
     }
   }
