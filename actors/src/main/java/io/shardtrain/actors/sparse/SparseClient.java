@@ -82,12 +82,6 @@ public final class SparseClient {
     this(spec, trainerId, timeout, scheduler, shards, null, null);
   }
 
-  /** The same, asking a shard again as {@link #SparseClient(ActorSystem, TableSpec, String, Duration, Duration)}. */
-  public SparseClient(TableSpec spec, String trainerId, Duration timeout, Scheduler scheduler,
-      IntFunction<RecipientRef<Command>> shards, Duration resendAfter) {
-    this(spec, trainerId, timeout, scheduler, shards, null, resendAfter);
-  }
-
   private SparseClient(TableSpec spec, String trainerId, Duration timeout, Scheduler scheduler,
       IntFunction<RecipientRef<Command>> shards, Departures departures, Duration resendAfter) {
     this.resendAfter = resendAfter;
