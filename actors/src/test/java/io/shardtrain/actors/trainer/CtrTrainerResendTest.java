@@ -87,9 +87,10 @@ class CtrTrainerResendTest {
     st.startTrainer(new CtrTrainer.Setup("t2", st.master(), train, test, TrainerSettings.create(st.system()), l2));
 
     long timeout = TrainerRejoinTest.TIMEOUT.toSeconds();
-    long steps = EXAMPLES / BATCH / 2;
-    assertEquals(steps, l1.finished.get(timeout, TimeUnit.SECONDS));
+    // Sync trainers step together; one whose tasks ran out first pushes empty steps until the other is done.
+    long steps = l1.finished.get(timeout, TimeUnit.SECONDS);
     assertEquals(steps, l2.finished.get(timeout, TimeUnit.SECONDS));
+    assertTrue(steps >= EXAMPLES / BATCH / 2, "at least half of the 20 batches each: " + steps);
     assertEquals(1, densePushesLost.get(), "t1's push of step 5 to one dense block was lost");
     assertEquals(1, rowPushesLost.get(), "t1's rows of step 5 to one table shard were lost");
     assertEquals(1, pullsLost.get(), "one of the first dense pulls was lost");
