@@ -119,7 +119,12 @@ public record JournalSettings(
    * No {@code DB_CLOSE_DELAY=-1}: H2 then closes the file when the pool closes (on ActorSystem
    * termination), which flushes it, releases the file lock for the next system or process, and
    * lets H2 compact on close. With {@code -1} the database would stay open, locked, until JVM exit.
-   * {@code AUTO_SERVER=TRUE} lets other JVMs on this machine open the same file (checked here with
+   * {@code DB_CLOSE_ON_EXIT=FALSE}: H2's own JVM shutdown hook would close the file while Akka's
+   * coordinated shutdown (another hook, run at the same time on SIGTERM) still journals the blocks'
+   * hand-off and the master's last events, which then fail ("Database is already closed"); the
+   * pool's close at the end of that shutdown closes it instead.
+   *
+   * <p>{@code AUTO_SERVER=TRUE} lets other JVMs on this machine open the same file (checked here with
    * three JVMs, H2 2.2.224): the first process serves it over TCP on a random port bound to all
    * interfaces (port and a random key in the .lock.db file, which clients must present), the others
    * connect as clients, and a later process serves it once the first has exited. Without it a
@@ -138,7 +143,7 @@ public record JournalSettings(
    */
   static String h2Url(Path path, boolean autoServer, Duration retention, Duration writeDelay) {
     return "jdbc:h2:file:" + path + ";RETENTION_TIME=" + retention.toMillis() + ";WRITE_DELAY=" + writeDelay.toMillis()
-        + (autoServer ? ";AUTO_SERVER=TRUE" : "");
+        + ";DB_CLOSE_ON_EXIT=FALSE" + (autoServer ? ";AUTO_SERVER=TRUE" : "");
   }
 
   static Path h2Path(String value) {
