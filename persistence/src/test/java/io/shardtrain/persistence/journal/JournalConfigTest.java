@@ -36,7 +36,7 @@ class JournalConfigTest {
 
   @Test
   void h2RetentionAndWriteDelayGoIntoTheUrlAndNegativeOnesAreRefusedNamingTheKey() {
-    assertEquals("jdbc:h2:file:/d/j;RETENTION_TIME=2000;WRITE_DELAY=40", JournalSettings.fromConfig(over(
+    assertEquals("jdbc:h2:file:/d/j;RETENTION_TIME=2000;WRITE_DELAY=40;DB_CLOSE_ON_EXIT=FALSE", JournalSettings.fromConfig(over(
         "shardtrain.persistence { journal = h2, h2-path = \"/d/j\", h2-retention = 2s, h2-write-delay = 40ms }"))
         .jdbcUrl());
     for (String key : new String[] {"h2-retention", "h2-write-delay"}) {
