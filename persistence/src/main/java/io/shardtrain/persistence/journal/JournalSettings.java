@@ -122,7 +122,9 @@ public record JournalSettings(
    * {@code DB_CLOSE_ON_EXIT=FALSE}: H2's own JVM shutdown hook would close the file while Akka's
    * coordinated shutdown (another hook, run at the same time on SIGTERM) still journals the blocks'
    * hand-off and the master's last events, which then fail ("Database is already closed"); the
-   * pool's close at the end of that shutdown closes it instead.
+   * pool's close at the end of that shutdown closes it instead. H2 refuses it with its
+   * auto-server, whose process must close the file at exit: there {@code shardtrain node} runs
+   * Akka's shutdown before the JVM's hooks on SIGTERM.
    *
    * <p>{@code AUTO_SERVER=TRUE} lets other JVMs on this machine open the same file (checked here with
    * three JVMs, H2 2.2.224): the first process serves it over TCP on a random port bound to all
@@ -143,7 +145,7 @@ public record JournalSettings(
    */
   static String h2Url(Path path, boolean autoServer, Duration retention, Duration writeDelay) {
     return "jdbc:h2:file:" + path + ";RETENTION_TIME=" + retention.toMillis() + ";WRITE_DELAY=" + writeDelay.toMillis()
-        + ";DB_CLOSE_ON_EXIT=FALSE" + (autoServer ? ";AUTO_SERVER=TRUE" : "");
+        + (autoServer ? ";AUTO_SERVER=TRUE" : ";DB_CLOSE_ON_EXIT=FALSE");
   }
 
   static Path h2Path(String value) {

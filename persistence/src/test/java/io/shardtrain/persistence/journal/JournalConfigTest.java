@@ -54,7 +54,7 @@ class JournalConfigTest {
     assertEquals("shardtrain", c.getString("jdbc-journal.use-shared-db"));
     assertEquals("shardtrain", c.getString("jdbc-snapshot-store.use-shared-db"));
     assertEquals("slick.jdbc.H2Profile$", c.getString("akka-persistence-jdbc.shared-databases.shardtrain.profile"));
-    assertEquals("jdbc:h2:file:/data/j;RETENTION_TIME=250;WRITE_DELAY=100;DB_CLOSE_ON_EXIT=FALSE;AUTO_SERVER=TRUE",
+    assertEquals("jdbc:h2:file:/data/j;RETENTION_TIME=250;WRITE_DELAY=100;AUTO_SERVER=TRUE",
         c.getString("akka-persistence-jdbc.shared-databases.shardtrain.db.url"));
     // From persistence.conf over the jdbc plugin's example shared database.
     assertEquals(8, c.getInt("akka-persistence-jdbc.shared-databases.shardtrain.db.numThreads"));

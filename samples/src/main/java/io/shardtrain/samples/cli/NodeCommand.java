@@ -1,5 +1,7 @@
 package io.shardtrain.samples.cli;
 
+import akka.actor.CoordinatedShutdown;
+import akka.actor.typed.ActorSystem;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.config.ShardTrainConfig;
@@ -108,6 +110,7 @@ final class NodeCommand implements Callable<Integer> {
     }
     var out = spec.commandLine().getOut();
     ClusterNode.Started node = ClusterNode.start(nodeConfig);
+    shutDownBeforeTheJvmsHooks(node.system());
     List<String> seedNodes = nodeConfig.getStringList("akka.cluster.seed-nodes");
     // The bound port: with --port 0 Artery chose it.
     int boundPort = node.system().address().getPort().orElse(port);
@@ -145,6 +148,22 @@ final class NodeCommand implements Callable<Integer> {
     }
     node.system().getWhenTerminated().toCompletableFuture().join();
     return 0;
+  }
+
+  /**
+   * SIGTERM and Ctrl-C run Akka's coordinated shutdown to its end (the blocks' hand-off, the
+   * journal's last writes) before the JVM's shutdown hooks: run side by side, as the JVM runs its
+   * hooks, an H2 auto-server's own hook closes the journal file under the hand-off's writes. The
+   * node's main thread then returns as the system terminates. A second signal exits at once.
+   */
+  private static void shutDownBeforeTheJvmsHooks(ActorSystem<?> system) {
+    java.util.concurrent.atomic.AtomicBoolean asked = new java.util.concurrent.atomic.AtomicBoolean();
+    for (String name : new String[] {"TERM", "INT"}) {
+      sun.misc.Signal.handle(new sun.misc.Signal(name), signal -> {
+        if (asked.getAndSet(true)) System.exit(128 + signal.getNumber());
+        CoordinatedShutdown.get(system).run(CoordinatedShutdown.jvmExitReason());
+      });
+    }
   }
 
   /** The job id of a job file without one: its name without the extension. */

@@ -45,7 +45,7 @@ public final class TrainerNode {
       Set<String> trained = new HashSet<>();
       try {
         do {
-          JobProtocol.JobStatus status = awaitJob(api, jobId, trained);
+          JobProtocol.JobStatus status = awaitJob(api, trainerId, jobId, trained, log);
           trained.add(status.jobId());
           CompletableFuture<Long> finished = new CompletableFuture<>();
           try {
@@ -132,8 +132,9 @@ public final class TrainerNode {
    * The status of job {@code jobId} once submitted; null: of the oldest running job not in
    * {@code trained} and not done (which it adds to {@code trained}).
    */
-  private static JobProtocol.JobStatus awaitJob(ShardTrain api, String jobId, Set<String> trained)
-      throws InterruptedException {
+  private static JobProtocol.JobStatus awaitJob(ShardTrain api, String trainerId, String jobId, Set<String> trained,
+      PrintStream log) throws InterruptedException {
+    boolean told = false;
     while (true) {
       try {
         String id = jobId != null ? jobId : api.jobs().toCompletableFuture().get(10, TimeUnit.SECONDS).stream()
@@ -144,11 +145,22 @@ public final class TrainerNode {
           // A job whose data is all trained needs no new trainer: one that joined would only wake its blocks.
           if (s.submitted() && s.done() && jobId == null) trained.add(id);
           else if (s.submitted()) return s;
+          else if (!told) {
+            // Printed once: a misspelt --join otherwise waits without a word.
+            log.printf("trainer %s: no job %s on the cluster yet (jobs: %s); waiting for it%n", trainerId, id,
+                jobNames(api));
+            told = true;
+          }
         }
       } catch (ExecutionException | TimeoutException e) {
         // The master singleton is still starting or moving: ask again.
       }
       Thread.sleep(1000);
     }
+  }
+
+  private static String jobNames(ShardTrain api) throws ExecutionException, InterruptedException, TimeoutException {
+    var jobs = api.jobs().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    return jobs.isEmpty() ? "none" : String.join(", ", jobs.stream().map(JobProtocol.JobEntry::jobId).toList());
   }
 }
