@@ -140,6 +140,7 @@ public final class ShardTrain {
    */
   public static Plan plan(TrainSettings s, String jobId, int inputDim, int trainExamples, int classes,
       BlockSpec.Mode mode, int trainers, int blockSize, long maxStaleness) {
+    requireTrainers(trainers);
     OptimizerSpec optimizer = OptimizerSpec.parse(s.optimizer()).withWeightDecay((float) s.weightDecay());
     Mlp model = Mlp.create(CpuBackend.create(1), inputDim, s.hidden(), classes,
         Activation.parse(s.activation()), s.seed());
@@ -246,6 +247,11 @@ public final class ShardTrain {
         replyTo -> new JobProtocol.SubmitJob(job, resumeFrom, replyTo), timeout, system.scheduler());
   }
 
+  /** Refuses a job of no trainers, which would never take a step. */
+  public static void requireTrainers(int trainers) {
+    if (trainers < 1) throw new IllegalArgumentException("shardtrain.train.trainers must be at least 1, got " + trainers);
+  }
+
   /** A click-through job and the initial dense part of its factorization machine; its id rows start in the table. */
   public record CtrPlan(JobSpec job, float[] dense, OptimizerSpec optimizer) {}
 
@@ -269,6 +275,7 @@ public final class ShardTrain {
       long hashSpace, int trainExamples, long fingerprint, BlockSpec.Mode mode, int trainers, int blockSize,
       long maxStaleness, int tableShards) {
     if (s.initFrom() != null || s.resumeFrom() != null) throw new IllegalArgumentException(CTR_STARTS_FRESH);
+    requireTrainers(trainers);
     OptimizerSpec optimizer = OptimizerSpec.parse(s.optimizer()).withWeightDecay((float) s.weightDecay());
     CtrModel model = new CtrModel(fields, denseDim, ctr.factors(), hashSpace, tableShards, (float) ctr.rowLr(),
         (float) ctr.rowInitialAccumulator(), (float) ctr.initStd(), ctr.aucBins(), fingerprint);

@@ -209,6 +209,16 @@ class GrpcRequestsFuzzTest {
   }
 
   @Example
+  void aJobOfNoTrainersIsABadRequestNotAnInternalError() throws Exception {
+    var answer = service.submitJob(SubmitJobRequest.newBuilder().setShape(SHAPE)
+        .setJobConfig(JOB + "\nshardtrain.train.trainers = 0").build());
+    ExecutionException e = assertThrows(ExecutionException.class, () -> answer.toCompletableFuture().get(30, TimeUnit.SECONDS));
+    Status s = ApiError.statusOf(e.getCause());
+    assertEquals(Status.Code.INVALID_ARGUMENT, s.getCode());
+    assertTrue(s.getDescription().endsWith("shardtrain.train.trainers must be at least 1, got 0"), s.getDescription());
+  }
+
+  @Example
   void aPushWhoseTaskMarkFailsItsCheckIsABadRequestNotAnInternalError() throws Exception {
     // TaskMark checks its offset itself, on the way to the block, after the service's own checks.
     PushRequest push = (PushRequest) calls.stream().filter(c -> c.method().equals("PushGradient")).findFirst()

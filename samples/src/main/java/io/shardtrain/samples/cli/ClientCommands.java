@@ -3,6 +3,7 @@ package io.shardtrain.samples.cli;
 import com.typesafe.config.Config;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.config.CtrSettings;
 import io.shardtrain.actors.config.ShardTrainConfig;
 import io.shardtrain.actors.config.TrainSettings;
@@ -139,6 +140,7 @@ final class ClientCommands {
       Config jobConfig = withResume(ShardTrainConfig.parseFile(job)).withFallback(local).resolve();
       ShardTrainConfig.validate(jobConfig);
       TrainSettings s = TrainSettings.fromConfig(jobConfig);
+      ShardTrain.requireTrainers(jobConfig.getInt("shardtrain.train.trainers"));
       DataSets.requireKnown(s.dataset());
       // The shape the job's model is planned from; the trainers read the same data set.
       if (CtrData.isCtr(s.dataset())) {

@@ -63,7 +63,7 @@ final class LocalCommand implements Callable<Integer> {
     if (flags.ps < 0) throw new IllegalArgumentException("--ps must not be negative, got " + flags.ps);
     Config config = flags.effectiveConfig(mode);
     trainers = trainersFlag != null ? trainersFlag : config.getInt("shardtrain.train.trainers");
-    if (trainers < 1) throw new IllegalArgumentException("shardtrain.train.trainers must be at least 1, got " + trainers);
+    ShardTrain.requireTrainers(trainers);
     TrainSettings settings = TrainSettings.fromConfig(config);
     DataSets.requireKnown(settings.dataset());
     checkProfileSkip(settings);

@@ -143,6 +143,13 @@ class GrpcClientCommandsTest {
     assertTrue(d.err().contains("unknown dataset 'imagenet': expected mnist, fashion-mnist (an MLP), ctr or"
         + " criteo:PATH (a factorization machine)"), d.err());
     assertFalse(d.err().contains(target), d.err());
+
+    Path none = dir.resolve("no-trainers.conf");
+    Files.writeString(none, "shardtrain.data-dir = \"" + dir + "\"\nshardtrain.train { dataset = fashion-mnist,"
+        + " trainers = 0 }\n");
+    Run t = run("submit", "--grpc", target, "--job", none.toString());
+    assertEquals(2, t.exit(), t.out() + t.err());
+    assertEquals("shardtrain: error: shardtrain.train.trainers must be at least 1, got 0", t.err().strip());
   }
 
   @Test
