@@ -22,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.concurrent.TimeoutException;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -123,6 +124,28 @@ final class ApiConnection implements AutoCloseable {
             + within.toSeconds() + " s (is a node running with shardtrain.grpc.port set?)");
       }
       state = awaitChange(state, deadline);
+    }
+  }
+
+  /**
+   * {@link #connect}, tried again while {@code patience} lasts when nothing answers yet (a node
+   * just started opens its gRPC port seconds later); {@code waiting} hears the first failure's
+   * message once.
+   */
+  void connectPatiently(Duration within, Duration patience, Consumer<String> waiting) throws InterruptedException {
+    long deadline = System.nanoTime() + patience.toNanos();
+    boolean told = false;
+    while (true) {
+      try {
+        connect(within);
+        return;
+      } catch (IllegalStateException e) {
+        if (System.nanoTime() + 1_000_000_000L > deadline) throw e;
+        if (!told) waiting.accept(e.getMessage());
+        told = true;
+        Thread.sleep(1000);
+        channel.resetConnectBackoff();
+      }
     }
   }
 

@@ -169,7 +169,12 @@ final class ClientCommands {
 
     @Override
     int run(ApiConnection api, PrintWriter out) throws Exception {
-      api.connect(connect());
+      // A script submits right after starting its nodes: wait for one, as for a cluster still forming.
+      api.connectPatiently(connect(), timeout(), why -> {
+        spec.commandLine().getErr().println("shardtrain: " + why + "; trying again for up to " + timeoutSeconds
+            + " s (--timeout)");
+        spec.commandLine().getErr().flush();
+      });
       SubmitJobRequest request = SubmitJobRequest.newBuilder().setJobConfig(jobText).setShape(shape).build();
       Job submitted = submitWhileUnavailable(api, request).getJob();
       out.printf("job %s submitted: %s mode, %d trainers, %d parameter blocks%s%n", submitted.getJobId(),
@@ -182,7 +187,7 @@ final class ClientCommands {
       JobWatch.Result r = JobWatch.untilDone(() -> {
         ClusterStatus s = api.call("GetStatus", mine, ClusterStatus.getDefaultInstance(), Duration.ofSeconds(10));
         return new JobWatch.Progress(s.getJob().getJobId(), s.getSubmitted(), s.getDone(), s.getExamplesReported());
-      }, Duration.ofMillis(250), out);
+      }, Duration.ofMillis(250), out, timeout());
       out.println(r.summary());
       if (report != null) {
         Map<String, Object> m = new LinkedHashMap<>();

@@ -33,13 +33,15 @@ public final class JobWatch {
   /**
    * Polls every {@code every} until the job is done, printing a line when the reported examples
    * grew by a tenth of the last line's count or more; status failures (a master that is moving) are
-   * retried.
+   * retried for {@code patience}, then it fails with the last one.
    */
-  public static Result untilDone(StatusPoll status, Duration every, PrintWriter out) throws InterruptedException {
+  public static Result untilDone(StatusPoll status, Duration every, PrintWriter out, Duration patience)
+      throws InterruptedException {
     long start = System.nanoTime();
     long firstNanos = -1;
     long firstExamples = 0;
     long printed = 0;
+    long failingSince = -1;
     while (true) {
       Progress s;
       try {
@@ -47,11 +49,22 @@ public final class JobWatch {
       } catch (InterruptedException e) {
         throw e;
       } catch (Exception e) {
-        out.println("status unavailable (" + e.getClass().getSimpleName() + "), retrying");
-        out.flush();
+        long now = System.nanoTime();
+        if (failingSince < 0) {
+          failingSince = now;
+          out.println("status unavailable (" + e.getClass().getSimpleName() + "), retrying for up to "
+              + patience.toSeconds() + " s");
+          out.flush();
+        } else if (now - failingSince > patience.toNanos()) {
+          Throwable root = e;
+          while (root.getCause() != null) root = root.getCause();
+          throw new IllegalStateException("no status of the job for " + patience.toSeconds() + " s: " + e.getMessage()
+              + (root != e ? " (" + root.getMessage() + ")" : "") + "; is the node still up?", e);
+        }
         Thread.sleep(every.toMillis());
         continue;
       }
+      failingSince = -1;
       long now = System.nanoTime();
       if (s.submitted() && s.examplesReported() > 0 && firstNanos < 0) {
         firstNanos = now;

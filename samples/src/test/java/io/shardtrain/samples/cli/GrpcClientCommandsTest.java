@@ -85,6 +85,21 @@ class GrpcClientCommandsTest {
   }
 
   @Test
+  void submitWhereNothingListensYetTriesAgainForItsTimeoutSayingSoOnce() throws IOException {
+    String target = "127.0.0.1:" + FreePorts.one();
+    Path job = dir.resolve("patient.conf");
+    Files.writeString(job, "shardtrain.data-dir = \"" + dir + "\"\nshardtrain.train { dataset = fashion-mnist }\n");
+    Run r = run("submit", "--grpc", target, "--job", job.toString(), "--timeout", "3");
+    assertEquals(2, r.exit(), r.out() + r.err());
+    List<String> lines = r.err().strip().lines().toList();
+    assertEquals(2, lines.size(), r.err());
+    assertTrue(lines.get(0).startsWith("shardtrain: no ShardTrain gRPC API answered at " + target), lines.get(0));
+    assertTrue(lines.get(0).endsWith("; trying again for up to 3 s (--timeout)"), lines.get(0));
+    assertTrue(lines.get(1).startsWith("shardtrain: error: no ShardTrain gRPC API answered at " + target), lines.get(1));
+    assertTrue(r.millis() >= 2000, "gave up after " + r.millis() + " ms");
+  }
+
+  @Test
   void statusAtAHostThatDoesNotResolveFailsNamingItWithoutTheChannelsStackTrace() throws IOException {
     List<LogRecord> logged = new CopyOnWriteArrayList<>();
     Handler handler = new Handler() {

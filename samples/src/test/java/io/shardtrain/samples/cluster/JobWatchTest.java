@@ -1,0 +1,48 @@
+package io.shardtrain.samples.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.ConnectException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** How {@code submit --wait} follows a job: through a moving master's gaps, but not past a node that is gone. */
+class JobWatchTest {
+  private final StringWriter printed = new StringWriter();
+  private final PrintWriter out = new PrintWriter(printed, true);
+
+  @Test
+  void aGapShorterThanThePatienceIsWaitedOutAndTheJobsEndReported() throws Exception {
+    ArrayDeque<Object> polls = new ArrayDeque<>(List.of(new JobWatch.Progress("j", true, false, 100),
+        new IllegalStateException("master moving"), new IllegalStateException("master moving"),
+        new JobWatch.Progress("j", true, true, 640)));
+    JobWatch.Result r = JobWatch.untilDone(() -> {
+      Object next = polls.poll();
+      if (next instanceof Exception e) throw e;
+      return (JobWatch.Progress) next;
+    }, Duration.ofMillis(1), out, Duration.ofSeconds(30));
+    assertEquals("j", r.jobId());
+    assertEquals(640, r.examples());
+    assertEquals(1, printed.toString().lines().filter(l -> l.startsWith("status unavailable")).count(),
+        "one line for the gap, not one a poll:\n" + printed);
+  }
+
+  @Test
+  void statusThatStaysUnavailablePastThePatienceFailsNamingWhy() {
+    AtomicInteger polls = new AtomicInteger();
+    IllegalStateException e = assertThrows(IllegalStateException.class, () -> JobWatch.untilDone(() -> {
+      polls.incrementAndGet();
+      throw new IllegalStateException("UNAVAILABLE: io exception", new ConnectException("Connection refused"));
+    }, Duration.ofMillis(50), out, Duration.ofSeconds(1)));
+    assertEquals("no status of the job for 1 s: UNAVAILABLE: io exception (Connection refused); is the node still"
+        + " up?", e.getMessage());
+    assertTrue(polls.get() >= 10, "polled through the patience: " + polls.get());
+  }
+}
