@@ -140,13 +140,19 @@ public final class JobDirectory extends EventSourcedBehavior<Command, JobDirecto
     return Effect().none();
   }
 
+  /** The book's jobs for a message: "a (running), b (finished)", or "none". */
+  private static String listed(JobBook book) {
+    List<String> jobs = book.entries().stream().map(j -> j.jobId() + (j.running() ? " (running)" : " (finished)"))
+        .toList();
+    return jobs.isEmpty() ? "none" : String.join(", ", jobs);
+  }
+
   /** Why job {@code id} may not be submitted (it finished, or was deleted); null when it may. */
   private static String refusal(JobBook book, String id) {
     JobBook.Stage stage = book.stage(id);
     if (stage == null || stage == JobBook.Stage.RUNNING) return null;
-    return "job '" + id + "' " + (stage == JobBook.Stage.FINISHED
-        ? "has finished; its blocks stay in the journal until `shardtrain delete-job " + id + "`"
-        : "was deleted") + ": submit the new job under another id";
+    return "job '" + id + "' " + (stage == JobBook.Stage.FINISHED ? "has finished" : "was deleted")
+        + ": a job id is never used twice, not even once its journal is deleted; submit the new job under another id";
   }
 
   /** A finished job's blocks and table shards leave memory; its master stays to answer for it. */
@@ -170,7 +176,7 @@ public final class JobDirectory extends EventSourcedBehavior<Command, JobDirecto
     JobBook.Stage stage = book.stage(c.jobId());
     if (stage == null || stage == JobBook.Stage.DELETED) {
       refuse(c.command(), "no job '" + c.jobId() + "' in this cluster" + (stage == null ? "" : " (it was deleted)")
-          + "; jobs: " + book.entries());
+          + "; jobs: " + listed(book));
     } else if (c.command() instanceof SubmitJob s && !s.job().jobId().equals(c.jobId())) {
       s.replyTo().tell(StatusReply.error("a submit of job '" + s.job().jobId() + "' was addressed to job '"
           + c.jobId() + "'"));
@@ -210,8 +216,7 @@ public final class JobDirectory extends EventSourcedBehavior<Command, JobDirecto
       c.replyTo().tell(StatusReply.error(stage == JobBook.Stage.RUNNING
           ? "job '" + c.jobId() + "' is running; a job's journal can be deleted once it finished"
           : "no finished job '" + c.jobId() + "' in this cluster" + (stage == null ? "" : " (it was deleted)")
-              + "; jobs: " + book.entries().stream()
-                  .map(j -> j.jobId() + (j.running() ? " (running)" : " (finished)")).toList()));
+              + "; jobs: " + listed(book)));
       return Effect().none();
     }
     context.ask(JobStatus.class, master(c.jobId()), settings.askTimeout(), GetStatus::new,

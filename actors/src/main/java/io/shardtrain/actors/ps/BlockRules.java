@@ -118,10 +118,34 @@ final class BlockRules {
     String refusal = durability.refusal(spec);
     if (refusal != null) return refusal;
     if (state.isInitialised() && !state.spec().equals(spec)) {
-      return "block " + entityId + " is already initialised with " + state.spec() + "; refusing a different spec "
-          + spec;
+      return "block " + entityId + " is already initialised with another job description: "
+          + differences(state.spec(), spec, "") + " (a job id keeps its description: submit the new job under"
+          + " another id)";
     }
     return null;
+  }
+
+  /** Each component in which two records (nested ones by theirs) differ, as "name: this, not that". */
+  static String differences(Record held, Record asked, String prefix) {
+    java.util.List<String> out = new java.util.ArrayList<>();
+    for (java.lang.reflect.RecordComponent c : held.getClass().getRecordComponents()) {
+      Object a;
+      Object b;
+      try {
+        a = c.getAccessor().invoke(held);
+        b = c.getAccessor().invoke(asked);
+      } catch (ReflectiveOperationException e) {
+        throw new IllegalStateException(e);
+      }
+      if (java.util.Objects.equals(a, b)) continue;
+      String name = prefix + c.getName();
+      if (a instanceof Record ra && b instanceof Record rb && a.getClass() == b.getClass()) {
+        out.add(differences(ra, rb, name + "."));
+      } else {
+        out.add(name + " " + a + ", not " + b);
+      }
+    }
+    return String.join("; ", out);
   }
 
   /**

@@ -295,7 +295,10 @@ class ParameterBlockSyncTest {
     assertError(tk.<StatusReply<PushAck>>runCommand(r -> new BlockProtocol.PushGradient("b", 0, 1, 1, 1f, GB, r)), "step must be >= 1");
     BlockSpec sgd = new BlockSpec(spec.parameter(), 0, 0, 5, OptimizerSpec.defaults(OptimizerSpec.Kind.SGD),
         "constant", 0.1f, BlockSpec.Mode.SYNC, -1);
-    assertError(tk.<StatusReply<Long>>runCommand(r -> new Initialize(sgd, INIT, r)), "already initialised");
+    // Only what differs is named, nested records by their components.
+    assertError(tk.<StatusReply<Long>>runCommand(r -> new Initialize(sgd, INIT, r)),
+        "is already initialised with another job description: optimizer.kind ADAM, not SGD;",
+        "lrSchedule step:1:0.5, not constant; lr 0.01, not 0.1 (a job id keeps its description");
     // The same spec again (a restarted job) is acknowledged with the version; the values stay.
     var again = tk.<StatusReply<Long>>runCommand(r -> new Initialize(spec, new float[] {9f, 9f, 9f, 9f, 9f}, r));
     assertEquals(1L, again.reply().getValue());
