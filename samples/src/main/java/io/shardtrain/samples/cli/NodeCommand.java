@@ -74,6 +74,8 @@ final class NodeCommand implements Callable<Integer> {
   @picocli.CommandLine.Mixin
   SecurityOption security = new SecurityOption();
 
+  private static final Duration NOT_JOINED_WARNING = Duration.ofSeconds(30);
+
   @Override
   public Integer call() throws Exception {
     if (port < 0 || port > 65535) throw new IllegalArgumentException("--port must be from 0 to 65535, got " + port);
@@ -132,6 +134,7 @@ final class NodeCommand implements Callable<Integer> {
           node.system().settings().config().getString("shardtrain.management.host"), node.managementPort());
     }
     out.flush();
+    warnIfNotJoined(node.system(), spec.commandLine().getErr());
     if (jobConfig != null) {
       ClusterNode.awaitUp(node.system(), Duration.ofMinutes(2));
       JobSpec submitted = JobSubmitter.submit(node.api(), jobConfig, Duration.ofMinutes(2));
@@ -164,6 +167,27 @@ final class NodeCommand implements Callable<Integer> {
         CoordinatedShutdown.get(system).run(CoordinatedShutdown.jvmExitReason());
       });
     }
+  }
+
+  /**
+   * A node that cannot join keeps trying, quietly but for Akka's log: say so once after a while,
+   * with the usual causes. A TLS mismatch with the seed (security on one side only, another CA, an
+   * expired certificate) shows nowhere else on this side.
+   */
+  private static void warnIfNotJoined(ActorSystem<?> system, java.io.PrintWriter err) {
+    Thread t = new Thread(() -> {
+      try {
+        ClusterNode.awaitUp(system, NOT_JOINED_WARNING);
+      } catch (IllegalStateException e) {
+        err.println("shardtrain: " + e.getMessage() + " Still trying; a node whose shardtrain.security differs"
+            + " from the cluster's (on one side only, another CA, an expired certificate) fails its TLS handshakes");
+        err.flush();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }, "shardtrain-join-watch");
+    t.setDaemon(true);
+    t.start();
   }
 
   /** The job id of a job file without one: its name without the extension. */
