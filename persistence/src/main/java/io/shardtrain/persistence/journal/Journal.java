@@ -33,6 +33,9 @@ import java.util.stream.Stream;
 public final class Journal {
   private Journal() {}
 
+  /** How long to wait before connecting again to an H2 file another JVM is opening. */
+  private static final Duration OPENING_RETRY = Duration.ofMillis(500);
+
   /**
    * Creates the tables if absent (idempotent), waiting at most {@code shardtrain.persistence.schema-timeout}.
    * The log journal is opened here and kept open until the system terminates, so that a directory
@@ -63,14 +66,22 @@ public final class Journal {
     }
     if (settings.kind() == JournalSettings.Kind.H2) createH2Directory(settings.h2Path(), url);
     // A plain connection first: it fails fast with the driver's own reason and bounds the wait,
-    // where the pool would retry for its whole connectionTimeout.
-    await(url, timeout, CompletableFuture.runAsync(() -> probe(url, user, password, timeout), daemonExecutor()));
-    // The plugins do not close a shared pool when they stop: close it once the system is gone, which
-    // also lets H2 flush, compact and unlock its file.
-    SlickDatabase shared = ((SlickExtensionImpl) SlickExtension.get(system.classicSystem()))
-        .database(config.getConfig("jdbc-journal"));
-    system.getWhenTerminated().thenRun(() -> shared.database().close());
-    await(url, timeout, SchemaUtils.createIfNotExists(system).toCompletableFuture());
+    // where the pool would retry for its whole connectionTimeout. It stays open until the pool is:
+    // the last connection's close shuts an H2 file and its auto-server, and the other JVMs opening
+    // the file meanwhile would fail ("Lock file recently modified", or an EOF from the server).
+    CompletableFuture<Connection> probe = CompletableFuture.supplyAsync(() -> probe(url, user, password, timeout),
+        daemonExecutor());
+    Connection held = await(url, timeout, probe);
+    try (held) {
+      // The plugins do not close a shared pool when they stop: close it once the system is gone, which
+      // also lets H2 flush, compact and unlock its file.
+      SlickDatabase shared = ((SlickExtensionImpl) SlickExtension.get(system.classicSystem()))
+          .database(config.getConfig("jdbc-journal"));
+      system.getWhenTerminated().thenRun(() -> shared.database().close());
+      await(url, timeout, SchemaUtils.createIfNotExists(system).toCompletableFuture());
+    } catch (SQLException e) {
+      throw new IllegalStateException(oneLine("journal " + mask(url) + " unusable", e), e);
+    }
   }
 
   /**
@@ -203,11 +214,27 @@ public final class Journal {
     }
   }
 
-  private static void probe(String url, String user, String password, Duration timeout) {
-    try (Connection c = DriverManager.getConnection(url, credentials(url, user, password, timeout))) {
-      if (!c.isValid((int) Math.max(1, timeout.toSeconds()))) throw new SQLException("connection is not valid");
-    } catch (SQLException e) {
-      throw new CompletionFailure(e);
+  /** A valid connection to {@code url}, for the caller to close. */
+  private static Connection probe(String url, String user, String password, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos() - OPENING_RETRY.toNanos();
+    while (true) {
+      try {
+        Connection c = DriverManager.getConnection(url, credentials(url, user, password, timeout));
+        if (c.isValid((int) Math.max(1, timeout.toSeconds()))) return c;
+        c.close();
+        throw new SQLException("connection is not valid");
+      } catch (SQLException e) {
+        // Another JVM is opening the same H2 file with its auto-server: H2 refuses while that JVM's
+        // lock file is fresh, and serves the file to the others a moment later.
+        boolean opening = String.valueOf(e.getMessage()).contains("Lock file recently modified");
+        if (!opening || System.nanoTime() > deadline) throw new CompletionFailure(e);
+      }
+      try {
+        Thread.sleep(OPENING_RETRY.toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new CompletionFailure(new SQLException("interrupted while waiting for the H2 file", e));
+      }
     }
   }
 
@@ -224,9 +251,9 @@ public final class Journal {
     return p;
   }
 
-  private static void await(String url, Duration timeout, CompletableFuture<?> f) {
+  private static <T> T await(String url, Duration timeout, CompletableFuture<T> f) {
     try {
-      f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      return f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
       f.cancel(true);
       throw new IllegalStateException("journal " + mask(url) + " unusable: no answer within " + timeout.toMillis()
