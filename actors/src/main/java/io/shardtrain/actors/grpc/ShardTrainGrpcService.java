@@ -361,6 +361,16 @@ final class ShardTrainGrpcService implements ShardTrainApi {
 
   // ---- models and checkpoints ----
 
+  /** Why the file system refused, in words: its reason, else what the exception's type says, and the file. */
+  static String reason(java.nio.file.FileSystemException e) {
+    String why = e.getReason() != null ? e.getReason()
+        : e instanceof java.nio.file.AccessDeniedException ? "permission denied"
+        : e instanceof java.nio.file.NoSuchFileException ? "no such file or directory"
+        : e instanceof java.nio.file.FileAlreadyExistsException ? "already exists"
+        : e.getClass().getSimpleName();
+    return why + " (" + e.getFile() + ")";
+  }
+
   @Override
   public CompletionStage<SaveModelReply> saveModel(SaveModelRequest in) {
     return call(() -> {
@@ -380,6 +390,10 @@ final class ShardTrainGrpcService implements ShardTrainApi {
                 var snapshot = ShardTrain.snapshot(model, job, version);
                 ModelFiles.save(Path.of(in.getDir()), snapshot);
                 if (!in.getNpyDir().isBlank()) ModelFiles.exportNpy(snapshot, Path.of(in.getNpyDir()));
+              } catch (java.nio.file.FileSystemException e) {
+                // The caller's path: a bad request, with the file system's reason, which the message lacks.
+                throw ApiError.fail(new ApiError.BadRequest("cannot write the model to " + in.getDir() + ": "
+                    + reason(e)));
               } catch (IOException | RuntimeException e) {
                 throw ApiError.fail(new ApiError.Internal("cannot write the model to " + in.getDir() + ": " + e.getMessage()));
               }

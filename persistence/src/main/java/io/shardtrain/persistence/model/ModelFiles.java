@@ -134,8 +134,9 @@ public final class ModelFiles {
     try {
       json = Files.readString(file, StandardCharsets.UTF_8);
     } catch (NoSuchFileException e) {
-      throw new IllegalArgumentException(
-          "model directory " + dir + " has no " + MANIFEST + " (is it a saved model?)", e);
+      throw new IllegalArgumentException(Files.isDirectory(dir)
+          ? "model directory " + dir + " has no " + MANIFEST + " (is it a saved model?)"
+          : "model directory " + dir + " does not exist", e);
     } catch (java.nio.charset.MalformedInputException e) {
       throw new IllegalArgumentException(file + " is not UTF-8 text", e);
     }

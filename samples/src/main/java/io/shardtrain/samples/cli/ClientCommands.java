@@ -273,9 +273,12 @@ final class ClientCommands {
         throw new IllegalStateException("job " + job + " has no trainer: a checkpoint is taken at the next step every"
             + " block reaches, and no trainer takes one; start a trainer node first");
       }
-      w.printf("checkpoint of job %s asked for; waiting for the step every block reaches (at most %d s)%n", job,
-          timeout().toSeconds());
-      w.flush();
+      // Only a sync job has such a step; the master refuses the others with what to do instead.
+      if ("sync".equalsIgnoreCase(status.getJob().getMode())) {
+        w.printf("checkpoint of job %s asked for; waiting for the step every block reaches (at most %d s)%n", job,
+            timeout().toSeconds());
+        w.flush();
+      }
       CheckpointRequest.Builder request = CheckpointRequest.newBuilder();
       if (dir != null) request.setDir(dir.toAbsolutePath().toString());
       CheckpointReply c = api.await("Checkpoint", request.build(), CheckpointReply.getDefaultInstance(), timeout(),

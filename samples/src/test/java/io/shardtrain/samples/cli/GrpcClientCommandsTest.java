@@ -250,6 +250,11 @@ class GrpcClientCommandsTest {
     assertEquals(0, save.exit(), save.err());
     assertTrue(save.out().contains("model of job cli-job at version 0 saved to " + model), save.out());
     assertTrue(Files.isRegularFile(model.resolve("manifest.json")), "manifest written");
+    // A path the node cannot write is the caller's mistake, with the file system's reason.
+    Run proc = run("save-model", "--grpc", grpc, "--out", "/proc/shardtrain-model");
+    assertEquals(2, proc.exit(), proc.err());
+    assertTrue(proc.err().strip().matches("shardtrain: error: save-model at .*: INVALID_ARGUMENT cannot write the"
+        + " model to /proc/shardtrain-model: .+ \\(/proc/.+\\)"), proc.err());
     // No trainer yet: no block reaches another step, so a checkpoint is refused at once, not after a timeout.
     Run early = run("checkpoint", "--grpc", grpc, "--dir", dir.resolve("too-early").toString());
     assertEquals(2, early.exit(), early.err());

@@ -419,7 +419,7 @@ class ShardTrainCliTest {
   }
 
   @Test
-  void badValuesAreOneLineErrors() {
+  void badValuesAreOneLineErrors() throws IOException {
     Run lr = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--lr", "-1");
     assertEquals(2, lr.exit());
     assertTrue(lr.err().contains("lr must be a positive number"), lr.err());
@@ -469,13 +469,17 @@ class ShardTrainCliTest {
     Run init = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(),
         "--trainers", "2", "--init-from", missing.toString());
     assertEquals(2, init.exit());
-    assertEquals("shardtrain: error: model directory " + missing + " has no manifest.json (is it a saved model?)",
-        init.err().strip());
+    assertEquals("shardtrain: error: model directory " + missing + " does not exist", init.err().strip());
     Run resume = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(),
         "--trainers", "2", "--resume-from", missing.toString());
     assertEquals(2, resume.exit());
     assertEquals("shardtrain: error: cannot resume from " + missing + ": model directory " + missing
-        + " has no manifest.json (is it a saved model?)", resume.err().strip());
+        + " does not exist", resume.err().strip());
+    Path empty = java.nio.file.Files.createDirectories(dataDir.resolve("empty-model"));
+    Run notModel = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(),
+        "--trainers", "2", "--init-from", empty.toString());
+    assertEquals("shardtrain: error: model directory " + empty + " has no manifest.json (is it a saved model?)",
+        notModel.err().strip());
   }
 
   @Test
