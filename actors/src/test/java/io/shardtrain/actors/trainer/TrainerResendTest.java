@@ -46,7 +46,7 @@ class TrainerResendTest {
     PsSettings ps = PsSettings.create(kit.system());
     // Before ShardTrain.start, whose init of the same entity type then finds this region.
     ClusterSharding.get(kit.system()).init(Entity.of(ParameterBlock.ENTITY_KEY,
-        ctx -> Passivation.onRetire(Behaviors.intercept(() -> new Losing(pushesLost, pullsLost),
+        ctx -> Passivation.onRetire(Behaviors.intercept(() -> losing(pushesLost, pullsLost),
             ParameterBlock.create(ctx.getEntityId(), ps)), BlockProtocol.Command.class, BlockProtocol.Retire.class,
             ctx.getShard())).withRole(ParameterBlock.ROLE).withStopMessage(BlockProtocol.HandOff.INSTANCE));
     ShardTrain st = ShardTrain.start(kit.system());
@@ -73,27 +73,26 @@ class TrainerResendTest {
     assertEquals(24 * 2 * 8, done.examplesReported(), "both trainers' 24 batches of 8");
   }
 
-  /**
-   * Loses, whichever block it reaches first, t1's push of step 5 and the first pull: one of the
-   * trainers' pulls of every block before their first step (a sync step's values come with its acks).
-   */
-  private static final class Losing extends BehaviorInterceptor<BlockProtocol.Command, BlockProtocol.Command> {
-    private final AtomicInteger pushesLost;
-    private final AtomicInteger pullsLost;
+  /** Loses, whichever block it reaches first, t1's push of step 5 and the first pull. */
+  static BehaviorInterceptor<BlockProtocol.Command, BlockProtocol.Command> losing(AtomicInteger pushesLost,
+      AtomicInteger pullsLost) {
+    return new Losing<>(BlockProtocol.Command.class, msg -> msg instanceof BlockProtocol.PushGradient p
+        && p.step() == 5 && p.trainerId().equals("t1") && pushesLost.compareAndSet(0, 1)
+        || msg instanceof BlockProtocol.Pull && pullsLost.compareAndSet(0, 1));
+  }
 
-    Losing(AtomicInteger pushesLost, AtomicInteger pullsLost) {
-      super(BlockProtocol.Command.class);
-      this.pushesLost = pushesLost;
-      this.pullsLost = pullsLost;
+  /** Loses the messages {@code lost} says, on their way into the behavior: as a moving block's region drops them. */
+  static final class Losing<T> extends BehaviorInterceptor<T, T> {
+    private final java.util.function.Predicate<T> lost;
+
+    Losing(Class<T> type, java.util.function.Predicate<T> lost) {
+      super(type);
+      this.lost = lost;
     }
 
     @Override
-    public Behavior<BlockProtocol.Command> aroundReceive(TypedActorContext<BlockProtocol.Command> ctx,
-        BlockProtocol.Command msg, ReceiveTarget<BlockProtocol.Command> target) {
-      boolean lost = msg instanceof BlockProtocol.PushGradient p && p.step() == 5 && p.trainerId().equals("t1")
-          && pushesLost.compareAndSet(0, 1)
-          || msg instanceof BlockProtocol.Pull && pullsLost.compareAndSet(0, 1);
-      return lost ? Behaviors.same() : target.apply(ctx, msg);
+    public Behavior<T> aroundReceive(TypedActorContext<T> ctx, T msg, ReceiveTarget<T> target) {
+      return lost.test(msg) ? Behaviors.same() : target.apply(ctx, msg);
     }
   }
 
