@@ -125,7 +125,7 @@ final class BlockRules {
     return null;
   }
 
-  /** Each component in which two records (nested ones by theirs) differ, as "name: this, not that". */
+  /** Each component in which two records (nested ones by theirs) differ, as "name this, not that". */
   static String differences(Record held, Record asked, String prefix) {
     java.util.List<String> out = new java.util.ArrayList<>();
     for (java.lang.reflect.RecordComponent c : held.getClass().getRecordComponents()) {
