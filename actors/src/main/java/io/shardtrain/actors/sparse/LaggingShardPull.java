@@ -4,6 +4,7 @@ import akka.actor.Cancellable;
 import akka.actor.typed.Scheduler;
 import akka.dispatch.ExecutionContexts;
 import io.shardtrain.actors.sparse.SparseProtocol.Rows;
+import io.shardtrain.actors.transport.AnswerLag;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,25 +14,20 @@ import java.util.function.LongSupplier;
 
 /**
  * One batch's pull across a table's shards that asks a shard again when its answer lags the other
- * shards' by {@code resendAfter}: Cluster Sharding drops the requests it holds for a shard whose
- * hand-off begins, and nothing else answers them before the ask's timeout. Each further time after
- * twice the last wait, up to 16 times {@code resendAfter}. A pull is a read, so an answer to a
- * needless second request changes nothing; the shard's future takes the first answer, and fails
- * only when every request to that shard failed.
+ * shards' ({@link AnswerLag}: by {@code resendAfter}, then twice the last wait, up to 16 times):
+ * Cluster Sharding drops the requests it holds for a shard whose hand-off begins, and nothing else
+ * answers them before the ask's timeout. A pull is a read, so an answer to a needless second
+ * request changes nothing; the shard's future takes the first answer, and fails only when every
+ * request to that shard failed.
  */
 final class LaggingShardPull {
-  private static final int MAX_FACTOR = 16;
-
   private final IntFunction<CompletableFuture<Rows>> ask;
   private final List<CompletableFuture<Rows>> answers = new ArrayList<>();
   private final int[] inFlight;
-  private final long firstWait;
-  private long wait;
-  /** Whether a shard answered yet; then when one last did or the pull last went again (the clock's nanoseconds). */
-  private boolean answered;
-  private long lastEvent;
-  private Cancellable ticks;
+  private final long after;
+  private final AnswerLag lag;
   private final LongSupplier clock;
+  private Cancellable ticks;
 
   /**
    * Asks each of {@code shards} ({@code ask.apply(s)}, a new request each call); {@code
@@ -46,9 +42,9 @@ final class LaggingShardPull {
       LongSupplier clock) {
     this.ask = ask;
     this.clock = clock;
+    this.lag = new AnswerLag(clock);
     this.inFlight = new int[shards];
-    this.firstWait = resendAfter == null ? 0 : resendAfter.toNanos();
-    this.wait = firstWait;
+    this.after = resendAfter == null ? 0 : resendAfter.toNanos();
     for (int s = 0; s < shards; s++) answers.add(new CompletableFuture<>());
     for (int s = 0; s < shards; s++) send(s);
     if (resendAfter != null && shards > 1) {
@@ -80,10 +76,7 @@ final class LaggingShardPull {
     synchronized (this) {
       inFlight[s]--;
       last = inFlight[s] == 0;
-      if (failure == null && !answer.isDone()) {
-        answered = true;
-        lastEvent = clock.getAsLong();
-      }
+      if (failure == null && !answer.isDone()) lag.answered();
     }
     if (failure == null) answer.complete(rows);
     else if (last) answer.completeExceptionally(failure);
@@ -96,13 +89,12 @@ final class LaggingShardPull {
     List<Integer> late = new ArrayList<>();
     synchronized (this) {
       long now = clock.getAsLong();
-      if (!answered || now - lastEvent < wait) return;
+      if (!lag.due(now, after)) return;
       for (int s = 0; s < answers.size(); s++) {
         if (!answers.get(s).isDone()) late.add(s);
       }
       if (late.isEmpty()) return;
-      lastEvent = now;
-      wait = Math.min(wait * 2, firstWait * MAX_FACTOR);
+      lag.sentAgain(now);
     }
     late.forEach(this::send);
   }

@@ -1,6 +1,7 @@
 package io.shardtrain.actors.trainer;
 
 import io.shardtrain.actors.sparse.FmSparseStep;
+import io.shardtrain.actors.transport.AnswerLag;
 import io.shardtrain.compute.data.Batch;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;

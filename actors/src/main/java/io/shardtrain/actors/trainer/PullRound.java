@@ -1,6 +1,7 @@
 package io.shardtrain.actors.trainer;
 
 import io.shardtrain.actors.ps.BlockClient;
+import io.shardtrain.actors.transport.AnswerLag;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;

@@ -1,6 +1,7 @@
 package io.shardtrain.actors.trainer;
 
 import io.shardtrain.actors.ps.BlockProtocol;
+import io.shardtrain.actors.transport.AnswerLag;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

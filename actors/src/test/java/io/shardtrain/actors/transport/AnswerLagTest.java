@@ -1,4 +1,4 @@
-package io.shardtrain.actors.trainer;
+package io.shardtrain.actors.transport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
