@@ -161,8 +161,9 @@ final class NodeProcess implements AutoCloseable {
   }
 
   /**
-   * SIGTERM, as Ctrl-C or {@code kill} sends it: the JVM's shutdown hook runs Akka's coordinated
-   * shutdown (shard hand-off, cluster leave). Returns whether the JVM exited within {@code seconds}.
+   * SIGTERM, as Ctrl-C or {@code kill} sends it: the node's signal handler runs Akka's coordinated
+   * shutdown (shard hand-off, cluster leave), and the JVM then exits 0. Returns whether the JVM
+   * exited within {@code seconds}.
    */
   boolean terminate(long seconds) throws InterruptedException {
     process.destroy();
