@@ -34,7 +34,7 @@ public interface Backend extends AutoCloseable {
     int n = c.cols();
     Shapes.requireSize("gemmBiasRelu bias of output " + c.shapeString(), bias, n);
     float[] cs = c.data();
-    for (int off = 0; off < cs.length; off += n) System.arraycopy(bias.data(), 0, cs, off, n);
+    Merges.biasRows(bias.data(), n, c.rows(), cs, 0, n);
     gemm(false, false, 1f, a, b, 1f, c);
     relu(c, c);
   }

@@ -282,7 +282,7 @@ public final class CrewStep {
       if (t == 0) {
         float[] first = me.partials[l];
         float[] bias = biases[l].data();
-        for (int i = 0; i < b; i++) System.arraycopy(bias, 0, first, i * out, out);
+        Merges.biasRows(bias, out, b, first, 0, out);
         VectorGemm.blocked(ws, false, false, b, out, to - from, block, 1f, a, aOff, lda, w, from * out, out, 1f, first,
             0, out);
       } else {
@@ -303,7 +303,7 @@ public final class CrewStep {
       lap(me, Phase.SUMS);
     }
     int o = layers - 1, classes = widths[layers];
-    for (int i = 0; i < b; i++) System.arraycopy(biases[o].data(), 0, me.logits.data(), i * classes, classes);
+    Merges.biasRows(biases[o].data(), classes, b, me.logits.data(), 0, classes);
     CpuBackend single = me.single;
     single.gemm(false, false, 1f, me.last, weights[o], 1f, me.logits);
     float mean = single.softmaxCrossEntropy(me.logits, labels, null, me.logitGrad);

@@ -18,6 +18,14 @@ final class Merges {
   private Merges() {}
 
   /**
+   * {@code rows} rows of C, {@code ldc} apart from {@code cOff}, each set to the bias: where a product
+   * with beta 1 then starts, so that the bias is added first, as one thread adds it.
+   */
+  static void biasRows(float[] bias, int n, int rows, float[] c, int cOff, int ldc) {
+    for (int i = 0; i < rows; i++) System.arraycopy(bias, 0, c, cOff + i * ldc, n);
+  }
+
+  /**
    * {@code C = t^T + beta * C} for an m x n C, t's rows {@code ldt} apart: C row by row, down t's
    * columns, with {@link #vector}'s roundings. With beta 0 (an input gradient) four rows of C
    * at a time, so that each line of t read serves four stores before the next.

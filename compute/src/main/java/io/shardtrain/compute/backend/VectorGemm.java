@@ -178,7 +178,7 @@ final class VectorGemm {
       splitDepth(m, n, k, 1f, a, lda, b, ldb, 1f, c, ldc, bias, last);
       return;
     }
-    for (int i = 0; i < m; i++) System.arraycopy(bias, 0, c, i * ldc, n);
+    Merges.biasRows(bias, n, m, c, 0, ldc);
     gemm(false, false, m, n, k, 1f, a, lda, b, ldb, 1f, c, ldc, last);
   }
 
@@ -294,7 +294,7 @@ final class VectorGemm {
     slices[0] = bias == null
         ? () -> blocked(callers, false, false, m, n, firstEnd, block, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc)
         : () -> {
-          for (int i = 0; i < m; i++) System.arraycopy(bias, 0, first, i * n, n);
+          Merges.biasRows(bias, n, m, first, 0, n);
           blocked(callers, false, false, m, n, firstEnd, block, alpha, a, 0, lda, b, 0, ldb, 1f, first, 0, n);
         };
     for (int part = 1; part < threads; part++) {
