@@ -23,6 +23,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Saves, loads and exports whole models in the directory format of docs/MODEL-FORMAT.md: a
@@ -86,7 +87,32 @@ public final class ModelFiles {
           "is not empty; refusing to overwrite an existing model");
     }
     Files.createDirectories(parent);
+    // What the save makes there first: refused now (a read-only or immutable directory), not after a run.
+    try {
+      Files.delete(createFresh(parent, "." + dir.getFileName() + ".probe-", "", true));
+    } catch (java.nio.file.FileSystemException e) {
+      var refused = new java.nio.file.FileSystemException(parent.toString(), null, "cannot write a model here ("
+          + e.getFile() + ": " + (e.getReason() != null ? e.getReason() : e.getClass().getSimpleName()) + ")");
+      refused.initCause(e);
+      throw refused;
+    }
     return parent;
+  }
+
+  /**
+   * A new file or directory in {@code parent}, {@code prefix} and a random part and {@code suffix}
+   * its name, with the permissions the umask gives: {@code Files.createTemp*} gives 0700 and 0600,
+   * which no other user (a Python client's, another service's) could read once renamed into place.
+   */
+  private static Path createFresh(Path parent, String prefix, String suffix, boolean directory) throws IOException {
+    while (true) {
+      Path p = parent.resolve(prefix + Long.toUnsignedString(ThreadLocalRandom.current().nextLong(), 36) + suffix);
+      try {
+        return directory ? Files.createDirectory(p) : Files.createFile(p);
+      } catch (FileAlreadyExistsException e) {
+        // taken: another name
+      }
+    }
   }
 
   /** Writes more files into the temporary directory before it is moved into place. */
@@ -100,7 +126,7 @@ public final class ModelFiles {
     dir = dir.toAbsolutePath().normalize();
     Map<String, String> fileNames = fileNames(snapshot);
     Path parent = checkTarget(dir, ifExists);
-    Path tmp = Files.createTempDirectory(parent, "." + dir.getFileName() + ".tmp-");
+    Path tmp = createFresh(parent, "." + dir.getFileName() + ".tmp-", "", true);
     try {
       List<ModelManifest.Entry> entries = new ArrayList<>();
       for (ParameterValues p : snapshot.parameters()) {
@@ -177,7 +203,7 @@ public final class ModelFiles {
       String f32 = names.get(p.name());
       Path target = outDir.resolve(f32.substring(0, f32.length() - VALUES_EXTENSION.length())
           + ".npy");
-      Path tmp = Files.createTempFile(outDir, ".export-", ".npy.tmp");
+      Path tmp = createFresh(outDir, ".export-", ".npy.tmp", false);
       try {
         NpyWriter.write(tmp, p.shape(), p.values());
         Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING,

@@ -178,6 +178,27 @@ class ModelFilesTest {
   }
 
   @Test
+  void aSavedModelHasThePermissionsOfAnyNewDirectoryAndFile() throws IOException {
+    org.junit.jupiter.api.Assumptions.assumeTrue(tmp.getFileSystem().supportedFileAttributeViews().contains("posix"));
+    Path dir = tmp.resolve("m");
+    ModelFiles.save(dir, sample());
+    // What the umask gives a new directory and file here (not the 0700 and 0600 of a temp directory).
+    Path plainDir = Files.createDirectory(tmp.resolve("plain"));
+    Path plainFile = Files.createFile(plainDir.resolve("f"));
+    assertEquals(Files.getPosixFilePermissions(plainDir), Files.getPosixFilePermissions(dir));
+    assertEquals(Files.getPosixFilePermissions(plainFile), Files.getPosixFilePermissions(dir.resolve("manifest.json")));
+    List<Path> npy = ModelFiles.exportNpy(sample(), tmp.resolve("npy"));
+    assertEquals(Files.getPosixFilePermissions(plainFile), Files.getPosixFilePermissions(npy.get(0)));
+  }
+
+  @Test
+  void aTargetInADirectoryThatTakesNoNewEntryIsRefusedBeforeAnythingIsWritten() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(Path.of("/proc/self")), "a Linux /proc");
+    IOException e = assertThrows(IOException.class, () -> ModelFiles.checkSavable(Path.of("/proc/model")));
+    assertTrue(e.getMessage().contains("/proc/.model.probe-"), e.getMessage());
+  }
+
+  @Test
   void loadNamesTheMissingManifest() throws IOException {
     Path dir = Files.createDirectories(tmp.resolve("m"));
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,

@@ -7,7 +7,7 @@ import picocli.CommandLine;
 
 /**
  * A {@code --report FILE} argument: the file's directory is made when the command line is read,
- * and a directory in the file's place is refused, so a path that cannot hold a report is refused
+ * and a directory in the file's place, or one that takes no new file, is refused, so a path that cannot hold a report is refused
  * before the training or benchmark whose figures it would keep, not after.
  */
 final class ReportFile implements CommandLine.ITypeConverter<Path> {
@@ -22,6 +22,14 @@ final class ReportFile implements CommandLine.ITypeConverter<Path> {
       Json.makeParent(file);
     } catch (IOException e) {
       throw new CommandLine.TypeConversionException("cannot make the directory for the report " + value + ": "
+          + ShardTrainCli.describe(e));
+    }
+    try {
+      // A directory that exists but takes no new file (read-only, immutable, /proc) fails here too.
+      java.nio.file.Files.delete(java.nio.file.Files.createTempFile(file.toAbsolutePath().getParent(), ".report-",
+          ".probe"));
+    } catch (IOException e) {
+      throw new CommandLine.TypeConversionException("cannot write the report " + value + ": "
           + ShardTrainCli.describe(e));
     }
     return file;

@@ -533,6 +533,22 @@ class ShardTrainCliTest {
   }
 
   @Test
+  void reportsAndModelsInADirectoryThatTakesNoNewFileAreRefusedBeforeTraining() {
+    // /proc exists and takes no new entry, even from root (as a read-only or immutable folder would not).
+    org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(Path.of("/proc/self")), "a Linux /proc");
+    Run report = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--steps", "5",
+        "--report", "/proc/out.json");
+    assertEquals(2, report.exit(), report.err());
+    assertTrue(report.err().contains("cannot write the report /proc/out.json: "), report.err());
+    assertFalse(report.out().contains("samples/s"), "trained before refusing:\n" + report.out());
+    Run model = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--steps", "5",
+        "--save-model", "/proc/model");
+    assertEquals(2, model.exit(), model.err());
+    assertTrue(model.err().contains("/proc/.model.probe-"), model.err());
+    assertFalse(model.out().contains("samples/s"), "trained before refusing:\n" + model.out());
+  }
+
+  @Test
   void aReportPathThatIsADirectoryIsRefusedBeforeTraining() throws IOException {
     Path folder = Files.createDirectories(dataDir.resolve("report-folder"));
     Run refused = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--steps", "5",
