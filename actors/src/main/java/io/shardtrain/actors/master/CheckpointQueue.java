@@ -9,9 +9,10 @@ import java.util.function.LongSupplier;
 /**
  * The master's checkpoints (sync jobs), one at a time: requests wait in arrival order behind the
  * running one, and a periodic checkpoint ({@code shardtrain.checkpoint.every-steps}) starts on a
- * tick when nothing runs. Not journaled: a request waiting when the master stops is answered by
- * the caller's timeout. A done job's last checkpoint that failed is tried again after 1 s, then
- * after twice as long each time, at most {@link #MAX_RETRY_DELAY_NANOS} apart.
+ * tick when nothing runs, or as soon as the one before it committed. Not journaled: a request
+ * waiting when the master stops is answered by the caller's timeout. A done job's last checkpoint
+ * that failed is tried again after 1 s, then after twice as long each time, at most {@link
+ * #MAX_RETRY_DELAY_NANOS} apart.
  */
 final class CheckpointQueue {
   /** Starts taking a checkpoint for {@code request}, or a periodic one when it is null. */
@@ -114,6 +115,20 @@ final class CheckpointQueue {
   /** Starts the request that waited for the checkpoint just finished. */
   void next(MasterState s) {
     if (!waiting.isEmpty() && !running) startNext(s);
+  }
+
+  /**
+   * After a checkpoint committed: the request that waited, else the next periodic one at once, not
+   * on the next tick, so that its step is asked for before the blocks pass it and a job whose
+   * checkpoints take less than {@code every-steps} steps gets every multiple. (After a failure the
+   * next periodic one waits for a tick.)
+   */
+  void nextAfterCommit(MasterState s, boolean rollingBack) {
+    if (!waiting.isEmpty()) {
+      next(s);
+    } else {
+      tick(s, rollingBack);
+    }
   }
 
   /** The oldest request, else a periodic one. */

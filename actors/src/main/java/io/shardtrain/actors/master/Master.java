@@ -453,7 +453,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
       for (var r : c.replyTo()) {
         r.tell(StatusReply.success(new CheckpointWritten(st.job().jobId(), c.result().step(), c.result().dir())));
       }
-      checkpoints.next(st);
+      checkpoints.nextAfterCommit(st, rollbacks.running());
     });
   }
 

@@ -98,6 +98,29 @@ class CheckpointQueueTest {
   }
 
   @Test
+  void theNextPeriodicCheckpointStartsAsSoonAsOneCommitsAfterAFailureOnATick() {
+    CheckpointQueue queue = queue(10);
+    MasterState s = running(MasterTest.job());
+    queue.tick(s, false);
+    queue.finished(true);
+    queue.nextAfterCommit(s, false);
+    assertEquals(List.of("periodic", "periodic"), started, "committed: the next at once");
+    queue.request(s, request("asked"));
+    queue.finished(true);
+    queue.nextAfterCommit(s, false);
+    assertEquals(List.of("periodic", "periodic", "asked"), started, "a waiting request first");
+    queue.finished(true);
+    queue.nextAfterCommit(s, true);
+    assertEquals(3, started.size(), "none while a rollback runs");
+    queue.tick(s, false);
+    queue.finished(false);
+    queue.next(s);
+    assertEquals(4, started.size(), "failed: nothing until the next tick");
+    queue.tick(s, false);
+    assertEquals(5, started.size());
+  }
+
+  @Test
   void theLastStepOfAStepBoundedJobIsCheckpointedPeriodicallyOnce() {
     MasterState s = running(stepBounded(6));
     s.leased(0, 0, "a");
