@@ -127,6 +127,8 @@ public record JobSpec(
     description.put("activation", activation);
     description.put("job", jobId);
     description.put("dataset", dataset);
+    // The data order's: a checkpoint's reader offsets are positions in it.
+    description.put("seed", String.valueOf(seed));
     return ModelParameters.snapshot(model.parameters(), description, version);
   }
 }

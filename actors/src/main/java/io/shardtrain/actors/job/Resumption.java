@@ -96,6 +96,11 @@ public record Resumption(Checkpoint checkpoint, JobProtocol.ResumePoint point) {
             + " keeps " + slotCount + " (was it written by a job with another optimizer?)";
       }
     }
+    String seed = c.model().description().get("seed");
+    if (seed != null && !seed.equals(String.valueOf(job.seed()))) {
+      return "it was written by a job of seed " + seed + " and this job's is " + job.seed() + ": its reader offsets"
+          + " are positions in the order that seed shuffles the data into (resume with seed " + seed + ")";
+    }
     if (c.step() < 1) return "it was taken at step 0, before any training: start the job afresh instead";
     if (job.steps() > 0 && c.step() >= job.steps()) {
       return "it was taken at step " + c.step() + " and the job ends at step " + job.steps() + ": nothing is left";

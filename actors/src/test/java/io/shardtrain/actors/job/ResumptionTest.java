@@ -131,6 +131,18 @@ class ResumptionTest {
   }
 
   @Test
+  void aCheckpointOfAJobOfAnotherSeedIsRefusedSinceItsOffsetsAreInAnotherDataOrder() throws Exception {
+    Path dir = checkpoint();
+    JobSpec j = job();
+    JobSpec otherSeed = new JobSpec(j.jobId(), j.dataset(), j.trainExamples(), j.inputDim(), j.classes(), j.hidden(),
+        j.activation(), 8, j.mode(), j.trainers(), j.batch(), j.epochs(), j.steps(), j.optimizer(), j.lr(),
+        j.lrSchedule(), j.weightDecay(), j.maxStaleness(), j.blockSize(), j.blocks(), null);
+    assertEquals("it was written by a job of seed 7 and this job's is 8: its reader offsets are positions in the"
+        + " order that seed shuffles the data into (resume with seed 7)", refusal(dir, otherSeed));
+    assertEquals(7, load(dir, j).point().step(), "the same seed resumes");
+  }
+
+  @Test
   void aCheckpointOfAnotherOptimizerIsRefused() throws Exception {
     Path dir = checkpoint();
     assertEquals("it holds 1 optimizer slots for dense1.weight but the job's optimizer adam keeps 2 (was it written"

@@ -90,7 +90,14 @@ final class LocalCommand implements Callable<Integer> {
     // Where the model goes is checked before it trains, so a bad path costs no training.
     if (saveModel != null) io.shardtrain.persistence.model.ModelFiles.checkSavable(saveModel);
     // And where it starts from before the data loads or a node starts.
-    if (settings.initFrom() != null) io.shardtrain.persistence.model.ModelFiles.readManifest(settings.initFrom());
+    if (settings.initFrom() != null) {
+      String saved = io.shardtrain.persistence.model.ModelFiles.readManifest(settings.initFrom()).description()
+          .get("activation");
+      if (saved != null && !saved.equals(settings.activation())) {
+        spec.commandLine().getErr().println("shardtrain: warning: " + settings.initFrom() + " was trained with "
+            + "activation " + saved + "; this run's is " + settings.activation() + " (--activation)");
+      }
+    }
     if (exportNpy != null) java.nio.file.Files.createDirectories(exportNpy);
     if (flags.ps > 0 || trainers > 1) return runCluster(run, config, settings);
     if (precision != WirePrecision.FP32) {
@@ -234,6 +241,7 @@ final class LocalCommand implements Callable<Integer> {
     description.put("classes", String.valueOf(train.numClasses()));
     description.put("activation", s.activation());
     description.put("dataset", s.dataset());
+    description.put("seed", String.valueOf(s.seed()));
     var snapshot = io.shardtrain.persistence.model.ModelParameters.snapshot(model.parameters(), description, version);
     var out = spec.commandLine().getOut();
     if (saveModel != null) {
