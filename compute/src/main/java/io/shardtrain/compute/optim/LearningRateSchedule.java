@@ -47,6 +47,10 @@ public interface LearningRateSchedule {
   static LearningRateSchedule cosine(float lr, long totalUpdates, float minLr) {
     checkRate("lr", lr);
     checkRate("minLr", minLr);
+    if (minLr > lr) {
+      throw new IllegalArgumentException("cosine minLr " + minLr + " is above the base rate " + lr
+          + ": the schedule would raise the rate, not anneal it");
+    }
     if (totalUpdates <= 0) {
       throw new IllegalArgumentException("cosine total updates must be > 0, not " + totalUpdates);
     }

@@ -95,6 +95,15 @@ class LearningRateScheduleTest {
   }
 
   @Test
+  void aCosineScheduleEndingAboveItsBaseRateIsRefused() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> LearningRateSchedule.parse("cosine:100:5", 0.05f));
+    assertTrue(e.getMessage().contains("cosine minLr 5.0 is above the base rate 0.05: the schedule would raise the"
+        + " rate, not anneal it"), e.getMessage());
+    assertEquals(0.05f, LearningRateSchedule.parse("cosine:100:0.05", 0.05f).rate(50), TOL);
+  }
+
+  @Test
   void factoriesRejectBadArguments() {
     assertThrows(IllegalArgumentException.class, () -> LearningRateSchedule.constant(-0.1f));
     assertThrows(IllegalArgumentException.class, () -> LearningRateSchedule.constant(Float.NaN));

@@ -134,7 +134,10 @@ public final class SingleProcessTraining {
         float loss = gradientStep.forwardBackward(x, copy, b.labels(), p -> { });
         if (!Float.isFinite(loss)) {
           throw new IllegalStateException("training diverged at step " + step + " (loss " + loss
-              + "); lower --lr (now " + settings.lr() + ")");
+              + "); lower --lr (now " + settings.lr() + ")"
+              + (settings.lrSchedule().equals("constant") ? ""
+                  : " or change --lr-schedule (now " + settings.lrSchedule() + ")")
+              + (settings.weightDecay() == 0 ? "" : " or --weight-decay (now " + settings.weightDecay() + ")"));
         }
         long tOptimizer = 0;
         if (profiled) {
