@@ -79,6 +79,8 @@ public record Resumption(Checkpoint checkpoint, JobProtocol.ResumePoint point) {
     List<JobProtocol.TaskOffset> offsets = new ArrayList<>();
     long examples = (long) c.epochsDone() * job.trainExamples();
     for (Checkpoint.ReaderOffset o : c.readerOffsets()) {
+      // Untouched tasks of an epoch past the job's last (refusal: only those are left there).
+      if (job.boundedByEpochs() && o.epoch() >= job.epochs()) continue;
       offsets.add(new JobProtocol.TaskOffset(o.epoch(), o.task(), o.offset()));
       if (o.epoch() >= c.epochsDone()) examples += o.offset();
     }
@@ -123,7 +125,10 @@ public record Resumption(Checkpoint checkpoint, JobProtocol.ResumePoint point) {
     Map<Integer, TreeSet<Integer>> byEpoch = new TreeMap<>();
     for (Checkpoint.ReaderOffset o : c.readerOffsets()) {
       if (job.boundedByEpochs() && o.epoch() >= job.epochs()) {
-        return "its reader offsets name epoch " + o.epoch() + " but the job has " + job.epochs() + " epochs";
+        // The master opens the next epoch's tasks ahead: untouched, they hold nothing this job lacks.
+        if (o.offset() == 0) continue;
+        return "it read " + o.offset() + " examples of task " + o.task() + " in epoch " + (o.epoch() + 1)
+            + " (counting from 1) but the job has " + job.epochs() + (job.epochs() == 1 ? " epoch" : " epochs");
       }
       long length = Math.min(n, (long) (o.task() + 1) * size) - (long) o.task() * size;
       if (o.task() >= tasks || o.offset() > length) {

@@ -41,6 +41,11 @@ class ResumptionTest {
    * 140 examples applied, and tasks 0 and 1 of epoch 1 read up to 20 and 30.
    */
   Path checkpoint() throws Exception {
+    return checkpoint(List.of(new Checkpoint.ReaderOffset(1, 0, 20), new Checkpoint.ReaderOffset(1, 1, 30)), 1);
+  }
+
+  /** The same with other reader offsets and epochs done. */
+  Path checkpoint(List<Checkpoint.ReaderOffset> offsets, int epochsDone) throws Exception {
     JobSpec job = job();
     Mlp model = job.newModel(CpuBackend.create(1));
     List<Checkpoint.Slots> slots = new ArrayList<>();
@@ -55,9 +60,8 @@ class ResumptionTest {
       }
       slots.add(new Checkpoint.Slots(p.name(), 7, 140, List.of(slot)));
     }
-    Checkpoint c = new Checkpoint(job.snapshot(model, 7), slots,
-        List.of(new Checkpoint.ReaderOffset(1, 0, 20), new Checkpoint.ReaderOffset(1, 1, 30)), 1);
-    Path dir = tmp.resolve("step-7");
+    Checkpoint c = new Checkpoint(job.snapshot(model, 7), slots, offsets, epochsDone);
+    Path dir = tmp.resolve("step-7-" + offsets.hashCode());
     CheckpointFiles.save(dir, c, ModelFiles.IfExists.FAIL);
     return dir;
   }
@@ -140,6 +144,20 @@ class ResumptionTest {
     assertEquals("it was written by a job of seed 7 and this job's is 8: its reader offsets are positions in the"
         + " order that seed shuffles the data into (resume with seed 7)", refusal(dir, otherSeed));
     assertEquals(7, load(dir, j).point().step(), "the same seed resumes");
+  }
+
+  @Test
+  void theNextEpochsUntouchedTasksDoNotKeepAJobOfFewerEpochsFromResumingButReadOnesDo() throws Exception {
+    JobSpec oneEpoch = sync(2, List.of(3), "momentum", 1, 0);
+    Path opened = checkpoint(List.of(new Checkpoint.ReaderOffset(0, 0, 20), new Checkpoint.ReaderOffset(0, 1, 30),
+        new Checkpoint.ReaderOffset(1, 0, 0), new Checkpoint.ReaderOffset(1, 1, 0)), 0);
+    JobProtocol.ResumePoint point = load(opened, oneEpoch).point();
+    assertEquals(50, point.examples());
+    assertEquals(List.of(new JobProtocol.TaskOffset(0, 0, 20), new JobProtocol.TaskOffset(0, 1, 30)), point.offsets());
+    Path read = checkpoint(List.of(new Checkpoint.ReaderOffset(0, 0, 50), new Checkpoint.ReaderOffset(0, 1, 30),
+        new Checkpoint.ReaderOffset(1, 0, 5), new Checkpoint.ReaderOffset(1, 1, 0)), 0);
+    assertEquals("it read 5 examples of task 0 in epoch 2 (counting from 1) but the job has 1 epoch",
+        refusal(read, oneEpoch));
   }
 
   @Test
