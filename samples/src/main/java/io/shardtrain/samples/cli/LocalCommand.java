@@ -114,6 +114,7 @@ final class LocalCommand implements Callable<Integer> {
           + " --trainers above 1); a single process has no node, so it is ignored here");
     }
     var data = DataSets.load(settings.dataset(), settings.dataDir());
+    warnIfBatchExceedsData(settings.batch(), data.train().size(), 1);
     LocalRun.Outcome r = run.single(settings, data, profile, profileSkipFirst);
     Map<String, Object> m = r.summary();
     out.printf("%s: %s steps, %.0f samples/s, test accuracy %.4f, training loss %.4f (moving average)%n",
@@ -196,6 +197,15 @@ final class LocalCommand implements Callable<Integer> {
     return auc instanceof Double d && !d.isNaN() ? String.format(java.util.Locale.ROOT, format, d) : "";
   }
 
+  /** A batch larger than a trainer's share of the data is that share: say so, as the report keeps the flag's value. */
+  private void warnIfBatchExceedsData(int batch, int examples, int trainers) {
+    int share = (examples + trainers - 1) / trainers;
+    if (batch <= share) return;
+    spec.commandLine().getErr().println("shardtrain: warning: --batch " + batch + " is more than the " + share
+        + " examples " + (trainers == 1 ? "of the training set" : "of each trainer's share of an epoch")
+        + ": each step takes them all, a whole " + (trainers == 1 ? "epoch" : "share"));
+  }
+
   private Integer runCluster(LocalRun run, Config config, TrainSettings settings) throws Exception {
     var out = spec.commandLine().getOut();
     // Checked before the data loads and any node starts.
@@ -204,6 +214,7 @@ final class LocalCommand implements Callable<Integer> {
     if (settings.resumeFrom() != null) Resumption.checkBeforeStart(settings.resumeFrom(), mode);
     Backends.create(settings.backend(), settings.computeThreads()).backend().close();
     var data = DataSets.load(settings.dataset(), settings.dataDir());
+    warnIfBatchExceedsData(settings.batch(), data.train().size(), trainers);
     LocalRun.Outcome r = run.cluster(config, settings, data, flags.ps, trainers, profile);
     Map<String, Object> m = r.summary();
     out.printf("%s %s: %s steps per trainer, %.0f samples/s, test accuracy %.4f, training loss %.4f (moving average)%n",

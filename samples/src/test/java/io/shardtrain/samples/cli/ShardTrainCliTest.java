@@ -549,6 +549,18 @@ class ShardTrainCliTest {
   }
 
   @Test
+  void aBatchLargerThanTheTrainingSetIsWarnedOfAndTrainsOnTheWholeSet() {
+    Run r = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--steps", "2",
+        "--batch", "1000", "--no-progress");
+    assertEquals(0, r.exit(), r.err());
+    assertTrue(r.err().contains("warning: --batch 1000 is more than the 512 examples of the training set: each step"
+        + " takes them all, a whole epoch"), r.err());
+    Run fits = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--steps", "2",
+        "--batch", "512", "--no-progress");
+    assertFalse(fits.err().contains("--batch"), fits.err());
+  }
+
+  @Test
   void aReportPathThatIsADirectoryIsRefusedBeforeTraining() throws IOException {
     Path folder = Files.createDirectories(dataDir.resolve("report-folder"));
     Run refused = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--steps", "5",
