@@ -236,16 +236,34 @@ public final class MnistFetcher {
       }
       lines.add(line);
     }
-    if (changed) {
-      Path tmp = Files.createTempFile(dir, MARKER, ".tmp");
-      Files.write(tmp, lines, StandardCharsets.UTF_8);
+    if (changed) writeMarker(dir, marker, lines);
+  }
+
+  /**
+   * Records the hashes for the next start, readable by whoever may read the files (the umask's
+   * permissions, not a temp file's 0600). The marker only saves the next start some hashing: where
+   * it cannot be written (a shared or read-only directory, a full disk) there is none, and the files,
+   * checked now, are hashed again next time.
+   */
+  private static void writeMarker(Path dir, Path marker, List<String> lines) {
+    Path tmp = dir.resolve(MARKER + "." + Long.toUnsignedString(new java.util.Random().nextLong(), 36) + ".tmp");
+    try {
+      Files.write(tmp, lines, StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.CREATE_NEW,
+          java.nio.file.StandardOpenOption.WRITE);
       moveIntoPlace(tmp, marker);
+    } catch (IOException e) {
+      try {
+        Files.deleteIfExists(tmp);
+      } catch (IOException ignored) {
+        // nothing was made
+      }
     }
   }
 
   private static Map<String, String> readMarker(Path marker) throws IOException {
     Map<String, String> m = new HashMap<>();
-    if (!Files.isRegularFile(marker)) return m;
+    // Another user's marker this one may not read vouches for nothing: the files are hashed instead.
+    if (!Files.isRegularFile(marker) || !Files.isReadable(marker)) return m;
     for (String line : Files.readAllLines(marker, StandardCharsets.UTF_8)) {
       String[] parts = line.split(" ", 4);
       if (parts.length == 4) m.put(parts[3], line);

