@@ -93,6 +93,12 @@ public final class ShardTrain {
    */
   public static ShardTrain start(ActorSystem<?> system) {
     AkkaVersionGuard.require();
+    if (system.settings().config().getString("akka.persistence.journal.plugin").isEmpty()) {
+      // Else the first block or master to start fails in Akka's log and every ask here times out.
+      throw new IllegalStateException("the ActorSystem has no journal: create it with the config of"
+          + " io.shardtrain.persistence.journal.JournalConfig.of(config) and call Journal.start(system) before"
+          + " ShardTrain.start (samples/.../api/ApiExample.java)");
+    }
     if (!Asks.asyncCallbacksPooled()) {
       system.log().warn(UNPOOLED_CALLBACKS + " (the common pool has {} thread): Akka's asks and akka-grpc's handlers"
           + " use them on every call. Start it with -D{}=2.",
