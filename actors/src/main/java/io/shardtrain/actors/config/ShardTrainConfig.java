@@ -7,6 +7,7 @@ import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueType;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -23,12 +24,15 @@ public final class ShardTrainConfig {
     Config config = base;
     if (userFile != null) {
       requireFile(userFile);
+      Config file;
       try {
+        file = ConfigFactory.parseFile(userFile.toFile());
         // Layered before resolving, so the file's values reach substitutions such as ${shardtrain.data-dir}.
-        config = ConfigFactory.load(ConfigFactory.parseFile(userFile.toFile()));
+        config = ConfigFactory.load(file);
       } catch (ConfigException e) {
         throw new IllegalArgumentException("config file " + userFile + ": " + e.getMessage(), e);
       }
+      requireKnownRoots(userFile, file);
     }
     validate(config);
     return config;
@@ -42,10 +46,29 @@ public final class ShardTrainConfig {
   /** A HOCON file, unresolved (to be layered), or a one-line error naming the file. */
   public static Config parseFile(Path file) {
     requireFile(file);
+    Config c;
     try {
-      return ConfigFactory.parseFile(file.toFile());
+      c = ConfigFactory.parseFile(file.toFile());
     } catch (ConfigException e) {
       throw new IllegalArgumentException("config file " + file + ": " + e.getMessage(), e);
+    }
+    requireKnownRoots(file, c);
+    return c;
+  }
+
+  /**
+   * A top-level key a letter or two off {@code shardtrain} or {@code akka} is a typo that would
+   * leave the whole section unread: refused, naming it. Other roots (other libraries' settings) pass.
+   */
+  private static void requireKnownRoots(Path file, Config c) {
+    for (Map.Entry<String, ConfigValue> e : c.root().entrySet()) {
+      String root = e.getKey();
+      if (root.equals("shardtrain") || root.equals("akka")) continue;
+      List<String> near = Spelling.closest(root, List.of("shardtrain", "akka"));
+      if (!near.isEmpty()) {
+        throw new IllegalArgumentException("config file " + file + ": unknown top-level key '" + root + "' ("
+            + origin(e.getValue()) + "); did you mean '" + near.get(0) + "'?");
+      }
     }
   }
 
@@ -57,7 +80,7 @@ public final class ShardTrainConfig {
       String key = "shardtrain." + e.getKey();
       if (!reference.hasPath(key)) {
         throw new IllegalArgumentException("unknown configuration key '" + key + "' ("
-            + origin(e.getValue()) + ")");
+            + origin(e.getValue()) + ")" + guess(reference, key));
       }
       ConfigValueType expected = reference.getValue(key).valueType();
       ConfigValueType actual = e.getValue().valueType();
@@ -67,6 +90,24 @@ public final class ShardTrainConfig {
             + e.getValue().render() + " (" + origin(e.getValue()) + ")");
       }
     }
+  }
+
+  /** "; did you mean 'a.b.c'?" for the nearest keys beside {@code key} in the reference, or "". */
+  private static String guess(Config reference, String key) {
+    int dot = key.lastIndexOf('.');
+    String parent = key.substring(0, dot);
+    // The deepest part of the key the reference has: a misspelt section, or a misspelt key in one.
+    while (!reference.hasPath(parent) && parent.contains(".")) {
+      key = parent;
+      dot = key.lastIndexOf('.');
+      parent = key.substring(0, dot);
+    }
+    if (!reference.hasPath(parent) || reference.getValue(parent).valueType() != ConfigValueType.OBJECT) return "";
+    List<String> near = Spelling.closest(key.substring(dot + 1), reference.getObject(parent).keySet());
+    if (near.isEmpty()) return "";
+    String section = parent;
+    return "; did you mean " + String.join(" or ", near.stream().map(n -> "'" + section + "." + n + "'").toList())
+        + "?";
   }
 
   private static boolean compatible(ConfigValueType expected, ConfigValueType actual, ConfigValue v) {

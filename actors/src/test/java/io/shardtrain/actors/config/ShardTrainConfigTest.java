@@ -2,11 +2,13 @@ package io.shardtrain.actors.config;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -37,6 +39,31 @@ class ShardTrainConfigTest {
     var e = assertThrows(IllegalArgumentException.class,
         () -> ShardTrainConfig.validate(with("shardtrain.train.learning-rate = 0.1")));
     assertTrue(e.getMessage().contains("shardtrain.train.learning-rate"), e.getMessage());
+  }
+
+  @Test
+  void aMisspeltKeyOrSectionGetsTheNearestReferenceKeys() {
+    var e = assertThrows(IllegalArgumentException.class,
+        () -> ShardTrainConfig.validate(with("shardtrain.train.hiden = [32]")));
+    assertTrue(e.getMessage().endsWith("; did you mean 'shardtrain.train.hidden'?"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> ShardTrainConfig.validate(with("shardtrain.trian.lr = 1")));
+    assertTrue(e.getMessage().endsWith("; did you mean 'shardtrain.train'?"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class,
+        () -> ShardTrainConfig.validate(with("shardtrain.train.learning-rate = 0.1")));
+    assertFalse(e.getMessage().contains("did you mean"), "nothing near: " + e.getMessage());
+  }
+
+  @Test
+  void aFileWhoseTopLevelKeyIsAMisspeltShardtrainOrAkkaIsRefused(@TempDir Path dir) throws Exception {
+    Path file = Files.writeString(dir.resolve("job.conf"), "shardtrian.train { hidden = [32] }\n");
+    var e = assertThrows(IllegalArgumentException.class, () -> ShardTrainConfig.load(file));
+    assertEquals("config file " + file + ": unknown top-level key 'shardtrian' (" + file + ": 1); did you mean"
+        + " 'shardtrain'?", e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> ShardTrainConfig.parseFile(
+        Files.writeString(dir.resolve("node.conf"), "aka.loglevel = DEBUG\n")));
+    assertTrue(e.getMessage().endsWith("did you mean 'akka'?"), e.getMessage());
+    Path other = Files.writeString(dir.resolve("other.conf"), "datastax-java-driver.basic.request.timeout = 5s\n");
+    assertDoesNotThrow(() -> ShardTrainConfig.parseFile(other), "another library's settings");
   }
 
   @Test

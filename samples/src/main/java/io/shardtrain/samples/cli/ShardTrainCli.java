@@ -1,6 +1,7 @@
 package io.shardtrain.samples.cli;
 
 import com.typesafe.config.ConfigException;
+import io.shardtrain.actors.config.Spelling;
 import io.shardtrain.actors.transport.Asks;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.data.DataUnavailableException;
@@ -10,10 +11,7 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
-import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
-import java.util.TreeSet;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -86,48 +84,13 @@ public final class ShardTrainCli implements Runnable {
     String guess = "";
     if (e instanceof CommandLine.UnmatchedArgumentException u && !u.getUnmatched().isEmpty()) {
       String typed = u.getUnmatched().get(0).split("=", 2)[0];
-      List<String> near = closest(typed, typed.startsWith("-") ? cl.getCommandSpec().optionsMap().keySet()
+      List<String> near = Spelling.closest(typed, typed.startsWith("-") ? cl.getCommandSpec().optionsMap().keySet()
           : cl.getSubcommands().keySet());
       if (!near.isEmpty()) guess = "; did you mean " + String.join(" or ", near) + "?";
     }
     cl.getErr().println("shardtrain: error: " + e.getMessage() + guess + " (see '" + path + " --help')");
     cl.getErr().flush();
     return 2;
-  }
-
-  /**
-   * The names at the least edit distance from {@code typed} (a swap of two neighbours counts one),
-   * if that is small enough to be a typo: 1, or 2 for six characters and more.
-   */
-  static List<String> closest(String typed, Collection<String> names) {
-    int best = typed.length() >= 6 ? 2 : 1;
-    List<String> near = new ArrayList<>();
-    for (String name : new TreeSet<>(names)) {
-      int d = editDistance(typed, name);
-      if (d > best) continue;
-      if (d < best) {
-        best = d;
-        near.clear();
-      }
-      near.add(name);
-    }
-    return near;
-  }
-
-  private static int editDistance(String a, String b) {
-    int[][] d = new int[a.length() + 1][b.length() + 1];
-    for (int i = 0; i <= a.length(); i++) d[i][0] = i;
-    for (int j = 0; j <= b.length(); j++) d[0][j] = j;
-    for (int i = 1; i <= a.length(); i++) {
-      for (int j = 1; j <= b.length(); j++) {
-        int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-        d[i][j] = Math.min(d[i - 1][j - 1] + cost, Math.min(d[i - 1][j], d[i][j - 1]) + 1);
-        if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
-          d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-        }
-      }
-    }
-    return d[a.length()][b.length()];
   }
 
   /** User errors are one line on stderr and exit code 2; anything else keeps its stack trace. */

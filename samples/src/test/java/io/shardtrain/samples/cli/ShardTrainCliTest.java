@@ -396,9 +396,9 @@ class ShardTrainCliTest {
       assertEquals(2, r.exit(), c[0]);
       assertEquals("shardtrain: error: " + c[1], r.err().strip(), c[0]);
     }
-    assertEquals(java.util.List.of("--ps"), ShardTrainCli.closest("--pz", java.util.List.of("--lr", "--ps")),
+    assertEquals(java.util.List.of("--ps"), io.shardtrain.actors.config.Spelling.closest("--pz", java.util.List.of("--lr", "--ps")),
         "one letter off a short name, not two");
-    assertEquals(java.util.List.of("--lr", "--ps"), ShardTrainCli.closest("--pr", java.util.List.of("--ps", "--lr")),
+    assertEquals(java.util.List.of("--lr", "--ps"), io.shardtrain.actors.config.Spelling.closest("--pr", java.util.List.of("--ps", "--lr")),
         "both one letter off, in order");
   }
 
