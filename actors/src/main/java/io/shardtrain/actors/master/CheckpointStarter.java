@@ -54,6 +54,14 @@ final class CheckpointStarter implements CheckpointQueue.Starter {
             .thenApply(StatusReply::getValue));
     long rollbacksAtStart = rollbacksStarted.getAsLong();
     List<ActorRef<StatusReply<CheckpointWritten>>> replyTo = periodic ? List.of() : List.of(request.replyTo());
-    context.pipeToSelf(stage, (result, failure) -> new CheckpointFinished(result, failure, rollbacksAtStart, replyTo));
+    context.pipeToSelf(stage, (result, failure) -> new CheckpointFinished(result, cause(failure), rollbacksAtStart,
+        replyTo));
+  }
+
+  /** The failure itself, not the futures' wrapper, whose message starts with the failure's class name. */
+  static Throwable cause(Throwable failure) {
+    Throwable t = failure;
+    while (t instanceof java.util.concurrent.CompletionException && t.getCause() != null) t = t.getCause();
+    return t;
   }
 }
