@@ -155,6 +155,9 @@ public final class ModelFiles {
 
   /** Reads and checks {@code dir/manifest.json} without touching the parameter files. */
   public static ModelManifest readManifest(Path dir) throws IOException {
+    if (Files.isRegularFile(dir)) {
+      throw new IllegalArgumentException(dir + " is a file, not a model directory (docs/MODEL-FORMAT.md)");
+    }
     Path file = dir.resolve(MANIFEST);
     String json;
     try {

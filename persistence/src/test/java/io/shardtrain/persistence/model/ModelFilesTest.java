@@ -199,6 +199,13 @@ class ModelFilesTest {
   }
 
   @Test
+  void aFileGivenAsTheModelDirectoryIsNamedAsSuch() throws IOException {
+    Path file = Files.writeString(tmp.resolve("job.conf"), "x");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ModelFiles.readManifest(file));
+    assertEquals(file + " is a file, not a model directory (docs/MODEL-FORMAT.md)", e.getMessage());
+  }
+
+  @Test
   void loadNamesTheMissingManifest() throws IOException {
     Path dir = Files.createDirectories(tmp.resolve("m"));
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,

@@ -24,7 +24,7 @@ import picocli.CommandLine.Command;
     subcommands = {LocalCommand.class, ExperimentCommand.class, NodeCommand.class, ClientCommands.Submit.class, ClientCommands.StatusCommand.class,
         ClientCommands.CheckpointNow.class, ClientCommands.SaveModel.class, ClientCommands.DeleteJob.class,
         BenchCommand.class, CommandLine.HelpCommand.class})
-public final class ShardTrainCli implements Runnable {
+public final class ShardTrainCli implements java.util.concurrent.Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
@@ -73,8 +73,10 @@ public final class ShardTrainCli implements Runnable {
   }
 
   @Override
-  public void run() {
-    spec.commandLine().usage(spec.commandLine().getOut());
+  public Integer call() {
+    // No command is a usage error, as a bad one is: the usage on stderr, and status 2.
+    spec.commandLine().usage(spec.commandLine().getErr());
+    return 2;
   }
 
   /** A bad flag is one line naming it and where to look, not a page of usage. */

@@ -524,6 +524,14 @@ class ShardTrainCliTest {
   }
 
   @Test
+  void noCommandIsAUsageErrorWithTheUsageOnStderr() {
+    Run r = run();
+    assertEquals(2, r.exit());
+    assertTrue(r.err().startsWith("Usage: shardtrain [-hV] [COMMAND]"), r.err());
+    assertEquals("", r.out());
+  }
+
+  @Test
   void everyCommandPrintsTheVersion() {
     for (String command : new String[] {"local", "node", "status"}) {
       Run r = run(command, "--version");
