@@ -108,6 +108,13 @@ final class LocalCommand implements Callable<Integer> {
       spec.commandLine().getErr().println("shardtrain: --mode sets how a local cluster's trainers combine their"
           + " gradients (--ps or --trainers above 1); a single process trains alone, so it is ignored here");
     }
+    List<String> clusterOnly = java.util.stream.Stream.of("--journal", "--layout", "--block-size", "--max-staleness")
+        .filter(spec.commandLine().getParseResult()::hasMatchedOption).toList();
+    if (!clusterOnly.isEmpty()) {
+      spec.commandLine().getErr().println("shardtrain: " + String.join(", ", clusterOnly) + " set"
+          + (clusterOnly.size() == 1 ? "s" : "") + " up a local cluster's parameter blocks (--ps or --trainers above"
+          + " 1); a single process has none, so " + (clusterOnly.size() == 1 ? "it is" : "they are") + " ignored here");
+    }
     var out = spec.commandLine().getOut();
     if (config.getInt("shardtrain.metrics.port") > 0) {
       spec.commandLine().getErr().println("shardtrain: --metrics-port serves a local cluster's nodes (--ps or"

@@ -524,6 +524,18 @@ class ShardTrainCliTest {
   }
 
   @Test
+  void aSingleProcessSaysWhichClusterFlagsItIgnores() {
+    Run r = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--steps", "2",
+        "--layout", "separate", "--no-progress");
+    assertEquals(0, r.exit(), r.err());
+    assertTrue(r.err().contains("shardtrain: --layout sets up a local cluster's parameter blocks (--ps or --trainers"
+        + " above 1); a single process has none, so it is ignored here"), r.err());
+    Run plain = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--steps", "2",
+        "--no-progress");
+    assertFalse(plain.err().contains("ignored here"), plain.err());
+  }
+
+  @Test
   void noCommandIsAUsageErrorWithTheUsageOnStderr() {
     Run r = run();
     assertEquals(2, r.exit());
