@@ -7,8 +7,9 @@ import picocli.CommandLine;
 
 /**
  * A {@code --report FILE} argument: the file's directory is made when the command line is read,
- * and a directory in the file's place, or one that takes no new file, is refused, so a path that cannot hold a report is refused
- * before the training or benchmark whose figures it would keep, not after.
+ * and a directory in the file's place, or a directory that takes no new file, is refused, so a
+ * path that cannot hold a report is refused before the training or benchmark whose figures it
+ * would keep, not after.
  */
 final class ReportFile implements CommandLine.ITypeConverter<Path> {
   @Override
