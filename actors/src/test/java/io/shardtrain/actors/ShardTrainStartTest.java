@@ -16,7 +16,8 @@ class ShardTrainStartTest {
     try {
       IllegalStateException e = assertThrows(IllegalStateException.class, () -> ShardTrain.start(system));
       assertTrue(e.getMessage().startsWith("the ActorSystem has no journal: create it with the config of"
-          + " io.shardtrain.persistence.journal.JournalConfig.of(config) and call Journal.start(system)"), e.getMessage());
+          + " io.shardtrain.persistence.journal.JournalConfig.of(config) and call Journal.start(system)"),
+          e.getMessage());
     } finally {
       system.terminate();
     }

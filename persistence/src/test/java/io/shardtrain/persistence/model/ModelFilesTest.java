@@ -186,7 +186,8 @@ class ModelFilesTest {
     Path plainDir = Files.createDirectory(tmp.resolve("plain"));
     Path plainFile = Files.createFile(plainDir.resolve("f"));
     assertEquals(Files.getPosixFilePermissions(plainDir), Files.getPosixFilePermissions(dir));
-    assertEquals(Files.getPosixFilePermissions(plainFile), Files.getPosixFilePermissions(dir.resolve("manifest.json")));
+    assertEquals(Files.getPosixFilePermissions(plainFile),
+        Files.getPosixFilePermissions(dir.resolve("manifest.json")));
     List<Path> npy = ModelFiles.exportNpy(sample(), tmp.resolve("npy"));
     assertEquals(Files.getPosixFilePermissions(plainFile), Files.getPosixFilePermissions(npy.get(0)));
   }
