@@ -51,6 +51,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ForkJoinPool;
@@ -417,7 +418,9 @@ public final class ShardTrain {
     var block = ParameterBlock.entityRef(system, entityId);
     BulkTransport bulk = BulkTransport.get(system);
     if (!bulk.isEnabled()) {
-      return Asks.onArrival(block.askWithStatus(replyTo -> new BlockProtocol.Pull(minVersion, replyTo), timeout));
+      return Asks.onArrival(block.<BlockProtocol.BlockValues>askWithStatus(
+              replyTo -> new BlockProtocol.Pull(minVersion, replyTo), timeout))
+          .exceptionallyCompose(failure -> unreached(entityId, minVersion, failure));
     }
     BulkAddress self = BulkAddress.of(bulk.address());
     return Asks.onArrival(block.<BlockProtocol.BlockValues>askWithStatus(
@@ -425,7 +428,24 @@ public final class ShardTrain {
         .handle((v, failure) -> failure == null ? CompletableFuture.completedFuture(v)
             : Asks.onArrival(block.<BlockProtocol.BlockValues>askWithStatus(
                 replyTo -> new BlockProtocol.Pull(minVersion, replyTo), timeout)))
-        .thenCompose(stage -> stage);
+        .thenCompose(stage -> stage)
+        .exceptionallyCompose(failure -> unreached(entityId, minVersion, failure));
+  }
+
+  /** A pull that timed out fails naming the version the block is at, which the ask's timeout does not. */
+  private CompletionStage<BlockProtocol.BlockValues> unreached(String entityId, long minVersion, Throwable failure) {
+    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
+        : failure;
+    if (!(cause instanceof java.util.concurrent.TimeoutException)) return CompletableFuture.failedFuture(failure);
+    return ParameterBlock.entityRef(system, entityId).<BlockProtocol.BlockStats>ask(BlockProtocol.GetStats::new, timeout)
+        .handle((stats, e) -> {
+          // Still a timeout (gRPC answers it as no answer, and its clients pull again), with the block's version.
+          var unanswered = new java.util.concurrent.TimeoutException("block " + entityId + " has no values at version"
+              + " >= " + minVersion + " after " + timeout.toSeconds() + " s (shardtrain.trainer.ask-timeout)"
+              + (stats == null ? "" : ": it is at version " + stats.version()));
+          unanswered.initCause(cause);
+          throw new CompletionException(unanswered);
+        });
   }
 
   /** Statistics of every block of the job. */
