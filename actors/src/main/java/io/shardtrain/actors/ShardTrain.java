@@ -415,12 +415,13 @@ public final class ShardTrain {
    * send them, and inline again if that fails.
    */
   public CompletionStage<BlockProtocol.BlockValues> pull(String entityId, long minVersion) {
+    long start = System.nanoTime();
     var block = ParameterBlock.entityRef(system, entityId);
     BulkTransport bulk = BulkTransport.get(system);
     if (!bulk.isEnabled()) {
       return Asks.onArrival(block.<BlockProtocol.BlockValues>askWithStatus(
               replyTo -> new BlockProtocol.Pull(minVersion, replyTo), timeout))
-          .exceptionallyCompose(failure -> unreached(entityId, minVersion, failure));
+          .exceptionallyCompose(failure -> unreached(entityId, minVersion, start, failure));
     }
     BulkAddress self = BulkAddress.of(bulk.address());
     return Asks.onArrival(block.<BlockProtocol.BlockValues>askWithStatus(
@@ -429,11 +430,15 @@ public final class ShardTrain {
             : Asks.onArrival(block.<BlockProtocol.BlockValues>askWithStatus(
                 replyTo -> new BlockProtocol.Pull(minVersion, replyTo), timeout)))
         .thenCompose(stage -> stage)
-        .exceptionallyCompose(failure -> unreached(entityId, minVersion, failure));
+        .exceptionallyCompose(failure -> unreached(entityId, minVersion, start, failure));
   }
 
-  /** A pull that timed out fails naming the version the block is at, which the ask's timeout does not. */
-  private CompletionStage<BlockProtocol.BlockValues> unreached(String entityId, long minVersion, Throwable failure) {
+  /**
+   * A pull that timed out (once, or over the bulk channel and then inline) fails naming the version
+   * the block is at, which the ask's timeout does not.
+   */
+  private CompletionStage<BlockProtocol.BlockValues> unreached(String entityId, long minVersion, long start,
+      Throwable failure) {
     Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
         : failure;
     if (!(cause instanceof java.util.concurrent.TimeoutException)) return CompletableFuture.failedFuture(failure);
@@ -441,8 +446,9 @@ public final class ShardTrain {
         .handle((stats, e) -> {
           // Still a timeout (gRPC answers it as no answer, and its clients pull again), with the block's version.
           var unanswered = new java.util.concurrent.TimeoutException("block " + entityId + " has no values at version"
-              + " >= " + minVersion + " after " + timeout.toSeconds() + " s (shardtrain.trainer.ask-timeout)"
-              + (stats == null ? "" : ": it is at version " + stats.version()));
+              + " >= " + minVersion + " after " + Math.round((System.nanoTime() - start) / 1e9) + " s (shardtrain"
+              + ".trainer.ask-timeout " + timeout.toSeconds() + " s)" + (stats == null ? ""
+              : ": it is at version " + stats.version()));
           unanswered.initCause(cause);
           throw new CompletionException(unanswered);
         });
