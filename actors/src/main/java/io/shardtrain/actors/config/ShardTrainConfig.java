@@ -84,6 +84,12 @@ public final class ShardTrainConfig {
       }
       ConfigValueType expected = reference.getValue(key).valueType();
       ConfigValueType actual = e.getValue().valueType();
+      if (wholeInReference(reference.getValue(key)) && e.getValue().unwrapped() instanceof Double d
+          && d != Math.rint(d)) {
+        // Typesafe's getInt would drop the fraction without a word.
+        throw new IllegalArgumentException("configuration key '" + key + "' must be a whole number, got "
+            + e.getValue().render() + " (" + origin(e.getValue()) + ")");
+      }
       if (!compatible(expected, actual, e.getValue())) {
         throw new IllegalArgumentException("configuration key '" + key + "' must be "
             + expected.name().toLowerCase() + ", got " + actual.name().toLowerCase() + " "
@@ -108,6 +114,10 @@ public final class ShardTrainConfig {
     String section = parent;
     return "; did you mean " + String.join(" or ", near.stream().map(n -> "'" + section + "." + n + "'").toList())
         + "?";
+  }
+
+  private static boolean wholeInReference(ConfigValue v) {
+    return v.unwrapped() instanceof Integer || v.unwrapped() instanceof Long;
   }
 
   private static boolean compatible(ConfigValueType expected, ConfigValueType actual, ConfigValue v) {

@@ -78,6 +78,16 @@ class ShardTrainConfigTest {
   }
 
   @Test
+  void aFractionWhereTheReferenceHasAWholeNumberIsRefused() {
+    var e = assertThrows(IllegalArgumentException.class,
+        () -> ShardTrainConfig.validate(with("shardtrain.train.batch = 64.5")));
+    assertTrue(e.getMessage().startsWith("configuration key 'shardtrain.train.batch' must be a whole number, got 64.5"),
+        e.getMessage());
+    assertDoesNotThrow(() -> ShardTrainConfig.validate(with("shardtrain.train.batch = 64.0")));
+    assertDoesNotThrow(() -> ShardTrainConfig.validate(with("shardtrain.train.lr = 0.5")), "a rate may be a fraction");
+  }
+
+  @Test
   void numericStringFromEnvironmentIsAccepted() {
     assertDoesNotThrow(() -> ShardTrainConfig.validate(with("shardtrain.train.batch = \"128\"")));
   }
