@@ -368,8 +368,11 @@ final class LocalRun {
   private static void putSettings(Map<String, Object> m, TrainSettings s) {
     m.put("batch", s.batch());
     m.put("hidden", s.hidden());
+    m.put("activation", s.activation());
     m.put("optimizer", s.optimizer());
     m.put("lr", s.lr());
+    m.put("lr_schedule", s.lrSchedule());
+    m.put("weight_decay", s.weightDecay());
     m.put("seed", s.seed());
     m.put("compute_threads", s.computeThreads());
     m.put("backend", s.backend());

@@ -126,6 +126,8 @@ class ShardTrainCliTest {
       assertTrue(json.contains("\"" + f + "\""), "missing " + f + " in\n" + json);
     }
     assertTrue(json.contains("\"mode\": \"single\""), json);
+    assertTrue(json.contains("\"activation\": \"relu\"") && json.contains("\"lr_schedule\": \"cosine\""), json);
+    assertEquals(0.0, field(json, "weight_decay"));
     assertEquals(3, field(json, "epochs"));
     assertEquals(48, field(json, "steps")); // 512 / 32 = 16 steps per epoch
     assertTrue(field(json, "samples_per_sec") > 0);
