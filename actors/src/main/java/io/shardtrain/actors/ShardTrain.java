@@ -442,7 +442,9 @@ public final class ShardTrain {
     Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
         : failure;
     if (!(cause instanceof java.util.concurrent.TimeoutException)) return CompletableFuture.failedFuture(failure);
-    return ParameterBlock.entityRef(system, entityId).<BlockProtocol.BlockStats>ask(BlockProtocol.GetStats::new, timeout)
+    // Briefly: a block that does not answer at all (its node is down) should not double the wait.
+    Duration ask = timeout.compareTo(Duration.ofSeconds(2)) < 0 ? timeout : Duration.ofSeconds(2);
+    return ParameterBlock.entityRef(system, entityId).<BlockProtocol.BlockStats>ask(BlockProtocol.GetStats::new, ask)
         .handle((stats, e) -> {
           // Still a timeout (gRPC answers it as no answer, and its clients pull again), with the block's version.
           var unanswered = new java.util.concurrent.TimeoutException("block " + entityId + " has no values at version"
