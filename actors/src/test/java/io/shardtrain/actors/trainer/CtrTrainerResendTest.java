@@ -86,8 +86,11 @@ class CtrTrainerResendTest {
 
     long timeout = TrainerRejoinTest.TIMEOUT.toSeconds();
     // Sync trainers step together; one whose tasks ran out first pushes empty steps until the other is done.
-    long steps = l1.finished.get(timeout, TimeUnit.SECONDS);
-    assertEquals(steps, l2.finished.get(timeout, TimeUnit.SECONDS));
+    // Its last may be one the other, told the job is done, never pushes: the blocks close it when that one leaves.
+    long s1 = l1.finished.get(timeout, TimeUnit.SECONDS);
+    long s2 = l2.finished.get(timeout, TimeUnit.SECONDS);
+    assertTrue(Math.abs(s1 - s2) <= 1, "t1 took " + s1 + " steps, t2 " + s2);
+    long steps = Math.max(s1, s2);
     assertTrue(steps >= EXAMPLES / BATCH / 2, "at least half of the 20 batches each: " + steps);
     assertEquals(1, densePushesLost.get(), "t1's push of step 5 to one dense block was lost");
     assertEquals(1, rowPushesLost.get(), "t1's rows of step 5 to one table shard were lost");
