@@ -1,14 +1,15 @@
 #!/bin/bash
 # Issue 17's single-process bar: ShardTrain's `local` against PyTorch's torch_single.py (the reference
-# runs kept outside this repository, PEERS), one compute thread each, in
-# alternating rounds (which goes first alternates too); prints each round's samples/s, their ratio,
-# and the median of the ratios. With CPU both are pinned to that vCPU (taskset), the JVM's compiler
-# and collector threads with them; without it, neither is pinned. PyTorch runs on OpenBLAS's own choice of kernels (the AVX-512 ones on
-# an AVX-512 machine): OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset.
-#   bash scripts/single-vs-torch.sh ROUNDS [PEERS] [CPU]    # from the repository root
+# runs kept outside this repository, in the directory PEERS; docs/BENCHMARKS.md, "The PyTorch
+# reference runs"), one compute thread each, in alternating rounds (which goes first alternates
+# too); prints each round's samples/s, their ratio, and the median of the ratios. With CPU both are
+# pinned to that vCPU (taskset), the JVM's compiler and collector threads with them; without it,
+# neither is pinned. PyTorch runs on OpenBLAS's own choice of kernels (the AVX-512 ones on an
+# AVX-512 machine): OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset.
+#   bash scripts/single-vs-torch.sh ROUNDS PEERS [CPU]    # from the repository root
 set -euo pipefail
-rounds=${1:?usage: single-vs-torch.sh ROUNDS [PEERS] [CPU]}
-peers=${2:-../shared/peers}
+rounds=${1:?usage: single-vs-torch.sh ROUNDS PEERS [CPU]}
+peers=${2:?usage: single-vs-torch.sh ROUNDS PEERS [CPU] (PEERS: the directory of torch_single.py)}
 pin=()
 if [[ -n "${3:-}" ]]; then pin=(taskset -c "$3"); fi
 M2="--dataset mnist --hidden 512,256 --optimizer sgd --lr 0.05 --batch 64 --no-progress --steps 3000"
