@@ -439,8 +439,7 @@ public final class ShardTrain {
    */
   private CompletionStage<BlockProtocol.BlockValues> unreached(String entityId, long minVersion, long start,
       Throwable failure) {
-    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
-        : failure;
+    Throwable cause = Asks.cause(failure);
     if (!(cause instanceof java.util.concurrent.TimeoutException)) return CompletableFuture.failedFuture(failure);
     // Briefly: a block that does not answer at all (its node is down) should not double the wait.
     Duration ask = timeout.compareTo(Duration.ofSeconds(2)) < 0 ? timeout : Duration.ofSeconds(2);

@@ -2,9 +2,8 @@ package io.shardtrain.actors.grpc;
 
 import akka.pattern.StatusReply;
 import io.grpc.Status;
+import io.shardtrain.actors.transport.Asks;
 import java.time.Duration;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -144,10 +143,7 @@ public sealed interface ApiError {
    * no answer, an {@link IllegalArgumentException} (a record's check) as a bad request.
    */
   static ApiError of(Throwable failure, String from, Duration timeout) {
-    Throwable t = failure;
-    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-      t = t.getCause();
-    }
+    Throwable t = Asks.cause(failure);
     if (t instanceof Failure f) return f.error();
     if (t instanceof StatusReply.ErrorMessage e) return new Refused(from, e.getMessage());
     if (t instanceof TimeoutException || t instanceof akka.pattern.AskTimeoutException) return new NoAnswer(from, timeout);
@@ -158,10 +154,7 @@ public sealed interface ApiError {
 
   /** The status a client gets for {@code failure}. */
   static Status statusOf(Throwable failure) {
-    Throwable t = failure;
-    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-      t = t.getCause();
-    }
+    Throwable t = Asks.cause(failure);
     if (t instanceof Failure f) return f.error().status();
     if (t instanceof io.grpc.StatusRuntimeException s) return s.getStatus();
     // A record's check of a value the request carried (a task mark's offset, say), thrown on the way.

@@ -8,6 +8,7 @@ import io.shardtrain.actors.job.JobProtocol.CheckpointWritten;
 import io.shardtrain.actors.job.JobProtocol.Command;
 import io.shardtrain.actors.job.JobProtocol.Internal;
 import io.shardtrain.actors.job.JobProtocol.TakeCheckpoint;
+import io.shardtrain.actors.transport.Asks;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -54,14 +55,8 @@ final class CheckpointStarter implements CheckpointQueue.Starter {
             .thenApply(StatusReply::getValue));
     long rollbacksAtStart = rollbacksStarted.getAsLong();
     List<ActorRef<StatusReply<CheckpointWritten>>> replyTo = periodic ? List.of() : List.of(request.replyTo());
-    context.pipeToSelf(stage, (result, failure) -> new CheckpointFinished(result, cause(failure), rollbacksAtStart,
-        replyTo));
-  }
-
-  /** The failure itself, not the futures' wrapper, whose message starts with the failure's class name. */
-  static Throwable cause(Throwable failure) {
-    Throwable t = failure;
-    while (t instanceof java.util.concurrent.CompletionException && t.getCause() != null) t = t.getCause();
-    return t;
+    // The failure itself, not the futures' wrapper, whose message starts with the failure's class name.
+    context.pipeToSelf(stage, (result, failure) -> new CheckpointFinished(result,
+        failure == null ? null : Asks.cause(failure), rollbacksAtStart, replyTo));
   }
 }

@@ -34,6 +34,20 @@ public final class Asks {
     return ForkJoinPool.getCommonPoolParallelism() > 1;
   }
 
+  /**
+   * What an asynchronous step failed with, rather than the wrappers ({@link
+   * java.util.concurrent.CompletionException}, {@link java.util.concurrent.ExecutionException}) that
+   * carried it, whose messages start with its class name.
+   */
+  public static Throwable cause(Throwable failure) {
+    Throwable t = failure;
+    while ((t instanceof java.util.concurrent.CompletionException
+        || t instanceof java.util.concurrent.ExecutionException) && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
   /** {@code stage} as a plain future completed on the thread its reply arrives on: attach only quick callbacks. */
   public static <T> CompletableFuture<T> onArrival(CompletionStage<T> stage) {
     return completeOnArrival(stage, new CompletableFuture<>());

@@ -22,6 +22,18 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 class AsksTest {
+  @Test
+  void aFailureIsReportedByItsOwnMessageNotItsWrappersClassName() {
+    java.io.UncheckedIOException failure = new java.io.UncheckedIOException("writing checkpoint /srv/ckpt/step-20: No"
+        + " space left on device", new java.io.IOException("No space left on device"));
+    java.util.concurrent.CompletionException wrapped = new java.util.concurrent.CompletionException(failure);
+    assertEquals("java.io.UncheckedIOException: writing checkpoint /srv/ckpt/step-20: No space left on device",
+        wrapped.getMessage(), "what the master said of a failed checkpoint before");
+    assertEquals("writing checkpoint /srv/ckpt/step-20: No space left on device", Asks.cause(wrapped).getMessage());
+    assertSame(failure, Asks.cause(new ExecutionException(wrapped)));
+    assertSame(failure, Asks.cause(failure));
+  }
+
   private static ActorTestKit kit;
 
   /** A request whose answer is its number doubled, or the word to answer the request held. */

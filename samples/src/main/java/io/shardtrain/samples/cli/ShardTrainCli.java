@@ -98,7 +98,7 @@ public final class ShardTrainCli implements java.util.concurrent.Callable<Intege
   /** User errors are one line on stderr and exit code 2; anything else keeps its stack trace. */
   private static int onError(Exception e, CommandLine cl, CommandLine.ParseResult parsed) {
     PrintWriter err = cl.getErr();
-    Throwable cause = unwrapped(e);
+    Throwable cause = Asks.cause(e);
     if (isUserError(cause)) {
       err.println("shardtrain: error: " + describe(cause));
       err.flush();
@@ -114,16 +114,6 @@ public final class ShardTrainCli implements java.util.concurrent.Callable<Intege
     e.printStackTrace(err);
     err.flush();
     return 1;
-  }
-
-  /** What an asynchronous step failed with, rather than the wrapper that carried it here. */
-  private static Throwable unwrapped(Throwable e) {
-    Throwable t = e;
-    while ((t instanceof java.util.concurrent.CompletionException || t instanceof java.util.concurrent.ExecutionException)
-        && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
   }
 
   /** Whether a listener could not bind its port: a user's choice of port, not a fault of ours. */
