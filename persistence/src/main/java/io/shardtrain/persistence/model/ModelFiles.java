@@ -23,7 +23,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Saves, loads and exports whole models in the directory format of docs/MODEL-FORMAT.md: a
@@ -89,7 +88,7 @@ public final class ModelFiles {
     Files.createDirectories(parent);
     // What the save makes there first: refused now (a read-only or immutable directory), not after a run.
     try {
-      Files.delete(createFresh(parent, "." + dir.getFileName() + ".probe-", "", true));
+      Files.delete(FileTrees.createFresh(parent, "." + dir.getFileName() + ".probe-", "", true));
     } catch (java.nio.file.FileSystemException e) {
       var refused = new java.nio.file.FileSystemException(parent.toString(), null, "cannot write a model here ("
           + e.getFile() + ": " + (e.getReason() != null ? e.getReason() : e.getClass().getSimpleName()) + ")");
@@ -97,22 +96,6 @@ public final class ModelFiles {
       throw refused;
     }
     return parent;
-  }
-
-  /**
-   * A new file or directory in {@code parent}, {@code prefix} and a random part and {@code suffix}
-   * its name, with the permissions the umask gives: {@code Files.createTemp*} gives 0700 and 0600,
-   * which no other user (a Python client's, another service's) could read once renamed into place.
-   */
-  private static Path createFresh(Path parent, String prefix, String suffix, boolean directory) throws IOException {
-    while (true) {
-      Path p = parent.resolve(prefix + Long.toUnsignedString(ThreadLocalRandom.current().nextLong(), 36) + suffix);
-      try {
-        return directory ? Files.createDirectory(p) : Files.createFile(p);
-      } catch (FileAlreadyExistsException e) {
-        // taken: another name
-      }
-    }
   }
 
   /** Writes more files into the temporary directory before it is moved into place. */
@@ -126,7 +109,7 @@ public final class ModelFiles {
     dir = dir.toAbsolutePath().normalize();
     Map<String, String> fileNames = fileNames(snapshot);
     Path parent = checkTarget(dir, ifExists);
-    Path tmp = createFresh(parent, "." + dir.getFileName() + ".tmp-", "", true);
+    Path tmp = FileTrees.createFresh(parent, "." + dir.getFileName() + ".tmp-", "", true);
     try {
       List<ModelManifest.Entry> entries = new ArrayList<>();
       for (ParameterValues p : snapshot.parameters()) {
@@ -206,7 +189,7 @@ public final class ModelFiles {
       String f32 = names.get(p.name());
       Path target = outDir.resolve(f32.substring(0, f32.length() - VALUES_EXTENSION.length())
           + ".npy");
-      Path tmp = createFresh(outDir, ".export-", ".npy.tmp", false);
+      Path tmp = FileTrees.createFresh(outDir, ".export-", ".npy.tmp", false);
       try {
         NpyWriter.write(tmp, p.shape(), p.values());
         Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING,

@@ -246,14 +246,14 @@ public final class MnistFetcher {
    * checked now, are hashed again next time.
    */
   private static void writeMarker(Path dir, Path marker, List<String> lines) {
-    Path tmp = dir.resolve(MARKER + "." + Long.toUnsignedString(new java.util.Random().nextLong(), 36) + ".tmp");
+    Path tmp = null;
     try {
-      Files.write(tmp, lines, StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.CREATE_NEW,
-          java.nio.file.StandardOpenOption.WRITE);
+      tmp = FileTrees.createFresh(dir, MARKER + ".", ".tmp", false);
+      Files.write(tmp, lines, StandardCharsets.UTF_8);
       moveIntoPlace(tmp, marker);
     } catch (IOException e) {
       try {
-        Files.deleteIfExists(tmp);
+        if (tmp != null) Files.deleteIfExists(tmp);
       } catch (IOException ignored) {
         // nothing was made
       }
