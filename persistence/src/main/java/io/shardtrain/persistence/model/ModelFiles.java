@@ -68,10 +68,21 @@ public final class ModelFiles {
   /**
    * Throws what {@link #save(Path, ModelSnapshot, IfExists)} with {@link IfExists#FAIL} would throw
    * for {@code dir} before writing anything, and makes its parent: so a command can refuse a target
-   * before the training whose model it would hold.
+   * before the training whose model it would hold. The save's first write, a directory beside the
+   * target, is tried too (made and deleted), so that a parent that takes no new entry (read-only,
+   * immutable) is refused now.
    */
   public static void checkSavable(Path dir) throws IOException {
-    checkTarget(dir.toAbsolutePath().normalize(), IfExists.FAIL);
+    dir = dir.toAbsolutePath().normalize();
+    Path parent = checkTarget(dir, IfExists.FAIL);
+    try {
+      Files.delete(FileTrees.createFresh(parent, "." + dir.getFileName() + ".probe-", "", true));
+    } catch (java.nio.file.FileSystemException e) {
+      var refused = new java.nio.file.FileSystemException(parent.toString(), null, "cannot write a model here ("
+          + e.getFile() + ": " + (e.getReason() != null ? e.getReason() : e.getClass().getSimpleName()) + ")");
+      refused.initCause(e);
+      throw refused;
+    }
   }
 
   /** Refuses a target that is a file, or a non-empty directory when {@code ifExists} says so; makes its parent. */
@@ -86,15 +97,6 @@ public final class ModelFiles {
           "is not empty; refusing to overwrite an existing model");
     }
     Files.createDirectories(parent);
-    // What the save makes there first: refused now (a read-only or immutable directory), not after a run.
-    try {
-      Files.delete(FileTrees.createFresh(parent, "." + dir.getFileName() + ".probe-", "", true));
-    } catch (java.nio.file.FileSystemException e) {
-      var refused = new java.nio.file.FileSystemException(parent.toString(), null, "cannot write a model here ("
-          + e.getFile() + ": " + (e.getReason() != null ? e.getReason() : e.getClass().getSimpleName()) + ")");
-      refused.initCause(e);
-      throw refused;
-    }
     return parent;
   }
 
