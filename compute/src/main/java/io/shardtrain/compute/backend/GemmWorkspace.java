@@ -4,7 +4,7 @@ import jdk.incubator.vector.FloatVector;
 
 /**
  * {@link VectorGemm}'s buffers for one thread, reused across calls: the packed panels of A and B,
- * the scratch tile its micro-kernels and {@link ShallowGemm} write, a transposed operand (or
+ * the scratch tile its micro-kernels, {@link ShallowGemm} and {@link DotGemm} write, a transposed operand (or
  * {@link TransposedGemm}'s transposed product), and the partial products of a product cut by
  * depth, the caller's apart from the workers'. Each grows to the largest size asked for.
  */
@@ -12,7 +12,7 @@ final class GemmWorkspace {
   /** The packed panels of A, and a vector's slack for the spill of a transposed A's last panel. */
   final float[] ap = new float[VectorGemm.A_BLOCK + FloatVector.SPECIES_PREFERRED.length()];
   final float[] tile =
-      new float[Math.max(VectorGemm.MR_TALL * VectorGemm.NR, ShallowGemm.TILE)];
+      new float[Math.max(Math.max(VectorGemm.MR_TALL * VectorGemm.NR, ShallowGemm.TILE), DotGemm.SCRATCH)];
   private float[] bp = new float[0];
   private float[] transposed = new float[0];
   private float[] depthScratch = new float[0];

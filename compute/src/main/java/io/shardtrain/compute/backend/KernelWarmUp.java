@@ -100,6 +100,7 @@ final class KernelWarmUp {
     Tensor bT64 = filled(64, k, 5);
     Tensor b10 = filled(k, 10, 6);
     Tensor bT10 = filled(10, k, 7);
+    Tensor b2 = filled(k, 2, 12);
     Tensor a20 = filled(20, k, 8);
     Tensor b40 = filled(k, 40, 9);
     Tensor aT48 = filled(64, 48, 10);
@@ -108,6 +109,7 @@ final class KernelWarmUp {
     Tensor c288 = Tensor.zeros(288, 64);
     Tensor c64 = Tensor.zeros(64, 64);
     Tensor c10 = Tensor.zeros(64, 10);
+    Tensor c2 = Tensor.zeros(64, 2);
     Tensor c48x10 = Tensor.zeros(48, 10);
     Tensor c20 = Tensor.zeros(20, 40);
     for (int r = 0; r < SHALLOW_ROUNDS; r++) {
@@ -116,7 +118,8 @@ final class KernelWarmUp {
       backend.gemm(true, false, 1f, tall, b64, beta, c288); // 12-row tiles, B packed, two row blocks
       backend.gemm(false, true, 1f, a64, bT64, beta, c64); // B transposed, packed
       backend.gemm(false, false, 1f, a64, b10, beta, c10); // narrow: rows of C accumulated
-      backend.gemm(false, true, 1f, a64, bT10, beta, c10); // narrow: dot products
+      backend.gemm(false, true, 1f, a64, bT10, beta, c10); // narrow: dot products, five columns a block
+      backend.gemm(false, false, 1f, a64, b2, beta, c2); // narrow: dot products, two columns a block
       backend.gemm(true, false, 1f, aT48, g10, beta, c48x10); // narrow: the transposed product
       backend.gemm(false, false, 1f, a20, b40, beta, c20); // partial tiles and a partial panel
     }

@@ -422,15 +422,17 @@ final class VectorGemm {
   }
 
   /**
-   * A product with fewer columns than a micro-tile (the output layer's 10 classes) would fill a
-   * third of each tile. Untransposed, with C's rows a vector wide, it is rows of C accumulated in
-   * place ({@link RowGemm}); else with A's rows contiguous it is dot products ({@link DotGemm});
-   * else its transpose, {@code C^T = op(B)^T op(A)^T}, pads the n rows to a tile's height instead
-   * and is written to C transposed. One thread: these products are small.
+   * A product with fewer columns than a micro-tile (the output layer's 10 classes, or one logit)
+   * would fill a third of each tile or less. Untransposed, with C's rows more than half a vector
+   * wide, it is rows of C accumulated in place ({@link RowGemm}); else with A's rows contiguous it
+   * is dot products ({@link DotGemm}), which fill every lane but need B's columns contiguous, a
+   * transposed copy when B is not stored transposed; else its transpose,
+   * {@code C^T = op(B)^T op(A)^T}, pads the n rows to a tile's height instead and is written to C
+   * transposed. One thread: these products are small.
    */
   private static void narrowProduct(GemmWorkspace ws, boolean transA, boolean transB, int m, int n, int k,
       float alpha, float[] a, int lda, float[] b, int ldb, float beta, float[] c, int ldc) {
-    if (!transA && !transB && n <= RowGemm.VL) {
+    if (!transA && !transB && n <= RowGemm.VL && (2 * n > RowGemm.VL || k < VL)) {
       RowGemm.gemm(ws.transposed(RowGemm.SCRATCH), m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
       return;
     }

@@ -54,11 +54,12 @@ class VectorGemmTest {
     SplittableRandom random = new SplittableRandom(19);
     // {m, n, k}: few rows with B read in place (and a partial last panel), and outputs narrower
     // than a micro-tile, computed as rows of C (B untransposed, a tail of rows, B's last rows
-    // padded), as their transpose or as dot products (with a tail of rows and of k); beta 0 and 1
-    // as training uses them.
+    // padded), as their transpose or as dot products (blocks of five columns and of two, with a
+    // tail of rows, of columns and of k); beta 0 and 1 as training uses them.
     int[][] shapes = {{64, 512, 784}, {64, 10, 256}, {256, 10, 64}, {64, 256, 10},
         {VectorGemm.IN_PLACE_B_ROWS, VectorGemm.NR + 3, 40}, {VectorGemm.IN_PLACE_B_ROWS + 1, 70, 33},
-        {VectorGemm.NR, VectorGemm.NR - 1, 9}, {100, 1, 300}, {67, 5, 37},
+        {VectorGemm.NR, VectorGemm.NR - 1, 9}, {100, 1, 300}, {67, 5, 37}, {45, 2, 100}, {37, 3, 64},
+        {50, 4, 20}, {33, 7, 48}, {64, 8, 256}, {35, 13, 17},
         // Sliced across two threads: narrow outputs by rows, tall tiles with a B read in place,
         // and a B read in place past the first block of NC columns.
         {512, 10, 512}, {400, 40, 200}, {16, VectorGemm.NC + 40, 300}};
