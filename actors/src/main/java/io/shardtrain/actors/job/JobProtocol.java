@@ -250,17 +250,27 @@ public final class JobProtocol {
    * {@code generation}: how many times the job rolled back to a checkpoint. {@code testAuc}: a
    * click-through job's test AUC merged from every trainer's share over {@code testAucExamples}
    * examples, NaN until every planned trainer sent its share. {@code progress}: where each member
-   * trainer is, in membership order.
+   * trainer is, in membership order. {@code settled}: the master waits for nothing from the blocks
+   * (every task a departed trainer held is settled with them, and every block knows the current
+   * membership); a program that stops a finished job's nodes waits for it, or the master's last
+   * messages reach blocks that are handing off and are dropped.
    */
   public record JobStatus(String jobId, boolean submitted, boolean done, int epochsDone, long membershipEpoch,
       List<String> members, long examplesReported, List<String> leases, List<TrainerProgress> progress, JobSpec job,
-      long checkpointStep, String checkpointDir, long generation, double testAuc, long testAucExamples)
-      implements CborSerializable {
+      long checkpointStep, String checkpointDir, long generation, double testAuc, long testAucExamples,
+      boolean settled) implements CborSerializable {
 
     /** This status with the merged test AUC of a click-through job over {@code examples} test examples. */
     public JobStatus withTestAuc(double auc, long examples) {
       return new JobStatus(jobId, submitted, done, epochsDone, membershipEpoch, members, examplesReported, leases,
-          progress, job, checkpointStep, checkpointDir, generation, auc, examples);
+          progress, job, checkpointStep, checkpointDir, generation, auc, examples, settled);
+    }
+
+    /** This status, settled only if it was and {@code blocksKnowMembership}. */
+    public JobStatus withMembershipKnown(boolean blocksKnowMembership) {
+      return new JobStatus(jobId, submitted, done, epochsDone, membershipEpoch, members, examplesReported, leases,
+          progress, job, checkpointStep, checkpointDir, generation, testAuc, testAucExamples,
+          settled && blocksKnowMembership);
     }
   }
 

@@ -446,7 +446,7 @@ public final class MasterState implements CborSerializable {
     return new JobProtocol.JobStatus(job == null ? "" : job.jobId(), job != null, done(),
         firstOpenEpoch, membershipEpoch, List.copyOf(members.keySet()), examplesReported, leases, progress, job,
         checkpoint == null ? -1 : checkpoint.step(), checkpoint == null ? "" : checkpoint.dir(), generation,
-        Double.NaN, 0);
+        Double.NaN, 0, settling().isEmpty());
   }
 
   private int epochLimit() {

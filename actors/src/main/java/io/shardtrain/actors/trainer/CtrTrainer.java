@@ -456,18 +456,18 @@ public final class CtrTrainer {
 
   private Behavior<Trainer.Command> finish(Session s, String why) {
     context.getLog().info("trainer {} finished after {} steps: {}", id, counts.stepsDone(), why);
-    master.leave();
+    Behavior<Trainer.Command> leaving = master.leaveAndStop();
     if (s != null) setup.listener().onSparseTraffic(id, s.rows().pullBytesPerExample(), s.rows().pushBytesPerExample());
     setup.listener().onProfile(id, profile.profile());
     setup.listener().onFinished(id, counts.stepsDone(), counts.pushes(), counts.pulls(), counts.stale());
-    return Behaviors.stopped();
+    return leaving;
   }
 
   private Behavior<Trainer.Command> fail(Session s, String why) {
     context.getLog().error("trainer {} failed: {}", id, why);
-    master.leave();
+    Behavior<Trainer.Command> leaving = master.leaveAndStop();
     setup.listener().onFailed(id, why);
-    return Behaviors.stopped();
+    return leaving;
   }
 
   // ---- in every phase ----

@@ -2,13 +2,16 @@ package io.shardtrain.actors.trainer;
 
 import akka.Done;
 import akka.actor.typed.ActorRef;
+import akka.actor.typed.Behavior;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.AskPattern;
+import akka.actor.typed.javadsl.Behaviors;
 import akka.pattern.StatusReply;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.job.TrainerNotice;
 import io.shardtrain.actors.transport.Asks;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiFunction;
@@ -37,6 +40,15 @@ final class MasterLink {
       return failure instanceof TimeoutException;
     }
   }
+
+  /** The master recorded this trainer's leave, or did not answer it within {@link #LEAVE_WAIT}. */
+  record Left() implements Trainer.Internal {}
+
+  /**
+   * How long a leaving trainer waits for the master's acknowledgement before it stops anyway: the
+   * wait only orders the leave before the stop, and a master that is there answers in milliseconds.
+   */
+  private static final Duration LEAVE_WAIT = Duration.ofSeconds(2);
 
   /** What the master said to a task request. */
   sealed interface TaskAnswer {}
@@ -114,8 +126,13 @@ final class MasterLink {
    */
   private <T> void ask(Function<ActorRef<StatusReply<T>>, JobProtocol.Command> message,
       BiFunction<T, Throwable, Trainer.Command> answered) {
+    ask(message, settings.askTimeout(), answered);
+  }
+
+  private <T> void ask(Function<ActorRef<StatusReply<T>>, JobProtocol.Command> message, Duration timeout,
+      BiFunction<T, Throwable, Trainer.Command> answered) {
     ActorRef<Trainer.Command> self = context.getSelf();
-    Asks.onArrival(AskPattern.askWithStatus(master, message::apply, settings.askTimeout(),
+    Asks.onArrival(AskPattern.askWithStatus(master, message::apply, timeout,
             context.getSystem().scheduler()))
         .whenComplete((reply, failure) -> {
           Trainer.Command answer;
@@ -143,7 +160,16 @@ final class MasterLink {
     master.tell(new JobProtocol.RollBackToCheckpoint(reason, generation, trainerId));
   }
 
-  void leave() {
-    master.tell(new JobProtocol.LeaveJob(trainerId, context.getSystem().ignoreRef()));
+  /**
+   * Leaves the job now; the behavior returned stops once the master recorded it: a trainer that
+   * stopped at once could be seen stopping by the master's death watch before its leave arrived
+   * through the singleton's proxy, and be taken for one that was lost.
+   */
+  Behavior<Trainer.Command> leaveAndStop() {
+    this.<Done>ask(replyTo -> new JobProtocol.LeaveJob(trainerId, replyTo), LEAVE_WAIT, (done, failure) -> new Left());
+    return Behaviors.receive(Trainer.Command.class)
+        .onMessage(Left.class, m -> Behaviors.stopped())
+        .onAnyMessage(m -> Behaviors.same())
+        .build();
   }
 }

@@ -75,8 +75,8 @@ public final class Trainer {
 
   /** The trainer's own messages: answers to what its pieces asked, and its timers. */
   sealed interface Internal extends Command permits MasterLink.Registered, MasterLink.TaskAnswered,
-      MasterLink.Reported, BlockExchange.PushAnswer, BlockExchange.PullAnswer, Retry, Tick, RetryPush,
-      RingLink.Listed, RingStepping.Members, ReplicaPublishing.Published, RingStepping.StallCheck,
+      MasterLink.Reported, MasterLink.Left, BlockExchange.PushAnswer, BlockExchange.PullAnswer, Retry, Tick,
+      RetryPush, RingLink.Listed, RingStepping.Members, ReplicaPublishing.Published, RingStepping.StallCheck,
       RingStepping.DeparturesWaited, CtrTrainer.Message {}
 
   /** What the other members of an all-reduce ring send ({@link RingLink}). */
@@ -483,18 +483,18 @@ public final class Trainer {
   /** Leaves the job; {@code model} null: the job was not known yet. */
   private Behavior<Command> finish(TrainerModel model, String why) {
     context.getLog().info("trainer {} finished after {} steps: {}", id, counts.stepsDone(), why);
-    master.leave();
+    Behavior<Command> leaving = master.leaveAndStop();
     setup.listener().onProfile(id, profile.profile());
     setup.listener().onFinished(id, counts.stepsDone(), counts.pushes(), counts.pulls(), counts.stale());
     if (model != null) model.close();
-    return Behaviors.stopped();
+    return leaving;
   }
 
   private Behavior<Command> fail(TrainerModel model, String why) {
     context.getLog().error("trainer {} failed: {}", id, why);
-    master.leave();
+    Behavior<Command> leaving = master.leaveAndStop();
     setup.listener().onFailed(id, why);
     model.close();
-    return Behaviors.stopped();
+    return leaving;
   }
 }

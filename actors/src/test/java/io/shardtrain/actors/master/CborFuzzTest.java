@@ -34,7 +34,7 @@ class CborFuzzTest {
         new JobProtocol.Lease(1, 0, 0, 50, 20, Map.of("w#0", 28L)),
         new JobProtocol.JobStatus("job-1", true, false, 1, 4, List.of("a"), 120, List.of("1/0@20 -> a"),
             List.of(new JobProtocol.TrainerProgress("a", kit.<TrainerNotice>createTestProbe().ref(), 1, 0, 20, 50, 3)),
-            MasterTest.job(), 40, "/tmp/ckpt/job-1/step-40", 1, 0.75, 300),
+            MasterTest.job(), 40, "/tmp/ckpt/job-1/step-40", 1, 0.75, 300, false),
         new TrainerNotice.RollBack(40, 2),
         new JobProtocol.ReportProgress("a", 0, 1, List.of(new JobProtocol.StepOffset(4, 32)), 2,
             kit.<akka.pattern.StatusReply<akka.Done>>createTestProbe().ref()),

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import static io.shardtrain.actors.master.MasterTest.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -41,6 +42,11 @@ class MasterSettlingTest {
     assertTrue(s.tk().getState().settling().isEmpty(), "the blocks answered for a's task");
     register(s, "c", kit.createTestProbe());
     return requestSettled(s, "c");
+  }
+
+  /** The job's status as the master answers it (with what only the actor knows: the blocks' membership). */
+  static JobProtocol.JobStatus status(Setup s) {
+    return s.tk().<JobProtocol.JobStatus>runCommand(JobProtocol.GetStatus::new).reply();
   }
 
   @Test
@@ -110,10 +116,12 @@ class MasterSettlingTest {
     assertEquals(new JobProtocol.Lease(1, 0, 0, 50, 0), request(s, "c"));
     sleep(450);
     assertEquals(List.of("0/1@0 -> b", "1/0@0 -> c"), s.tk().getState().status().leases());
+    assertFalse(status(s).settled(), "the master still waits for w#1's answer");
     // The block answers (the next tick asks again once the first ask timed out).
     MARKS.put("w#1 0/0", new BlockProtocol.TaskProgress(24, 3));
     long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
     while (!s.tk().getState().settling().isEmpty() && System.nanoTime() < deadline) sleep(50);
+    assertTrue(status(s).settled(), "every block answered and knows the membership");
     register(s, "d", kit.createTestProbe());
     assertEquals(new JobProtocol.Lease(0, 0, 0, 50, 20, java.util.Map.of("w#1", 24L)), request(s, "d"));
   }

@@ -130,6 +130,7 @@ public final class DistributedCtrTraining {
     progress.finish();
     if (!failures.isEmpty()) throw new IllegalStateException("training failed: " + failures);
     JobProtocol.JobStatus status = mergedAuc(coordinator);
+    cluster.awaitSettled(plan.job().jobId(), DistributedTraining.SETTLE_WAIT);
     metrics.aucEvaluation((System.nanoTime() - trainStart) / 1e9, stepsDone.get(), status.testAuc());
     progress.message(String.format(Locale.ROOT, "final: test_auc %.4f over %d examples (merged from %d trainers)",
         status.testAuc(), status.testAucExamples(), trainers));

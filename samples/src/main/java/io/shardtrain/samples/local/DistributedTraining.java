@@ -17,6 +17,7 @@ import io.shardtrain.compute.data.Dataset;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.samples.report.MetricsLog;
 import io.shardtrain.samples.report.ProgressBar;
+import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
@@ -71,6 +72,9 @@ public final class DistributedTraining {
     this.progress = progress;
     this.metrics = metrics;
   }
+
+  /** How long a finished job waits for the master to settle with the blocks before its cluster closes. */
+  static final Duration SETTLE_WAIT = Duration.ofSeconds(10);
 
   public Result run(LocalCluster cluster, Dataset train, Dataset test) throws InterruptedException {
     long wallStart = System.nanoTime();
@@ -145,6 +149,7 @@ public final class DistributedTraining {
     double accuracy = SingleProcessTraining.evaluate(model, test);
     metrics.evaluation((System.nanoTime() - trainStart) / 1e9, stepsDone.get(), accuracy);
     List<BlockProtocol.BlockStats> stats = coordinator.blockStats(job).toCompletableFuture().join();
+    cluster.awaitSettled(job.jobId(), SETTLE_WAIT);
     progress.message(String.format(Locale.ROOT, "final: version %d, test accuracy %.4f", version, accuracy));
     return new Result(job, stepsDone.get() / trainers, samples.get(), trainSeconds,
         (System.nanoTime() - wallStart) / 1e9, lossEma[0], accuracy, pushes.get(), pulls.get(), stale.get(),

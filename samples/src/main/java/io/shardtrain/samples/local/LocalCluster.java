@@ -187,6 +187,19 @@ public final class LocalCluster implements AutoCloseable {
     return trainerShardTrain.get(i);
   }
 
+  /**
+   * Waits until the master waits for nothing from the blocks for job {@code jobId}
+   * ({@link io.shardtrain.actors.job.JobProtocol.JobStatus#settled}), at most {@code timeout}: the
+   * last trainers' leaves make the master settle their tasks and send every block the new
+   * membership, which blocks closed in the meantime would drop while handing off, with a warning.
+   */
+  public void awaitSettled(String jobId, Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (!coordinator().status(jobId).toCompletableFuture().join().settled() && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+  }
+
   public int psCount() {
     return psNodes.size();
   }
