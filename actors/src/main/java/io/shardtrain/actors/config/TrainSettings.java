@@ -6,6 +6,7 @@ import io.shardtrain.compute.optim.LearningRateSchedule;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * One training job's settings ({@code initFrom}: a saved model directory whose values the
@@ -56,6 +57,17 @@ public record TrainSettings(
           + " its checkpoint's values");
     }
     hidden = hidden.clone();
+    dataset = datasetName(dataset);
+  }
+
+  /**
+   * A data set's name in lower case, as torchvision's {@code MNIST} names the same data; the path
+   * of {@code criteo:PATH} keeps its case.
+   */
+  static String datasetName(String dataset) {
+    int colon = dataset.indexOf(':');
+    return colon < 0 ? dataset.toLowerCase(Locale.ROOT)
+        : dataset.substring(0, colon).toLowerCase(Locale.ROOT) + dataset.substring(colon);
   }
 
   public static TrainSettings fromConfig(Config config) {

@@ -25,6 +25,14 @@ class TrainSettingsTest {
   }
 
   @Test
+  void datasetNamesAreTakenInAnyCaseButACriteoPathKeepsItsOwn() {
+    assertEquals("mnist", with("shardtrain.train.dataset = MNIST").dataset());
+    assertEquals("fashion-mnist", with("shardtrain.train.dataset = Fashion-MNIST").dataset());
+    assertEquals("criteo:/data/Criteo/Day_0.tsv", with("shardtrain.train.dataset = \"Criteo:/data/Criteo/Day_0.tsv\"")
+        .dataset());
+  }
+
+  @Test
   void bareCosineIsBoundToTheJobLength() {
     TrainSettings s = with("shardtrain.train.lr-schedule = \"warmup:10,cosine\"");
     assertEquals("warmup:10,cosine:2814", s.lrScheduleFor(2814));
