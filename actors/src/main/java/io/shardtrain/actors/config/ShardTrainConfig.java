@@ -3,6 +3,8 @@ package io.shardtrain.actors.config;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigList;
+import com.typesafe.config.ConfigRenderOptions;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueType;
 import java.nio.file.Files;
@@ -84,11 +86,16 @@ public final class ShardTrainConfig {
       }
       ConfigValueType expected = reference.getValue(key).valueType();
       ConfigValueType actual = e.getValue().valueType();
-      if (wholeInReference(reference.getValue(key)) && e.getValue().unwrapped() instanceof Double d
-          && d != Math.rint(d)) {
+      ConfigValue inReference = reference.getValue(key);
+      if (isWhole(inReference) && hasFraction(e.getValue())) {
         // Typesafe's getInt would drop the fraction without a word.
         throw new IllegalArgumentException("configuration key '" + key + "' must be a whole number, got "
             + e.getValue().render() + " (" + origin(e.getValue()) + ")");
+      }
+      if (inReference instanceof ConfigList list && !list.isEmpty() && list.stream().allMatch(ShardTrainConfig::isWhole)
+          && e.getValue() instanceof ConfigList got && got.stream().anyMatch(ShardTrainConfig::hasFraction)) {
+        throw new IllegalArgumentException("configuration key '" + key + "' must be a list of whole numbers, got "
+            + e.getValue().render(ConfigRenderOptions.concise()) + " (" + origin(e.getValue()) + ")");
       }
       if (!compatible(expected, actual, e.getValue())) {
         throw new IllegalArgumentException("configuration key '" + key + "' must be "
@@ -116,7 +123,11 @@ public final class ShardTrainConfig {
         + "?";
   }
 
-  private static boolean wholeInReference(ConfigValue v) {
+  private static boolean hasFraction(ConfigValue v) {
+    return v.unwrapped() instanceof Double d && d != Math.rint(d);
+  }
+
+  private static boolean isWhole(ConfigValue v) {
     return v.unwrapped() instanceof Integer || v.unwrapped() instanceof Long;
   }
 

@@ -85,6 +85,12 @@ class ShardTrainConfigTest {
         e.getMessage());
     assertDoesNotThrow(() -> ShardTrainConfig.validate(with("shardtrain.train.batch = 64.0")));
     assertDoesNotThrow(() -> ShardTrainConfig.validate(with("shardtrain.train.lr = 0.5")), "a rate may be a fraction");
+    var inList = assertThrows(IllegalArgumentException.class,
+        () -> ShardTrainConfig.validate(with("shardtrain.train.hidden = [64, 32.5]")));
+    assertTrue(inList.getMessage().startsWith(
+        "configuration key 'shardtrain.train.hidden' must be a list of whole numbers, got [64,32.5]"), inList.getMessage());
+    assertDoesNotThrow(() -> ShardTrainConfig.validate(with("shardtrain.train.hidden = [64, 32]")));
+    assertDoesNotThrow(() -> ShardTrainConfig.validate(with("shardtrain.train.hidden = []")), "no hidden layer");
   }
 
   @Test
