@@ -2,8 +2,12 @@ package io.shardtrain.compute;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.List;
@@ -13,6 +17,19 @@ import java.util.stream.Stream;
 /** Deleting a directory tree, which the JDK has no single call for, and new entries for files written in place. */
 public final class FileTrees {
   private FileTrees() {}
+
+  /**
+   * Why the file system refused, in words: the exception's own reason when it has one, else what
+   * its type says ("permission denied"), as {@link FileSystemException#getMessage} does not.
+   */
+  public static String reason(FileSystemException e) {
+    if (e.getReason() != null) return e.getReason();
+    if (e instanceof AccessDeniedException) return "permission denied";
+    if (e instanceof NoSuchFileException) return "no such file or directory";
+    if (e instanceof FileAlreadyExistsException) return "a file is in the way";
+    if (e instanceof NotDirectoryException) return "not a directory";
+    return "cannot use the path (" + e.getClass().getSimpleName() + ")";
+  }
 
   /** Deletes {@code root} and everything under it, deepest first; nothing when it does not exist. */
   public static void delete(Path root) throws IOException {

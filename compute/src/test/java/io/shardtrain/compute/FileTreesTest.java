@@ -1,5 +1,6 @@
 package io.shardtrain.compute;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -8,6 +9,18 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
 class FileTreesTest {
+  @Test
+  void aFileSystemRefusalIsSaidInWordsItsOwnReasonFirst() {
+    assertEquals("permission denied", FileTrees.reason(new java.nio.file.AccessDeniedException("/m")));
+    assertEquals("no such file or directory", FileTrees.reason(new java.nio.file.NoSuchFileException("/m")));
+    assertEquals("a file is in the way", FileTrees.reason(new java.nio.file.FileAlreadyExistsException("/m")));
+    assertEquals("not a directory", FileTrees.reason(new java.nio.file.NotDirectoryException("/m")));
+    assertEquals("Read-only file system",
+        FileTrees.reason(new java.nio.file.FileSystemException("/m", null, "Read-only file system")));
+    assertEquals("cannot use the path (FileSystemLoopException)",
+        FileTrees.reason(new java.nio.file.FileSystemLoopException("/m")));
+  }
+
   @Test
   void deletesATreeWithNestedDirectoriesAndLeavesItsParent() throws Exception {
     Path parent = Files.createTempDirectory("file-trees");

@@ -363,12 +363,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
 
   /** Why the file system refused, in words: its reason, else what the exception's type says, and the file. */
   static String reason(java.nio.file.FileSystemException e) {
-    String why = e.getReason() != null ? e.getReason()
-        : e instanceof java.nio.file.AccessDeniedException ? "permission denied"
-        : e instanceof java.nio.file.NoSuchFileException ? "no such file or directory"
-        : e instanceof java.nio.file.FileAlreadyExistsException ? "already exists"
-        : e.getClass().getSimpleName();
-    return why + " (" + e.getFile() + ")";
+    return io.shardtrain.compute.FileTrees.reason(e) + " (" + e.getFile() + ")";
   }
 
   @Override

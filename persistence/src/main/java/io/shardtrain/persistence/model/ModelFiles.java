@@ -79,7 +79,7 @@ public final class ModelFiles {
       Files.delete(FileTrees.createFresh(parent, "." + dir.getFileName() + ".probe-", "", true));
     } catch (java.nio.file.FileSystemException e) {
       var refused = new java.nio.file.FileSystemException(parent.toString(), null, "cannot write a model here ("
-          + e.getFile() + ": " + (e.getReason() != null ? e.getReason() : e.getClass().getSimpleName()) + ")");
+          + e.getFile() + ": " + FileTrees.reason(e) + ")");
       refused.initCause(e);
       throw refused;
     }

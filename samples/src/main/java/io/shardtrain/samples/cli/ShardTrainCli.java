@@ -3,14 +3,11 @@ package io.shardtrain.samples.cli;
 import com.typesafe.config.ConfigException;
 import io.shardtrain.actors.config.Spelling;
 import io.shardtrain.actors.transport.Asks;
+import io.shardtrain.compute.FileTrees;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.data.DataUnavailableException;
 import java.io.PrintWriter;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.NotDirectoryException;
 import java.util.List;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -136,12 +133,7 @@ public final class ShardTrainCli implements java.util.concurrent.Callable<Intege
   /** A user error's line: a file system error that gives no reason says no more than the path, so it is named. */
   static String describe(Throwable e) {
     if (!(e instanceof FileSystemException f) || f.getReason() != null) return e.getMessage();
-    String what = f instanceof NoSuchFileException ? "no such file or directory"
-        : f instanceof FileAlreadyExistsException ? "a file is in the way"
-        : f instanceof AccessDeniedException ? "permission denied"
-        : f instanceof NotDirectoryException ? "not a directory"
-        : "cannot use the path";
-    return what + ": " + f.getMessage();
+    return FileTrees.reason(f) + ": " + f.getMessage();
   }
 
   static final class Version implements CommandLine.IVersionProvider {
