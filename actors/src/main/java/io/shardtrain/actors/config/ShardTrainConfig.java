@@ -63,9 +63,15 @@ public final class ShardTrainConfig {
    * leave the whole section unread: refused, naming it. Other roots (other libraries' settings) pass.
    */
   private static void requireKnownRoots(Path file, Config c) {
+    java.util.Set<String> sections = ConfigFactory.defaultReference().getObject("shardtrain").keySet();
     for (Map.Entry<String, ConfigValue> e : c.root().entrySet()) {
       String root = e.getKey();
       if (root.equals("shardtrain") || root.equals("akka")) continue;
+      if (sections.contains(root)) {
+        // A section of shardtrain's written without its prefix would go unread: the job would run on defaults.
+        throw new IllegalArgumentException("config file " + file + ": unknown top-level key '" + root + "' ("
+            + origin(e.getValue()) + "); did you mean 'shardtrain." + root + "'?");
+      }
       List<String> near = Spelling.closest(root, List.of("shardtrain", "akka"));
       if (!near.isEmpty()) {
         throw new IllegalArgumentException("config file " + file + ": unknown top-level key '" + root + "' ("

@@ -62,6 +62,11 @@ class ShardTrainConfigTest {
     e = assertThrows(IllegalArgumentException.class, () -> ShardTrainConfig.parseFile(
         Files.writeString(dir.resolve("node.conf"), "aka.loglevel = DEBUG\n")));
     assertTrue(e.getMessage().endsWith("did you mean 'akka'?"), e.getMessage());
+    // A section of shardtrain's without its prefix: the job would have run on the defaults.
+    Path bare = Files.writeString(dir.resolve("bare.conf"), "train { dataset = mnist, steps = 50 }\n");
+    e = assertThrows(IllegalArgumentException.class, () -> ShardTrainConfig.parseFile(bare));
+    assertEquals("config file " + bare + ": unknown top-level key 'train' (" + bare + ": 1); did you mean"
+        + " 'shardtrain.train'?", e.getMessage());
     Path other = Files.writeString(dir.resolve("other.conf"), "datastax-java-driver.basic.request.timeout = 5s\n");
     assertDoesNotThrow(() -> ShardTrainConfig.parseFile(other), "another library's settings");
   }
