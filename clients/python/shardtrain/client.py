@@ -217,8 +217,11 @@ class Client:
 
     # ---- models and checkpoints ----
 
-    def save_model(self, directory, npy_dir="", min_version=0):
-        return self._call("SaveModel", pb.SaveModelRequest(dir=directory, npy_dir=npy_dir, min_version=min_version))
+    def save_model(self, directory, npy_dir="", min_version=0, job_id=""):
+        """Saves job ``job_id``'s model (empty: the newest running job, else the newest finished one)."""
+        return self._call("SaveModel", pb.SaveModelRequest(dir=directory, npy_dir=npy_dir, min_version=min_version,
+                                                           job_id=job_id))
 
-    def checkpoint(self, directory=""):
-        return self._call("Checkpoint", pb.CheckpointRequest(dir=directory))
+    def checkpoint(self, directory="", job_id=""):
+        """Checkpoints job ``job_id`` (empty: the newest running job, else the newest finished one)."""
+        return self._call("Checkpoint", pb.CheckpointRequest(dir=directory, job_id=job_id))

@@ -371,9 +371,16 @@ public final class ShardTrain {
    * step and the directory once the checkpoint is committed.
    */
   public CompletionStage<JobProtocol.CheckpointWritten> checkpoint(String dir) {
+    return checkpoint("", dir);
+  }
+
+  /** As {@link #checkpoint(String)}, of job {@code jobId} (blank: the newest running job). */
+  public CompletionStage<JobProtocol.CheckpointWritten> checkpoint(String jobId, String dir) {
     Duration wait = system.settings().config().getDuration("shardtrain.checkpoint.timeout").plus(timeout);
-    return AskPattern.askWithStatus(master,
-        replyTo -> new JobProtocol.TakeCheckpoint(dir == null ? "" : dir, replyTo), wait, system.scheduler());
+    return AskPattern.askWithStatus(master, replyTo -> {
+      JobProtocol.Command take = new JobProtocol.TakeCheckpoint(dir == null ? "" : dir, replyTo);
+      return jobId == null || jobId.isBlank() ? take : new JobProtocol.ToJob(jobId, take);
+    }, wait, system.scheduler());
   }
 
   /** Every block's values at version >= {@code minVersion}, written into {@code model}'s parameters. */

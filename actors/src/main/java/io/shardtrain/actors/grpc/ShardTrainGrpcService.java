@@ -370,7 +370,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
   public CompletionStage<SaveModelReply> saveModel(SaveModelRequest in) {
     return call(() -> {
       if (in.getDir().isBlank()) throw ApiError.fail(new ApiError.BadRequest("save-model needs a directory"));
-      return job("").thenCompose(job -> {
+      return job(in.getJobId()).thenCompose(job -> {
         if (job.ctr() != null) {
           throw ApiError.fail(new ApiError.Refused("job " + job.jobId(), "save-model writes MLPs; a click-through"
               + " job's rows live in its sparse table"));
@@ -401,7 +401,8 @@ final class ShardTrainGrpcService implements ShardTrainApi {
 
   @Override
   public CompletionStage<CheckpointReply> checkpoint(CheckpointRequest in) {
-    return call(() -> job("").thenCompose(job -> answer(api.checkpoint(in.getDir()), "the master", checkpointWait))
+    return call(() -> job(in.getJobId()).thenCompose(job -> answer(api.checkpoint(job.jobId(), in.getDir()), "the master",
+            checkpointWait))
         .thenApply(c -> CheckpointReply.newBuilder().setJobId(c.jobId()).setStep(c.step()).setDir(c.dir()).build()));
   }
 

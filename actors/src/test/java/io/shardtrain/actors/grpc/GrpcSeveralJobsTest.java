@@ -7,11 +7,14 @@ import static io.shardtrain.actors.grpc.GrpcApiTest.get;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.grpc.Status;
+import io.shardtrain.grpc.CheckpointRequest;
 import io.shardtrain.grpc.ClusterStatus;
 import io.shardtrain.grpc.JobEntry;
 import io.shardtrain.grpc.LeaseTaskReply;
 import io.shardtrain.grpc.LeaseTaskRequest;
 import io.shardtrain.grpc.RegisterTrainerRequest;
+import io.shardtrain.grpc.SaveModelReply;
+import io.shardtrain.grpc.SaveModelRequest;
 import io.shardtrain.grpc.StatusRequest;
 import io.shardtrain.grpc.SubmitJobRequest;
 import java.util.List;
@@ -58,6 +61,24 @@ class GrpcSeveralJobsTest {
         .setTrainerId("t-old").build())).getReplyCase());
     Status unknown = failure(client.getStatus(StatusRequest.newBuilder().setJobId("nope").build()));
     assertEquals(Status.Code.FAILED_PRECONDITION, unknown.getCode());
+    assertEquals("unknown job 'nope': this cluster has no such job", unknown.getDescription());
+  }
+
+  @Test
+  void aModelIsSavedAndACheckpointAskedForOfTheJobNamedElseOfTheNewestRunningJob(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    var client = node.client();
+    SaveModelReply older = get(client.saveModel(SaveModelRequest.newBuilder().setDir(dir.resolve("older").toString())
+        .setJobId("older").build()));
+    assertEquals("older", older.getJobId());
+    assertEquals(0, older.getVersion());
+    assertEquals("older", io.shardtrain.persistence.model.ModelFiles.load(dir.resolve("older")).description().get("job"));
+    assertEquals("newer", get(client.saveModel(SaveModelRequest.newBuilder()
+        .setDir(dir.resolve("newest").toString()).build())).getJobId());
+    Status unknown = failure(client.saveModel(SaveModelRequest.newBuilder().setDir(dir.resolve("nope").toString())
+        .setJobId("nope").build()));
+    assertEquals("unknown job 'nope': this cluster has no such job", unknown.getDescription());
+    unknown = failure(client.checkpoint(CheckpointRequest.newBuilder().setJobId("nope").build()));
     assertEquals("unknown job 'nope': this cluster has no such job", unknown.getDescription());
   }
 }

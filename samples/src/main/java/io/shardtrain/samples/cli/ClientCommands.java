@@ -262,10 +262,13 @@ final class ClientCommands {
     @Option(names = "--dir", paramLabel = "DIR",
         description = "Directory to write, on the master's node (default: shardtrain.checkpoint.dir/JOB/step-N).")
     Path dir;
+    @Option(names = "--job", paramLabel = "JOB_ID",
+        description = "The job to checkpoint (default: the newest running job, else the newest finished one).")
+    String job = "";
 
     @Override
     int run(ApiConnection api, PrintWriter w) {
-      ClusterStatus status = api.probe(false, connect(), timeout());
+      ClusterStatus status = api.probe(false, this.job, connect(), timeout());
       if (!status.getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
       String job = status.getJob().getJobId();
       // A running job's checkpoint is taken at the next step every block reaches, which only trainers make.
@@ -279,7 +282,7 @@ final class ClientCommands {
             timeout().toSeconds());
         w.flush();
       }
-      CheckpointRequest.Builder request = CheckpointRequest.newBuilder();
+      CheckpointRequest.Builder request = CheckpointRequest.newBuilder().setJobId(job);
       if (dir != null) request.setDir(dir.toAbsolutePath().toString());
       CheckpointReply c = api.await("Checkpoint", request.build(), CheckpointReply.getDefaultInstance(), timeout(),
           "checkpoint");
@@ -298,11 +301,15 @@ final class ClientCommands {
     Path out;
     @Option(names = "--npy", paramLabel = "DIR", description = "Also write NumPy .npy files here (on the serving node).")
     Path npy;
+    @Option(names = "--job", paramLabel = "JOB_ID",
+        description = "The job whose model to save (default: the newest running job, else the newest finished one).")
+    String job = "";
 
     @Override
     int run(ApiConnection api, PrintWriter w) {
-      if (!api.probe(false, connect(), timeout()).getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
-      SaveModelRequest.Builder request = SaveModelRequest.newBuilder().setDir(out.toAbsolutePath().toString());
+      if (!api.probe(false, job, connect(), timeout()).getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
+      SaveModelRequest.Builder request = SaveModelRequest.newBuilder().setDir(out.toAbsolutePath().toString())
+          .setJobId(job);
       if (npy != null) request.setNpyDir(npy.toAbsolutePath().toString());
       SaveModelReply r = api.await("SaveModel", request.build(), SaveModelReply.getDefaultInstance(), timeout(),
           "save-model");
