@@ -208,6 +208,7 @@ final class ClientCommands {
     /** Submits, again while the cluster says it is not ready yet (UNAVAILABLE), until the timeout. */
     private SubmitJobReply submitWhileUnavailable(ApiConnection api, SubmitJobRequest request) throws Exception {
       long deadline = System.nanoTime() + timeout().toNanos();
+      boolean said = false;
       while (true) {
         Duration left = Duration.ofNanos(Math.max(1_000_000_000L, deadline - System.nanoTime()));
         try {
@@ -215,6 +216,13 @@ final class ClientCommands {
         } catch (StatusRuntimeException e) {
           if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() + 1_000_000_000L > deadline) {
             return api.await("SubmitJob", request, SubmitJobReply.getDefaultInstance(), left, "submit");
+          }
+          if (!said) {
+            // Once, as for a node not yet listening: a cluster still forming is normal, a minute's silence is not.
+            spec.commandLine().getErr().println("shardtrain: " + e.getStatus().getDescription() + "; trying again for"
+                + " up to " + Math.max(1, (deadline - System.nanoTime()) / 1_000_000_000L) + " s (--timeout)");
+            spec.commandLine().getErr().flush();
+            said = true;
           }
           Thread.sleep(1000);
         }

@@ -99,6 +99,28 @@ class GrpcClientCommandsTest {
     assertTrue(r.millis() >= 2000, "gave up after " + r.millis() + " ms");
   }
 
+  /** A cluster still forming answers UNAVAILABLE: submit tries again, saying so once, and ends with the reason. */
+  @Test
+  void submitToAClusterShortOfPsNodesTriesAgainForItsTimeoutSayingSoOnce() throws Exception {
+    Path own = Files.createDirectories(dir.resolve("short"));
+    TinyDataSet.write(own);
+    ClusterNode.Started shortOfPs = ClusterNode.startOnLoopback(List.of("ps", "master"), Map.of("shardtrain.data-dir",
+        own.toString(), "shardtrain.transport.bulk.enabled", false, "shardtrain.ps.min-nodes", 2));
+    try {
+      Path job = own.resolve("short.conf");
+      Files.writeString(job, "shardtrain.data-dir = \"" + own + "\"\nshardtrain.train { dataset = fashion-mnist }\n");
+      Run r = run("submit", "--grpc", "127.0.0.1:" + shortOfPs.grpcPort(), "--job", job.toString(), "--timeout", "3");
+      assertEquals(2, r.exit(), r.out() + r.err());
+      List<String> lines = r.err().strip().lines().toList();
+      assertEquals(2, lines.size(), r.err());
+      assertTrue(lines.get(0).matches("shardtrain: only 1 of the 2 ps nodes .*; trying again for up to [1-3] s"
+          + " \\(--timeout\\)"), lines.get(0));
+      assertTrue(lines.get(1).contains("only 1 of the 2 ps nodes"), lines.get(1));
+    } finally {
+      stop(shortOfPs);
+    }
+  }
+
   @Test
   void statusAtAHostThatDoesNotResolveFailsNamingItWithoutTheChannelsStackTrace() throws IOException {
     List<LogRecord> logged = new CopyOnWriteArrayList<>();
