@@ -87,9 +87,10 @@ public final class CtrTrainer {
   private boolean stopRequested;
 
   public static Behavior<Trainer.Command> create(Setup setup) {
-    return Behaviors.intercept(() -> new ReportFailure(setup.trainerId(), setup.master(), setup.listener()),
+    return StopOnShutdown.around(Behaviors.intercept(
+        () -> new ReportFailure(setup.trainerId(), setup.master(), setup.listener()),
         Behaviors.setup(ctx -> Behaviors.withTimers(
-            timers -> new CtrTrainer(ctx, timers, MeteredSteps.around(setup, ctx.getSystem())).register())));
+            timers -> new CtrTrainer(ctx, timers, MeteredSteps.around(setup, ctx.getSystem())).register()))));
   }
 
   private CtrTrainer(ActorContext<Trainer.Command> context, TimerScheduler<Trainer.Command> timers, Setup setup) {

@@ -112,8 +112,8 @@ public final class Trainer {
   private final RingStepping ring;
 
   public static Behavior<Command> create(Setup setup) {
-    return Behaviors.intercept(() -> ReportFailure.of(setup), Behaviors.setup(ctx -> Behaviors.withTimers(
-        timers -> new Trainer(ctx, timers, MeteredSteps.around(setup, ctx.getSystem())).register())));
+    return StopOnShutdown.around(Behaviors.intercept(() -> ReportFailure.of(setup), Behaviors.setup(ctx ->
+        Behaviors.withTimers(timers -> new Trainer(ctx, timers, MeteredSteps.around(setup, ctx.getSystem())).register()))));
   }
 
   private Trainer(ActorContext<Command> context, TimerScheduler<Command> timers, Setup setup) {

@@ -233,7 +233,7 @@ class TrainerRejoinTest {
     assertTrue(done.examplesReported() > 24 * 8, "t1 and t3 trained: " + done.examplesReported());
   }
 
-  private static Trainer.Setup setup(ShardTrain st, String id, Dataset train, StepListener listener) {
+  static Trainer.Setup setup(ShardTrain st, String id, Dataset train, StepListener listener) {
     return new Trainer.Setup(id, st.master(), train, train, () -> CpuBackend.create(1),
         TrainerSettings.create(st.system()), listener);
   }
