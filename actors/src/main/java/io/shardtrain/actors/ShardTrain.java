@@ -447,7 +447,8 @@ public final class ShardTrain {
     Throwable cause = Asks.cause(failure);
     CompletionStage<BlockProtocol.BlockStats> stats = cause instanceof java.util.concurrent.TimeoutException
         ? stats(entityId) : CompletableFuture.completedFuture(null);
-    return stats.thenCompose(s -> s != null && s.version() < minVersion ? unreachedAt(entityId, minVersion, start, cause, s)
+    return stats.thenCompose(s -> s != null && s.version() < minVersion
+        ? unreachedAt(entityId, minVersion, start, cause, s)
         : Asks.onArrival(ParameterBlock.entityRef(system, entityId).<BlockProtocol.BlockValues>askWithStatus(
                 replyTo -> new BlockProtocol.Pull(minVersion, replyTo), timeout))
             .exceptionallyCompose(again -> unreached(entityId, minVersion, start, again)));

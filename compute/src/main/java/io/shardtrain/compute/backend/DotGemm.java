@@ -78,9 +78,10 @@ final class DotGemm {
   /**
    * The first {@code kv} products of rows {@code i..i+3} of A (an {@code m}-row matrix) with
    * columns {@code j..j+4} of op(B) ({@code n} columns, stored as rows of {@code bt}), lane by
-   * lane, column-major into {@code sums} (column q, row r at {@code (q * 4 + r) * VL}). The vector work is here and in {@link #eightByTwo}, called once per
-   * block, not in {@link #gemm}, called once per product: the JIT counts calls, so these reach its
-   * second tier within the warm-up ({@link KernelWarmUp}).
+   * lane, column-major into {@code sums} (column q, row r at {@code (q * 4 + r) * VL}). The vector
+   * work is here and in {@link #eightByTwo}, called once per block, not in {@link #gemm}, called
+   * once per product: the JIT counts calls, so these reach its second tier within the warm-up
+   * ({@link KernelWarmUp}).
    */
   private static void fourByFive(float[] a, int aOff, int lda, int m, int i, float[] bt, int btOff, int ldbt, int n,
       int j, int kv, float[] sums) {
@@ -117,7 +118,10 @@ final class DotGemm {
     s43.intoArray(sums, 19 * VL);
   }
 
-  /** As {@link #fourByFive} for rows {@code i..i+7} and columns {@code j, j+1} (column q, row r at {@code (q * 8 + r) * VL}). */
+  /**
+   * As {@link #fourByFive} for rows {@code i..i+7} and columns {@code j, j+1} (column q, row r at
+   * {@code (q * 8 + r) * VL}).
+   */
   private static void eightByTwo(float[] a, int aOff, int lda, int m, int i, float[] bt, int btOff, int ldbt, int n,
       int j, int kv, float[] sums) {
     int b0 = rowAt(btOff, ldbt, n, j, 0), b1 = rowAt(btOff, ldbt, n, j, 1);

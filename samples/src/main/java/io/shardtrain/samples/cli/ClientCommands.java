@@ -315,7 +315,9 @@ final class ClientCommands {
 
     @Override
     int run(ApiConnection api, PrintWriter w) {
-      if (!api.probe(false, job, connect(), timeout()).getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
+      if (!api.probe(false, job, connect(), timeout()).getSubmitted()) {
+        throw new IllegalStateException("no job has been submitted to this cluster");
+      }
       SaveModelRequest.Builder request = SaveModelRequest.newBuilder().setDir(out.toAbsolutePath().toString())
           .setJobId(job);
       if (npy != null) request.setNpyDir(npy.toAbsolutePath().toString());
