@@ -4,9 +4,9 @@ import jdk.incubator.vector.FloatVector;
 
 /**
  * {@link VectorGemm}'s buffers for one thread, reused across calls: the packed panels of A and B,
- * the scratch tile its micro-kernels, {@link ShallowGemm} and {@link DotGemm} write, a transposed operand (or
- * {@link TransposedGemm}'s transposed product), and the partial products of a product cut by
- * depth, the caller's apart from the workers'. Each grows to the largest size asked for.
+ * the scratch tile its micro-kernels, {@link ShallowGemm} and {@link DotGemm} write, a transposed
+ * operand (or {@link TransposedGemm}'s transposed product), and the partial products of a product
+ * cut by depth, the caller's apart from the workers'. Each grows to the largest size asked for.
  */
 final class GemmWorkspace {
   /** The packed panels of A, and a vector's slack for the spill of a transposed A's last panel. */

@@ -276,21 +276,21 @@ final class ClientCommands {
 
     @Override
     int run(ApiConnection api, PrintWriter w) {
-      ClusterStatus status = api.probe(false, this.job, connect(), timeout());
+      ClusterStatus status = api.probe(false, job, connect(), timeout());
       if (!status.getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
-      String job = status.getJob().getJobId();
+      String jobId = status.getJob().getJobId();
       // A running job's checkpoint is taken at the next step every block reaches, which only trainers make.
       if (!status.getDone() && status.getTrainersCount() == 0) {
-        throw new IllegalStateException("job " + job + " has no trainer: a checkpoint is taken at the next step every"
+        throw new IllegalStateException("job " + jobId + " has no trainer: a checkpoint is taken at the next step every"
             + " block reaches, and no trainer takes one; start a trainer node first");
       }
       // Only a sync job has such a step; the master refuses the others with what to do instead.
       if ("sync".equalsIgnoreCase(status.getJob().getMode())) {
-        w.printf("checkpoint of job %s asked for; waiting for the step every block reaches (at most %d s)%n", job,
+        w.printf("checkpoint of job %s asked for; waiting for the step every block reaches (at most %d s)%n", jobId,
             timeout().toSeconds());
         w.flush();
       }
-      CheckpointRequest.Builder request = CheckpointRequest.newBuilder().setJobId(job);
+      CheckpointRequest.Builder request = CheckpointRequest.newBuilder().setJobId(jobId);
       if (dir != null) request.setDir(dir.toAbsolutePath().toString());
       CheckpointReply c = api.await("Checkpoint", request.build(), CheckpointReply.getDefaultInstance(), timeout(),
           "checkpoint");
