@@ -218,8 +218,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
         }))
         .onCommand(TrainerStopped.class, this::onTrainerStopped)
         .onCommand(GetStatus.class, only((s, c) -> c.replyTo().tell(s.status().withTestAuc(testAuc.auc(),
-            testAuc.examples()).withMembershipKnown(s.job() == null
-            || membership.allKnow(MembershipBroadcast.barrier(s.job()), s.membershipEpoch())))))
+            testAuc.examples()).withMembershipKnown(membership.allKnow(s)))))
         .onCommand(RequestAucShare.class, only((s, c) -> c.replyTo().tell(StatusReply.success(
             testAuc.lease(s.job(), c.trainerId(), System.nanoTime())))))
         .onCommand(ReportAuc.class, only((s, c) -> testAuc.add(s.job(), c)))

@@ -67,6 +67,11 @@ final class MembershipBroadcast {
     acked.merge(blockId, epoch, Math::max);
   }
 
+  /** Whether every block (and table shard) of the job knows its current membership; true without a job. */
+  boolean allKnow(MasterState s) {
+    return s.job() == null || allKnow(barrier(s.job()), s.membershipEpoch());
+  }
+
   /** Whether every one of {@code blocks} knows membership epoch {@code epoch}. */
   boolean allKnow(List<String> blocks, long epoch) {
     for (String block : blocks) {

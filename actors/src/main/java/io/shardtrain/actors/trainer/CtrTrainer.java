@@ -87,9 +87,8 @@ public final class CtrTrainer {
   private boolean stopRequested;
 
   public static Behavior<Trainer.Command> create(Setup setup) {
-    return StopOnShutdown.around(Behaviors.intercept(
-        () -> new ReportFailure(setup.trainerId(), setup.master(), setup.listener()),
-        Behaviors.setup(ctx -> Behaviors.withTimers(
+    return StopOnShutdown.around(Behaviors.intercept(() -> new ReportFailure(setup.trainerId(), setup.master(),
+        setup.listener()), Behaviors.setup(ctx -> Behaviors.withTimers(
             timers -> new CtrTrainer(ctx, timers, MeteredSteps.around(setup, ctx.getSystem())).register()))));
   }
 
