@@ -28,7 +28,8 @@ import picocli.CommandLine.Option;
 final class NodeCommand implements Callable<Integer> {
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
   @Option(names = "--roles", defaultValue = "ps,trainer,master",
-      description = "Comma-separated roles: ps, trainer, master (default: ${DEFAULT-VALUE}).")
+      description = "Comma-separated roles: ps, trainer, master, or client (a member that holds no block and runs no"
+          + " trainer) (default: ${DEFAULT-VALUE}).")
   String roles;
   @Option(names = "--host", defaultValue = "127.0.0.1", description = "Address this node binds and is reached at.")
   String host;

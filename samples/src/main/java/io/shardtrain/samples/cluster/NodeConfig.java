@@ -23,14 +23,15 @@ public final class NodeConfig {
 
   /** "host:port" to an Akka address of this cluster's system. */
   public static String seedAddress(String hostPort) {
-    String[] hp = splitHostPort(hostPort);
+    String[] hp = splitHostPort("seed node", hostPort);
     return "akka://" + SYSTEM_NAME + "@" + hp[0] + ":" + hp[1];
   }
 
-  static String[] splitHostPort(String hostPort) {
+  /** {@code hostPort} as host and port, or an error naming {@code what} it is (a seed node, a contact point). */
+  static String[] splitHostPort(String what, String hostPort) {
     int colon = hostPort.lastIndexOf(':');
     if (colon <= 0 || colon == hostPort.length() - 1) {
-      throw new IllegalArgumentException("expected HOST:PORT, got '" + hostPort + "'");
+      throw new IllegalArgumentException(what + " '" + hostPort + "': expected HOST:PORT");
     }
     String port = hostPort.substring(colon + 1);
     try {
@@ -122,7 +123,7 @@ public final class NodeConfig {
       }
       List<Map<String, Object>> endpoints = new ArrayList<>();
       for (String c : contactPoints) {
-        String[] hp = splitHostPort(c);
+        String[] hp = splitHostPort("contact point", c);
         endpoints.add(Map.of("host", hp[0], "port", Integer.parseInt(hp[1])));
       }
       join.put("akka.discovery.config.services." + m.serviceName() + ".endpoints", endpoints);

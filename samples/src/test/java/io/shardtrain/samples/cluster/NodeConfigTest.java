@@ -1,6 +1,7 @@
 package io.shardtrain.samples.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.shardtrain.persistence.journal.JournalSettings;
 import java.nio.file.Path;
@@ -25,5 +26,12 @@ class NodeConfigTest {
         List.of(), "memory", null, Map.of()).getStringList("akka.cluster.seed-nodes"));
     assertEquals(List.of(), NodeConfig.build(List.of("ps"), "127.0.0.1", 0, List.of(), "memory", null, Map.of())
         .getStringList("akka.cluster.seed-nodes"));
+  }
+
+  @Test
+  void aSeedWithoutAPortIsRefusedNamingWhatItIs() {
+    var e = assertThrows(IllegalArgumentException.class, () -> NodeConfig.build(List.of("ps"), "127.0.0.1", 25650,
+        List.of("localhost"), "memory", null, Map.of()));
+    assertEquals("seed node 'localhost': expected HOST:PORT", e.getMessage());
   }
 }
