@@ -90,9 +90,9 @@ public final class ShardTrainConfig {
         throw new IllegalArgumentException("unknown configuration key '" + key + "' ("
             + origin(e.getValue()) + ")" + guess(reference, key));
       }
-      ConfigValueType expected = reference.getValue(key).valueType();
-      ConfigValueType actual = e.getValue().valueType();
       ConfigValue inReference = reference.getValue(key);
+      ConfigValueType expected = inReference.valueType();
+      ConfigValueType actual = e.getValue().valueType();
       if (isWhole(inReference) && hasFraction(e.getValue())) {
         // Typesafe's getInt would drop the fraction without a word.
         throw new IllegalArgumentException("configuration key '" + key + "' must be a whole number, got "

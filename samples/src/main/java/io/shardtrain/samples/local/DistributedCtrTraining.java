@@ -14,6 +14,7 @@ import io.shardtrain.actors.transport.WireTimings;
 import io.shardtrain.compute.data.CtrDataset;
 import io.shardtrain.samples.report.MetricsLog;
 import io.shardtrain.samples.report.ProgressBar;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -129,7 +130,9 @@ public final class DistributedCtrTraining {
     double trainSeconds = (System.nanoTime() - trainStart) / 1e9;
     progress.finish();
     if (!failures.isEmpty()) throw new IllegalStateException("training failed: " + failures);
-    JobProtocol.JobStatus status = mergedAuc(coordinator);
+    // The trainers send their AUC shares just before leaving: wait until the master merged them all.
+    JobProtocol.JobStatus status = cluster.awaitStatus(plan.job().jobId(), st -> !Double.isNaN(st.testAuc()),
+        Duration.ofSeconds(10));
     cluster.awaitSettled(plan.job().jobId(), DistributedTraining.SETTLE_WAIT);
     metrics.aucEvaluation((System.nanoTime() - trainStart) / 1e9, stepsDone.get(), status.testAuc());
     progress.message(String.format(Locale.ROOT, "final: test_auc %.4f over %d examples (merged from %d trainers)",
@@ -137,15 +140,5 @@ public final class DistributedCtrTraining {
     return new Result(plan.job(), stepsDone.get() / trainers, samples.get(), trainSeconds,
         (System.nanoTime() - wallStart) / 1e9, lossEma[0], status.testAuc(), status.testAucExamples(),
         pullBytes.sum(), pushBytes.sum(), DistributedTraining.byTrainer(profiles), wire);
-  }
-
-  /** The master's status once it merged every trainer's AUC share (they are sent just before leaving). */
-  private static JobProtocol.JobStatus mergedAuc(ShardTrain coordinator) throws InterruptedException {
-    long deadline = System.nanoTime() + 10_000_000_000L;
-    while (true) {
-      JobProtocol.JobStatus status = coordinator.status().toCompletableFuture().join();
-      if (!Double.isNaN(status.testAuc()) || System.nanoTime() > deadline) return status;
-      Thread.sleep(50);
-    }
   }
 }

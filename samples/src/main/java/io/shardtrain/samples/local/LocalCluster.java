@@ -8,6 +8,7 @@ import akka.cluster.typed.Join;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.ShardTrain;
+import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.metrics.MetricsServer;
 import io.shardtrain.persistence.journal.Journal;
 import io.shardtrain.persistence.journal.JournalConfig;
@@ -16,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionException;
+import java.util.function.Predicate;
 
 /**
  * A ShardTrain cluster inside this JVM: one ActorSystem per node, joined through Akka Cluster on
@@ -189,13 +191,21 @@ public final class LocalCluster implements AutoCloseable {
 
   /**
    * Waits until the master waits for nothing from the blocks for job {@code jobId}
-   * ({@link io.shardtrain.actors.job.JobProtocol.JobStatus#settled}), at most {@code timeout}: the
-   * last trainers' leaves make the master settle their tasks and send every block the new
-   * membership, which blocks closed in the meantime would drop while handing off, with a warning.
+   * ({@link JobProtocol.JobStatus#settled}), at most {@code timeout}: the last trainers' leaves make
+   * the master settle their tasks and send every block the new membership, which blocks closed in
+   * the meantime would drop while handing off, with a warning.
    */
   public void awaitSettled(String jobId, Duration timeout) throws InterruptedException {
+    awaitStatus(jobId, JobProtocol.JobStatus::settled, timeout);
+  }
+
+  /** Job {@code jobId}'s status once {@code until} holds for it, or the last one asked after {@code timeout}. */
+  public JobProtocol.JobStatus awaitStatus(String jobId, Predicate<JobProtocol.JobStatus> until, Duration timeout)
+      throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
-    while (!coordinator().status(jobId).toCompletableFuture().join().settled() && System.nanoTime() < deadline) {
+    while (true) {
+      JobProtocol.JobStatus status = coordinator().status(jobId).toCompletableFuture().join();
+      if (until.test(status) || System.nanoTime() > deadline) return status;
       Thread.sleep(20);
     }
   }
