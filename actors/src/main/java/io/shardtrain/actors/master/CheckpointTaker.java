@@ -25,6 +25,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.function.LongFunction;
+import org.slf4j.Logger;
 
 /**
  * Takes one globally consistent checkpoint for the {@link Master}: picks a sync step a little ahead
@@ -43,6 +44,7 @@ final class CheckpointTaker {
   private final CheckpointSettings settings;
   private final Duration askTimeout;
   private final Executor blockingIo;
+  private final Logger log;
 
   CheckpointTaker(ActorSystem<?> system, ActorRef<ShardingEnvelope<BlockProtocol.Command>> blocks,
       CheckpointSettings settings, Duration askTimeout) {
@@ -51,6 +53,7 @@ final class CheckpointTaker {
     this.settings = settings;
     this.askTimeout = askTimeout;
     this.blockingIo = system.dispatchers().lookup(DispatcherSelector.blocking());
+    this.log = system.log();
   }
 
   /**
@@ -174,14 +177,13 @@ final class CheckpointTaker {
     return result;
   }
 
-  private static Checkpoint assemble(JobSpec job, long step, List<BlockState> blockStates,
+  private Checkpoint assemble(JobSpec job, long step, List<BlockState> blockStates,
       MasterState.CommittedCheckpoint master) {
     Mlp model = job.newModel(CpuBackend.create(1));
     Map<String, Parameter> byName = new HashMap<>();
     for (Parameter p : model.parameters()) byName.put(p.name(), p);
     Map<String, float[][]> slots = new LinkedHashMap<>();
-    Map<String, Long> updates = new HashMap<>();
-    Map<String, Long> examples = new HashMap<>();
+    ParameterCounts counts = new ParameterCounts();
     for (BlockState b : blockStates) {
       BlockProtocol.BlockValues values = b.parts().get(0);
       Parameter p = byName.get(values.parameter());
@@ -195,23 +197,18 @@ final class CheckpointTaker {
         float[] part = b.parts().get(k + 1).values();
         System.arraycopy(part, 0, s[k], values.offset(), part.length);
       }
-      Long before = updates.put(p.name(), b.captured().updates());
-      if (before != null && before != b.captured().updates()) {
-        // Only a step whose every gradient of one block was non-finite and skipped gets here.
-        throw new IllegalStateException("blocks of " + p.name() + " have applied " + before + " and "
-            + b.captured().updates() + " optimizer updates at step " + step + "; one parameter needs one count");
-      }
-      Long applied = examples.put(p.name(), b.captured().examples());
-      if (applied != null && applied != b.captured().examples()) {
-        throw new IllegalStateException("blocks of " + p.name() + " have applied " + applied + " and "
-            + b.captured().examples() + " examples at step " + step + "; one parameter needs one count");
-      }
+      counts.add(p.name(), b.captured().updates(), b.captured().examples());
+    }
+    List<String> disagreements = counts.disagreements();
+    if (!disagreements.isEmpty()) {
+      log.warn("checkpoint at step {}: blocks of one parameter applied different counts, the largest kept: {}", step,
+          disagreements);
     }
     List<Checkpoint.Slots> slotList = new ArrayList<>();
     for (Parameter p : model.parameters()) {
       float[][] s = slots.get(p.name());
       if (s == null) throw new IllegalStateException("no block of parameter " + p.name() + " answered");
-      slotList.add(new Checkpoint.Slots(p.name(), updates.get(p.name()), examples.get(p.name()), List.of(s)));
+      slotList.add(new Checkpoint.Slots(p.name(), counts.updates(p.name()), counts.examples(p.name()), List.of(s)));
     }
     List<Checkpoint.ReaderOffset> offsets = new ArrayList<>();
     for (MasterState.TaskOffset o : master.offsets()) {
