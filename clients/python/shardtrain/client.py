@@ -110,6 +110,7 @@ class Client:
             "LeaveJob": (pb.LeaveJobRequest, pb.LeaveJobReply),
             "SaveModel": (pb.SaveModelRequest, pb.SaveModelReply),
             "Checkpoint": (pb.CheckpointRequest, pb.CheckpointReply),
+            "CancelJob": (pb.CancelJobRequest, pb.CancelJobReply),
         }
         self._calls = {name: self._channel.unary_unary(_SERVICE + name, request_serializer=req.SerializeToString,
                                                        response_deserializer=rep.FromString)
@@ -159,6 +160,13 @@ class Client:
     def status(self, include_blocks=False):
         return self._call("GetStatus", pb.StatusRequest(include_blocks=include_blocks))
 
+    def cancel_job(self, job_id):
+        """Cancels running job ``job_id``: its trainers finish the step they are in and leave. The CancelJobReply
+        (job id, the trainers told, the last step each had reported)."""
+        if not job_id:
+            raise ValueError("cancel_job needs a job id")
+        return self._call("CancelJob", pb.CancelJobRequest(job_id=job_id))
+
     # ---- trainers ----
 
     def register(self, trainer_id, job_id=""):
@@ -168,7 +176,11 @@ class Client:
 
     def heartbeat(self, trainer_id, job_id=""):
         """Keeps the trainer in the job; the rollbacks (step, generation) the master announced since the last one."""
-        return list(self._call("Heartbeat", pb.HeartbeatRequest(trainer_id=trainer_id, job_id=job_id)).rollbacks)
+        return list(self.heartbeat_reply(trainer_id, job_id).rollbacks)
+
+    def heartbeat_reply(self, trainer_id, job_id=""):
+        """As heartbeat, the whole HeartbeatReply: rollbacks, and job_cancelled once the job was cancelled."""
+        return self._call("Heartbeat", pb.HeartbeatRequest(trainer_id=trainer_id, job_id=job_id))
 
     def lease(self, trainer_id, job_id=""):
         """The master's LeaseTaskReply: one of lease, wait, no_task, not_registered (WhichOneof('reply'))."""

@@ -6,7 +6,8 @@ each block's slice as step t (weight: the batch's examples), pull the blocks at 
 each step's reader offset; lease the next task once the task is read. A step it has no data for
 (no task free while the job runs) it takes part in with empty pushes, so the barrier does not wait
 for it. A heartbeat thread keeps it in the job; after a rollback of the job, or when the master no
-longer knows it, it registers again and resumes where the master says.
+longer knows it, it registers again and resumes where the master says. Once a heartbeat says the job
+was cancelled, it finishes the step it is in, reports it and leaves.
 """
 
 import os
@@ -65,6 +66,7 @@ class SyncTrainer:
         self.idle_steps = 0     # steps it pushed nothing for
         self.version = 0        # the blocks' version it last pulled
         self._rollbacks = []
+        self._cancelled = threading.Event()
         # Seconds of this trainer's steps with data: reading and computing the batch and sending its pushes,
         # waiting for the pushes' answers (every trainer's push of the step), reading the pulled values.
         self.times = {"compute": 0.0, "push": 0.0, "pull": 0.0}
@@ -107,6 +109,8 @@ class SyncTrainer:
         while True:
             if job.steps > 0 and step >= job.steps:
                 return self._leave(f"reached step {job.steps}", step)
+            if self._cancelled.is_set():
+                return self._leave("job cancelled", step)
             answer = self.client.lease(self.id, self.job_id)
             kind = answer.WhichOneof("reply")
             if kind == "wait":
@@ -140,7 +144,7 @@ class SyncTrainer:
         in_flight = None
         loss_sum, batches = 0.0, 0
         while not reader.done():
-            if self.job.steps > 0 and step >= self.job.steps:
+            if (self.job.steps > 0 and step >= self.job.steps) or self._cancelled.is_set():
                 break
             self._check()
             t0 = time.perf_counter()
@@ -257,7 +261,10 @@ class SyncTrainer:
     def _heartbeats(self):
         while not self._stop.wait(self.heartbeat_s):
             try:
-                self._rollbacks.extend(self.client.heartbeat(self.id, self.job_id))
+                reply = self.client.heartbeat_reply(self.id, self.job_id)
+                self._rollbacks.extend(reply.rollbacks)
+                if reply.job_cancelled:
+                    self._cancelled.set()
             except ShardTrainError as e:
                 if e.code != grpc.StatusCode.UNAVAILABLE:
                     self._failure = e

@@ -1,3 +1,4 @@
+import threading
 import unittest
 
 import grpc
@@ -28,7 +29,7 @@ class OneTrainerJob:
     """The node's side of a sync job with one trainer: a wait, one task of 10 examples, one answer of no
     task while the job runs, then done; the first push of dense1.weight#0 times out."""
 
-    def __init__(self, rollback_at=None):
+    def __init__(self, rollback_at=None, cancel_at=None):
         # The job rolls back when the first push of this step arrives: to the checkpoint after step 1,
         # whose reader offset is 4, in generation 2.
         self.rollback_at = rollback_at
@@ -48,14 +49,20 @@ class OneTrainerJob:
         self.left = False
         self.timed_out = False
         self.jobs_named = []  # (call, job id) of the master's calls, in order
+        # The job is cancelled when the first push of this step arrives, which waits for a heartbeat to say so.
+        self.cancel_at = cancel_at
+        self.cancelled = False
+        self.cancel_heard = threading.Event()
 
     def register(self, trainer_id, job_id=""):
         self.registrations = getattr(self, "registrations", 0) + 1
         self.jobs_named.append(("register", job_id))
         return pb.RegisterTrainerReply(job=self.job, membership_epoch=3, generation=self.generation)
 
-    def heartbeat(self, trainer_id, job_id=""):
-        return []
+    def heartbeat_reply(self, trainer_id, job_id=""):
+        if self.cancelled:
+            self.cancel_heard.set()
+        return pb.HeartbeatReply(job_cancelled=self.cancelled)
 
     def lease(self, trainer_id, job_id=""):
         self.jobs_named.append(("lease", job_id))
@@ -74,6 +81,9 @@ class OneTrainerJob:
             return Done(error=ShardTrainError("PushGradient", grpc.StatusCode.UNAVAILABLE, "no answer in 10 s"))
         if generation < self.generation:
             return Done(pb.PushReply(outcome=pb.PushReply.ROLLED_BACK, version=self.version))
+        if step == self.cancel_at and not self.cancelled:
+            self.cancelled = True
+            assert self.cancel_heard.wait(10), "no heartbeat after the cancel"
         if step == self.rollback_at:
             self.rollback_at = None
             self.generation, self.version, self.lease_offset, self.contributed = 2, 1, 4, set()
@@ -155,6 +165,18 @@ class SyncTrainerTest(unittest.TestCase):
         self.assertEqual([(1, 1, (0, 0, 4)), (1, 2, (0, 0, 8)), (2, 2, (0, 0, 8)), (2, 3, (0, 0, 10)), (2, 4, None)],
                          marks)
         self.assertEqual([(2, 8), (3, 10)], [s for r in node.reports if r[3] == 2 for s in r[2]])
+
+    def test_a_cancelled_job_is_left_after_the_step_in_progress_is_reported(self):
+        node = OneTrainerJob(cancel_at=2)
+        x = np.random.default_rng(1).random((10, 5), dtype=np.float32)
+        trainer = SyncTrainer(node, "py", NumpyMlp, x, np.arange(10) % 3, log=lambda line: None, heartbeat_s=0.01)
+        self.assertEqual(2, trainer.run())
+        self.assertTrue(node.left)
+        # Steps 1 and 2 of the task's 3 pushed and reported; no lease after the cancel.
+        self.assertEqual([1, 2], sorted({step for _, step, *_ in node.pushes}))
+        self.assertEqual([(1, 4), (2, 8)], [s for r in node.reports for s in r[2]])
+        calls = [call for call, _ in node.jobs_named if call != "report"]
+        self.assertEqual(["register", "lease", "lease", "leave"], calls)
 
     def test_an_async_job_is_refused_naming_its_mode(self):
         node = OneTrainerJob()

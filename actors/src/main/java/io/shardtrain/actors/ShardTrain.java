@@ -32,8 +32,6 @@ import io.shardtrain.actors.sparse.TableSpec;
 import io.shardtrain.actors.trainer.CtrTrainer;
 import io.shardtrain.actors.trainer.Trainer;
 import io.shardtrain.actors.transport.Asks;
-import io.shardtrain.actors.transport.BulkAddress;
-import io.shardtrain.actors.transport.BulkTransport;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.data.CtrDataset;
 import io.shardtrain.compute.nn.Activation;
@@ -74,6 +72,7 @@ public final class ShardTrain {
   private final ActorSystem<?> system;
   private final ActorRef<JobProtocol.Command> master;
   private final Duration timeout;
+  private final BlockPulls pulls;
   private static final AtomicInteger JOB_MASTERS = new AtomicInteger();
   /** How the warning of a JVM whose async callbacks each get a new thread begins. */
   public static final String UNPOOLED_CALLBACKS = "This JVM starts a new thread for every asynchronous callback";
@@ -84,6 +83,7 @@ public final class ShardTrain {
     this.system = system;
     this.master = master;
     this.timeout = system.settings().config().getDuration("shardtrain.trainer.ask-timeout");
+    this.pulls = new BlockPulls(system, timeout);
   }
 
   /**
@@ -357,6 +357,15 @@ public final class ShardTrain {
         system.scheduler()).thenApply(JobProtocol.JobList::jobs);
   }
 
+  /**
+   * Cancels job {@code jobId} (null or blank: the newest running job): its trainers finish the step
+   * they are in and leave. Completes with the job's status once the cancel is journaled.
+   */
+  public CompletionStage<JobProtocol.JobStatus> cancel(String jobId) {
+    return AskPattern.askWithStatus(master, r -> jobId == null || jobId.isBlank() ? new JobProtocol.CancelJob(r)
+        : new JobProtocol.ToJob(jobId, new JobProtocol.CancelJob(r)), timeout, system.scheduler());
+  }
+
   /** Deletes finished job {@code jobId}'s journal (its master's, blocks' and table shards' events and snapshots). */
   public CompletionStage<JobProtocol.JobDeleted> deleteJob(String jobId) {
     return AskPattern.askWithStatus(master, r -> new JobProtocol.DeleteJob(jobId, r), timeout.multipliedBy(5),
@@ -417,71 +426,10 @@ public final class ShardTrain {
 
   /**
    * The values of block {@code entityId} at version >= {@code minVersion}. With this node's bulk
-   * channel on they come over it (a {@link io.shardtrain.actors.ps.BlockLetters.ValuesLetter}) where the block's node can
-   * send them, and inline again if that fails.
+   * channel on they come over it where the block's node can send them, and inline again if that fails.
    */
   public CompletionStage<BlockProtocol.BlockValues> pull(String entityId, long minVersion) {
-    long start = System.nanoTime();
-    var block = ParameterBlock.entityRef(system, entityId);
-    BulkTransport bulk = BulkTransport.get(system);
-    if (!bulk.isEnabled()) {
-      return Asks.onArrival(block.<BlockProtocol.BlockValues>askWithStatus(
-              replyTo -> new BlockProtocol.Pull(minVersion, replyTo), timeout))
-          .exceptionallyCompose(failure -> unreached(entityId, minVersion, start, failure));
-    }
-    BulkAddress self = BulkAddress.of(bulk.address());
-    return Asks.onArrival(block.<BlockProtocol.BlockValues>askWithStatus(
-            replyTo -> new BlockProtocol.Pull(minVersion, self, replyTo), timeout))
-        .handle((v, failure) -> failure == null ? CompletableFuture.completedFuture(v)
-            : inlineUnlessUnreached(entityId, minVersion, start, failure))
-        .thenCompose(stage -> stage);
-  }
-
-  /**
-   * After a pull over the bulk channel failed: the same pull inline, unless it timed out because the
-   * block has not reached the version, which another wait of the ask's timeout would not change.
-   */
-  private CompletionStage<BlockProtocol.BlockValues> inlineUnlessUnreached(String entityId, long minVersion,
-      long start, Throwable failure) {
-    Throwable cause = Asks.cause(failure);
-    CompletionStage<BlockProtocol.BlockStats> stats = cause instanceof java.util.concurrent.TimeoutException
-        ? stats(entityId) : CompletableFuture.completedFuture(null);
-    return stats.thenCompose(s -> s != null && s.version() < minVersion
-        ? unreachedAt(entityId, minVersion, start, cause, s)
-        : Asks.onArrival(ParameterBlock.entityRef(system, entityId).<BlockProtocol.BlockValues>askWithStatus(
-                replyTo -> new BlockProtocol.Pull(minVersion, replyTo), timeout))
-            .exceptionallyCompose(again -> unreached(entityId, minVersion, start, again)));
-  }
-
-  /**
-   * A pull that timed out fails naming the version the block is at, which the ask's timeout does not.
-   */
-  private CompletionStage<BlockProtocol.BlockValues> unreached(String entityId, long minVersion, long start,
-      Throwable failure) {
-    Throwable cause = Asks.cause(failure);
-    if (!(cause instanceof java.util.concurrent.TimeoutException)) return CompletableFuture.failedFuture(failure);
-    return stats(entityId).thenCompose(s -> unreachedAt(entityId, minVersion, start, cause, s));
-  }
-
-  /** The block's statistics, or null when it does not answer within 2 s (its node may be down: no second full wait). */
-  private CompletionStage<BlockProtocol.BlockStats> stats(String entityId) {
-    Duration ask = timeout.compareTo(Duration.ofSeconds(2)) < 0 ? timeout : Duration.ofSeconds(2);
-    return ParameterBlock.entityRef(system, entityId).<BlockProtocol.BlockStats>ask(BlockProtocol.GetStats::new, ask)
-        .handle((s, e) -> s);
-  }
-
-  /**
-   * Still a timeout (gRPC answers it as no answer, and its clients pull again), naming how long it
-   * waited and, when known, the block's version.
-   */
-  private CompletionStage<BlockProtocol.BlockValues> unreachedAt(String entityId, long minVersion, long start,
-      Throwable cause, BlockProtocol.BlockStats stats) {
-    var unanswered = new java.util.concurrent.TimeoutException("block " + entityId + " has no values at version"
-        + " >= " + minVersion + " after " + Math.round((System.nanoTime() - start) / 1e9) + " s (shardtrain"
-        + ".trainer.ask-timeout " + timeout.toSeconds() + " s)" + (stats == null ? ""
-        : ": it is at version " + stats.version()));
-    unanswered.initCause(cause);
-    return CompletableFuture.failedFuture(unanswered);
+    return pulls.pull(entityId, minVersion);
   }
 
   /** Statistics of every block of the job. */

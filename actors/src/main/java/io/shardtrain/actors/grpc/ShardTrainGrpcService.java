@@ -21,6 +21,8 @@ import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.grpc.BlockValues;
 import io.shardtrain.grpc.CheckpointReply;
 import io.shardtrain.grpc.CheckpointRequest;
+import io.shardtrain.grpc.CancelJobReply;
+import io.shardtrain.grpc.CancelJobRequest;
 import io.shardtrain.grpc.DeleteJobReply;
 import io.shardtrain.grpc.DeleteJobRequest;
 import io.shardtrain.grpc.HeartbeatReply;
@@ -130,7 +132,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
     }).thenCompose(sj -> {
       JobProtocol.JobStatus s = sj.getKey();
       ClusterStatus.Builder b = ClusterStatus.newBuilder().addAllMembers(ClusterView.members(system))
-          .setSubmitted(s.submitted()).setDone(s.done()).setEpochsDone(s.epochsDone())
+          .setSubmitted(s.submitted()).setDone(s.done()).setCancelled(s.cancelled()).setEpochsDone(s.epochsDone())
           .setMembershipEpoch(s.membershipEpoch()).addAllTrainers(s.members()).setExamplesReported(s.examplesReported())
           .addAllLeases(s.leases()).setCheckpointStep(s.checkpointStep()).setGeneration(s.generation())
           .setTestAuc(s.testAuc()).setTestAucExamples(s.testAucExamples())
@@ -184,6 +186,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
         if (n instanceof TrainerNotice.RollBack r) {
           b.addRollbacks(RolledBack.newBuilder().setStep(r.step()).setGeneration(r.generation()));
         }
+        if (n instanceof TrainerNotice.Cancelled) b.setJobCancelled(true);
       }
       return CompletableFuture.completedFuture(b.build());
     });
@@ -404,6 +407,15 @@ final class ShardTrainGrpcService implements ShardTrainApi {
     return call(() -> job(in.getJobId()).thenCompose(job -> answer(api.checkpoint(job.jobId(), in.getDir()), "the master",
             checkpointWait))
         .thenApply(c -> CheckpointReply.newBuilder().setJobId(c.jobId()).setStep(c.step()).setDir(c.dir()).build()));
+  }
+
+  @Override
+  public CompletionStage<CancelJobReply> cancelJob(CancelJobRequest in) {
+    return call(() -> answer(api.cancel(in.getJobId()), "the master", timeout).thenApply(s -> {
+      CancelJobReply.Builder b = CancelJobReply.newBuilder().setJobId(s.jobId());
+      for (JobProtocol.TrainerProgress p : s.progress()) b.addTrainers(p.trainerId()).addLastSteps(p.lastStep());
+      return b.build();
+    }));
   }
 
   @Override

@@ -20,7 +20,7 @@ public final class JobProtocol {
   public sealed interface Command extends CborSerializable
       permits SubmitJob, RegisterTrainer, RequestTask, ReportProgress, Heartbeat, LeaveJob, GetStatus, TakeCheckpoint,
       RollBackToCheckpoint, SettleFromRing, RingCheckpointed, RequestAucShare, ReportAuc, ToJob, DeleteJob, ListJobs,
-      MaySubmit, Internal {}
+      MaySubmit, CancelJob, Internal {}
 
   /**
    * The master's messages to itself (timers, answers to its own asks): declared beside the master,
@@ -47,6 +47,13 @@ public final class JobProtocol {
    * blocks and its table's shards. A running job is refused; the id stays taken.
    */
   public record DeleteJob(String jobId, ActorRef<StatusReply<JobDeleted>> replyTo) implements Command {}
+
+  /**
+   * Ends the running job before its last step or epoch: its trainers finish the step they are in,
+   * report it and leave, and no task is leased after it. Answers the job's status then; a job that
+   * is done already is refused. The blocks keep the model, which can be saved and checkpointed.
+   */
+  public record CancelJob(ActorRef<StatusReply<JobStatus>> replyTo) implements Command {}
 
   /** Job {@code jobId}'s journal was deleted: {@code entities} persistent entities (master, blocks, shards). */
   public record JobDeleted(String jobId, int entities) implements CborSerializable {}
@@ -250,25 +257,26 @@ public final class JobProtocol {
    * {@code generation}: how many times the job rolled back to a checkpoint. {@code testAuc}: a
    * click-through job's test AUC merged from every trainer's share over {@code testAucExamples}
    * examples, NaN until every planned trainer sent its share. {@code progress}: where each member
-   * trainer is, in membership order. {@code settled}: the master waits for nothing from the blocks
+   * trainer is, in membership order. {@code cancelled}: the job was cancelled (so {@code done}
+   * before its last step or epoch). {@code settled}: the master waits for nothing from the blocks
    * (every task a departed trainer held is settled with them, and every block knows the current
    * membership); a program that stops a finished job's nodes waits for it, or the master's last
    * messages reach blocks that are handing off and are dropped.
    */
-  public record JobStatus(String jobId, boolean submitted, boolean done, int epochsDone, long membershipEpoch,
+  public record JobStatus(String jobId, boolean submitted, boolean done, boolean cancelled, int epochsDone, long membershipEpoch,
       List<String> members, long examplesReported, List<String> leases, List<TrainerProgress> progress, JobSpec job,
       long checkpointStep, String checkpointDir, long generation, double testAuc, long testAucExamples,
       boolean settled) implements CborSerializable {
 
     /** This status with the merged test AUC of a click-through job over {@code examples} test examples. */
     public JobStatus withTestAuc(double auc, long examples) {
-      return new JobStatus(jobId, submitted, done, epochsDone, membershipEpoch, members, examplesReported, leases,
+      return new JobStatus(jobId, submitted, done, cancelled, epochsDone, membershipEpoch, members, examplesReported, leases,
           progress, job, checkpointStep, checkpointDir, generation, auc, examples, settled);
     }
 
     /** This status, settled only if it was and {@code blocksKnowMembership}. */
     public JobStatus withMembershipKnown(boolean blocksKnowMembership) {
-      return new JobStatus(jobId, submitted, done, epochsDone, membershipEpoch, members, examplesReported, leases,
+      return new JobStatus(jobId, submitted, done, cancelled, epochsDone, membershipEpoch, members, examplesReported, leases,
           progress, job, checkpointStep, checkpointDir, generation, testAuc, testAucExamples,
           settled && blocksKnowMembership);
     }

@@ -1,5 +1,6 @@
 package io.shardtrain.actors.master;
 
+import akka.pattern.StatusReply;
 import io.shardtrain.actors.job.JobProtocol.TakeCheckpoint;
 import io.shardtrain.actors.ps.BlockSpec;
 import java.util.ArrayList;
@@ -63,8 +64,13 @@ final class CheckpointQueue {
     return null;
   }
 
-  /** Queues an on-demand checkpoint; it starts now unless one is running. */
+  /** Queues an on-demand checkpoint; it starts now unless one is running. A job that has none is refused. */
   void request(MasterState s, TakeCheckpoint request) {
+    String refusal = refusal(s);
+    if (refusal != null) {
+      request.replyTo().tell(StatusReply.error(refusal));
+      return;
+    }
     waiting.add(request);
     if (!running) startNext(s);
   }

@@ -3,6 +3,7 @@ package io.shardtrain.actors.master;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.AskPattern;
+import akka.actor.typed.javadsl.TimerScheduler;
 import akka.pattern.StatusReply;
 import io.shardtrain.actors.job.JobProtocol.CheckpointWritten;
 import io.shardtrain.actors.job.JobProtocol.Command;
@@ -13,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.LongSupplier;
+import org.slf4j.Logger;
 
 /**
  * Starts the master's checkpoints for its {@link CheckpointQueue}: the {@link CheckpointTaker} asks
@@ -48,7 +50,7 @@ final class CheckpointStarter implements CheckpointQueue.Starter {
     long keepFrom = s.checkpoint() == null ? 0 : s.checkpoint().step();
     ActorRef<Command> self = context.getSelf();
     Duration timeout = settings.timeout();
-    var stage = taker.take(s.job(), periodic && settings.everySteps() > 0, s.done(), keepFrom, dir,
+    var stage = taker.take(s.job(), periodic && settings.everySteps() > 0, s.done(), s.cancelled(), keepFrom, dir,
         step -> AskPattern.<Command, StatusReply<MasterState.CommittedCheckpoint>>ask(self,
                 r -> new OffsetsAt(step, "", System.nanoTime() + timeout.toNanos() / 2, r),
                 timeout, context.getSystem().scheduler())
@@ -58,5 +60,21 @@ final class CheckpointStarter implements CheckpointQueue.Starter {
     // The failure itself, not the futures' wrapper, whose message starts with the failure's class name.
     context.pipeToSelf(stage, (result, failure) -> new CheckpointFinished(result,
         failure == null ? null : Asks.cause(failure), rollbacksAtStart, replyTo));
+  }
+
+  /**
+   * Answers {@code c} with the master's offsets at its step once every trainer reported that step,
+   * the job is done, or the deadline passed; until then asks again shortly (progress reports trail
+   * the blocks by a moment).
+   */
+  static void answer(MasterState s, OffsetsAt c, TimerScheduler<Command> timers, Logger log) {
+    if (s.done() || s.allReportedUpTo(c.step()) || System.nanoTime() > c.deadlineNanos()) {
+      if (!s.done() && !s.allReportedUpTo(c.step())) {
+        log.warn("checkpoint at step {}: not every trainer reported that step; offsets as reported", c.step());
+      }
+      c.replyTo().tell(StatusReply.success(s.checkpointAt(c.step(), c.dir())));
+    } else {
+      timers.startSingleTimer("offsets-" + c.step(), c, Duration.ofMillis(100));
+    }
   }
 }

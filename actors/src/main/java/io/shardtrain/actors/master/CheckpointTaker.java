@@ -59,21 +59,26 @@ final class CheckpointTaker {
   /**
    * Takes a checkpoint of {@code job} and writes it to {@code dir} (null: the configured directory).
    * {@code periodic}: the step is the next multiple of {@code shardtrain.checkpoint.every-steps}.
-   * {@code jobDone}: the blocks are still, so the step is their version. Checkpoints older than
+   * {@code jobDone}: the blocks are still, so the step is their version; {@code cancelled}: the
+   * trainers finish the step they are in, which some blocks may still be applying, so the step is
+   * their newest version. Checkpoints older than
    * {@code keepFrom} may be dropped by the blocks; {@code offsets} gives the master's state at a step.
    */
-  CompletionStage<MasterState.CommittedCheckpoint> take(JobSpec job, boolean periodic, boolean jobDone, long keepFrom,
-      Path dir, LongFunction<CompletionStage<MasterState.CommittedCheckpoint>> offsets) {
-    return attempt(job, periodic, jobDone, keepFrom, dir, offsets, 1);
+  CompletionStage<MasterState.CommittedCheckpoint> take(JobSpec job, boolean periodic, boolean jobDone,
+      boolean cancelled, long keepFrom, Path dir, LongFunction<CompletionStage<MasterState.CommittedCheckpoint>> offsets) {
+    return attempt(job, periodic, jobDone, cancelled, keepFrom, dir, offsets, 1);
   }
 
   private CompletionStage<MasterState.CommittedCheckpoint> attempt(JobSpec job, boolean periodic, boolean jobDone,
-      long keepFrom, Path dir, LongFunction<CompletionStage<MasterState.CommittedCheckpoint>> offsets, int attempt) {
+      boolean cancelled, long keepFrom, Path dir, LongFunction<CompletionStage<MasterState.CommittedCheckpoint>> offsets,
+      int attempt) {
     return versions(job).thenCompose(v -> {
       long min = v.stream().mapToLong(Long::longValue).min().orElse(0);
       long max = v.stream().mapToLong(Long::longValue).max().orElse(0);
       long step;
-      if (jobDone && job.steps() > 0) {
+      if (jobDone && cancelled) {
+        step = max;
+      } else if (jobDone && job.steps() > 0) {
         // Sync steps are the job's: done means a trainer reported the last step, whose barrier
         // some blocks may still be completing; the capture waits for it there.
         step = job.steps();
@@ -108,7 +113,7 @@ final class CheckpointTaker {
                 ? failure.getCause() : failure;
             // A block already past the step (the job moved faster than the request): aim further ahead.
             if (attempt < ATTEMPTS && !jobDone && String.valueOf(cause.getMessage()).contains("past checkpoint step")) {
-              return attempt(job, periodic, false, keepFrom, dir, offsets, attempt + 1);
+              return attempt(job, periodic, false, false, keepFrom, dir, offsets, attempt + 1);
             }
             return CompletableFuture.failedFuture(cause);
           });

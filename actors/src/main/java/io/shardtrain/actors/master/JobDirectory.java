@@ -205,6 +205,7 @@ public final class JobDirectory extends EventSourcedBehavior<Command, JobDirecto
     else if (c instanceof TakeCheckpoint r) r.replyTo().tell(StatusReply.error(why));
     else if (c instanceof RequestAucShare r) r.replyTo().tell(StatusReply.error(why));
     else if (c instanceof SubmitJob r) r.replyTo().tell(StatusReply.error(why));
+    else if (c instanceof CancelJob r) r.replyTo().tell(StatusReply.error(why));
     else context.getLog().debug("{}: dropped {}", why, c);
   }
 

@@ -31,7 +31,6 @@ import io.shardtrain.actors.master.CheckpointStarter.CheckpointFinished;
 import io.shardtrain.actors.master.CheckpointStarter.OffsetsAt;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.ParameterBlock;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiConsumer;
@@ -92,6 +91,9 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
 
   /** The expected trainers were registered and every block knew them: tasks are handed out from now on. */
   public record JobStarted(long membershipEpoch) implements Event {}
+
+  /** The job was cancelled: done from now on, its trainers told to finish their step and leave. */
+  public record JobCancelled() implements Event {}
 
   /** Every block holds its state at the checkpoint's step; the master's part is in the event. */
   public record CheckpointCommitted(MasterState.CommittedCheckpoint checkpoint) implements Event {}
@@ -213,6 +215,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
         .onCommand(RequestTask.class, this::onRequestTask)
         .onCommand(ReportProgress.class, this::onProgress)
         .onCommand(LeaveJob.class, this::onLeave)
+        .onCommand(CancelJob.class, this::onCancel)
         .onCommand(Heartbeat.class, only((s, c) -> {
           if (s.members().containsKey(c.trainerId())) liveness.heard(c.trainerId(), System.nanoTime());
         }))
@@ -224,8 +227,8 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
         .onCommand(ReportAuc.class, only((s, c) -> testAuc.add(s.job(), c)))
         .onCommand(Tick.class, this::onTick)
         .onCommand(BlockAcked.class, only((s, c) -> membership.acked(c.blockId(), c.epoch())))
-        .onCommand(TakeCheckpoint.class, this::onTakeCheckpoint)
-        .onCommand(OffsetsAt.class, this::onOffsetsAt)
+        .onCommand(TakeCheckpoint.class, only(checkpoints::request))
+        .onCommand(OffsetsAt.class, only((s, c) -> CheckpointStarter.answer(s, c, timers, context.getLog())))
         .onCommand(CheckpointFinished.class, this::onCheckpointFinished)
         .onCommand(RollBackToCheckpoint.class, this::onRollBackRequest)
         .onCommand(MemberRemoved.class, only((s, c) -> {
@@ -303,6 +306,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
   private Effect<Event, MasterState> onRequestTask(MasterState s, RequestTask c) {
     if (!s.members().containsKey(c.trainerId())) return answer(c.replyTo(), new NotRegistered());
     liveness.heard(c.trainerId(), System.nanoTime());
+    if (s.cancelled()) return answer(c.replyTo(), new NoTask(true));
     if (!s.started()) {
       int registered = s.members().size();
       int expected = s.job().trainers();
@@ -315,9 +319,9 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
     if (!membership.mayLease(c.trainerId(), MembershipBroadcast.barrier(s.job()))) {
       return answer(c.replyTo(), new WaitForTrainers(s.members().size(), s.job().trainers()));
     }
-    MasterState.TaskState current = s.leaseOf(c.trainerId());
+    TaskState current = s.leaseOf(c.trainerId());
     if (current != null) return answer(c.replyTo(), s.lease(current));
-    MasterState.TaskState next = s.nextFreeTask();
+    TaskState next = s.nextFreeTask();
     if (next == null) return answer(c.replyTo(), new NoTask(s.done()));
     return Effect().persist(new TaskLeased(next.epoch, next.index, c.trainerId()))
         .thenRun(st -> c.replyTo().tell(StatusReply.success(st.lease(st.task(next.epoch, next.index)))));
@@ -332,7 +336,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
       if (c.generation() < s.generation()) Rollbacks.tell(s, c.trainerId());
       return Effect().none();
     }
-    MasterState.TaskState t = s.task(c.epoch(), c.task());
+    TaskState t = s.task(c.epoch(), c.task());
     if (t == null || !c.trainerId().equals(t.leasedTo)) {
       c.replyTo().tell(StatusReply.error("task " + c.epoch() + "/" + c.task() + " is not leased to " + c.trainerId()));
       return Effect().none();
@@ -343,6 +347,20 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
       return Effect().none();
     }
     return Effect().persist(ReportedSteps.recorded(t, c)).thenRun(st -> c.replyTo().tell(StatusReply.ack()));
+  }
+
+  private Effect<Event, MasterState> onCancel(MasterState s, CancelJob c) {
+    if (s.job() == null || s.done()) {
+      c.replyTo().tell(StatusReply.error(s.job() == null ? "no job has been submitted yet; nothing to cancel"
+          : "job '" + s.job().jobId() + "' " + (s.cancelled() ? "was cancelled already" : "has finished")));
+      return Effect().none();
+    }
+    return Effect().persist(new JobCancelled()).thenRun(st -> {
+      context.getLog().warn("job {} cancelled; its trainers {} finish their step and leave", st.job().jobId(),
+          st.members().keySet());
+      for (ActorRef<TrainerNotice> t : st.members().values()) t.tell(new TrainerNotice.Cancelled(st.job().jobId()));
+      c.replyTo().tell(StatusReply.success(st.status()));
+    });
   }
 
   private Effect<Event, MasterState> onTrainerStopped(MasterState s, TrainerStopped c) {
@@ -410,27 +428,6 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
 
   // ---- checkpoints ----
 
-  private Effect<Event, MasterState> onTakeCheckpoint(MasterState s, TakeCheckpoint c) {
-    String refusal = CheckpointQueue.refusal(s);
-    if (refusal != null) c.replyTo().tell(StatusReply.error(refusal));
-    else checkpoints.request(s, c);
-    return Effect().none();
-  }
-
-  private Effect<Event, MasterState> onOffsetsAt(MasterState s, OffsetsAt c) {
-    if (s.done() || s.allReportedUpTo(c.step()) || System.nanoTime() > c.deadlineNanos()) {
-      if (!s.done() && !s.allReportedUpTo(c.step())) {
-        context.getLog().warn("checkpoint at step {}: not every trainer reported that step; offsets as reported",
-            c.step());
-      }
-      c.replyTo().tell(StatusReply.success(s.checkpointAt(c.step(), c.dir())));
-    } else {
-      // Progress reports trail the blocks by a moment: ask again shortly.
-      timers.startSingleTimer("offsets-" + c.step(), c, Duration.ofMillis(100));
-    }
-    return Effect().none();
-  }
-
   private Effect<Event, MasterState> onCheckpointFinished(MasterState s, CheckpointFinished c) {
     boolean crossedRollback = c.rollbacksAtStart() != rollbacks.started() || rollbacks.running();
     checkpoints.finished(c.failure() == null && !crossedRollback);
@@ -489,6 +486,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
         .onEvent(TrainerLeft.class, (s, e) -> s.left(e.trainerId()))
         .onEvent(TaskLeased.class, (s, e) -> s.leased(e.epoch(), e.task(), e.trainerId()))
         .onEvent(JobStarted.class, (s, e) -> s.started(e.membershipEpoch()))
+        .onEvent(JobCancelled.class, (s, e) -> s.cancel())
         .onEvent(ProgressRecorded.class, (s, e) -> s.progressed(e.epoch(), e.task(), e.trainerId(),
             ReportedSteps.all(e)))
         .onEvent(CheckpointCommitted.class, (s, e) -> s.checkpointCommitted(e.checkpoint()))

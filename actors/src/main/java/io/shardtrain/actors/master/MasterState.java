@@ -3,6 +3,7 @@ package io.shardtrain.actors.master;
 import akka.actor.typed.ActorRef;
 import akka.persistence.typed.SnapshotAdapter;
 import com.fasterxml.jackson.annotation.JsonAutoDetect;
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.shardtrain.actors.job.CborSerializable;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
@@ -28,93 +29,6 @@ import java.util.TreeMap;
 @JsonAutoDetect(fieldVisibility = JsonAutoDetect.Visibility.ANY,
     getterVisibility = JsonAutoDetect.Visibility.NONE, isGetterVisibility = JsonAutoDetect.Visibility.NONE)
 public final class MasterState implements CborSerializable {
-
-  /** One data task: the range {@code [from, to)} of one epoch, its reader offset and who holds it. */
-  @JsonAutoDetect(fieldVisibility = JsonAutoDetect.Visibility.ANY,
-      getterVisibility = JsonAutoDetect.Visibility.NONE, isGetterVisibility = JsonAutoDetect.Visibility.NONE)
-  static final class TaskState {
-    int epoch;
-    int index;
-    int from;
-    int to;
-    long offset;
-    String leasedTo;
-    /**
-     * The trainer whose lease was dropped before the master could know how far the blocks got
-     * with this task (it may have pushed steps it never reported); null when settled. A settling
-     * task is leased to nobody until every block answered ({@link Master.TaskSettled}).
-     */
-    String settlingFor;
-    /** Blocks that already hold this task's examples up to an offset beyond {@link #offset}. */
-    TreeMap<String, Long> skip = new TreeMap<>();
-    boolean finished;
-    /** The step whose report finished the task. */
-    long finishedAtStep;
-    /** (step, offset) reports after {@link #floorStep}, in arrival order (a trainer reports its steps in order). */
-    List<long[]> history = new ArrayList<>();
-    /** The offset as of step {@link #floorStep}: where the history starts. */
-    long floorOffset;
-    long floorStep;
-
-    /** The reader offset after step {@code step}; the floor offset for a step the history no longer holds. */
-    long offsetAt(long step) {
-      long o = floorOffset;
-      for (long[] h : history) {
-        if (h[0] <= step) o = Math.max(o, h[1]);
-      }
-      return o;
-    }
-
-    void record(long step, long newOffset) {
-      history.add(new long[] {step, newOffset});
-      // Bounded even when no checkpoint ever commits; a checkpoint reads offsets a few steps back.
-      while (history.size() > MAX_HISTORY) {
-        long[] oldest = history.remove(0);
-        floorStep = Math.max(floorStep, oldest[0]);
-        floorOffset = Math.max(floorOffset, oldest[1]);
-      }
-    }
-
-    /** Folds the history up to {@code step} into the floor. */
-    void compact(long step) {
-      floorOffset = offsetAt(step);
-      floorStep = Math.max(floorStep, step);
-      history.removeIf(h -> h[0] <= step);
-    }
-
-    TaskState() {}
-
-    TaskState(int epoch, int index, int from, int to) {
-      this.epoch = epoch;
-      this.index = index;
-      this.from = from;
-      this.to = to;
-    }
-
-    int length() {
-      return to - from;
-    }
-
-    boolean untouched() {
-      return leasedTo == null && offset == 0 && !finished && settlingFor == null && skip.isEmpty();
-    }
-
-    TaskState copy() {
-      TaskState c = new TaskState(epoch, index, from, to);
-      c.offset = offset;
-      c.leasedTo = leasedTo;
-      c.settlingFor = settlingFor;
-      c.skip = new TreeMap<>(skip);
-      c.finished = finished;
-      c.finishedAtStep = finishedAtStep;
-      for (long[] h : history) c.history.add(h.clone());
-      c.floorOffset = floorOffset;
-      c.floorStep = floorStep;
-      return c;
-    }
-  }
-
-  static final int MAX_HISTORY = 256;
 
   /** A task's reader offset at a checkpoint. */
   public record TaskOffset(int epoch, int task, long offset) {}
@@ -142,6 +56,9 @@ public final class MasterState implements CborSerializable {
   private boolean started;
   private CommittedCheckpoint checkpoint;
   private long generation;
+  /** Left out of a snapshot while false: the snapshots of every job not cancelled read as before. */
+  @JsonInclude(JsonInclude.Include.NON_DEFAULT)
+  private boolean cancelled;
 
   public JobSpec job() {
     return job;
@@ -165,6 +82,11 @@ public final class MasterState implements CborSerializable {
     return checkpoint;
   }
 
+  /** Whether the job was cancelled (and so is done, short of its last step or epoch). */
+  public boolean cancelled() {
+    return cancelled;
+  }
+
   /** How many rollbacks the job went through; pushes and progress of an older generation are refused. */
   public long generation() {
     return generation;
@@ -173,10 +95,11 @@ public final class MasterState implements CborSerializable {
   /**
    * Epoch-bounded: every task of the last epoch finished. Step-bounded, sync or all-reduce: a trainer reported the
    * last step (steps are the job's, so a trainer that died and came back late does not owe any).
-   * Step-bounded, async: as many trainers as the job expects reached their last step.
+   * Step-bounded, async: as many trainers as the job expects reached their last step. Cancelled: at once.
    */
   public boolean done() {
     if (job == null) return false;
+    if (cancelled) return true;
     if (job.boundedByEpochs()) return firstOpenEpoch >= job.epochs();
     if (job.mode().lockstep()) return lastStep.values().stream().anyMatch(s -> s >= job.steps());
     return lastStep.values().stream().filter(s -> s >= job.steps()).count() >= job.trainers();
@@ -211,6 +134,7 @@ public final class MasterState implements CborSerializable {
     c.started = started;
     c.checkpoint = checkpoint;
     c.generation = generation;
+    c.cancelled = cancelled;
     return c;
   }
 
@@ -221,6 +145,11 @@ public final class MasterState implements CborSerializable {
     openEpoch(0);
     openEpoch(1);
     return from == null ? this : ResumedCheckpoint.resume(this, from);
+  }
+
+  MasterState cancel() {
+    cancelled = true;
+    return this;
   }
 
   MasterState started(long epoch) {
@@ -443,7 +372,7 @@ public final class MasterState implements CborSerializable {
       progress.add(t == null ? new JobProtocol.TrainerProgress(id, ref, -1, -1, 0, 0, step)
           : new JobProtocol.TrainerProgress(id, ref, t.epoch, t.index, t.offset, t.length(), step));
     });
-    return new JobProtocol.JobStatus(job == null ? "" : job.jobId(), job != null, done(),
+    return new JobProtocol.JobStatus(job == null ? "" : job.jobId(), job != null, done(), cancelled,
         firstOpenEpoch, membershipEpoch, List.copyOf(members.keySet()), examplesReported, leases, progress, job,
         checkpoint == null ? -1 : checkpoint.step(), checkpoint == null ? "" : checkpoint.dir(), generation,
         Double.NaN, 0, settling().isEmpty());

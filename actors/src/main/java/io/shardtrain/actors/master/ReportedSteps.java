@@ -18,7 +18,7 @@ final class ReportedSteps {
    * must lie between the task's and its end, and each step come after the one before it, at an
    * offset no lower.
    */
-  static String misreported(MasterState.TaskState t, List<StepOffset> steps) {
+  static String misreported(TaskState t, List<StepOffset> steps) {
     StepOffset newest = steps.get(steps.size() - 1);
     if (newest.offset() < t.offset || newest.offset() > t.length()) {
       return "offset " + newest.offset() + " of task " + t.epoch + "/" + t.index + " is outside [" + t.offset + ", "
@@ -35,7 +35,7 @@ final class ReportedSteps {
   }
 
   /** The event of report {@code c} on task {@code t}: its newest step, and those before it past the task's offset. */
-  static Master.ProgressRecorded recorded(MasterState.TaskState t, ReportProgress c) {
+  static Master.ProgressRecorded recorded(TaskState t, ReportProgress c) {
     List<StepOffset> steps = c.steps();
     List<StepOffset> earlier = steps.subList(0, steps.size() - 1).stream().filter(x -> x.offset() > t.offset).toList();
     StepOffset newest = c.newest();

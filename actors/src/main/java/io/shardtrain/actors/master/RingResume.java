@@ -29,7 +29,7 @@ final class RingResume {
     int unfinished = Integer.MAX_VALUE;
     int newestEpoch = -1;
     for (MasterState.TaskOffset o : reported.offsets()) {
-      MasterState.TaskState t = s.task(o.epoch(), o.task());
+      TaskState t = s.task(o.epoch(), o.task());
       long offset = o.offset();
       for (JobProtocol.RingMark m : c.marks()) {
         if (m.epoch() == o.epoch() && m.task() == o.task() && m.step() <= c.step() && m.offset() > offset) {

@@ -42,7 +42,7 @@ final class TaskSettler {
   void askMissing(MasterState s) {
     // All-reduce blocks see no pushes: the ring settles its departed members' tasks (fromRing).
     if (s.job() == null || s.job().mode() == BlockSpec.Mode.ALLREDUCE) return;
-    for (MasterState.TaskState t : s.settling()) {
+    for (TaskState t : s.settling()) {
       String key = taskKey(t.epoch, t.index);
       Map<String, BlockProtocol.TaskProgress> got = answers.computeIfAbsent(key, k -> new HashMap<>());
       for (String block : s.job().blocks()) {
@@ -61,7 +61,7 @@ final class TaskSettler {
       BlockProtocol.TaskProgress progress, Throwable failure) {
     String key = taskKey(epoch, task);
     asked.remove(key + " " + blockId);
-    MasterState.TaskState t = s.task(epoch, task);
+    TaskState t = s.task(epoch, task);
     if (generation != s.generation() || t == null || t.settlingFor == null) return null;
     if (failure != null) {
       // A block of a lost node answers once sharding restarted it.
@@ -83,7 +83,7 @@ final class TaskSettler {
   static List<Master.TaskSettled> fromRing(MasterState s, JobProtocol.SettleFromRing c) {
     if (c.generation() != s.generation() || c.membershipEpoch() != s.membershipEpoch()) return List.of();
     List<Master.TaskSettled> out = new ArrayList<>();
-    for (MasterState.TaskState t : s.settling()) {
+    for (TaskState t : s.settling()) {
       // Its trainer left, or restarted (a new actor under the same id, which has not read it since).
       long offset = t.offset;
       long step = 0;
@@ -112,7 +112,7 @@ final class TaskSettler {
   }
 
   /** Where task {@code t} resumes, given every one of {@code blocks}' answer. */
-  static Master.TaskSettled settle(MasterState.TaskState t, List<String> blocks,
+  static Master.TaskSettled settle(TaskState t, List<String> blocks,
       Map<String, BlockProtocol.TaskProgress> answers) {
     // Each block holds the task up to the reported offset or its own mark, whichever is further.
     Map<String, Long> held = new TreeMap<>();

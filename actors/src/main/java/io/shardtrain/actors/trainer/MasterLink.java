@@ -83,7 +83,9 @@ final class MasterLink {
 
   void register() {
     // The master answers with notices on a typed adapter, so it needs none of the trainer's own messages.
-    ActorRef<TrainerNotice> notices = context.messageAdapter(TrainerNotice.class, Trainer.Notice::new);
+    // A cancelled job's trainer stops as on Trainer.Stop: its step finished and reported, the job left.
+    ActorRef<TrainerNotice> notices = context.messageAdapter(TrainerNotice.class,
+        n -> n instanceof TrainerNotice.Cancelled ? Trainer.Stop.INSTANCE : new Trainer.Notice(n));
     this.<JobProtocol.Registration>ask(replyTo -> new JobProtocol.RegisterTrainer(trainerId, notices, replyTo),
         (r, failure) -> r == null ? new Registered(null, 0, 0, 0, failure)
             : new Registered(r.job(), r.membershipEpoch(), r.lastStep(), r.generation(), null));

@@ -14,6 +14,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The master's messages over the wire, and its events and snapshots in the journal, in Jackson
@@ -41,7 +42,7 @@ class MasterSerializationTest {
     serialization.verifySerialization(new Master.TaskSettled(1, 0, "a", 20, 3, Map.of("w#0", 28L)), true);
     serialization.verifySerialization(new JobProtocol.NoTask(true), true);
     serialization.verifySerialization(new JobProtocol.WaitForTrainers(1, 2), true);
-    serialization.verifySerialization(new JobProtocol.JobStatus("job-1", true, false, 1, 4, List.of("a"), 120,
+    serialization.verifySerialization(new JobProtocol.JobStatus("job-1", true, false, false, 1, 4, List.of("a"), 120,
         List.of("1/0@20 -> a"), List.of(new JobProtocol.TrainerProgress("a", kit.<TrainerNotice>createTestProbe().ref(),
             1, 0, 20, 50, 3)), MasterTest.job(), 40, "/tmp/ckpt/job-1/step-40", 1, 0.75, 300, true), true);
     serialization.verifySerialization(new JobProtocol.CheckpointWritten("job-1", 40, "/tmp/ckpt"), true);
@@ -54,6 +55,8 @@ class MasterSerializationTest {
         0, 1280, Map.of("a", 40L));
     serialization.verifySerialization(new Master.CheckpointCommitted(committed), true);
     serialization.verifySerialization(new Master.RolledBackToCheckpoint(40, 2, "ps node lost"), true);
+    serialization.verifySerialization(new Master.JobCancelled(), true);
+    serialization.verifySerialization(new TrainerNotice.Cancelled("job-1"), true);
   }
 
   @Test
@@ -159,6 +162,10 @@ class MasterSerializationTest {
     assertEquals(expected.registration("a"), state.registration("a"));
     assertEquals(expected.lease(expected.task(0, 0)), state.lease(state.task(0, 0)));
     assertEquals(HexFormat.of().formatHex(serialization.serialize(expected).get()), STATE, "written as before");
+    // A cancelled job's snapshot says so.
+    MasterState cancelled = (MasterState) serialization.deserialize(serialization.serialize(expected.cancel()).get(),
+        cbor, "io.shardtrain.actors.master.MasterState").get();
+    assertTrue(cancelled.cancelled() && cancelled.done());
   }
 
   static Object read(Serialization serialization, int serializer, String manifest, String hex) {

@@ -22,7 +22,7 @@ class MasterStateTest {
     s.joined("a", null);
     s.joined("b", null);
     s.started(2);
-    MasterState.TaskState first = s.nextFreeTask();
+    TaskState first = s.nextFreeTask();
     assertEquals(List.of(1, 0, 50, 20L), List.of(first.epoch, first.from, first.to, first.offset));
     s.leased(1, 0, "a");
     s.progressed(1, 0, 30, "a", 8);
@@ -53,7 +53,7 @@ class MasterStateTest {
     s.rolledBack(5, 1);
 
     assertEquals(before, copy.status());
-    MasterState.TaskState t = copy.task(0, 0);
+    TaskState t = copy.task(0, 0);
     assertEquals(List.of(20L, 0L), List.of(t.offset, t.floorOffset));
     assertEquals("a", t.settlingFor);
     assertNull(t.leasedTo);

@@ -210,7 +210,7 @@ class MasterTest {
         r -> new JobProtocol.ReportProgress("a", 0, 0, List.of(at(1, 10), at(2, 20), at(3, 30), at(4, 40)), 0, r));
     assertTrue(again.reply().isSuccess());
     assertEquals(List.of(new Master.ProgressRecorded(0, 0, 40, "a", 4, List.of())), again.events());
-    MasterState.TaskState t = s.tk().getState().task(0, 0);
+    TaskState t = s.tk().getState().task(0, 0);
     assertEquals(List.of(10L, 20L, 30L, 40L), List.of(t.offsetAt(1), t.offsetAt(2), t.offsetAt(3), t.offsetAt(4)));
     assertEquals(40, s.tk().getState().status().examplesReported());
     assertEquals(4, s.tk().getState().registration("a").lastStep());

@@ -93,7 +93,7 @@ class RingResumeTest {
     assertEquals(List.of(60L, 1L, 3L, 0), List.of(status.examplesReported(), status.generation(),
         status.checkpointStep(), status.epochsDone()));
     s.joined("c", null);
-    MasterState.TaskState next = s.nextFreeTask();
+    TaskState next = s.nextFreeTask();
     assertEquals(List.of(0, 0, 30L), List.of(next.epoch, next.index, next.offset));
   }
 

@@ -55,7 +55,7 @@ class TaskSettlerTest {
   @Test
   void blocksSeveralBatchesPastTheReportResumeTheTaskWhereTheLastOfThemIsAndSkipTheOthersUpToTheirOwn() {
     // Reported: 20 at step 2. Unreported: steps 3 to 6 (batches of 8) reached w#0, steps 3 to 5 w#1.
-    MasterState.TaskState t = aLeftAtOffset20().task(0, 0);
+    TaskState t = aLeftAtOffset20().task(0, 0);
     assertEquals(new Master.TaskSettled(0, 0, "a", 44, 5, Map.of("w#0", 50L)), TaskSettler.settle(t,
         List.of("w#0", "w#1"), Map.of("w#0", new TaskProgress(50, 6), "w#1", new TaskProgress(44, 5))));
     // Every block got all of them: nothing to skip.
@@ -65,7 +65,7 @@ class TaskSettlerTest {
 
   @Test
   void aBlockBehindTheReportedOffsetHoldsTheTaskUpToIt() {
-    MasterState.TaskState t = aLeftAtOffset20().task(0, 0);
+    TaskState t = aLeftAtOffset20().task(0, 0);
     assertEquals(new Master.TaskSettled(0, 0, "a", 20, 0, Map.of("w#1", 50L)), TaskSettler.settle(t,
         List.of("w#0", "w#1"), Map.of("w#0", new TaskProgress(0, 0), "w#1", new TaskProgress(70, 9))));
   }

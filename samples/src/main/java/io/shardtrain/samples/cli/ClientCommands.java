@@ -10,6 +10,8 @@ import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.grpc.GrpcSettings;
 import io.shardtrain.grpc.CheckpointReply;
 import io.shardtrain.grpc.CheckpointRequest;
+import io.shardtrain.grpc.CancelJobReply;
+import io.shardtrain.grpc.CancelJobRequest;
 import io.shardtrain.grpc.DeleteJobReply;
 import io.shardtrain.grpc.DeleteJobRequest;
 import io.shardtrain.grpc.ClickThroughShape;
@@ -28,7 +30,9 @@ import io.shardtrain.samples.report.Json;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -325,6 +329,28 @@ final class ClientCommands {
           "save-model");
       w.printf("model of job %s at version %d saved to %s on %s%n", r.getJobId(), r.getVersion(), r.getDir(), api.target());
       if (npy != null) w.printf("npy files in %s%n", npy.toAbsolutePath());
+      return 0;
+    }
+  }
+
+  @Command(name = "cancel-job", mixinStandardHelpOptions = true,
+      description = "Cancel a running job: its trainers finish the step they are in, report it and leave, and no task"
+          + " is leased after it. Its blocks keep the model: save-model and checkpoint still work, and delete-job"
+          + " deletes its journal.")
+  static final class CancelJob extends Client {
+    @picocli.CommandLine.Parameters(paramLabel = "JOB_ID", description = "The running job to cancel.")
+    String jobId;
+
+    @Override
+    int run(ApiConnection api, PrintWriter w) {
+      CancelJobReply r = api.await("CancelJob", CancelJobRequest.newBuilder().setJobId(jobId).build(),
+          CancelJobReply.getDefaultInstance(), timeout(), "cancel-job");
+      List<String> trainers = new ArrayList<>();
+      for (int i = 0; i < r.getTrainersCount(); i++) {
+        trainers.add(r.getTrainers(i) + " (last step " + r.getLastSteps(i) + ")");
+      }
+      w.printf("job %s cancelled; %s%n", r.getJobId(), trainers.isEmpty() ? "it has no trainers"
+          : "its trainers finish the step they are in and leave: " + String.join(", ", trainers));
       return 0;
     }
   }

@@ -19,7 +19,8 @@ import picocli.CommandLine.Command;
     versionProvider = ShardTrainCli.Version.class,
     description = "Distributed deep-learning training on Akka: parameter shards, trainers, a master.",
     subcommands = {LocalCommand.class, ExperimentCommand.class, NodeCommand.class, ClientCommands.Submit.class, ClientCommands.StatusCommand.class,
-        ClientCommands.CheckpointNow.class, ClientCommands.SaveModel.class, ClientCommands.DeleteJob.class,
+        ClientCommands.CheckpointNow.class, ClientCommands.SaveModel.class, ClientCommands.CancelJob.class,
+        ClientCommands.DeleteJob.class,
         BenchCommand.class, CommandLine.HelpCommand.class})
 public final class ShardTrainCli implements java.util.concurrent.Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;

@@ -71,7 +71,8 @@ final class StatusView {
     }
     if (s.getJobsCount() > 1) {
       out.printf("jobs: %s%n", String.join(", ", s.getJobsList().stream()
-          .map(j -> j.getJobId() + (j.getRunning() ? " (running)" : " (finished)")).toList()));
+          .map(j -> j.getJobId() + " (" + (s.getSubmitted() && j.getJobId().equals(s.getJob().getJobId()) ? state(s)
+              : j.getRunning() ? "running" : "finished") + ")").toList()));
     }
     if (s.getSubmitted()) printJob(s, at);
     else out.println("job: none submitted");
@@ -97,10 +98,18 @@ final class StatusView {
     }
   }
 
+  /**
+   * The shown job's state from its own status, also in the jobs line: the cluster's list calls a job
+   * running until its trainers left, which comes a moment after it is done.
+   */
+  private static String state(ClusterStatus s) {
+    return s.getCancelled() ? "cancelled" : s.getDone() ? "done" : "running";
+  }
+
   private void printJob(ClusterStatus s, long at) {
     Job j = s.getJob();
     out.printf("job %s: %s, %s mode, epochs done %d of %s, %d examples reported%n", j.getJobId(),
-        s.getDone() ? "done" : "running", j.getMode(), s.getEpochsDone(),
+        state(s), j.getMode(), s.getEpochsDone(),
         j.getSteps() <= 0 ? String.valueOf(j.getEpochs()) : "unbounded (" + j.getSteps() + " steps)",
         s.getExamplesReported());
     if (previous != null && previous.getSubmitted() && at > previousAt) {

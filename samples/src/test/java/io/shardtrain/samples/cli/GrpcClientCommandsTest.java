@@ -240,6 +240,36 @@ class GrpcClientCommandsTest {
   }
 
   @Test
+  void cancelJobStopsTheJobsTrainersAfterTheirStepAndStatusSaysCancelled() throws Exception {
+    Path job = dir.resolve("cancel.conf");
+    Files.writeString(job, "shardtrain.data-dir = \"" + dir + "\"\nshardtrain.train { job-id = cancel-cli,"
+        + " dataset = fashion-mnist, steps = 100000, trainers = 1, hidden = [8], batch = 16 }\n");
+    Run submit = run("submit", "--grpc", grpc, "--job", job.toString());
+    assertEquals(0, submit.exit(), submit.err());
+    CompletableFuture<Long> trained = TrainerNode.start(node.api(), "for-cancel",
+        TrainSettings.fromConfig(node.system().settings().config()), System.out, "cancel-cli");
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (node.api().status("cancel-cli").toCompletableFuture().get(10, TimeUnit.SECONDS).examplesReported() == 0) {
+      assertTrue(System.nanoTime() < deadline, "no progress reported");
+      Thread.sleep(50);
+    }
+    Run cancel = run("cancel-job", "cancel-cli", "--grpc", grpc);
+    assertEquals(0, cancel.exit(), cancel.err());
+    assertTrue(Pattern.compile("job cancel-cli cancelled; its trainers finish the step they are in and leave:"
+        + " for-cancel \\(last step \\d+\\)").matcher(cancel.out()).find(), cancel.out());
+    long steps = trained.get(60, TimeUnit.SECONDS);
+    assertTrue(steps > 0 && steps < 100000, "trained " + steps + " steps");
+    Run status = run("status", "--grpc", grpc, "--job", "cancel-cli");
+    assertTrue(status.out().contains("job cancel-cli: cancelled, sync mode"), status.out());
+    Run again = run("cancel-job", "cancel-cli", "--grpc", grpc);
+    assertEquals(2, again.exit(), again.out());
+    assertTrue(again.err().contains("job 'cancel-cli' was cancelled already"), again.err());
+    Run unknown = run("cancel-job", "no-such-job", "--grpc", grpc);
+    assertEquals(2, unknown.exit(), unknown.out());
+    assertTrue(unknown.err().contains("no job 'no-such-job' in this cluster"), unknown.err());
+  }
+
+  @Test
   void submitStatusSaveModelAndCheckpointTalkToTheNodeWithoutJoiningIt() throws Exception {
     Path job = dir.resolve("job.conf");
     // An include and a substitution are resolved on this side: the node takes the job's text on its own.
