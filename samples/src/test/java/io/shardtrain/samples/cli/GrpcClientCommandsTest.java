@@ -267,6 +267,18 @@ class GrpcClientCommandsTest {
     Run unknown = run("cancel-job", "no-such-job", "--grpc", grpc);
     assertEquals(2, unknown.exit(), unknown.out());
     assertTrue(unknown.err().contains("no job 'no-such-job' in this cluster"), unknown.err());
+    // Finished once its trainer left, so its journal can be deleted; its blocks leave memory (the other tests count them).
+    while (node.api().jobs().toCompletableFuture().get(10, TimeUnit.SECONDS).stream()
+        .anyMatch(j -> j.jobId().equals("cancel-cli") && j.running())) {
+      assertTrue(System.nanoTime() < deadline + TimeUnit.SECONDS.toNanos(60), "cancel-cli never finished");
+      Thread.sleep(50);
+    }
+    Run delete = run("delete-job", "cancel-cli", "--grpc", grpc);
+    assertEquals(0, delete.exit(), delete.err());
+    while (run("status", "--grpc", grpc).out().contains("cancel-cli/")) {
+      assertTrue(System.nanoTime() < deadline + TimeUnit.SECONDS.toNanos(90), "cancel-cli's blocks stay in memory");
+      Thread.sleep(100);
+    }
   }
 
   @Test
