@@ -25,7 +25,7 @@ public final class ShardTrainConfig {
     Config base = ConfigFactory.load();
     Config config = base;
     if (userFile != null) {
-      requireFile(userFile);
+      requireFile(userFile, "config file");
       Config file;
       try {
         file = ConfigFactory.parseFile(userFile.toFile());
@@ -34,27 +34,32 @@ public final class ShardTrainConfig {
       } catch (ConfigException e) {
         throw new IllegalArgumentException("config file " + userFile + ": " + e.getMessage(), e);
       }
-      requireKnownRoots(userFile, file);
+      requireKnownRoots(userFile, "config file", file);
     }
     validate(config);
     return config;
   }
 
-  private static void requireFile(Path file) {
-    if (Files.isDirectory(file)) throw new IllegalArgumentException("config file " + file + " is a directory");
-    if (!Files.isRegularFile(file)) throw new IllegalArgumentException("config file " + file + " does not exist");
+  private static void requireFile(Path file, String what) {
+    if (Files.isDirectory(file)) throw new IllegalArgumentException(what + " " + file + " is a directory");
+    if (!Files.isRegularFile(file)) throw new IllegalArgumentException(what + " " + file + " does not exist");
   }
 
-  /** A HOCON file, unresolved (to be layered), or a one-line error naming the file. */
+  /** A HOCON config file, unresolved (to be layered), or a one-line error naming the file. */
   public static Config parseFile(Path file) {
-    requireFile(file);
+    return parseFile(file, "config file");
+  }
+
+  /** The same for a file the error calls {@code what} ("job file"). */
+  public static Config parseFile(Path file, String what) {
+    requireFile(file, what);
     Config c;
     try {
       c = ConfigFactory.parseFile(file.toFile());
     } catch (ConfigException e) {
-      throw new IllegalArgumentException("config file " + file + ": " + e.getMessage(), e);
+      throw new IllegalArgumentException(what + " " + file + ": " + e.getMessage(), e);
     }
-    requireKnownRoots(file, c);
+    requireKnownRoots(file, what, c);
     return c;
   }
 
@@ -62,19 +67,19 @@ public final class ShardTrainConfig {
    * A top-level key a letter or two off {@code shardtrain} or {@code akka} is a typo that would
    * leave the whole section unread: refused, naming it. Other roots (other libraries' settings) pass.
    */
-  private static void requireKnownRoots(Path file, Config c) {
+  private static void requireKnownRoots(Path file, String what, Config c) {
     java.util.Set<String> sections = ConfigFactory.defaultReference().getObject("shardtrain").keySet();
     for (Map.Entry<String, ConfigValue> e : c.root().entrySet()) {
       String root = e.getKey();
       if (root.equals("shardtrain") || root.equals("akka")) continue;
       if (sections.contains(root)) {
         // A section of shardtrain's written without its prefix would go unread: the job would run on defaults.
-        throw new IllegalArgumentException("config file " + file + ": unknown top-level key '" + root + "' ("
+        throw new IllegalArgumentException(what + " " + file + ": unknown top-level key '" + root + "' ("
             + origin(e.getValue()) + "); did you mean 'shardtrain." + root + "'?");
       }
       List<String> near = Spelling.closest(root, List.of("shardtrain", "akka"));
       if (!near.isEmpty()) {
-        throw new IllegalArgumentException("config file " + file + ": unknown top-level key '" + root + "' ("
+        throw new IllegalArgumentException(what + " " + file + ": unknown top-level key '" + root + "' ("
             + origin(e.getValue()) + "); did you mean '" + near.get(0) + "'?");
       }
     }

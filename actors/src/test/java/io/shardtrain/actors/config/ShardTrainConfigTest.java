@@ -27,6 +27,8 @@ class ShardTrainConfigTest {
     Path missing = dir.resolve("missing.conf");
     e = assertThrows(IllegalArgumentException.class, () -> ShardTrainConfig.parseFile(missing));
     assertEquals("config file " + missing + " does not exist", e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> ShardTrainConfig.parseFile(missing, "job file"));
+    assertEquals("job file " + missing + " does not exist", e.getMessage());
   }
 
   @Test

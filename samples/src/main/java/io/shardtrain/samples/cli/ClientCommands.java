@@ -141,7 +141,7 @@ final class ClientCommands {
         throw new IllegalArgumentException("--report writes the job's figures once it is done: add --wait");
       }
       // Parsed and checked here, so a bad job file fails before any connection.
-      Config jobConfig = withResume(ShardTrainConfig.parseFile(job)).withFallback(local).resolve();
+      Config jobConfig = withResume(ShardTrainConfig.parseFile(job, "job file")).withFallback(local).resolve();
       ShardTrainConfig.validate(jobConfig);
       TrainSettings s = TrainSettings.fromConfig(jobConfig);
       ShardTrain.requireTrainers(jobConfig.getInt("shardtrain.train.trainers"));
@@ -160,7 +160,7 @@ final class ClientCommands {
       }
       // The node takes a job's text on its own (no includes, no environment): send the file with its
       // includes and substitutions resolved here, where they were written.
-      jobText = withResume(ShardTrainConfig.parseFile(job)).resolveWith(local.withFallback(jobConfig)).root()
+      jobText = withResume(ShardTrainConfig.parseFile(job, "job file")).resolveWith(local.withFallback(jobConfig)).root()
           .render(com.typesafe.config.ConfigRenderOptions.concise());
     }
 

@@ -96,7 +96,7 @@ final class NodeCommand implements Callable<Integer> {
     Config nodeConfig = NodeConfig.build(roleList, host, port, seedList, contacts, journal, config, flags);
     Config jobConfig = null;
     if (job != null) {
-      jobConfig = ConfigFactory.parseMap(flags).withFallback(ShardTrainConfig.parseFile(job))
+      jobConfig = ConfigFactory.parseMap(flags).withFallback(ShardTrainConfig.parseFile(job, "job file"))
           .withFallback(nodeConfig).resolve();
       ShardTrainConfig.validate(jobConfig);
       TrainSettings.fromConfig(jobConfig);

@@ -23,7 +23,7 @@ final class SecurityOption {
   Map<String, Object> flags() {
     Map<String, Object> flags = new HashMap<>();
     if (file == null) return flags;
-    Config c = ShardTrainConfig.parseFile(file).resolve();
+    Config c = ShardTrainConfig.parseFile(file, "security file").resolve();
     if (c.hasPath("shardtrain.security")) {
       c.getConfig("shardtrain.security").entrySet()
           .forEach(e -> flags.put("shardtrain.security." + e.getKey(), e.getValue().unwrapped()));

@@ -170,8 +170,10 @@ class GrpcClientCommandsTest {
     String target = "127.0.0.1:" + FreePorts.one();
     Run r = run("submit", "--grpc", target, "--job", job.toString());
     assertEquals(2, r.exit(), r.out() + r.err());
-    assertTrue(r.err().contains("broken.conf"), r.err());
+    assertTrue(r.err().contains("job file " + job), r.err());
     assertFalse(r.err().contains(target), r.err());
+    Run missing = run("submit", "--grpc", target, "--job", dir.resolve("missing.conf").toString());
+    assertEquals("shardtrain: error: job file " + dir.resolve("missing.conf") + " does not exist", missing.err().strip());
 
     Path unknown = dir.resolve("imagenet.conf");
     Files.writeString(unknown, "shardtrain.train { dataset = imagenet }\n");
