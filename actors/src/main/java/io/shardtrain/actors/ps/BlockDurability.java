@@ -1,5 +1,6 @@
 package io.shardtrain.actors.ps;
 
+import akka.persistence.typed.SnapshotAdapter;
 import io.shardtrain.actors.ps.BlockEvents.CheckpointTaken;
 import io.shardtrain.actors.ps.BlockEvents.Event;
 import io.shardtrain.actors.ps.BlockEvents.GradientReceived;
@@ -62,6 +63,22 @@ interface BlockDurability {
 
   /** What the snapshot store gets: a copy, since the store serializes later while the live state moves on. */
   BlockState snapshot(BlockState state);
+
+  /** The block's snapshots: {@link #snapshot} going to the journal, a copy coming back. */
+  default SnapshotAdapter<BlockState> snapshotAdapter() {
+    BlockDurability self = this;
+    return new SnapshotAdapter<>() {
+      @Override
+      public Object toJournal(BlockState state) {
+        return self.snapshot(state);
+      }
+
+      @Override
+      public BlockState fromJournal(Object from) {
+        return ((BlockState) from).copy();
+      }
+    };
+  }
 
   /**
    * Nothing acknowledged is lost, journaling what was applied: an async push as it is applied; a

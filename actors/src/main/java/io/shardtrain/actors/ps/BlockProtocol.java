@@ -212,6 +212,9 @@ public final class BlockProtocol {
 
   enum BarrierCheck implements Command { INSTANCE }
 
+  /** Whether a block no trainer takes part in heard nothing for {@code shardtrain.ps.idle-passivation}. */
+  enum IdleCheck implements Command { INSTANCE }
+
   /** Journal the async pushes that arrived while the last write was in flight, as one write. */
   enum WriteGroup implements Command { INSTANCE }
 

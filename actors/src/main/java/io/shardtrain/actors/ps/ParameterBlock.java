@@ -45,6 +45,7 @@ import io.shardtrain.actors.ps.BlockProtocol.Initialize;
 import io.shardtrain.actors.ps.BlockProtocol.LetterPush;
 import io.shardtrain.actors.ps.BlockProtocol.Publish;
 import io.shardtrain.actors.ps.BlockProtocol.Pull;
+import io.shardtrain.actors.ps.BlockProtocol.IdleCheck;
 import io.shardtrain.actors.ps.BlockProtocol.PullTimedOut;
 import io.shardtrain.actors.ps.BlockProtocol.PushAck;
 import io.shardtrain.actors.ps.BlockProtocol.PushGradient;
@@ -54,6 +55,7 @@ import io.shardtrain.actors.ps.BlockProtocol.RolledBack;
 import io.shardtrain.actors.ps.BlockProtocol.UpdateMembership;
 import io.shardtrain.actors.ps.BlockProtocol.WriteGroup;
 import io.shardtrain.actors.ps.BlockState.Held;
+import io.shardtrain.actors.sharding.IdleWatch;
 import io.shardtrain.actors.sharding.Passivation;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -129,6 +131,7 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
   /** Sync pushes acknowledged once their step is applied, by step. */
   private final ByVersion<PendingAck> heldAcks = new ByVersion<>();
   private final GroupCommit unwritten = new GroupCommit();
+  private final IdleWatch<Command> idle;
   /** Async: a group write just ended, so pushes wait for the {@link WriteGroup} that follows it. */
   private boolean grouping;
   private long pendingSinceNanos;
@@ -145,6 +148,9 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
     this.counters = new BlockCounters(BlockMeters.of(context.getSystem(), entityId));
     this.replies = new BlockReplies(context, entityId, counters);
     this.rules = new BlockRules(entityId, settings, durability, counters);
+    // Under checkpoint durability leaving memory would drop the steps since the last checkpoint.
+    this.idle = new IdleWatch<>(context, timers, durability.rollsBack() ? Duration.ZERO : settings.idlePassivation(),
+        IdleCheck.INSTANCE, new BlockProtocol.Retire());
   }
 
   @Override
@@ -159,17 +165,7 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
 
   @Override
   public SnapshotAdapter<BlockState> snapshotAdapter() {
-    return new SnapshotAdapter<>() {
-      @Override
-      public Object toJournal(BlockState state) {
-        return durability.snapshot(state);
-      }
-
-      @Override
-      public BlockState fromJournal(Object from) {
-        return ((BlockState) from).copy();
-      }
-    };
+    return durability.snapshotAdapter();
   }
 
   @Override
@@ -187,7 +183,7 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
 
   @Override
   public CommandHandler<Command, Event, BlockState> commandHandler() {
-    return newCommandHandlerBuilder()
+    CommandHandler<Command, Event, BlockState> handler = newCommandHandlerBuilder()
         .forAnyState()
         .onCommand(Initialize.class, (s, c) -> initialize(s, rules.initializeRefusal(s, c),
             () -> new Initialized(c.spec(), c.values().clone()), c.replyTo()))
@@ -209,7 +205,12 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
         // Pushes accepted before the question count: the master settles a task with the answer.
         .onCommand(GetTaskMark.class, (state, cmd) -> writeGroup(state).thenRun(s ->
             cmd.replyTo().tell(StatusReply.success(s.taskProgress(cmd.epoch(), cmd.task())))))
+        .onCommand(IdleCheck.class, (state, check) -> Effect().none().thenRun(s -> idle.check()))
         .build();
+    return (state, cmd) -> {
+      if (cmd != IdleCheck.INSTANCE) idle.heard();
+      return handler.apply(state, cmd);
+    };
   }
 
   @Override
@@ -466,6 +467,7 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
       timers.cancel(BARRIER_TIMER);
     }
     counters.meters.waitingFor(waiting ? state.barrier().missing() : List.of());
+    idle.watch(state.isInitialised() && state.membershipEpoch() > 0 && state.barrier().members().isEmpty());
   }
 
   private void answerPulls(BlockState state) {

@@ -9,8 +9,9 @@ import java.util.Locale;
  * The parameter server's settings, read once from {@code shardtrain.ps}: the block size of the
  * layout, how often a block snapshots, how long a pull may wait, when a waiting sync barrier is
  * reported, what to do with a non-finite gradient, the default async staleness bound, how many
- * {@code ps} nodes must have joined sharding before a job's blocks are placed, and what a block
- * journals ({@link Durability}).
+ * {@code ps} nodes must have joined sharding before a job's blocks are placed, what a block
+ * journals ({@link Durability}), and how long a block no trainer takes part in stays in memory
+ * unasked ({@code idlePassivation}; zero: for good).
  */
 public record PsSettings(
     int blockSize,
@@ -20,7 +21,11 @@ public record PsSettings(
     NonFinitePolicy nonFinite,
     long maxStaleness,
     int minNodes,
-    Durability durability) {
+    Durability durability,
+    Duration idlePassivation) {
+
+  /** The reference {@code idle-passivation}. */
+  static final Duration IDLE_PASSIVATION = Duration.ofMinutes(2);
 
   /** What a block journals, and so what survives a crash of its node. */
   public enum Durability {
@@ -36,13 +41,15 @@ public record PsSettings(
   /** Exact durability, blocks placed once one ps node joined. */
   public PsSettings(int blockSize, int snapshotEvery, Duration pullTimeout, Duration barrierWarnAfter,
       NonFinitePolicy nonFinite, long maxStaleness) {
-    this(blockSize, snapshotEvery, pullTimeout, barrierWarnAfter, nonFinite, maxStaleness, 1, Durability.EXACT);
+    this(blockSize, snapshotEvery, pullTimeout, barrierWarnAfter, nonFinite, maxStaleness, 1, Durability.EXACT,
+        IDLE_PASSIVATION);
   }
 
   /** Exact durability. */
   public PsSettings(int blockSize, int snapshotEvery, Duration pullTimeout, Duration barrierWarnAfter,
       NonFinitePolicy nonFinite, long maxStaleness, int minNodes) {
-    this(blockSize, snapshotEvery, pullTimeout, barrierWarnAfter, nonFinite, maxStaleness, minNodes, Durability.EXACT);
+    this(blockSize, snapshotEvery, pullTimeout, barrierWarnAfter, nonFinite, maxStaleness, minNodes, Durability.EXACT,
+        IDLE_PASSIVATION);
   }
 
   /** What a block does with a gradient holding NaN or an infinity. */
@@ -66,11 +73,22 @@ public record PsSettings(
     }
     if (minNodes < 1) throw new IllegalArgumentException("shardtrain.ps.min-nodes must be >= 1, not " + minNodes);
     if (durability == null) throw new IllegalArgumentException("shardtrain.ps.durability must not be null");
+    if (idlePassivation == null || idlePassivation.isNegative()) {
+      throw new IllegalArgumentException("shardtrain.ps.idle-passivation must be 0 (off) or a positive duration, not "
+          + idlePassivation);
+    }
   }
 
   /** This setting with another durability. */
   public PsSettings withDurability(Durability d) {
-    return new PsSettings(blockSize, snapshotEvery, pullTimeout, barrierWarnAfter, nonFinite, maxStaleness, minNodes, d);
+    return new PsSettings(blockSize, snapshotEvery, pullTimeout, barrierWarnAfter, nonFinite, maxStaleness, minNodes, d,
+        idlePassivation);
+  }
+
+  /** This setting with another idle passivation. */
+  public PsSettings withIdlePassivation(Duration after) {
+    return new PsSettings(blockSize, snapshotEvery, pullTimeout, barrierWarnAfter, nonFinite, maxStaleness, minNodes,
+        durability, after);
   }
 
   public boolean checkpointDurability() {
@@ -117,7 +135,8 @@ public record PsSettings(
         policy,
         ps.getLong("max-staleness"),
         ps.getInt("min-nodes"),
-        durability);
+        durability,
+        ps.getDuration("idle-passivation"));
   }
 
   private static void positive(String key, Duration d) {

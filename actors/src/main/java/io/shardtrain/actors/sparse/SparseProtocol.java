@@ -56,6 +56,9 @@ public final class SparseProtocol {
   /** Begin a snapshot (the shard journaled snapshot-every events since its last). */
   enum TakeSnapshot implements Command, NoSerializationVerificationNeeded { INSTANCE }
 
+  /** Whether a shard no trainer takes part in heard nothing for {@code shardtrain.ps.idle-passivation}. */
+  enum IdleCheck implements Command, NoSerializationVerificationNeeded { INSTANCE }
+
   /** Recovery found a snapshot without its rows: fail, so the restart recovers from the snapshot before it. */
   enum Recover implements Command, NoSerializationVerificationNeeded { INSTANCE }
 

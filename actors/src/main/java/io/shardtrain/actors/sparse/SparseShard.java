@@ -26,6 +26,7 @@ import akka.persistence.typed.javadsl.Recovery;
 import akka.persistence.typed.javadsl.SignalHandler;
 import io.shardtrain.actors.metrics.NodeMetrics;
 import io.shardtrain.actors.metrics.SparseMeters;
+import io.shardtrain.actors.sharding.IdleWatch;
 import io.shardtrain.actors.sharding.Passivation;
 import io.shardtrain.actors.sparse.SparseEvents.Event;
 import io.shardtrain.actors.sparse.SparseEvents.MembershipUpdated;
@@ -155,6 +156,7 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
   private boolean chunking;
   /** Recovery found a snapshot without its rows: this behavior must not answer anything, only fail on {@code Recover}. */
   private boolean broken;
+  private final IdleWatch<Command> idle;
 
   private SparseShard(String entityId, SparseSettings settings, ActorContext<Command> context,
       TimerScheduler<Command> timers, AtomicLong fallbackBelow) {
@@ -167,6 +169,8 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
     this.fallbackBelow = fallbackBelow;
     this.rules = new ShardRules(entityId, settings);
     this.meters = NodeMetrics.get(context.getSystem()).sparseShard(entityId);
+    this.idle = new IdleWatch<>(context, timers, settings.idlePassivation(), SparseProtocol.IdleCheck.INSTANCE,
+        new SparseProtocol.Retire());
   }
 
   @Override
@@ -222,6 +226,7 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
             context.getSelf().tell(SparseProtocol.Recover.INSTANCE);
           }
           eventsReplayed = eventsHandled - replayStart;
+          afterChange(state);
         })
         // Its rows leave this node's memory with it (a hand-off, a passivation).
         .onSignal(PostStop.class, (state, signal) -> meters.rows(0))
@@ -240,7 +245,7 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
 
   @Override
   public CommandHandler<Command, Event, ShardState> commandHandler() {
-    return newCommandHandlerBuilder()
+    CommandHandler<Command, Event, ShardState> handler = newCommandHandlerBuilder()
         .forAnyState()
         .onCommand(cmd -> broken && cmd instanceof SparseProtocol.Recover, (state, cmd) -> {
           // Thrown from a command, not from recovery, so the persistence runtime does not restart it
@@ -264,7 +269,12 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
         .onCommand(PullTimedOut.class, this::onPullTimedOut)
         .onCommand(TakeSnapshot.class, (state, t) -> onTakeSnapshot(state))
         .onCommand(Leave.class, (state, h) -> onHandOff(state))
+        .onCommand(SparseProtocol.IdleCheck.class, (state, c) -> Effect().none().thenRun(s -> idle.check()))
         .build();
+    return (state, cmd) -> {
+      if (cmd != SparseProtocol.IdleCheck.INSTANCE) idle.heard();
+      return handler.apply(state, cmd);
+    };
   }
 
   private Effect<Event, ShardState> onInit(ShardState state, InitShard cmd) {
@@ -410,8 +420,9 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
     return Effect().persist(events);
   }
 
-  /** After a change: answer the pulls the version now satisfies. */
+  /** After a change: answer the pulls the version now satisfies; watch for idleness while no trainer takes part. */
   private void afterChange(ShardState state) {
+    idle.watch(state.isInitialised() && state.epoch > 0 && state.members.isEmpty());
     Iterator<Map.Entry<Long, PullRows>> it = pulls.entrySet().iterator();
     while (it.hasNext()) {
       Map.Entry<Long, PullRows> e = it.next();

@@ -89,6 +89,9 @@ class BlockLayoutTest {
     IllegalArgumentException noNodes = assertThrows(IllegalArgumentException.class, () -> PsSettings.fromConfig(
         ConfigFactory.parseString("shardtrain.ps.min-nodes = 0").withFallback(ConfigFactory.load())));
     assertTrue(noNodes.getMessage().contains("shardtrain.ps.min-nodes"), noNodes.getMessage());
+    IllegalArgumentException negative = assertThrows(IllegalArgumentException.class, () -> PsSettings.fromConfig(
+        ConfigFactory.parseString("shardtrain.ps.idle-passivation = -1s").withFallback(ConfigFactory.load())));
+    assertEquals("shardtrain.ps.idle-passivation must be 0 (off) or a positive duration, not PT-1S", negative.getMessage());
     PsSettings custom = PsSettings.fromConfig(ConfigFactory.parseString(
         "shardtrain.ps { non-finite = skip, max-staleness = 3, pull-timeout = 300ms }").withFallback(ConfigFactory.load()));
     assertEquals(PsSettings.NonFinitePolicy.SKIP, custom.nonFinite());

@@ -36,7 +36,8 @@ class ParameterBlockShardingTest {
                 + "akka.cluster.roles = [ps]\n"
                 + "akka.cluster.jmx.multi-mbeans-in-same-jvm = on\n"
                 + "akka.actor.serialize-messages = on\n"
-                + "akka.actor.no-serialization-verification-needed-class-prefix = [\"akka.\"]\n")
+                + "akka.actor.no-serialization-verification-needed-class-prefix = [\"akka.\"]\n"
+                + "shardtrain.ps.idle-passivation = 1s\n")
         .withFallback(PersistenceTestKitPlugin.config())
         .withFallback(PersistenceTestKitSnapshotPlugin.config()));
     Cluster cluster = Cluster.get(kit.system());
@@ -102,5 +103,34 @@ class ParameterBlockShardingTest {
           .eventsReplayed();
     }
     assertEquals(1, replayed);
+  }
+
+  /**
+   * A block whose membership is empty (its job ended, every trainer left) leaves memory once nothing
+   * reached it for shardtrain.ps.idle-passivation (1 s here), and recovers when asked again; one
+   * with a member trainer stays.
+   */
+  @Test
+  void aBlockNoTrainerTakesPartInLeavesMemoryOnceIdleAndOneWithATrainerStays() throws Exception {
+    EntityRef<Command> unused = membership("unused", List.of());
+    EntityRef<Command> used = membership("used", List.of("t1"));
+    Thread.sleep(3000);
+    // The old incarnations had replayed nothing; a new one replays Initialized and MembershipUpdated.
+    assertEquals(2, unused.<BlockProtocol.BlockStats>ask(BlockProtocol.GetStats::new, TIMEOUT).toCompletableFuture()
+        .get().eventsReplayed());
+    assertEquals(0, used.<BlockProtocol.BlockStats>ask(BlockProtocol.GetStats::new, TIMEOUT).toCompletableFuture()
+        .get().eventsReplayed());
+  }
+
+  /** An initialised block of parameter {@code name} whose membership (epoch 1) is {@code trainers}. */
+  private static EntityRef<Command> membership(String name, List<String> trainers) throws Exception {
+    BlockSpec spec = BlockSpec.of(new BlockSlice(name, 0, 0, 2), OptimizerSpec.defaults(OptimizerSpec.Kind.SGD),
+        "constant", 0.1f, BlockSpec.Mode.SYNC, PsSettings.create(kit.system()));
+    EntityRef<Command> block = ParameterBlock.entityRef(kit.system(), spec.entityId());
+    block.<Long>askWithStatus(r -> new BlockProtocol.Initialize(spec, new float[] {4f, 5f}, r), TIMEOUT)
+        .toCompletableFuture().get();
+    block.<Long>askWithStatus(r -> new BlockProtocol.UpdateMembership(1, trainers, r), TIMEOUT).toCompletableFuture()
+        .get();
+    return block;
   }
 }

@@ -31,7 +31,8 @@ class SparseShardingTest {
                 + "akka.cluster.roles = [ps]\n"
                 + "akka.cluster.jmx.multi-mbeans-in-same-jvm = on\n"
                 + "akka.actor.serialize-messages = on\n"
-                + "akka.actor.no-serialization-verification-needed-class-prefix = [\"akka.\"]\n")
+                + "akka.actor.no-serialization-verification-needed-class-prefix = [\"akka.\"]\n"
+                + "shardtrain.ps.idle-passivation = 1s\n")
         .withFallback(PersistenceTestKitPlugin.config())
         .withFallback(PersistenceTestKitSnapshotPlugin.config()));
     Cluster cluster = Cluster.get(kit.system());
@@ -96,5 +97,28 @@ class SparseShardingTest {
           .eventsReplayed();
     }
     assertEquals(1, replayed);
+  }
+
+  /** A shard whose membership is empty leaves memory once idle for 1 s here; one with a member trainer stays. */
+  @Test
+  void aShardNoTrainerTakesPartInLeavesMemoryOnceIdleAndOneWithATrainerStays() throws Exception {
+    var unused = shardWith("unused", List.of());
+    var used = shardWith("used", List.of("a"));
+    Thread.sleep(3000);
+    // The old incarnations had replayed nothing; a new one replays ShardInitialized and MembershipUpdated.
+    assertEquals(2, unused.<SparseProtocol.ShardStats>ask(SparseProtocol.GetStats::new, TIMEOUT).toCompletableFuture()
+        .get().eventsReplayed());
+    assertEquals(0, used.<SparseProtocol.ShardStats>ask(SparseProtocol.GetStats::new, TIMEOUT).toCompletableFuture()
+        .get().eventsReplayed());
+  }
+
+  private static akka.cluster.sharding.typed.javadsl.EntityRef<SparseProtocol.Command> shardWith(String table,
+      List<String> trainers) throws Exception {
+    TableSpec spec = TableSpec.of(table, 1, 1 << 20, 3, INIT, RowOptimizer.sgd(0.5f));
+    var ref = SparseShard.entityRef(kit.system(), spec.entityId(0));
+    ref.<SparseProtocol.InitReply>ask(r -> new SparseProtocol.InitShard(spec, 0, r), TIMEOUT).toCompletableFuture().get();
+    ref.<SparseProtocol.MembershipReply>ask(r -> new SparseProtocol.UpdateMembership(1, trainers, r), TIMEOUT)
+        .toCompletableFuture().get();
+    return ref;
   }
 }

@@ -1,0 +1,68 @@
+package io.shardtrain.actors.sharding;
+
+import akka.actor.typed.javadsl.ActorContext;
+import akka.actor.typed.javadsl.TimerScheduler;
+import java.time.Duration;
+import java.util.function.LongSupplier;
+
+/**
+ * Retires an entity that no trainer takes part in (its membership empty: the job ended, or every
+ * trainer left) once nothing reached it for a while, so a finished job's entities that a save-model
+ * or a pull woke leave memory again. Sharding's own idle passivation stays off, since a sync entity
+ * must not leave in the middle of a step; without a member there is no step. The entity tells it
+ * what it heard and what it is ({@link #watch}); the check is a message of the entity's own
+ * ({@code check}), on which it calls {@link #check}, and it retires on its {@code retire} message
+ * ({@link Passivation}).
+ */
+public final class IdleWatch<T> {
+  private static final String TIMER = "idle-watch";
+
+  private final ActorContext<T> context;
+  private final TimerScheduler<T> timers;
+  private final Duration after;
+  private final T check;
+  private final T retire;
+  private final LongSupplier clock;
+  private long lastHeard;
+
+  /**
+   * Sends {@code retire} to the entity after {@code after} without a message (zero: never);
+   * {@code check} is the entity's check message.
+   */
+  public IdleWatch(ActorContext<T> context, TimerScheduler<T> timers, Duration after, T check, T retire) {
+    this(context, timers, after, check, retire, System::nanoTime);
+  }
+
+  IdleWatch(ActorContext<T> context, TimerScheduler<T> timers, Duration after, T check, T retire, LongSupplier clock) {
+    this.context = context;
+    this.timers = timers;
+    this.after = after;
+    this.check = check;
+    this.retire = retire;
+    this.clock = clock;
+    this.lastHeard = clock.getAsLong();
+  }
+
+  /** A message other than the check reached the entity. */
+  public void heard() {
+    lastHeard = clock.getAsLong();
+  }
+
+  /** After a change: checks every half of the wait while {@code unused} (no member trainers), else stops checking. */
+  public void watch(boolean unused) {
+    if (after.isZero()) return;
+    if (!unused) {
+      timers.cancel(TIMER);
+    } else if (!timers.isTimerActive(TIMER)) {
+      timers.startTimerWithFixedDelay(TIMER, check, after.dividedBy(2));
+    }
+  }
+
+  /** On the check message: retires the entity when nothing reached it for the wait. */
+  public void check() {
+    if (clock.getAsLong() - lastHeard < after.toNanos()) return;
+    context.getLog().info("{} leaves memory: no trainer takes part in it and nothing reached it for {}",
+        context.getSelf().path().name(), after);
+    context.getSelf().tell(retire);
+  }
+}
