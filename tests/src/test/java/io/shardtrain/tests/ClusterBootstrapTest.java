@@ -61,7 +61,7 @@ class ClusterBootstrapTest {
       for (int port : management) awaitStatus(port, "/ready", 200, Duration.ofMinutes(3), cluster);
       System.out.printf("bootstrap: all three nodes ready %.1f s after the last JVM started%n",
           (System.nanoTime() - t0) / 1e9);
-      assertTrue(first.log().contains("Cluster Bootstrap by config discovery"), first.log());
+      assertTrue(first.log().contains("joining by Cluster Bootstrap (config discovery)"), first.log());
       // The launcher pooled the async callbacks before anything used the common pool (2 cores here).
       for (NodeProcess n : cluster.nodes) assertFalse(n.log().contains(ShardTrain.UNPOOLED_CALLBACKS), n.log());
 

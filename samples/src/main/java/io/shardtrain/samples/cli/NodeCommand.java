@@ -117,11 +117,17 @@ final class NodeCommand implements Callable<Integer> {
     List<String> seedNodes = nodeConfig.getStringList("akka.cluster.seed-nodes");
     // The bound port: with --port 0 Artery chose it.
     int boundPort = node.system().address().getPort().orElse(port);
-    out.printf("node akka://%s@%s:%d up with roles %s, %s%n", NodeConfig.SYSTEM_NAME, host, boundPort, roleList,
+    String self = "node akka://" + NodeConfig.SYSTEM_NAME + "@" + host + ":" + boundPort;
+    out.printf("%s started with roles %s; joining %s%n", self, roleList,
         !seedNodes.isEmpty() ? "seeds " + seedNodes
             : ManagementSettings.fromConfig(nodeConfig).bootstraps()
-                ? "Cluster Bootstrap by " + nodeConfig.getString("shardtrain.management.discovery") + " discovery"
-                : "its own seed");
+                ? "by Cluster Bootstrap (" + nodeConfig.getString("shardtrain.management.discovery") + " discovery)"
+                : "itself (its own seed)");
+    // "Up" only once the cluster says so: scripts and tests wait for this line.
+    akka.cluster.Cluster.get(akka.actor.typed.javadsl.Adapter.toClassic(node.system())).registerOnMemberUp(() -> {
+      out.printf("%s up with roles %s%n", self, roleList);
+      out.flush();
+    });
     if (node.grpcPort() >= 0) {
       out.printf("gRPC API at %s:%d%n", node.system().settings().config().getString("shardtrain.grpc.host"),
           node.grpcPort());
