@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigList;
+import com.typesafe.config.ConfigParseOptions;
 import com.typesafe.config.ConfigRenderOptions;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueType;
@@ -20,6 +21,9 @@ import java.util.Map;
 public final class ShardTrainConfig {
   private ShardTrainConfig() {}
 
+  /** A user's file: its includes of files must exist. */
+  private static final ConfigParseOptions USER_FILE = ConfigParseOptions.defaults().setIncluder(new RequiredIncludes());
+
   /** application.conf (if any) over reference.conf, optionally under a user file, resolved and checked. */
   public static Config load(Path userFile) {
     Config base = ConfigFactory.load();
@@ -28,7 +32,7 @@ public final class ShardTrainConfig {
       requireFile(userFile, "config file");
       Config file;
       try {
-        file = ConfigFactory.parseFile(userFile.toFile());
+        file = ConfigFactory.parseFile(userFile.toFile(), USER_FILE);
         // Layered before resolving, so the file's values reach substitutions such as ${shardtrain.data-dir}.
         config = ConfigFactory.load(file);
       } catch (ConfigException e) {
@@ -55,7 +59,7 @@ public final class ShardTrainConfig {
     requireFile(file, what);
     Config c;
     try {
-      c = ConfigFactory.parseFile(file.toFile());
+      c = ConfigFactory.parseFile(file.toFile(), USER_FILE);
     } catch (ConfigException e) {
       throw new IllegalArgumentException(what + " " + file + ": " + e.getMessage(), e);
     }

@@ -10,6 +10,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,6 +30,26 @@ class ShardTrainConfigTest {
     assertEquals("config file " + missing + " does not exist", e.getMessage());
     e = assertThrows(IllegalArgumentException.class, () -> ShardTrainConfig.parseFile(missing, "job file"));
     assertEquals("job file " + missing + " does not exist", e.getMessage());
+  }
+
+  @Test
+  void anIncludedFileMustExistWhileClasspathIncludesStayOptional(@TempDir Path dir) throws Exception {
+    Files.writeString(dir.resolve("model.conf"), "shardtrain.train.hidden = [8]\n");
+    Path job = dir.resolve("job.conf");
+    Files.writeString(job, "include \"model.conf\"\ninclude \"model\"\ninclude classpath(\"no-such-resource\")\n"
+        + "shardtrain.train.steps = 5\n");
+    Config c = ShardTrainConfig.parseFile(job, "job file");
+    assertEquals(List.of(8), c.getIntList("shardtrain.train.hidden"));
+    assertEquals(5, c.getInt("shardtrain.train.steps"));
+
+    Files.writeString(job, "include \"moved.conf\"\nshardtrain.train.steps = 5\n");
+    var e = assertThrows(IllegalArgumentException.class, () -> ShardTrainConfig.parseFile(job, "job file"));
+    assertTrue(e.getMessage().startsWith("job file " + job + ": ") && e.getMessage().contains(
+        "include \"moved.conf\": no such file beside the file that includes it"), e.getMessage());
+    Path gone = dir.resolve("gone.conf");
+    Files.writeString(job, "include file(\"" + gone + "\")\n");
+    e = assertThrows(IllegalArgumentException.class, () -> ShardTrainConfig.load(job));
+    assertTrue(e.getMessage().contains("include \"" + gone + "\": no such file"), e.getMessage());
   }
 
   @Test
