@@ -61,8 +61,8 @@ final class CheckpointTaker {
    * {@code periodic}: the step is the next multiple of {@code shardtrain.checkpoint.every-steps}.
    * {@code jobDone}: the blocks are still, so the step is their version; {@code cancelled}: the
    * trainers finish the step they are in, which some blocks may still be applying, so the step is
-   * their newest version. Checkpoints older than
-   * {@code keepFrom} may be dropped by the blocks; {@code offsets} gives the master's state at a step.
+   * their newest version. Checkpoints older than {@code keepFrom} may be dropped by the blocks;
+   * {@code offsets} gives the master's state at a step.
    */
   CompletionStage<MasterState.CommittedCheckpoint> take(JobSpec job, boolean periodic, boolean jobDone,
       boolean cancelled, long keepFrom, Path dir, LongFunction<CompletionStage<MasterState.CommittedCheckpoint>> offsets) {
