@@ -157,8 +157,9 @@ class Client:
         shape = pb.DatasetShape(input_dim=input_dim, train_examples=train_examples, classes=classes)
         return self._call("SubmitJob", pb.SubmitJobRequest(job_config=job_config, shape=shape)).job
 
-    def status(self, include_blocks=False):
-        return self._call("GetStatus", pb.StatusRequest(include_blocks=include_blocks))
+    def status(self, include_blocks=False, job_id=""):
+        """The ClusterStatus of job ``job_id`` (empty: the newest running job, else the newest finished one)."""
+        return self._call("GetStatus", pb.StatusRequest(include_blocks=include_blocks, job_id=job_id))
 
     def cancel_job(self, job_id):
         """Cancels running job ``job_id``: its trainers finish the step they are in and leave. The CancelJobReply

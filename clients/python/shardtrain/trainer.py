@@ -6,8 +6,8 @@ each block's slice as step t (weight: the batch's examples), pull the blocks at 
 each step's reader offset; lease the next task once the task is read. A step it has no data for
 (no task free while the job runs) it takes part in with empty pushes, so the barrier does not wait
 for it. A heartbeat thread keeps it in the job; after a rollback of the job, or when the master no
-longer knows it, it registers again and resumes where the master says. Once a heartbeat says the job
-was cancelled, it finishes the step it is in, reports it and leaves.
+longer knows it, it registers again and resumes where the master says. Once a heartbeat or a progress
+report's reply says the job was cancelled, it finishes the step it is in, reports it and leaves.
 """
 
 import os
@@ -170,20 +170,26 @@ class SyncTrainer:
             unreported.append((step, offset_after))
             # One report in flight at a time; the steps completed meanwhile go with the next.
             if in_flight is not None and in_flight.done():
-                in_flight.result()
+                self._reported(in_flight.result())
                 in_flight = None
             if in_flight is None and len(unreported) >= self.report_every:
                 in_flight = self.client.report_async(self.id, mark_epoch, mark_task, unreported, self.generation,
                                                       self.job_id)
                 unreported = []
         if in_flight is not None:
-            in_flight.result()
+            self._reported(in_flight.result())
         if unreported:
-            self.client.report(self.id, mark_epoch, mark_task, unreported, self.generation, self.job_id)
+            self._reported(self.client.report(self.id, mark_epoch, mark_task, unreported, self.generation,
+                                              self.job_id))
         if batches:
             self.log(f"trainer {self.id}: task {mark_epoch}/{mark_task} read to offset {reader.offset} at step {step}, "
                      f"mean loss {loss_sum / batches:.4f}")
         return step
+
+    def _reported(self, reply):
+        """A progress report's reply says whether the job was cancelled (as heartbeats do, sooner)."""
+        if getattr(reply, "job_cancelled", False):
+            self._cancelled.set()
 
     def _idle(self, previous):
         step = previous + 1

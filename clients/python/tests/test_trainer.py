@@ -29,7 +29,7 @@ class OneTrainerJob:
     """The node's side of a sync job with one trainer: a wait, one task of 10 examples, one answer of no
     task while the job runs, then done; the first push of dense1.weight#0 times out."""
 
-    def __init__(self, rollback_at=None, cancel_at=None):
+    def __init__(self, rollback_at=None, cancel_at=None, cancel_reported_at=None):
         # The job rolls back when the first push of this step arrives: to the checkpoint after step 1,
         # whose reader offset is 4, in generation 2.
         self.rollback_at = rollback_at
@@ -53,6 +53,8 @@ class OneTrainerJob:
         self.cancel_at = cancel_at
         self.cancelled = False
         self.cancel_heard = threading.Event()
+        # Or the reply to the report of this step says the job was cancelled.
+        self.cancel_reported_at = cancel_reported_at
 
     def register(self, trainer_id, job_id=""):
         self.registrations = getattr(self, "registrations", 0) + 1
@@ -116,7 +118,8 @@ class OneTrainerJob:
             return Done(error=ShardTrainError("ReportProgress", grpc.StatusCode.FAILED_PRECONDITION, "rolled back"))
         self.reports.append((epoch, task, list(steps), generation))
         self.reported = steps[-1][1]
-        return Done(pb.ReportProgressReply())
+        cancelled = self.cancel_reported_at is not None and steps[-1][0] >= self.cancel_reported_at
+        return Done(pb.ReportProgressReply(job_cancelled=cancelled))
 
     def report(self, *args):
         return self.report_async(*args).result()
@@ -177,6 +180,14 @@ class SyncTrainerTest(unittest.TestCase):
         self.assertEqual([(1, 4), (2, 8)], [s for r in node.reports for s in r[2]])
         calls = [call for call, _ in node.jobs_named if call != "report"]
         self.assertEqual(["register", "lease", "lease", "leave"], calls)
+
+    def test_a_progress_reports_reply_that_says_cancelled_ends_the_task_after_the_next_step(self):
+        node = OneTrainerJob(cancel_reported_at=1)
+        x = np.random.default_rng(1).random((10, 5), dtype=np.float32)
+        trainer = SyncTrainer(node, "py", NumpyMlp, x, np.arange(10) % 3, log=lambda line: None, heartbeat_s=60)
+        self.assertEqual(2, trainer.run())
+        self.assertTrue(node.left)
+        self.assertEqual([(1, 4), (2, 8)], [s for r in node.reports for s in r[2]])
 
     def test_an_async_job_is_refused_naming_its_mode(self):
         node = OneTrainerJob()

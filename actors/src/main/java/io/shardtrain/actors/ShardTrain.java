@@ -358,12 +358,14 @@ public final class ShardTrain {
   }
 
   /**
-   * Cancels job {@code jobId} (null or blank: the newest running job): its trainers finish the step
-   * they are in and leave. Completes with the job's status once the cancel is journaled.
+   * Cancels job {@code jobId}: its trainers finish the step they are in and leave. Completes with the
+   * job's status once the cancel is journaled. The id is required: a cancel meant for one job must
+   * not reach whichever runs.
    */
   public CompletionStage<JobProtocol.JobStatus> cancel(String jobId) {
-    return AskPattern.askWithStatus(master, r -> jobId == null || jobId.isBlank() ? new JobProtocol.CancelJob(r)
-        : new JobProtocol.ToJob(jobId, new JobProtocol.CancelJob(r)), timeout, system.scheduler());
+    if (jobId == null || jobId.isBlank()) throw new IllegalArgumentException("cancel-job needs a job id");
+    return AskPattern.askWithStatus(master, r -> new JobProtocol.ToJob(jobId, new JobProtocol.CancelJob(r)), timeout,
+        system.scheduler());
   }
 
   /** Deletes finished job {@code jobId}'s journal (its master's, blocks' and table shards' events and snapshots). */

@@ -14,16 +14,18 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The trainers registered through this node's gRPC API. The master talks to a trainer through the
  * actor it registered with and watches it; a gRPC trainer has none, so this node keeps one per
- * trainer that only queues the master's notices until the trainer's next heartbeat collects them.
- * Leaving stops it, which the master's watch also sees.
+ * trainer that only queues the master's notices until the trainer's next heartbeat collects them,
+ * and remembers that the job was cancelled, which heartbeats and progress reports answer from then
+ * on. Leaving stops it, which the master's watch also sees.
  */
 final class GrpcTrainers {
-  private record Registered(ActorRef<TrainerNotice> ref, Queue<TrainerNotice> notices) {}
+  private record Registered(ActorRef<TrainerNotice> ref, Queue<TrainerNotice> notices, AtomicBoolean cancelled) {}
 
   private final ActorSystem<?> system;
   private final Map<String, Registered> trainers = new ConcurrentHashMap<>();
@@ -37,8 +39,10 @@ final class GrpcTrainers {
   ActorRef<TrainerNotice> refFor(String trainerId) {
     return trainers.computeIfAbsent(trainerId, id -> {
       Queue<TrainerNotice> notices = new ConcurrentLinkedQueue<>();
+      AtomicBoolean cancelled = new AtomicBoolean();
       String name = "grpc-trainer-" + URLEncoder.encode(id, StandardCharsets.UTF_8) + "-" + spawned.incrementAndGet();
-      return new Registered(system.systemActorOf(queueing(notices), name, akka.actor.typed.Props.empty()), notices);
+      return new Registered(system.systemActorOf(queueing(notices, cancelled), name, akka.actor.typed.Props.empty()),
+          notices, cancelled);
     }).ref();
   }
 
@@ -51,14 +55,21 @@ final class GrpcTrainers {
     return out;
   }
 
+  /** Whether the master said that {@code trainerId}'s job was cancelled. */
+  boolean cancelled(String trainerId) {
+    Registered r = trainers.get(trainerId);
+    return r != null && r.cancelled().get();
+  }
+
   void stop(String trainerId) {
     Registered r = trainers.remove(trainerId);
     if (r != null) system.classicSystem().stop(Adapter.toClassic(r.ref()));
   }
 
-  private static Behavior<TrainerNotice> queueing(Queue<TrainerNotice> notices) {
+  private static Behavior<TrainerNotice> queueing(Queue<TrainerNotice> notices, AtomicBoolean cancelled) {
     return Behaviors.receiveMessage(n -> {
-      notices.add(n);
+      if (n instanceof TrainerNotice.Cancelled) cancelled.set(true);
+      else notices.add(n);
       return Behaviors.same();
     });
   }

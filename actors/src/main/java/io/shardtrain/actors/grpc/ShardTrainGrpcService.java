@@ -139,7 +139,8 @@ final class ShardTrainGrpcService implements ShardTrainApi {
           .addAllTrainerProgress(JobMessages.trainerProgress(s.progress(), system.address()));
       if (s.checkpointDir() != null) b.setCheckpointDir(s.checkpointDir());
       for (JobProtocol.JobEntry e : sj.getValue()) {
-        b.addJobs(io.shardtrain.grpc.JobEntry.newBuilder().setJobId(e.jobId()).setRunning(e.running()));
+        b.addJobs(io.shardtrain.grpc.JobEntry.newBuilder().setJobId(e.jobId()).setRunning(e.running())
+            .setCancelled(e.cancelled()));
       }
       if (s.submitted()) b.setJob(messages.job(s.job()));
       // A finished job's blocks have left memory: asking them would only wake them.
@@ -181,12 +182,11 @@ final class ShardTrainGrpcService implements ShardTrainApi {
     return call(() -> {
       String id = trainerId(in.getTrainerId());
       masterOf(in.getJobId()).tell(new JobProtocol.Heartbeat(id));
-      HeartbeatReply.Builder b = HeartbeatReply.newBuilder();
+      HeartbeatReply.Builder b = HeartbeatReply.newBuilder().setJobCancelled(trainers.cancelled(id));
       for (TrainerNotice n : trainers.drain(id)) {
         if (n instanceof TrainerNotice.RollBack r) {
           b.addRollbacks(RolledBack.newBuilder().setStep(r.step()).setGeneration(r.generation()));
         }
-        if (n instanceof TrainerNotice.Cancelled) b.setJobCancelled(true);
       }
       return CompletableFuture.completedFuture(b.build());
     });
@@ -210,7 +210,8 @@ final class ShardTrainGrpcService implements ShardTrainApi {
       List<JobProtocol.StepOffset> steps = new ArrayList<>();
       for (var s : in.getStepsList()) steps.add(new JobProtocol.StepOffset(s.getStep(), s.getOffset()));
       return askMaster(in.getJobId(), (ActorRef<StatusReply<akka.Done>> replyTo) -> new JobProtocol.ReportProgress(id,
-          in.getEpoch(), in.getTask(), steps, in.getGeneration(), replyTo)).thenApply(d -> ReportProgressReply.getDefaultInstance());
+          in.getEpoch(), in.getTask(), steps, in.getGeneration(), replyTo))
+          .thenApply(d -> ReportProgressReply.newBuilder().setJobCancelled(trainers.cancelled(id)).build());
     });
   }
 
@@ -411,11 +412,14 @@ final class ShardTrainGrpcService implements ShardTrainApi {
 
   @Override
   public CompletionStage<CancelJobReply> cancelJob(CancelJobRequest in) {
-    return call(() -> answer(api.cancel(in.getJobId()), "the master", timeout).thenApply(s -> {
+    return call(() -> {
+      if (in.getJobId().isBlank()) throw ApiError.fail(new ApiError.BadRequest("cancel-job needs a job id"));
+      return answer(api.cancel(in.getJobId()), "the master", timeout);
+    }).thenApply(s -> {
       CancelJobReply.Builder b = CancelJobReply.newBuilder().setJobId(s.jobId());
       for (JobProtocol.TrainerProgress p : s.progress()) b.addTrainers(p.trainerId()).addLastSteps(p.lastStep());
       return b.build();
-    }));
+    });
   }
 
   @Override

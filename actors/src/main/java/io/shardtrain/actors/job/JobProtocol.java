@@ -70,8 +70,18 @@ public final class JobProtocol {
   /** The jobs the cluster knows, oldest first; a deleted job is no longer among them. */
   public record JobList(List<JobEntry> jobs) implements CborSerializable {}
 
-  /** Job {@code jobId}: running (trainers may join it), or finished. */
-  public record JobEntry(String jobId, boolean running) {}
+  /** Job {@code jobId}: running (trainers may join it), or finished: done, or {@code cancelled} before that. */
+  public record JobEntry(String jobId, boolean running, boolean cancelled) {
+    /** A running job, or one that finished without a cancel. */
+    public JobEntry(String jobId, boolean running) {
+      this(jobId, running, false);
+    }
+
+    /** "running", "done" or "cancelled". */
+    public String state() {
+      return running ? "running" : cancelled ? "cancelled" : "done";
+    }
+  }
 
   /**
    * Starts a job, from {@code resumeFrom}'s reader offsets when not null (its blocks were resumed

@@ -2,9 +2,11 @@ package io.shardtrain.actors.master;
 
 import io.shardtrain.actors.job.JobProtocol.JobEntry;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The jobs of a cluster, oldest first, as {@link JobDirectory} journals them. A job is running from
@@ -16,6 +18,7 @@ final class JobBook {
   enum Stage { RUNNING, FINISHED, DELETED }
 
   private final Map<String, Stage> jobs = new LinkedHashMap<>();
+  private final Set<String> cancelled = new HashSet<>();
 
   JobBook opened(String jobId) {
     jobs.put(jobId, Stage.RUNNING);
@@ -23,7 +26,14 @@ final class JobBook {
   }
 
   JobBook finished(String jobId) {
-    jobs.computeIfPresent(jobId, (k, v) -> v == Stage.RUNNING ? Stage.FINISHED : v);
+    return finished(jobId, false);
+  }
+
+  /** Job {@code jobId} finished, {@code cancelled} before its last step or epoch. */
+  JobBook finished(String jobId, boolean cancelled) {
+    if (jobs.get(jobId) != Stage.RUNNING) return this;
+    jobs.put(jobId, Stage.FINISHED);
+    if (cancelled) this.cancelled.add(jobId);
     return this;
   }
 
@@ -63,7 +73,7 @@ final class JobBook {
   List<JobEntry> entries() {
     List<JobEntry> entries = new ArrayList<>();
     jobs.forEach((id, stage) -> {
-      if (stage != Stage.DELETED) entries.add(new JobEntry(id, stage == Stage.RUNNING));
+      if (stage != Stage.DELETED) entries.add(new JobEntry(id, stage == Stage.RUNNING, cancelled.contains(id)));
     });
     return entries;
   }

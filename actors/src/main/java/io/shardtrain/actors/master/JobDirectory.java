@@ -40,8 +40,8 @@ import java.util.List;
 public final class JobDirectory extends EventSourcedBehavior<Command, JobDirectory.Event, JobBook> {
   public static final String SINGLETON_NAME = "shardtrain-master";
 
-  /** A job's master found its job done and its trainers gone. */
-  record JobEnded(JobSpec job) implements Internal {}
+  /** A job's master found its job done ({@code cancelled} before its end) and its trainers gone. */
+  record JobEnded(JobSpec job, boolean cancelled) implements Internal {}
 
   /** The status of a job to delete came back (or did not). */
   private record ToErase(String jobId, JobStatus status, Throwable failure, ActorRef<StatusReply<JobDeleted>> replyTo)
@@ -55,7 +55,8 @@ public final class JobDirectory extends EventSourcedBehavior<Command, JobDirecto
 
   public record JobOpened(String jobId) implements Event {}
 
-  public record JobFinished(String jobId) implements Event {}
+  /** {@code cancelled}: before its last step or epoch (absent from events journaled before cancels were). */
+  public record JobFinished(String jobId, boolean cancelled) implements Event {}
 
   public record JobErased(String jobId) implements Event {}
 
@@ -140,10 +141,9 @@ public final class JobDirectory extends EventSourcedBehavior<Command, JobDirecto
     return Effect().none();
   }
 
-  /** The book's jobs for a message: "a (running), b (finished)", or "none". */
+  /** The book's jobs for a message: "a (running), b (done), c (cancelled)", or "none". */
   private static String listed(JobBook book) {
-    List<String> jobs = book.entries().stream().map(j -> j.jobId() + (j.running() ? " (running)" : " (finished)"))
-        .toList();
+    List<String> jobs = book.entries().stream().map(j -> j.jobId() + " (" + j.state() + ")").toList();
     return jobs.isEmpty() ? "none" : String.join(", ", jobs);
   }
 
@@ -159,10 +159,10 @@ public final class JobDirectory extends EventSourcedBehavior<Command, JobDirecto
   private Effect<Event, JobBook> onJobEnded(JobBook book, JobEnded c) {
     String id = c.job().jobId();
     if (book.stage(id) != JobBook.Stage.RUNNING) return Effect().none();
-    return Effect().persist(new JobFinished(id)).thenRun(b -> {
+    return Effect().persist(new JobFinished(id, c.cancelled())).thenRun(b -> {
       retire(c.job());
-      context.getLog().info("job {} finished; its {} blocks and {} table shards passivate", id, c.job().blocks().size(),
-          c.job().tableShards().size());
+      context.getLog().info("job {} {}; its {} blocks and {} table shards passivate", id,
+          c.cancelled() ? "cancelled" : "finished", c.job().blocks().size(), c.job().tableShards().size());
     });
   }
 
@@ -270,7 +270,7 @@ public final class JobDirectory extends EventSourcedBehavior<Command, JobDirecto
     return newEventHandlerBuilder()
         .forAnyState()
         .onEvent(JobOpened.class, (b, e) -> b.opened(e.jobId()))
-        .onEvent(JobFinished.class, (b, e) -> b.finished(e.jobId()))
+        .onEvent(JobFinished.class, (b, e) -> b.finished(e.jobId(), e.cancelled()))
         .onEvent(JobErased.class, (b, e) -> b.deleted(e.jobId()))
         .build();
   }

@@ -401,7 +401,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
 
   private Effect<Event, MasterState> onTick(MasterState s, Tick t) {
     boolean ended = s.done() && s.members().isEmpty() && checkpoints.mayRetire(s, rollbacks.running());
-    if (ended && directory != null) directory.tell(new JobDirectory.JobEnded(s.job()));
+    if (ended && directory != null) directory.tell(new JobDirectory.JobEnded(s.job(), s.cancelled()));
     String overdue = s.done() ? null : liveness.overdue(s.members().keySet(), System.nanoTime());
     if (overdue != null) return leave(s, overdue, liveness.overdueReason());
     membership.resend(s);

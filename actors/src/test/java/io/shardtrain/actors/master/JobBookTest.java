@@ -23,6 +23,14 @@ class JobBookTest {
   }
 
   @Test
+  void aJobCancelledBeforeItsEndIsListedAsCancelledAndOneThatRanToItsEndAsDone() {
+    JobBook book = new JobBook().opened("a").opened("b").opened("c").finished("a", true).finished("b");
+    assertEquals(List.of(new JobEntry("a", false, true), new JobEntry("b", false, false), new JobEntry("c", true, false)),
+        book.entries());
+    assertEquals(List.of("cancelled", "done", "running"), book.entries().stream().map(JobEntry::state).toList());
+  }
+
+  @Test
   void aDeletedJobLeavesTheListButItsIdStaysTaken() {
     JobBook book = new JobBook().opened("a").opened("b").finished("a").deleted("a");
     assertEquals(List.of(new JobEntry("b", true)), book.entries());

@@ -76,10 +76,10 @@ class MasterSerializationTest {
     serialization.verifySerialization(new JobProtocol.ToJob("job-2", new JobProtocol.RingCheckpointed("a", 1, 20,
         "/tmp/ckpt/job-2/ring-step-20", List.of(new JobProtocol.RingMark("b", 0, 1, 64, 19)))), true);
     serialization.verifySerialization(new JobProtocol.JobList(List.of(new JobProtocol.JobEntry("job-1", false),
-        new JobProtocol.JobEntry("job-2", true))), true);
+        new JobProtocol.JobEntry("job-2", true), new JobProtocol.JobEntry("job-3", false, true))), true);
     serialization.verifySerialization(new JobProtocol.JobDeleted("job-1", 9), true);
     serialization.verifySerialization(new JobDirectory.JobOpened("job-2"), true);
-    serialization.verifySerialization(new JobDirectory.JobFinished("job-2"), true);
+    serialization.verifySerialization(new JobDirectory.JobFinished("job-2", true), true);
     serialization.verifySerialization(new JobDirectory.JobErased("job-2"), true);
   }
 
@@ -162,6 +162,10 @@ class MasterSerializationTest {
     assertEquals(expected.registration("a"), state.registration("a"));
     assertEquals(expected.lease(expected.task(0, 0)), state.lease(state.task(0, 0)));
     assertEquals(HexFormat.of().formatHex(serialization.serialize(expected).get()), STATE, "written as before");
+    // A job's end journaled before cancels existed reads as not cancelled.
+    byte[] withoutCancelled = serialization.serialize(new JobDirectory.JobOpened("job-1")).get();
+    assertEquals(new JobDirectory.JobFinished("job-1", false), serialization.deserialize(withoutCancelled, cbor,
+        "io.shardtrain.actors.master.JobDirectory$JobFinished").get());
     // A cancelled job's snapshot says so.
     MasterState cancelled = (MasterState) serialization.deserialize(serialization.serialize(expected.cancel()).get(),
         cbor, "io.shardtrain.actors.master.MasterState").get();

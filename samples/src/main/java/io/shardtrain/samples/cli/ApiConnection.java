@@ -164,14 +164,17 @@ final class ApiConnection implements AutoCloseable {
 
   /** {@link #connect}, then the cluster's status within {@code timeout}. */
   ClusterStatus probe(boolean includeBlocks, Duration within, Duration timeout) {
-    return probe(includeBlocks, "", within, timeout);
+    return probe(includeBlocks, "", within, timeout, "status");
   }
 
-  /** {@link #connect}, then the status of job {@code jobId} ("": the newest running one) within {@code timeout}. */
-  ClusterStatus probe(boolean includeBlocks, String jobId, Duration within, Duration timeout) {
+  /**
+   * {@link #connect}, then the status of job {@code jobId} ("": the newest running one) within
+   * {@code timeout}; an error names the command {@code what} asked it for.
+   */
+  ClusterStatus probe(boolean includeBlocks, String jobId, Duration within, Duration timeout, String what) {
     connect(within);
     return await("GetStatus", StatusRequest.newBuilder().setIncludeBlocks(includeBlocks).setJobId(jobId).build(),
-        ClusterStatus.getDefaultInstance(), timeout, "status");
+        ClusterStatus.getDefaultInstance(), timeout, what);
   }
 
   /**

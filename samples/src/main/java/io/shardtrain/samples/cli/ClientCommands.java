@@ -257,7 +257,7 @@ final class ClientCommands {
       if (watch != null && watch < 1) throw new IllegalArgumentException("--watch must be at least 1 second, not " + watch);
       StatusView view = new StatusView(out);
       for (int n = 1; ; n++) {
-        ClusterStatus s = api.probe(true, job, connect(), timeout());
+        ClusterStatus s = api.probe(true, job, connect(), timeout(), "status");
         if (watch != null) out.printf("--- %s ---%n", java.time.LocalTime.now().format(CLOCK));
         view.print(s, System.nanoTime());
         out.flush();
@@ -280,7 +280,7 @@ final class ClientCommands {
 
     @Override
     int run(ApiConnection api, PrintWriter w) {
-      ClusterStatus status = api.probe(false, job, connect(), timeout());
+      ClusterStatus status = api.probe(false, job, connect(), timeout(), "checkpoint");
       if (!status.getSubmitted()) throw new IllegalStateException("no job has been submitted to this cluster");
       String jobId = status.getJob().getJobId();
       // A running job's checkpoint is taken at the next step every block reaches, which only trainers make.
@@ -319,7 +319,7 @@ final class ClientCommands {
 
     @Override
     int run(ApiConnection api, PrintWriter w) {
-      if (!api.probe(false, job, connect(), timeout()).getSubmitted()) {
+      if (!api.probe(false, job, connect(), timeout(), "save-model").getSubmitted()) {
         throw new IllegalStateException("no job has been submitted to this cluster");
       }
       SaveModelRequest.Builder request = SaveModelRequest.newBuilder().setDir(out.toAbsolutePath().toString())
@@ -343,6 +343,7 @@ final class ClientCommands {
 
     @Override
     int run(ApiConnection api, PrintWriter w) {
+      if (jobId.isBlank()) throw new picocli.CommandLine.ParameterException(spec.commandLine(), "cancel-job needs a job id");
       CancelJobReply r = api.await("CancelJob", CancelJobRequest.newBuilder().setJobId(jobId).build(),
           CancelJobReply.getDefaultInstance(), timeout(), "cancel-job");
       List<String> trainers = new ArrayList<>();

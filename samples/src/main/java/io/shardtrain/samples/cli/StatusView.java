@@ -72,7 +72,7 @@ final class StatusView {
     if (s.getJobsCount() > 1) {
       out.printf("jobs: %s%n", String.join(", ", s.getJobsList().stream()
           .map(j -> j.getJobId() + " (" + (s.getSubmitted() && j.getJobId().equals(s.getJob().getJobId()) ? state(s)
-              : j.getRunning() ? "running" : "finished") + ")").toList()));
+              : j.getRunning() ? "running" : j.getCancelled() ? "cancelled" : "done") + ")").toList()));
     }
     if (s.getSubmitted()) printJob(s, at);
     else out.println("job: none submitted");

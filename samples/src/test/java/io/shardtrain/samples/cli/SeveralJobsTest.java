@@ -154,8 +154,8 @@ class SeveralJobsTest {
     assertFalse(api.jobs().toCompletableFuture().get(10, TimeUnit.SECONDS).stream()
         .anyMatch(j -> j.jobId().equals("first")));
     Throwable twice = refusal(api.deleteJob("first").toCompletableFuture());
-    assertTrue(twice.getMessage().endsWith("(it was deleted); jobs: second (finished), left (finished), right"
-        + " (finished)"), twice.getMessage());
+    assertTrue(twice.getMessage().endsWith("(it was deleted); jobs: second (done), left (done), right (done)"),
+        twice.getMessage());
     // Its id stays taken, and a submit under it places no block.
     Exception reused = assertThrows(Exception.class, () -> submit("first", 1, STEPS));
     assertTrue(String.valueOf(reused.getMessage()).contains("job 'first' was deleted: a job id is never used twice,"
