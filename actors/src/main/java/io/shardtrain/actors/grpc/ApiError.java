@@ -53,14 +53,19 @@ public sealed interface ApiError {
     }
   }
 
-  /** The call names a job the cluster does not have (never submitted, or deleted). */
-  record UnknownJob(String asked) implements ApiError {
+  /** The call names a job the cluster does not have: never submitted, or {@code deleted}. */
+  record UnknownJob(String asked, boolean deleted) implements ApiError {
+    UnknownJob(String asked) {
+      this(asked, false);
+    }
+
     public Status.Code code() {
       return Status.Code.FAILED_PRECONDITION;
     }
 
     public String message() {
-      return "unknown job '" + asked + "': this cluster has no such job";
+      return deleted ? "job '" + asked + "' was deleted: its blocks and progress are gone (its id stays taken)"
+          : "unknown job '" + asked + "': this cluster has no such job";
     }
   }
 

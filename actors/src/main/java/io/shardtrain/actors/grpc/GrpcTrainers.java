@@ -73,4 +73,17 @@ final class GrpcTrainers {
       return Behaviors.same();
     });
   }
+
+  /** Longest trainer id: ids name actors and travel in every membership update and journal event. */
+  static final int MAX_TRAINER_ID = 256;
+
+  /** {@code id}, a trainer id the API takes: not blank, at most {@link #MAX_TRAINER_ID} characters. */
+  static String checkedId(String id) {
+    if (id == null || id.isBlank()) throw ApiError.fail(new ApiError.BadRequest("trainer_id must not be blank"));
+    if (id.length() > MAX_TRAINER_ID) {
+      throw ApiError.fail(new ApiError.BadRequest("trainer_id of " + id.length() + " characters, more than "
+          + MAX_TRAINER_ID));
+    }
+    return id;
+  }
 }

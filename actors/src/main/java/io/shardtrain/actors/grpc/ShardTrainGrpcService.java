@@ -127,7 +127,9 @@ final class ShardTrainGrpcService implements ShardTrainApi {
         : answer(api.status(in.getJobId()), "the master", timeout);
     CompletionStage<List<JobProtocol.JobEntry>> jobs = answer(api.jobs(), "the master", timeout);
     return call(() -> asked.thenCombine(jobs, (s, list) -> {
-      if (!in.getJobId().isEmpty() && !s.submitted()) throw ApiError.fail(new ApiError.UnknownJob(in.getJobId()));
+      if (!in.getJobId().isEmpty() && !s.submitted()) {
+        throw ApiError.fail(new ApiError.UnknownJob(in.getJobId(), s.jobId().equals(in.getJobId())));
+      }
       return Map.entry(s, list);
     }).thenCompose(sj -> {
       JobProtocol.JobStatus s = sj.getKey();
@@ -170,7 +172,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
   @Override
   public CompletionStage<RegisterTrainerReply> registerTrainer(RegisterTrainerRequest in) {
     return call(() -> {
-      String id = trainerId(in.getTrainerId());
+      String id = GrpcTrainers.checkedId(in.getTrainerId());
       ActorRef<TrainerNotice> ref = trainers.refFor(id);
       return askMaster(in.getJobId(), (ActorRef<StatusReply<JobProtocol.Registration>> replyTo)
           -> new JobProtocol.RegisterTrainer(id, ref, replyTo)).thenApply(messages::registration);
@@ -180,7 +182,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
   @Override
   public CompletionStage<HeartbeatReply> heartbeat(HeartbeatRequest in) {
     return call(() -> {
-      String id = trainerId(in.getTrainerId());
+      String id = GrpcTrainers.checkedId(in.getTrainerId());
       masterOf(in.getJobId()).tell(new JobProtocol.Heartbeat(id));
       HeartbeatReply.Builder b = HeartbeatReply.newBuilder().setJobCancelled(trainers.cancelled(id));
       for (TrainerNotice n : trainers.drain(id)) {
@@ -195,7 +197,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
   @Override
   public CompletionStage<LeaseTaskReply> leaseTask(LeaseTaskRequest in) {
     return call(() -> {
-      String id = trainerId(in.getTrainerId());
+      String id = GrpcTrainers.checkedId(in.getTrainerId());
       return askMaster(in.getJobId(),
               (ActorRef<StatusReply<JobProtocol.TaskReply>> replyTo) -> new JobProtocol.RequestTask(id, replyTo))
           .thenApply(JobMessages::lease);
@@ -205,7 +207,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
   @Override
   public CompletionStage<ReportProgressReply> reportProgress(ReportProgressRequest in) {
     return call(() -> {
-      String id = trainerId(in.getTrainerId());
+      String id = GrpcTrainers.checkedId(in.getTrainerId());
       if (in.getStepsCount() == 0) throw ApiError.fail(new ApiError.BadRequest("a progress report needs a step"));
       List<JobProtocol.StepOffset> steps = new ArrayList<>();
       for (var s : in.getStepsList()) steps.add(new JobProtocol.StepOffset(s.getStep(), s.getOffset()));
@@ -218,7 +220,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
   @Override
   public CompletionStage<LeaveJobReply> leaveJob(LeaveJobRequest in) {
     return call(() -> {
-      String id = trainerId(in.getTrainerId());
+      String id = GrpcTrainers.checkedId(in.getTrainerId());
       return askMaster(in.getJobId(),
               (ActorRef<StatusReply<akka.Done>> replyTo) -> new JobProtocol.LeaveJob(id, replyTo))
           .thenApply(d -> {
@@ -261,7 +263,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
   @Override
   public CompletionStage<PushReply> pushGradient(PushRequest in) {
     return call(() -> {
-      String trainer = trainerId(in.getTrainerId());
+      String trainer = GrpcTrainers.checkedId(in.getTrainerId());
       if (in.getStep() < 1) throw ApiError.fail(new ApiError.BadRequest("step must be >= 1, not " + in.getStep()));
       return job(in.getJobId()).thenCompose(job -> {
         BlockSlice slice = messages.layout(job).get(in.getBlockId());
@@ -303,7 +305,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
   @Override
   public CompletionStage<io.shardtrain.grpc.SparsePushReply> sparsePush(io.shardtrain.grpc.SparsePushRequest in) {
     return call(() -> {
-      String trainer = trainerId(in.getTrainerId());
+      String trainer = GrpcTrainers.checkedId(in.getTrainerId());
       if (in.getStep() < 1) throw ApiError.fail(new ApiError.BadRequest("step must be >= 1, not " + in.getStep()));
       return table(in.getJobId()).thenCompose(job -> {
         int dim = job.table().dim();
@@ -426,8 +428,10 @@ final class ShardTrainGrpcService implements ShardTrainApi {
   public CompletionStage<DeleteJobReply> deleteJob(DeleteJobRequest in) {
     return call(() -> {
       if (in.getJobId().isBlank()) throw ApiError.fail(new ApiError.BadRequest("delete-job needs a job id"));
-      return answer(api.deleteJob(in.getJobId()), "the master", timeout.multipliedBy(5))
-          .thenApply(d -> DeleteJobReply.newBuilder().setJobId(d.jobId()).setEntities(d.entities()).build());
+      return answer(api.deleteJob(in.getJobId()), "the master", timeout.multipliedBy(5)).thenApply(d -> {
+        knownJobs.remove(d.jobId());
+        return DeleteJobReply.newBuilder().setJobId(d.jobId()).setEntities(d.entities()).build();
+      });
     });
   }
 
@@ -444,7 +448,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
         : answer(api.status(jobId), "the master", timeout);
     return asked.thenApply(s -> {
       if (!s.submitted() && jobId.isEmpty()) throw ApiError.fail(new ApiError.NoJob());
-      if (!s.submitted()) throw ApiError.fail(new ApiError.UnknownJob(jobId));
+      if (!s.submitted()) throw ApiError.fail(new ApiError.UnknownJob(jobId, s.jobId().equals(jobId)));
       knownJobs.put(s.jobId(), s.job());
       return s.job();
     });
@@ -483,17 +487,5 @@ final class ShardTrainGrpcService implements ShardTrainApi {
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
-  }
-
-  /** Longest trainer id: ids name actors and travel in every membership update and journal event. */
-  static final int MAX_TRAINER_ID = 256;
-
-  private static String trainerId(String id) {
-    if (id == null || id.isBlank()) throw ApiError.fail(new ApiError.BadRequest("trainer_id must not be blank"));
-    if (id.length() > MAX_TRAINER_ID) {
-      throw ApiError.fail(new ApiError.BadRequest("trainer_id of " + id.length() + " characters, more than "
-          + MAX_TRAINER_ID));
-    }
-    return id;
   }
 }

@@ -278,6 +278,12 @@ public final class JobProtocol {
       long checkpointStep, String checkpointDir, long generation, double testAuc, long testAucExamples,
       boolean settled) implements CborSerializable {
 
+    /** No job submitted; {@code jobId} not blank: a job of that id was, and was deleted since. */
+    public static JobStatus none(String jobId) {
+      return new JobStatus(jobId, false, false, false, 0, 0, List.of(), 0, List.of(), List.of(), null, -1, "", 0,
+          Double.NaN, 0, true);
+    }
+
     /** This status with the merged test AUC of a click-through job over {@code examples} test examples. */
     public JobStatus withTestAuc(double auc, long examples) {
       return new JobStatus(jobId, submitted, done, cancelled, epochsDone, membershipEpoch, members, examplesReported, leases,

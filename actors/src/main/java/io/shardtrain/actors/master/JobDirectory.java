@@ -174,7 +174,9 @@ public final class JobDirectory extends EventSourcedBehavior<Command, JobDirecto
 
   private Effect<Event, JobBook> onToJob(JobBook book, ToJob c) {
     JobBook.Stage stage = book.stage(c.jobId());
-    if (stage == null || stage == JobBook.Stage.DELETED) {
+    if (stage == JobBook.Stage.DELETED && c.command() instanceof GetStatus s) {
+      s.replyTo().tell(JobStatus.none(c.jobId()));
+    } else if (stage == null || stage == JobBook.Stage.DELETED) {
       refuse(c.command(), "no job '" + c.jobId() + "' in this cluster" + (stage == null ? "" : " (it was deleted)")
           + "; jobs: " + listed(book));
     } else if (c.command() instanceof SubmitJob s && !s.job().jobId().equals(c.jobId())) {

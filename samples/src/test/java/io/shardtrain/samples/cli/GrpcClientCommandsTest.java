@@ -277,6 +277,9 @@ class GrpcClientCommandsTest {
     }
     Run delete = run("delete-job", "cancel-cli", "--grpc", grpc);
     assertEquals(0, delete.exit(), delete.err());
+    Run deleted = run("save-model", "--grpc", grpc, "--job", "cancel-cli", "--out", dir.resolve("gone").toString());
+    assertEquals("shardtrain: error: save-model at " + grpc + ": FAILED_PRECONDITION job 'cancel-cli' was deleted: its"
+        + " blocks and progress are gone (its id stays taken)", deleted.err().strip());
     while (run("status", "--grpc", grpc).out().contains("cancel-cli/")) {
       assertTrue(System.nanoTime() < deadline + TimeUnit.SECONDS.toNanos(90), "cancel-cli's blocks stay in memory");
       Thread.sleep(100);
