@@ -3,7 +3,6 @@ package io.shardtrain.actors.sharding;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.TimerScheduler;
 import java.time.Duration;
-import java.util.function.LongSupplier;
 
 /**
  * Retires an entity that no trainer takes part in (its membership empty: the job ended, or every
@@ -22,30 +21,23 @@ public final class IdleWatch<T> {
   private final Duration after;
   private final T check;
   private final T retire;
-  private final LongSupplier clock;
-  private long lastHeard;
+  private long lastHeard = System.nanoTime();
 
   /**
    * Sends {@code retire} to the entity after {@code after} without a message (zero: never);
    * {@code check} is the entity's check message.
    */
   public IdleWatch(ActorContext<T> context, TimerScheduler<T> timers, Duration after, T check, T retire) {
-    this(context, timers, after, check, retire, System::nanoTime);
-  }
-
-  IdleWatch(ActorContext<T> context, TimerScheduler<T> timers, Duration after, T check, T retire, LongSupplier clock) {
     this.context = context;
     this.timers = timers;
     this.after = after;
     this.check = check;
     this.retire = retire;
-    this.clock = clock;
-    this.lastHeard = clock.getAsLong();
   }
 
   /** A message other than the check reached the entity. */
   public void heard() {
-    lastHeard = clock.getAsLong();
+    lastHeard = System.nanoTime();
   }
 
   /** After a change: checks every half of the wait while {@code unused} (no member trainers), else stops checking. */
@@ -60,7 +52,7 @@ public final class IdleWatch<T> {
 
   /** On the check message: retires the entity when nothing reached it for the wait. */
   public void check() {
-    if (clock.getAsLong() - lastHeard < after.toNanos()) return;
+    if (System.nanoTime() - lastHeard < after.toNanos()) return;
     context.getLog().info("{} leaves memory: no trainer takes part in it and nothing reached it for {}",
         context.getSelf().path().name(), after);
     context.getSelf().tell(retire);
