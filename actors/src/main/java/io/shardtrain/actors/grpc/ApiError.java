@@ -55,10 +55,6 @@ public sealed interface ApiError {
 
   /** The call names a job the cluster does not have: never submitted, or {@code deleted}. */
   record UnknownJob(String asked, boolean deleted) implements ApiError {
-    UnknownJob(String asked) {
-      this(asked, false);
-    }
-
     public Status.Code code() {
       return Status.Code.FAILED_PRECONDITION;
     }

@@ -21,7 +21,7 @@ class ApiErrorTest {
   void eachErrorTypeHasItsCodeAndAMessageNamingTheProblem() {
     assertEquals(Status.Code.INVALID_ARGUMENT, new ApiError.WrongShape("w#0", 3, 8).code());
     assertEquals("gradient for block w#0 has 3 values; the block holds 8", new ApiError.WrongShape("w#0", 3, 8).message());
-    assertEquals(Status.Code.FAILED_PRECONDITION, new ApiError.UnknownJob("a").code());
+    assertEquals(Status.Code.FAILED_PRECONDITION, new ApiError.UnknownJob("a", false).code());
     assertEquals(Status.Code.FAILED_PRECONDITION, new ApiError.NoJob().code());
     assertEquals(Status.Code.NOT_FOUND, new ApiError.UnknownBlock("j", "x#0").code());
     assertEquals(Status.Code.UNAVAILABLE, new ApiError.NotReady("1 of 2 ps nodes").code());
