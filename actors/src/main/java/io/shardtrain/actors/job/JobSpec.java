@@ -129,6 +129,8 @@ public record JobSpec(
     description.put("dataset", dataset);
     // The data order's: a checkpoint's reader offsets are positions in it.
     description.put("seed", String.valueOf(seed));
+    // What wrote a checkpoint's slots: another update rule would read them as its own.
+    description.put("optimizer", optimizer);
     return ModelParameters.snapshot(model.parameters(), description, version);
   }
 }

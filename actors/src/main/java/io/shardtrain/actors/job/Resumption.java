@@ -90,6 +90,8 @@ public record Resumption(Checkpoint checkpoint, JobProtocol.ResumePoint point) {
 
   /** Why {@code c}, whose parameters are {@code model}'s, cannot resume {@code job}, or null. */
   static String refusal(Checkpoint c, JobSpec job, Mlp model, int slotCount) {
+    String optimizer = optimizerRefusal(c.model().description().get("optimizer"), job.optimizer());
+    if (optimizer != null) return optimizer;
     for (Parameter p : model.parameters()) {
       Checkpoint.Slots s = c.slotsOf(p.name());
       int held = s == null ? 0 : s.values().size();
@@ -111,6 +113,25 @@ public record Resumption(Checkpoint checkpoint, JobProtocol.ResumePoint point) {
       return "all " + job.epochs() + " epochs of the job were done at step " + c.step() + ": nothing is left";
     }
     return offsetsRefusal(c, job);
+  }
+
+  /**
+   * Why slots written by optimizer {@code writer} (null: a checkpoint that does not say) cannot go on
+   * with the job's {@code optimizer}, or null: the same update rule may change its settings (momentum
+   * and nesterov keep one velocity, adam and adamw the same moments), another rule may not, even
+   * with as many slots (nesterov's velocity read as adagrad's sum of squares trains to NaN).
+   */
+  static String optimizerRefusal(String writer, String optimizer) {
+    if (writer == null) return null;
+    OptimizerSpec.Kind written;
+    try {
+      written = OptimizerSpec.parse(writer).kind();
+    } catch (IllegalArgumentException e) {
+      return "its optimizer slots were written by '" + writer + "', an optimizer this version does not know";
+    }
+    if (written == OptimizerSpec.parse(optimizer).kind()) return null;
+    return "its optimizer slots were written by " + writer + " and the job's optimizer is " + optimizer
+        + ", whose update would read them as its own (resume with optimizer " + writer + ")";
   }
 
   /**

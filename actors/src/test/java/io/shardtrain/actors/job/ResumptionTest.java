@@ -15,6 +15,7 @@ import io.shardtrain.compute.optim.OptimizerSpec;
 import io.shardtrain.persistence.model.Checkpoint;
 import io.shardtrain.persistence.model.CheckpointFiles;
 import io.shardtrain.persistence.model.ModelFiles;
+import io.shardtrain.persistence.model.ModelSnapshot;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -161,8 +162,26 @@ class ResumptionTest {
   }
 
   @Test
-  void aCheckpointOfAnotherOptimizerIsRefused() throws Exception {
+  void aCheckpointOfAnotherUpdateRuleIsRefusedEvenWithAsManySlotsButNotOneOfTheSameRule() throws Exception {
     Path dir = checkpoint();
+    assertEquals("its optimizer slots were written by momentum and the job's optimizer is adagrad, whose update would"
+        + " read them as its own (resume with optimizer momentum)", refusal(dir, sync(2, List.of(3), "adagrad", 2, 0)));
+    assertEquals("its optimizer slots were written by momentum and the job's optimizer is adam, whose update would"
+        + " read them as its own (resume with optimizer momentum)", refusal(dir, sync(2, List.of(3), "adam", 2, 0)));
+    assertEquals(7, load(dir, sync(2, List.of(3), "nesterov", 2, 0)).point().step(), "one velocity, as momentum's");
+    assertEquals(null, Resumption.optimizerRefusal(null, "adagrad"), "a checkpoint that does not say: slots decide");
+    assertEquals(null, Resumption.optimizerRefusal("adamw", "adam"));
+  }
+
+  @Test
+  void aCheckpointThatDoesNotNameItsOptimizerIsRefusedWhenItsSlotsDoNotFit() throws Exception {
+    Checkpoint named = CheckpointFiles.load(checkpoint());
+    java.util.Map<String, String> description = new java.util.LinkedHashMap<>(named.model().description());
+    description.remove("optimizer");
+    Checkpoint unnamed = new Checkpoint(new ModelSnapshot(description, named.model().version(),
+        named.model().parameters()), named.slots(), named.readerOffsets(), named.epochsDone());
+    Path dir = tmp.resolve("unnamed");
+    CheckpointFiles.save(dir, unnamed, ModelFiles.IfExists.FAIL);
     assertEquals("it holds 1 optimizer slots for dense1.weight but the job's optimizer adam keeps 2 (was it written"
         + " by a job with another optimizer?)", refusal(dir, sync(2, List.of(3), "adam", 2, 0)));
   }
