@@ -66,7 +66,16 @@ final class CheckpointTaker {
    */
   CompletionStage<MasterState.CommittedCheckpoint> take(JobSpec job, boolean periodic, boolean jobDone,
       boolean cancelled, long keepFrom, Path dir, LongFunction<CompletionStage<MasterState.CommittedCheckpoint>> offsets) {
-    return attempt(job, periodic, jobDone, cancelled, keepFrom, dir, offsets, 1);
+    if (dir == null) return attempt(job, periodic, jobDone, cancelled, keepFrom, null, offsets, 1);
+    // A directory the caller named holds nothing of ours: refused before the blocks capture anything.
+    return CompletableFuture.runAsync(() -> {
+      try {
+        ModelFiles.checkSavable(dir);
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException("cannot write the checkpoint to " + dir + ": "
+            + (e instanceof java.nio.file.FileSystemException f ? io.shardtrain.compute.FileTrees.reason(f) : e.getMessage()), e);
+      }
+    }, blockingIo).thenCompose(x -> attempt(job, periodic, jobDone, cancelled, keepFrom, dir, offsets, 1));
   }
 
   private CompletionStage<MasterState.CommittedCheckpoint> attempt(JobSpec job, boolean periodic, boolean jobDone,
@@ -100,7 +109,8 @@ final class CheckpointTaker {
             Checkpoint checkpoint = assemble(job, step, values, master);
             return CompletableFuture.supplyAsync(() -> {
               try {
-                CheckpointFiles.save(target, checkpoint, ModelFiles.IfExists.REPLACE);
+                // The default directory is the step's own: a job done checkpoints its last step there again.
+                CheckpointFiles.save(target, checkpoint, dir != null ? ModelFiles.IfExists.FAIL : ModelFiles.IfExists.REPLACE);
               } catch (java.io.IOException e) {
                 throw new java.io.UncheckedIOException("writing checkpoint " + target + ": " + e.getMessage(), e);
               }

@@ -231,6 +231,23 @@ class MasterCheckpointTest {
   }
 
   @Test
+  void aDirectoryTheCallerNamedThatHoldsFilesIsRefusedAndKeptAsItWas() throws Exception {
+    Path dir = tmp.resolve("precious");
+    java.nio.file.Files.createDirectories(dir);
+    java.nio.file.Files.writeString(dir.resolve("notes.txt"), "my notes");
+    Setup s = started(CheckpointSettings.OFF);
+    TestProbe<StatusReply<JobProtocol.CheckpointWritten>> reply = kit.createTestProbe();
+    s.tk().runCommand(new JobProtocol.TakeCheckpoint(dir.toString(), reply.ref()));
+    StatusReply<JobProtocol.CheckpointWritten> r = reply.receiveMessage(Duration.ofSeconds(20));
+    assertEquals("checkpoint failed: cannot write the checkpoint to " + dir + ": is not empty; refusing to overwrite"
+        + " an existing model", r.getError().getMessage());
+    assertEquals("my notes", java.nio.file.Files.readString(dir.resolve("notes.txt")));
+    assertEquals(List.of(dir.resolve("notes.txt")), java.nio.file.Files.list(dir).toList());
+    // Refused before any block was asked to capture.
+    s.blocks().expectNoMessage(Duration.ofMillis(300));
+  }
+
+  @Test
   void blocksOfOneParameterThatAppliedDifferentCountsAreCheckpointedWithTheLargest() throws Exception {
     Path dir = tmp.resolve("ckpt");
     Setup s = started(CheckpointSettings.OFF, job(), Duration.ZERO, Set.of("dense1.weight#1"));
