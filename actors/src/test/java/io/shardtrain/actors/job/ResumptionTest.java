@@ -203,10 +203,15 @@ class ResumptionTest {
     bytes[1] ^= 4;
     Files.write(slot, bytes);
     String corrupt = refusal(dir, job());
-    assertTrue(corrupt.contains("dense2.bias.slot0.f32") && corrupt.contains("SHA-256"), corrupt);
+    assertTrue(corrupt.contains("dense2.bias.slot0.f32") && corrupt.contains("SHA-256")
+        && corrupt.contains("checkpoint.json says"), corrupt);
+    Files.write(slot, java.util.Arrays.copyOf(bytes, bytes.length + 1));
+    String longer = refusal(dir, job());
+    assertTrue(longer.endsWith("parameter file dense2.bias.slot0.f32 has " + (bytes.length + 1) + " bytes,"
+        + " checkpoint.json says " + bytes.length), longer);
     Files.delete(slot);
     String missing = refusal(dir, job());
-    assertTrue(missing.contains("dense2.bias.slot0.f32"), missing);
+    assertTrue(missing.contains("dense2.bias.slot0.f32") && missing.contains("listed in checkpoint.json"), missing);
   }
 
   @Test

@@ -148,7 +148,7 @@ public final class CheckpointFiles {
           throw new IllegalArgumentException(source + ": slot file " + name + " has " + bytes + " bytes, parameter "
               + parameter + " needs " + 4L * size);
         }
-        values.add(ModelFiles.readValues(dir, new ModelManifest.Entry(parameter, new int[] {size}, name, bytes, sha)));
+        values.add(ModelFiles.readValues(dir, new ModelManifest.Entry(parameter, new int[] {size}, name, bytes, sha), FILE));
       }
       long examples = s.containsKey("examples") ? integer(s, "examples", source) : -1;
       slots.add(new Checkpoint.Slots(parameter, integer(s, "updates", source), examples, values));

@@ -236,17 +236,22 @@ public final class ModelFiles {
   }
 
   static float[] readValues(Path dir, ModelManifest.Entry e) throws IOException {
+    return readValues(dir, e, MANIFEST);
+  }
+
+  /** The values of entry {@code e}'s file, checked against its size and hash as {@code listedIn} (a file of {@code dir}) has them. */
+  static float[] readValues(Path dir, ModelManifest.Entry e, String listedIn) throws IOException {
     Path file = dir.resolve(e.file());
     long size;
     try {
       size = Files.size(file);
     } catch (NoSuchFileException ex) {
       throw new IllegalArgumentException("model " + dir + ": parameter file " + e.file() + " (for "
-          + e.name() + ") listed in " + MANIFEST + " is missing", ex);
+          + e.name() + ") listed in " + listedIn + " is missing", ex);
     }
     if (size != e.bytes()) {
       throw new IllegalArgumentException("model " + dir + ": parameter file " + e.file()
-          + " has " + size + " bytes, " + MANIFEST + " says " + e.bytes());
+          + " has " + size + " bytes, " + listedIn + " says " + e.bytes());
     }
     byte[] bytes = Files.readAllBytes(file);
     if (bytes.length != e.bytes()) {
@@ -256,7 +261,7 @@ public final class ModelFiles {
     String actual = HexFormat.of().formatHex(sha256().digest(bytes));
     if (!actual.equals(e.sha256())) {
       throw new IllegalArgumentException("model " + dir + ": parameter file " + e.file()
-          + " has SHA-256 " + actual + ", " + MANIFEST + " says " + e.sha256()
+          + " has SHA-256 " + actual + ", " + listedIn + " says " + e.sha256()
           + " (the file is corrupt or was changed)");
     }
     float[] values = new float[bytes.length / 4];
