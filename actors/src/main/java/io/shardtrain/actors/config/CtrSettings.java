@@ -19,6 +19,14 @@ public record CtrSettings(int examples, int testExamples, int fields, int vocabu
       throw new IllegalArgumentException("shardtrain.train.ctr.examples and test-examples must be >= 1, not "
           + examples + " and " + testExamples);
     }
+    if (fields < 1 || vocabulary < 1 || hashSpace < 1 || denseDim < 0) {
+      throw new IllegalArgumentException("shardtrain.train.ctr.fields, vocabulary and hash-space must be >= 1 and"
+          + " dense-dim >= 0, not " + fields + ", " + vocabulary + ", " + hashSpace + " and " + denseDim);
+    }
+    if (!(zipf >= 0) || !(idWeightStd >= 0) || !(denseWeightStd >= 0) || !Double.isFinite(bias)) {
+      throw new IllegalArgumentException("shardtrain.train.ctr.zipf, id-weight-std and dense-weight-std must be"
+          + " finite and >= 0 and bias finite, not " + zipf + ", " + idWeightStd + ", " + denseWeightStd + " and " + bias);
+    }
     if (factors < 1) throw new IllegalArgumentException("shardtrain.train.ctr.factors must be >= 1, not " + factors);
     if (!(rowLr > 0) || !(rowInitialAccumulator > 0) || !(initStd >= 0)) {
       throw new IllegalArgumentException("shardtrain.train.ctr.row-lr and row-initial-accumulator must be positive"

@@ -27,6 +27,9 @@ class CtrSettingsTest {
   void badValuesAreRefusedNamingTheKey() {
     assertEquals("shardtrain.train.ctr.factors must be >= 1, not 0",
         assertThrows(IllegalArgumentException.class, () -> with("shardtrain.train.ctr.factors = 0")).getMessage());
+    assertEquals("shardtrain.train.ctr.fields, vocabulary and hash-space must be >= 1 and dense-dim >= 0, not 0, 1000,"
+        + " 1048576 and 13",
+        assertThrows(IllegalArgumentException.class, () -> with("shardtrain.train.ctr.fields = 0")).getMessage());
     assertEquals("shardtrain.train.ctr.criteo-test-fraction must be in (0, 1), not 1.0",
         assertThrows(IllegalArgumentException.class,
             () -> with("shardtrain.train.ctr.criteo-test-fraction = 1")).getMessage());
