@@ -8,7 +8,6 @@ import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.ps.BlockProtocol;
-import io.shardtrain.compute.data.Dataset;
 import io.shardtrain.persistence.model.CheckpointFiles;
 import java.nio.file.Path;
 import java.util.List;
@@ -39,18 +38,9 @@ class CancelJobTest {
     kit = TrainerRejoinTest.newKit();
     ShardTrain st = ShardTrain.start(kit.system());
     ShardTrain.Plan plan = TrainerRejoinTest.startJob(kit, st, "cancel-me");
-    Dataset train = TrainerRejoinTest.data();
-    TrainerRejoinTest.Listener l1 = new TrainerRejoinTest.Listener();
-    TrainerRejoinTest.Listener l2 = new TrainerRejoinTest.Listener();
-    l1.slow = true;
-    l2.slow = true;
-    st.startTrainer(TrainerRejoinTest.setup(st, "t1", train, l1));
-    st.startTrainer(TrainerRejoinTest.setup(st, "t2", train, l2));
-    long deadline = System.nanoTime() + TrainerRejoinTest.TIMEOUT.toNanos();
-    while (l1.lastStep < 2 || l2.lastStep < 2) {
-      if (System.nanoTime() > deadline) throw new IllegalStateException("the trainers took no steps");
-      Thread.sleep(10);
-    }
+    List<TrainerRejoinTest.Listener> listeners = TrainerRejoinTest.twoSlowTrainersPastStepTwo(st);
+    TrainerRejoinTest.Listener l1 = listeners.get(0);
+    TrainerRejoinTest.Listener l2 = listeners.get(1);
 
     JobProtocol.JobStatus cancelled = st.cancel("cancel-me").toCompletableFuture().get(10, TimeUnit.SECONDS);
     assertTrue(cancelled.done() && cancelled.cancelled(), String.valueOf(cancelled));

@@ -233,6 +233,22 @@ class TrainerRejoinTest {
     assertTrue(done.examplesReported() > 24 * 8, "t1 and t3 trained: " + done.examplesReported());
   }
 
+  /** Trainers t1 and t2, each step slowed, started on {@code st}'s job; returns once both are past step 2. */
+  static List<Listener> twoSlowTrainersPastStepTwo(ShardTrain st) throws InterruptedException {
+    Dataset train = data();
+    List<Listener> listeners = List.of(new Listener(), new Listener());
+    for (int i = 0; i < 2; i++) {
+      listeners.get(i).slow = true;
+      st.startTrainer(setup(st, "t" + (i + 1), train, listeners.get(i)));
+    }
+    long deadline = System.nanoTime() + TIMEOUT.toNanos();
+    while (listeners.get(0).lastStep < 2 || listeners.get(1).lastStep < 2) {
+      if (System.nanoTime() > deadline) throw new IllegalStateException("the trainers took no steps");
+      Thread.sleep(10);
+    }
+    return listeners;
+  }
+
   static Trainer.Setup setup(ShardTrain st, String id, Dataset train, StepListener listener) {
     return new Trainer.Setup(id, st.master(), train, train, () -> CpuBackend.create(1),
         TrainerSettings.create(st.system()), listener);
