@@ -269,9 +269,9 @@ public final class JobProtocol {
    * examples, NaN until every planned trainer sent its share. {@code progress}: where each member
    * trainer is, in membership order. {@code cancelled}: the job was cancelled (so {@code done}
    * before its last step or epoch). {@code settled}: the master waits for nothing from the blocks
-   * (every task a departed trainer held is settled with them, and every block knows the current
-   * membership); a program that stops a finished job's nodes waits for it, or the master's last
-   * messages reach blocks that are handing off and are dropped.
+   * (every task a departed trainer held is settled with them, every block knows the current
+   * membership, and no checkpoint is being taken); a program that stops a finished job's nodes waits
+   * for it, or the master's last messages reach blocks that are handing off and are dropped.
    */
   public record JobStatus(String jobId, boolean submitted, boolean done, boolean cancelled, int epochsDone, long membershipEpoch,
       List<String> members, long examplesReported, List<String> leases, List<TrainerProgress> progress, JobSpec job,
@@ -290,11 +290,10 @@ public final class JobProtocol {
           progress, job, checkpointStep, checkpointDir, generation, auc, examples, settled);
     }
 
-    /** This status, settled only if it was and {@code blocksKnowMembership}. */
-    public JobStatus withMembershipKnown(boolean blocksKnowMembership) {
+    /** This status, settled only if it was and {@code nothingAsked} (of the blocks, by the master's other parts). */
+    public JobStatus settledOnlyIf(boolean nothingAsked) {
       return new JobStatus(jobId, submitted, done, cancelled, epochsDone, membershipEpoch, members, examplesReported, leases,
-          progress, job, checkpointStep, checkpointDir, generation, testAuc, testAucExamples,
-          settled && blocksKnowMembership);
+          progress, job, checkpointStep, checkpointDir, generation, testAuc, testAucExamples, settled && nothingAsked);
     }
   }
 

@@ -103,6 +103,7 @@ final class CheckpointQueue {
     return false;
   }
 
+  /** Whether a checkpoint is being taken. */
   boolean running() {
     return running;
   }

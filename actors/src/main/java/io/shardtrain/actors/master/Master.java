@@ -221,7 +221,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
         }))
         .onCommand(TrainerStopped.class, this::onTrainerStopped)
         .onCommand(GetStatus.class, only((s, c) -> c.replyTo().tell(s.status().withTestAuc(testAuc.auc(),
-            testAuc.examples()).withMembershipKnown(membership.allKnow(s)))))
+            testAuc.examples()).settledOnlyIf(membership.allKnow(s) && !checkpoints.running()))))
         .onCommand(RequestAucShare.class, only((s, c) -> c.replyTo().tell(StatusReply.success(
             testAuc.lease(s.job(), c.trainerId(), System.nanoTime())))))
         .onCommand(ReportAuc.class, only((s, c) -> testAuc.add(s.job(), c)))

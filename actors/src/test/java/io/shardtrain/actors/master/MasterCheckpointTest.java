@@ -36,6 +36,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -228,6 +229,30 @@ class MasterCheckpointTest {
     JobProtocol.JobStatus status = s.tk().getState().status();
     assertEquals(7, status.checkpointStep());
     assertEquals(30 + 24, status.examplesReported());
+  }
+
+  /** A local cluster closes its nodes once the job is settled: a checkpoint still asking the blocks would be cut off. */
+  @Test
+  void theJobIsNotSettledWhileACheckpointIsBeingTaken() throws Exception {
+    Setup s = started(CheckpointSettings.OFF);
+    TestProbe<StatusReply<JobProtocol.CheckpointWritten>> reply = kit.createTestProbe();
+    s.tk().runCommand(new JobProtocol.TakeCheckpoint(tmp.resolve("ckpt").toString(), reply.ref()));
+    // The blocks are at 5: the checkpoint is at 7, which it records once the trainers reported it.
+    assertFalse(askStatus(s).settled(), "a checkpoint is being taken");
+    report(s, "a", 0, 10, 6, 0);
+    report(s, "b", 1, 12, 6, 0);
+    report(s, "a", 0, 20, 7, 0);
+    report(s, "b", 1, 24, 7, 0);
+    assertTrue(reply.receiveMessage(Duration.ofSeconds(20)).isSuccess());
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (!askStatus(s).settled()) {
+      assertTrue(System.nanoTime() < deadline, "settled once the checkpoint committed and the blocks know the membership");
+      Thread.sleep(20);
+    }
+  }
+
+  static JobProtocol.JobStatus askStatus(Setup s) {
+    return s.tk().<JobProtocol.JobStatus>runCommand(JobProtocol.GetStatus::new).reply();
   }
 
   @Test
