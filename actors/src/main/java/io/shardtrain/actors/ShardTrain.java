@@ -170,10 +170,18 @@ public final class ShardTrain {
    * size; names and shapes must match, and an error names the first that does not.
    */
   public static void initFrom(java.nio.file.Path dir, Mlp model) {
+    ModelSnapshot saved;
     try {
-      ModelParameters.copyInto(ModelFiles.load(dir), model.parameters());
+      saved = ModelFiles.load(dir);
     } catch (java.io.IOException e) {
       throw new IllegalArgumentException("cannot initialise from " + dir + ": " + e.getMessage(), e);
+    }
+    try {
+      ModelParameters.copyInto(saved, model.parameters());
+    } catch (IllegalArgumentException e) {
+      String hidden = saved.description().get("hidden");
+      throw new IllegalArgumentException("cannot initialise from " + dir + ": " + e.getMessage()
+          + (hidden == null ? "" : " (it was saved with hidden layers " + hidden + ")"), e);
     }
   }
 

@@ -169,6 +169,8 @@ class ShardTrainCliTest {
         "--steps", "1", "--no-progress", "--init-from", model.toString());
     assertEquals(2, wrong.exit());
     assertTrue(wrong.err().contains("[64, 16]") && wrong.err().contains("[64, 32]"), wrong.err());
+    assertTrue(wrong.err().contains("cannot initialise from " + model) && wrong.err().contains("(it was saved with"
+        + " hidden layers [32])"), wrong.err());
   }
 
   @Test
