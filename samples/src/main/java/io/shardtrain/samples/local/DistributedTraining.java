@@ -218,10 +218,12 @@ public final class DistributedTraining {
           if (model == null) {
             model = job.newModel(CpuBackend.create(1));
           }
-          api.pullInto(model, job, 0).toCompletableFuture().get(60, TimeUnit.SECONDS);
+          long version = api.pullInto(model, job, 0).toCompletableFuture().get(60, TimeUnit.SECONDS);
           double acc = SingleProcessTraining.evaluate(model, test);
           metrics.evaluation((System.nanoTime() - start) / 1e9, stepsDone, acc);
-          progress.message(String.format(Locale.ROOT, "after %d trainer steps: test accuracy %.4f", stepsDone, acc));
+          // The version says where the model is: a resumed job's blocks start at the checkpoint's step.
+          progress.message(String.format(Locale.ROOT, "after %d trainer steps (blocks at version %d): test accuracy %.4f",
+              stepsDone, version, acc));
         } catch (Exception e) {
           progress.message("evaluation skipped: " + e.getMessage());
         } finally {
