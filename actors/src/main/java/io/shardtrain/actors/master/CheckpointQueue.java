@@ -39,15 +39,22 @@ final class CheckpointQueue {
   /** Not before this (of {@link #nanoClock}) is the done job's last step tried again. */
   private long retryAt;
 
-  CheckpointQueue(long everySteps, boolean checkpointDurability, Starter starter) {
-    this(everySteps, checkpointDurability, starter, System::nanoTime);
+  /** Rollbacks started so far (the master's), and how many had when the running checkpoint started. */
+  private final LongSupplier rollbacksStarted;
+  private long rollbacksAtStart = -1;
+
+  /** The queue of a master whose rollbacks so far {@code rollbacksStarted} counts. */
+  CheckpointQueue(long everySteps, boolean checkpointDurability, Starter starter, LongSupplier rollbacksStarted) {
+    this(everySteps, checkpointDurability, starter, System::nanoTime, rollbacksStarted);
   }
 
-  CheckpointQueue(long everySteps, boolean checkpointDurability, Starter starter, LongSupplier nanoClock) {
+  CheckpointQueue(long everySteps, boolean checkpointDurability, Starter starter, LongSupplier nanoClock,
+      LongSupplier rollbacksStarted) {
     this.everySteps = everySteps;
     this.checkpointDurability = checkpointDurability;
     this.starter = starter;
     this.nanoClock = nanoClock;
+    this.rollbacksStarted = rollbacksStarted;
   }
 
   /** Why no checkpoint of this job can be taken, or null when one can. */
@@ -72,7 +79,7 @@ final class CheckpointQueue {
       return;
     }
     waiting.add(request);
-    if (!running) startNext(s);
+    if (!running()) startNext(s);
   }
 
   /** Starts a periodic checkpoint when one is due; none while a rollback runs. */
@@ -81,7 +88,7 @@ final class CheckpointQueue {
   }
 
   boolean periodicDue(MasterState s, boolean rollingBack) {
-    if (everySteps <= 0 || running || rollingBack || s.job() == null || !s.started() || s.done()
+    if (everySteps <= 0 || running() || rollingBack || s.job() == null || !s.started() || s.done()
         || s.job().mode() != BlockSpec.Mode.SYNC) {
       return false;
     }
@@ -97,20 +104,34 @@ final class CheckpointQueue {
    * that started after the job was done has committed. A job that cannot be checkpointed may go.
    */
   boolean mayRetire(MasterState s, boolean rollingBack) {
-    if (running) return false;
+    if (running()) return false;
     if (!checkpointDurability || lastStepCommitted || refusal(s) != null) return true;
     if (!rollingBack && s.done() && (lastStepFailures == 0 || nanoClock.getAsLong() - retryAt >= 0)) startNext(s);
     return false;
   }
 
-  /** Whether a checkpoint is being taken. */
+  /**
+   * Whether a checkpoint is being taken. One that started before the latest rollback is given up:
+   * it fails anyway, and its asks to the blocks of a lost node would hold every checkpoint after it
+   * (the job's last step's included) for their whole timeout.
+   */
   boolean running() {
+    if (running && rollbacksStarted.getAsLong() != rollbacksAtStart) {
+      running = false;
+      rollbacksAtStart = -1;
+    }
     return running;
+  }
+
+  /** The checkpoint started when {@code rollbacksAtStart} rollbacks had started finished; one given up is ignored. */
+  void finished(long rollbacksAtStart, boolean committed) {
+    if (rollbacksAtStart == this.rollbacksAtStart) finished(committed);
   }
 
   /** The running checkpoint finished: {@code committed}, or failed. */
   void finished(boolean committed) {
     running = false;
+    rollbacksAtStart = -1;
     if (committed && runningOfDoneJob) lastStepCommitted = true;
     if (!committed && runningOfDoneJob) {
       lastStepFailures++;
@@ -121,7 +142,7 @@ final class CheckpointQueue {
 
   /** Starts the request that waited for the checkpoint just finished. */
   void next(MasterState s) {
-    if (!waiting.isEmpty() && !running) startNext(s);
+    if (!waiting.isEmpty() && !running()) startNext(s);
   }
 
   /**
@@ -142,6 +163,7 @@ final class CheckpointQueue {
   private void startNext(MasterState s) {
     TakeCheckpoint request = waiting.isEmpty() ? null : waiting.remove(0);
     running = true;
+    rollbacksAtStart = rollbacksStarted.getAsLong();
     runningOfDoneJob = s.done();
     starter.start(s, request);
   }

@@ -163,7 +163,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
     this.settler = new TaskSettler(asks, context.getLog());
     this.rollbacks = new Rollbacks(asks, context.getLog(), checkpointSettings.checkpointDurability());
     this.checkpoints = new CheckpointQueue(checkpointSettings.everySteps(), checkpointSettings.checkpointDurability(),
-        new CheckpointStarter(context, taker, checkpointSettings, rollbacks::started));
+        new CheckpointStarter(context, taker, checkpointSettings, rollbacks::started), rollbacks::started);
     timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.tick());
   }
 
@@ -430,7 +430,7 @@ public final class Master extends EventSourcedBehavior<Command, Master.Event, Ma
 
   private Effect<Event, MasterState> onCheckpointFinished(MasterState s, CheckpointFinished c) {
     boolean crossedRollback = c.rollbacksAtStart() != rollbacks.started() || rollbacks.running();
-    checkpoints.finished(c.failure() == null && !crossedRollback);
+    checkpoints.finished(c.rollbacksAtStart(), c.failure() == null && !crossedRollback);
     if (c.failure() != null || crossedRollback) {
       String why = c.failure() != null ? c.failure().getMessage() : "the job rolled back meanwhile";
       context.getLog().warn("checkpoint failed: {}", why);
