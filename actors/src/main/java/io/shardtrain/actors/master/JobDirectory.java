@@ -199,7 +199,7 @@ public final class JobDirectory extends EventSourcedBehavior<Command, JobDirecto
 
   /** Answers what expects an answer when there is no job to take {@code c}; anything else is dropped. */
   private void refuse(Command c, String why) {
-    if (c instanceof GetStatus s) s.replyTo().tell(new MasterState().status());
+    if (c instanceof GetStatus s) s.replyTo().tell(JobStatus.none(""));
     else if (c instanceof RegisterTrainer r) r.replyTo().tell(StatusReply.error(why));
     else if (c instanceof RequestTask r) r.replyTo().tell(StatusReply.error(why));
     else if (c instanceof ReportProgress r) r.replyTo().tell(StatusReply.error(why));

@@ -183,7 +183,7 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
 
   @Override
   public CommandHandler<Command, Event, BlockState> commandHandler() {
-    CommandHandler<Command, Event, BlockState> handler = newCommandHandlerBuilder()
+    return idle.hearing(newCommandHandlerBuilder()
         .forAnyState()
         .onCommand(Initialize.class, (s, c) -> initialize(s, rules.initializeRefusal(s, c),
             () -> new Initialized(c.spec(), c.values().clone()), c.replyTo()))
@@ -206,11 +206,7 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
         .onCommand(GetTaskMark.class, (state, cmd) -> writeGroup(state).thenRun(s ->
             cmd.replyTo().tell(StatusReply.success(s.taskProgress(cmd.epoch(), cmd.task())))))
         .onCommand(IdleCheck.class, (state, check) -> Effect().none().thenRun(s -> idle.check()))
-        .build();
-    return (state, cmd) -> {
-      if (cmd != IdleCheck.INSTANCE) idle.heard();
-      return handler.apply(state, cmd);
-    };
+        .build());
   }
 
   @Override

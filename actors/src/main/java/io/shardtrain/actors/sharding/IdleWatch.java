@@ -2,14 +2,15 @@ package io.shardtrain.actors.sharding;
 
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.TimerScheduler;
+import akka.persistence.typed.javadsl.CommandHandler;
 import java.time.Duration;
 
 /**
  * Retires an entity that no trainer takes part in (its membership empty: the job ended, or every
  * trainer left) once nothing reached it for a while, so a finished job's entities that a save-model
  * or a pull woke leave memory again. Sharding's own idle passivation stays off, since a sync entity
- * must not leave in the middle of a step; without a member there is no step. The entity tells it
- * what it heard and what it is ({@link #watch}); the check is a message of the entity's own
+ * must not leave in the middle of a step; without a member there is no step. The entity's command
+ * handler tells it what it heard ({@link #hearing}), and the entity what it is ({@link #watch}); the check is a message of the entity's own
  * ({@code check}), on which it calls {@link #check}, and it retires on its {@code retire} message
  * ({@link Passivation}).
  */
@@ -35,9 +36,12 @@ public final class IdleWatch<T> {
     this.retire = retire;
   }
 
-  /** A message other than the check reached the entity. */
-  public void heard() {
-    lastHeard = System.nanoTime();
+  /** {@code handler}, noting that every message but the check reached the entity. */
+  public <E, S> CommandHandler<T, E, S> hearing(CommandHandler<T, E, S> handler) {
+    return (state, cmd) -> {
+      if (cmd != check) lastHeard = System.nanoTime();
+      return handler.apply(state, cmd);
+    };
   }
 
   /** After a change: checks every half of the wait while {@code unused} (no member trainers), else stops checking. */

@@ -245,7 +245,7 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
 
   @Override
   public CommandHandler<Command, Event, ShardState> commandHandler() {
-    CommandHandler<Command, Event, ShardState> handler = newCommandHandlerBuilder()
+    return idle.hearing(newCommandHandlerBuilder()
         .forAnyState()
         .onCommand(cmd -> broken && cmd instanceof SparseProtocol.Recover, (state, cmd) -> {
           // Thrown from a command, not from recovery, so the persistence runtime does not restart it
@@ -270,11 +270,7 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
         .onCommand(TakeSnapshot.class, (state, t) -> onTakeSnapshot(state))
         .onCommand(Leave.class, (state, h) -> onHandOff(state))
         .onCommand(SparseProtocol.IdleCheck.class, (state, c) -> Effect().none().thenRun(s -> idle.check()))
-        .build();
-    return (state, cmd) -> {
-      if (cmd != SparseProtocol.IdleCheck.INSTANCE) idle.heard();
-      return handler.apply(state, cmd);
-    };
+        .build());
   }
 
   private Effect<Event, ShardState> onInit(ShardState state, InitShard cmd) {
