@@ -463,7 +463,7 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
       timers.cancel(BARRIER_TIMER);
     }
     counters.meters.waitingFor(waiting ? state.barrier().missing() : List.of());
-    idle.watch(state.isInitialised() && state.membershipEpoch() > 0 && state.barrier().members().isEmpty());
+    idle.watch(state.isInitialised() && state.barrier().unused());
   }
 
   private void answerPulls(BlockState state) {

@@ -44,6 +44,11 @@ final class SyncBarrier {
     return Collections.unmodifiableList(members);
   }
 
+  /** Whether no trainer takes part: a membership was received (its job ended, or every trainer left), and it is empty. */
+  boolean unused() {
+    return epoch > 0 && members.isEmpty();
+  }
+
   /** The contributions to the pending step in arrival order (a read-only view). */
   List<Contribution> pending() {
     return Collections.unmodifiableList(pending);

@@ -23,6 +23,7 @@ public final class IdleWatch<T> {
   private final T check;
   private final T retire;
   private long lastHeard = System.nanoTime();
+  private boolean watching;
 
   /**
    * Sends {@code retire} to the entity after {@code after} without a message (zero: never);
@@ -46,12 +47,11 @@ public final class IdleWatch<T> {
 
   /** After a change: checks every half of the wait while {@code unused} (no member trainers), else stops checking. */
   public void watch(boolean unused) {
-    if (after.isZero()) return;
-    if (!unused) {
-      timers.cancel(TIMER);
-    } else if (!timers.isTimerActive(TIMER)) {
-      timers.startTimerWithFixedDelay(TIMER, check, after.dividedBy(2));
-    }
+    // Called after every change (every push): only a change of state touches the timer.
+    if (after.isZero() || unused == watching) return;
+    watching = unused;
+    if (unused) timers.startTimerWithFixedDelay(TIMER, check, after.dividedBy(2));
+    else timers.cancel(TIMER);
   }
 
   /** On the check message: retires the entity when nothing reached it for the wait. */
