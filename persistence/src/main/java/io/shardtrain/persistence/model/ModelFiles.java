@@ -26,7 +26,8 @@ import java.util.Map;
 
 /**
  * Saves, loads and exports whole models in the directory format of docs/MODEL-FORMAT.md: a
- * {@code manifest.json} plus one raw little-endian float32 file per parameter.
+ * {@code manifest.json} plus one raw little-endian float32 file per parameter and two files per
+ * sparse table ({@link TableFiles}).
  *
  * <p>{@link #save} is atomic: the files are written and synced in a temporary sibling directory
  * which is then renamed into place, so a reader sees either no model or a complete one. {@link
@@ -119,9 +120,11 @@ public final class ModelFiles {
         String sha = writeValues(tmp.resolve(file), p.values());
         entries.add(new ModelManifest.Entry(p.name(), p.shape(), file, 4L * p.size(), sha));
       }
+      List<ModelManifest.TableEntry> tables = new ArrayList<>();
+      for (TableValues t : snapshot.tables()) tables.add(TableFiles.write(tmp, t, fileNames.get(t.name())));
       ModelManifest manifest = new ModelManifest(ModelManifest.FORMAT_VERSION,
           snapshot.description(), snapshot.version(), Instant.now().truncatedTo(ChronoUnit.MILLIS),
-          entries);
+          entries, tables);
       try (FileChannel ch = FileChannel.open(tmp.resolve(MANIFEST), StandardOpenOption.CREATE_NEW,
           StandardOpenOption.WRITE)) {
         ByteBuffer b = ByteBuffer.wrap(manifest.toJson().getBytes(StandardCharsets.UTF_8));
@@ -167,7 +170,9 @@ public final class ModelFiles {
     for (ModelManifest.Entry e : manifest.parameters()) {
       params.add(new ParameterValues(e.name(), e.shape(), readValues(dir, e)));
     }
-    return new ModelSnapshot(manifest.description(), manifest.version(), params);
+    List<TableValues> tables = new ArrayList<>();
+    for (ModelManifest.TableEntry t : manifest.tables()) tables.add(TableFiles.read(dir, t));
+    return new ModelSnapshot(manifest.description(), manifest.version(), params, tables);
   }
 
   /**
@@ -201,6 +206,7 @@ public final class ModelFiles {
       }
       out.add(target);
     }
+    for (TableValues t : snapshot.tables()) TableFiles.exportNpy(t, names.get(t.name()), outDir);
     return out;
   }
 
@@ -209,18 +215,24 @@ public final class ModelFiles {
     Map<String, String> out = new HashMap<>();
     // Lower-case keys: two names that differ only in case would share a file on macOS/Windows.
     Map<String, String> byFolded = new HashMap<>();
-    for (ParameterValues p : snapshot.parameters()) {
-      String file = FileNames.encode(p.name()) + VALUES_EXTENSION;
-      if (file.getBytes(StandardCharsets.UTF_8).length > FileNames.MAX_FILE_NAME_BYTES) {
-        throw new IllegalArgumentException("parameter name " + p.name() + " makes a file name of "
-            + file.length() + " bytes, more than " + FileNames.MAX_FILE_NAME_BYTES);
+    List<String> names = new ArrayList<>(snapshot.names());
+    for (TableValues t : snapshot.tables()) names.add(t.name());
+    for (int i = 0; i < names.size(); i++) {
+      String name = names.get(i);
+      String file = FileNames.encode(name) + VALUES_EXTENSION;
+      // A table's ids file is the longest name it makes.
+      int longest = file.getBytes(StandardCharsets.UTF_8).length
+          + (i < snapshot.parameters().size() ? 0 : TableFiles.IDS_EXTENSION.length() - VALUES_EXTENSION.length());
+      if (longest > FileNames.MAX_FILE_NAME_BYTES) {
+        throw new IllegalArgumentException("parameter name " + name + " makes a file name of "
+            + longest + " bytes, more than " + FileNames.MAX_FILE_NAME_BYTES);
       }
-      String other = byFolded.put(file.toLowerCase(Locale.ROOT), p.name());
+      String other = byFolded.put(file.toLowerCase(Locale.ROOT), name);
       if (other != null) {
-        throw new IllegalArgumentException("parameters " + other + " and " + p.name()
+        throw new IllegalArgumentException("parameters " + other + " and " + name
             + " differ only in letter case; their files would clash on case-insensitive file systems");
       }
-      out.put(p.name(), file);
+      out.put(name, file);
     }
     return out;
   }
@@ -305,7 +317,7 @@ public final class ModelFiles {
     }
   }
 
-  private static MessageDigest sha256() {
+  static MessageDigest sha256() {
     try {
       return MessageDigest.getInstance("SHA-256");
     } catch (NoSuchAlgorithmException e) {

@@ -13,18 +13,21 @@ import java.util.Objects;
 
 /**
  * The contents of a model directory's {@code manifest.json} (docs/MODEL-FORMAT.md): format name and
- * version, description, model version, creation time and one {@link Entry} per parameter file.
+ * version, description, model version, creation time, one {@link Entry} per parameter file and
+ * one {@link TableEntry} per sparse table (absent from a model without tables).
  *
  * <p>{@link #parse} accepts exactly format {@value #FORMAT} version {@value #FORMAT_VERSION}, ignores
  * unknown fields (later minor additions), and rejects anything malformed with a message naming the
  * field.
  */
 public record ModelManifest(int formatVersion, Map<String, String> description, long version,
-    Instant createdAt, List<Entry> parameters) {
+    Instant createdAt, List<Entry> parameters, List<TableEntry> tables) {
   public static final String FORMAT = "shardtrain-model";
   public static final int FORMAT_VERSION = 1;
   public static final String DTYPE = "float32";
   public static final String BYTE_ORDER = "little";
+  /** The type of a table's ids. */
+  public static final String ID_DTYPE = "int64";
 
   /** One parameter: its name, shape, file in the model directory, byte length and SHA-256. */
   public record Entry(String name, int[] shape, String file, long bytes, String sha256) {
@@ -63,11 +66,33 @@ public record ModelManifest(int formatVersion, Map<String, String> description, 
     }
   }
 
+  /**
+   * One sparse table: its name, row width, rows stored, and its two files: the rows' ids (int64,
+   * ascending) and their values (float32, row after row), each with its byte length and SHA-256.
+   */
+  public record TableEntry(String name, int dim, long rows, String idsFile, long idsBytes, String idsSha256,
+      String valuesFile, long valuesBytes, String valuesSha256) {
+    public TableEntry {
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(idsFile, "idsFile");
+      Objects.requireNonNull(idsSha256, "idsSha256");
+      Objects.requireNonNull(valuesFile, "valuesFile");
+      Objects.requireNonNull(valuesSha256, "valuesSha256");
+    }
+  }
+
+  /** A manifest of dense parameters only. */
+  public ModelManifest(int formatVersion, Map<String, String> description, long version, Instant createdAt,
+      List<Entry> parameters) {
+    this(formatVersion, description, version, createdAt, parameters, List.of());
+  }
+
   public ModelManifest {
     Objects.requireNonNull(description, "description");
     Objects.requireNonNull(createdAt, "createdAt");
     description = Collections.unmodifiableMap(new LinkedHashMap<>(description));
     parameters = List.copyOf(parameters);
+    tables = List.copyOf(tables);
   }
 
   /** The manifest as pretty-printed JSON, fields in the documented order, ending in a newline. */
@@ -98,8 +123,27 @@ public record ModelManifest(int formatVersion, Map<String, String> description, 
       b.append(", \"bytes\": ").append(p.bytes());
       b.append(", \"sha256\": ").append(Json.quote(p.sha256())).append('}');
     }
-    b.append(parameters.isEmpty() ? "]\n" : "\n  ]\n");
-    return b.append("}\n").toString();
+    b.append(parameters.isEmpty() ? "]" : "\n  ]");
+    if (!tables.isEmpty()) {
+      b.append(",\n  \"tables\": [");
+      i = 0;
+      for (TableEntry t : tables) {
+        b.append(i++ == 0 ? "\n" : ",\n");
+        b.append("    {\"name\": ").append(Json.quote(t.name()));
+        b.append(", \"dim\": ").append(t.dim());
+        b.append(", \"rows\": ").append(t.rows());
+        b.append(", \"ids\": {\"file\": ").append(Json.quote(t.idsFile()));
+        b.append(", \"dtype\": ").append(Json.quote(ID_DTYPE));
+        b.append(", \"bytes\": ").append(t.idsBytes());
+        b.append(", \"sha256\": ").append(Json.quote(t.idsSha256())).append('}');
+        b.append(", \"values\": {\"file\": ").append(Json.quote(t.valuesFile()));
+        b.append(", \"dtype\": ").append(Json.quote(DTYPE));
+        b.append(", \"bytes\": ").append(t.valuesBytes());
+        b.append(", \"sha256\": ").append(Json.quote(t.valuesSha256())).append("}}");
+      }
+      b.append("\n  ]");
+    }
+    return b.append("\n}\n").toString();
   }
 
   /**
@@ -199,7 +243,65 @@ public record ModelManifest(int formatVersion, Map<String, String> description, 
       }
       entries.add(e);
     }
-    return new ModelManifest((int) formatVersion, description, version, createdAt, entries);
+    List<TableEntry> tables = new ArrayList<>();
+    List<Object> tableList = top.map().containsKey("tables") ? top.array("tables") : List.of();
+    for (int i = 0; i < tableList.size(); i++) {
+      TableEntry t = table(source, "tables[" + i + "].", tableList.get(i));
+      for (Entry p : entries) {
+        if (p.name().equals(t.name())) throw new IllegalArgumentException(source + ": " + t.name() + " is a parameter and a table");
+        if (p.file().equals(t.idsFile()) || p.file().equals(t.valuesFile())) {
+          throw new IllegalArgumentException(source + ": file " + p.file() + " is listed twice");
+        }
+      }
+      for (TableEntry prev : tables) {
+        if (prev.name().equals(t.name())) throw new IllegalArgumentException(source + ": table " + t.name() + " is listed twice");
+      }
+      tables.add(t);
+    }
+    return new ModelManifest((int) formatVersion, description, version, createdAt, entries, tables);
+  }
+
+  /** One entry of {@code tables}, checked: a name, a row width, and two files whose lengths fit the rows. */
+  private static TableEntry table(String source, String where, Object json) {
+    Fields f = new Fields(source, where, asObject(json, source, where));
+    String name = f.string("name");
+    if (name.isEmpty()) throw new IllegalArgumentException(source + ": " + where + "name is empty");
+    long dim = f.integer("dim");
+    long rows = f.integer("rows");
+    if (dim < 1 || dim > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(source + ": " + where + "dim is " + dim + ", expected 1.." + Integer.MAX_VALUE);
+    }
+    if (rows < 0 || rows * dim > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(source + ": " + where + "rows is " + rows + ", expected 0 to as many as an array"
+          + " of " + dim + " values a row holds");
+    }
+    String[] ids = file(source, where + "ids.", f.object("ids"), ID_DTYPE, 8 * rows);
+    String[] values = file(source, where + "values.", f.object("values"), DTYPE, 4 * rows * dim);
+    if (ids[0].equals(values[0])) throw new IllegalArgumentException(source + ": file " + ids[0] + " is listed twice");
+    return new TableEntry(name, (int) dim, rows, ids[0], 8 * rows, ids[1], values[0], 4 * rows * dim, values[1]);
+  }
+
+  /** A table's file: {file, sha256}, checked for its type and its length {@code bytes}. */
+  private static String[] file(String source, String where, Map<String, Object> json, String dtype, long bytes) {
+    Fields f = new Fields(source, where, json);
+    String file = f.string("file");
+    if (!FileNames.isPlainFileName(file)) {
+      throw new IllegalArgumentException(source + ": " + where + "file \"" + file
+          + "\" is not a plain file name inside the model directory");
+    }
+    if (!f.string("dtype").equals(dtype)) {
+      throw new IllegalArgumentException(source + ": " + where + "dtype is \"" + f.string("dtype") + "\", expected \""
+          + dtype + "\"");
+    }
+    if (f.integer("bytes") != bytes) {
+      throw new IllegalArgumentException(source + ": " + where + "bytes is " + f.integer("bytes") + " but the table's rows"
+          + " need " + bytes);
+    }
+    String sha = f.string("sha256");
+    if (!sha.matches("[0-9a-f]{64}")) {
+      throw new IllegalArgumentException(source + ": " + where + "sha256 \"" + sha + "\" is not 64 lower-case hex digits");
+    }
+    return new String[] {file, sha};
   }
 
   @SuppressWarnings("unchecked")

@@ -15,14 +15,21 @@ import java.util.Set;
  *
  * <p>Only full parameters are stored, never parameter-server blocks, so a snapshot can initialise
  * a job with any block size or number of {@code ps} nodes. The description keeps its insertion
- * order; parameter names are unique.
+ * order; parameter and table names are unique together. Sparse tables ({@link TableValues}) hold
+ * the rows an embedding's training stored, by id.
  */
 public record ModelSnapshot(Map<String, String> description, long version,
-    List<ParameterValues> parameters) {
+    List<ParameterValues> parameters, List<TableValues> tables) {
+
+  /** A model of dense parameters only. */
+  public ModelSnapshot(Map<String, String> description, long version, List<ParameterValues> parameters) {
+    this(description, version, parameters, List.of());
+  }
 
   public ModelSnapshot {
     Objects.requireNonNull(description, "description");
     Objects.requireNonNull(parameters, "parameters");
+    Objects.requireNonNull(tables, "tables");
     Map<String, String> d = new LinkedHashMap<>();
     description.forEach((k, v) -> {
       if (k == null || v == null) {
@@ -40,6 +47,22 @@ public record ModelSnapshot(Map<String, String> description, long version,
       }
     }
     parameters = List.copyOf(new ArrayList<>(parameters));
+    for (TableValues t : tables) {
+      Objects.requireNonNull(t, "table");
+      if (!seen.add(t.name())) {
+        throw new IllegalArgumentException("model snapshot has the name " + t.name() + " twice");
+      }
+    }
+    tables = List.copyOf(tables);
+  }
+
+  /** The table called {@code name}, or an IllegalArgumentException listing the tables held. */
+  public TableValues table(String name) {
+    for (TableValues t : tables) {
+      if (t.name().equals(name)) return t;
+    }
+    throw new IllegalArgumentException("model snapshot has no table " + name + "; it has "
+        + (tables.isEmpty() ? "none" : tables.stream().map(TableValues::name).toList()));
   }
 
   /** The parameter called {@code name}, or an IllegalArgumentException listing the names held. */

@@ -32,7 +32,12 @@ public final class NpyWriter {
 
   /** The full preamble (magic, version, length, padded dict) for a float32 array of {@code shape}. */
   public static byte[] header(int[] shape) {
-    String dict = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shapeTuple(shape) + ", }";
+    return header("<f4", shape);
+  }
+
+  /** The preamble for an array of NumPy type {@code descr} ({@code <f4}, {@code <i8}) and {@code shape}. */
+  static byte[] header(String descr, int[] shape) {
+    String dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shapeTuple(shape) + ", }";
     int unpadded = MAGIC.length + 2 + 2 + dict.length() + 1;
     int padding = (ALIGN - unpadded % ALIGN) % ALIGN;
     int headerLen = dict.length() + padding + 1;
@@ -56,6 +61,30 @@ public final class NpyWriter {
       writeFully(ch, ByteBuffer.wrap(header(shape)));
       writeFloats(ch, values, null);
       ch.force(true);
+    }
+  }
+
+  /** Writes {@code values} as a one-dimensional int64 array to {@code file}, replacing it if present. */
+  public static void writeLongs(Path file, long[] values) throws IOException {
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE,
+        StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
+      writeFully(ch, ByteBuffer.wrap(header("<i8", new int[] {values.length})));
+      writeLongs(ch, values, null);
+      ch.force(true);
+    }
+  }
+
+  /** {@link #writeFloats} for int64 values. */
+  static void writeLongs(FileChannel ch, long[] values, java.security.MessageDigest digest) throws IOException {
+    ByteBuffer buf = ByteBuffer.allocate(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
+    int chunk = buf.capacity() / 8;
+    for (int off = 0; off < values.length; off += chunk) {
+      int n = Math.min(chunk, values.length - off);
+      buf.clear();
+      buf.asLongBuffer().put(values, off, n);
+      buf.limit(8 * n);
+      if (digest != null) digest.update(buf.array(), 0, 8 * n);
+      writeFully(ch, buf);
     }
   }
 
