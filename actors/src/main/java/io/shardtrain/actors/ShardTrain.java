@@ -442,6 +442,15 @@ public final class ShardTrain {
     return pulls.pull(entityId, minVersion);
   }
 
+  /**
+   * A click-through job's model: its dense part from the blocks and its table's stored rows from
+   * every shard, in id order. For a job that is done or cancelled; a training job's shards move on
+   * between the pages of their rows.
+   */
+  public CompletionStage<ModelSnapshot> ctrModel(JobSpec job) {
+    return new CtrModelRead(system, pulls, timeout).read(job);
+  }
+
   /** Statistics of every block of the job. */
   public CompletionStage<List<BlockProtocol.BlockStats>> blockStats(JobSpec job) {
     List<CompletableFuture<BlockProtocol.BlockStats>> stats = new ArrayList<>();

@@ -5,6 +5,12 @@ import io.shardtrain.actors.sparse.TableSpec;
 import io.shardtrain.compute.nn.FactorizationMachine;
 import io.shardtrain.compute.sparse.RowInit;
 import io.shardtrain.compute.sparse.RowOptimizer;
+import io.shardtrain.persistence.model.ModelSnapshot;
+import io.shardtrain.persistence.model.ParameterValues;
+import io.shardtrain.persistence.model.TableValues;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 
 /**
  * The click-through part of a job: a factorization machine of {@code fields} ids and
@@ -39,6 +45,33 @@ public record CtrModel(int fields, int denseDim, int factors, long hashSpace, in
     TableSpec spec = TableSpec.of(tableName(jobId), tableShards, hashSpace, machine().rowWidth(),
         new RowInit(RowInit.Kind.NORMAL, initStd, seed), RowOptimizer.adagrad(rowLr, rowInitialAccumulator));
     return mode == BlockSpec.Mode.ASYNC ? spec.withMode(TableSpec.Mode.ASYNC, maxStaleness) : spec;
+  }
+
+  /** The name of the table's rows in a saved model. */
+  public static final String ROWS = "fm.rows";
+
+  /**
+   * The model as a saved model holds it: the dense part ({@link JobSpec#CTR_DENSE}) and the table's
+   * stored rows ({@link #ROWS}, {@code [w, v_1..v_k]} each); an id the table does not store starts
+   * from a normal of {@code initStd} drawn from the id and {@code seed}, as in training.
+   */
+  public ModelSnapshot snapshot(String jobId, String dataset, long seed, String optimizer, long version, float[] dense,
+      long[] ids, float[] rows) {
+    Map<String, String> description = new LinkedHashMap<>();
+    description.put("model", "fm");
+    description.put("fields", String.valueOf(fields));
+    description.put("denseDim", String.valueOf(denseDim));
+    description.put("factors", String.valueOf(factors));
+    description.put("hashSpace", String.valueOf(hashSpace));
+    description.put("rowInit", "normal");
+    description.put("rowInitStd", String.valueOf(initStd));
+    if (jobId != null) description.put("job", jobId);
+    description.put("dataset", dataset);
+    description.put("seed", String.valueOf(seed));
+    description.put("optimizer", optimizer);
+    return new ModelSnapshot(description, version,
+        List.of(new ParameterValues(JobSpec.CTR_DENSE, new int[] {dense.length}, dense)),
+        List.of(new TableValues(ROWS, machine().rowWidth(), ids, rows)));
   }
 
   /** A table name from a job id: '/' separates a table's name from its shard number, so it becomes '_'. */

@@ -42,6 +42,12 @@ public final class SparseProtocol {
   /** Counters and the barrier, for inspection. */
   public record GetStats(ActorRef<ShardStats> replyTo) implements Command {}
 
+  /**
+   * Up to {@code limit} stored rows with an id above {@code afterId} (-1: from the first), in
+   * ascending id order, their values without optimizer slots: a page of the table for a saved model.
+   */
+  public record ExportRows(long afterId, int limit, ActorRef<ExportReply> replyTo) implements Command {}
+
   /** Cluster Sharding moves this shard: waiting pushes and pulls are told to ask again, and it stops. */
   public enum HandOff implements Leave, NoSerializationVerificationNeeded { INSTANCE }
 
@@ -77,6 +83,9 @@ public final class SparseProtocol {
   /** The answer to {@link UpdateMembership}. */
   public sealed interface MembershipReply {}
 
+  /** The answer to {@link ExportRows}. */
+  public sealed interface ExportReply {}
+
   /** The shard is this table's shard, at {@code version}. */
   public record ShardReady(long version) implements InitReply {}
 
@@ -85,6 +94,12 @@ public final class SparseProtocol {
    * is row {@code ids[k]}.
    */
   public record Rows(String table, int shard, long version, long[] ids, float[] values) implements PullReply {}
+
+  /**
+   * A page of shard {@code shard}'s rows at {@code version}, ids ascending: {@code values[k * dim,
+   * (k + 1) * dim)} is row {@code ids[k]}; {@code more}: ask again after the last id.
+   */
+  public record RowsPage(int shard, long version, long[] ids, float[] values, boolean more) implements ExportReply {}
 
   /** The gradient (and, in sync mode, the step it completed) was applied. */
   public record Applied(long version) implements PushReply {}
@@ -125,7 +140,8 @@ public final class SparseProtocol {
   }
 
   /** The request was refused for {@code problem}, said in words by {@code message}; nothing was applied. */
-  public record Refused(Problem problem, String message) implements InitReply, PullReply, PushReply, MembershipReply {}
+  public record Refused(Problem problem, String message)
+      implements InitReply, PullReply, PushReply, MembershipReply, ExportReply {}
 
   /**
    * A shard's counters and barrier. {@code rows} stored now; {@code rowsCreated},

@@ -82,9 +82,16 @@ public final class SparseSerializer extends SerializerWithStringManifest {
       ref(o, m.replyTo());
     }, in -> new UpdateMembership(in.l(), in.strings(), ref(in)));
     entry("GetStats", GetStats.class, (o, m) -> ref(o, m.replyTo()), in -> new GetStats(ref(in)));
+    entry("ExportRows", SparseProtocol.ExportRows.class, (o, m) -> {
+      o.l(m.afterId()).i(m.limit());
+      ref(o, m.replyTo());
+    }, in -> new SparseProtocol.ExportRows(in.l(), in.i(), ref(in)));
     entry("Retire", SparseProtocol.Retire.class, (o, m) -> { }, in -> new SparseProtocol.Retire());
     // Replies
     entry("ShardReady", ShardReady.class, (o, m) -> o.l(m.version()), in -> new ShardReady(in.l()));
+    entry("RowsPage", SparseProtocol.RowsPage.class,
+        (o, m) -> o.i(m.shard()).l(m.version()).longs(m.ids()).floats(m.values()).b(m.more() ? 1 : 0),
+        in -> new SparseProtocol.RowsPage(in.i(), in.l(), in.longs(), in.floats(), in.bool()));
     entry("Rows", Rows.class, (o, m) -> o.s(m.table()).i(m.shard()).l(m.version()).longs(m.ids()).floats(m.values()),
         in -> new Rows(in.s(), in.i(), in.l(), in.longs(), in.floats()));
     entry("Applied", Applied.class, (o, m) -> o.l(m.version()), in -> new Applied(in.l()));

@@ -144,6 +144,7 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
   /** Sync pushes of the pending step, acknowledged once it is applied. */
   private final List<ActorRef<PushReply>> held = new ArrayList<>();
   private final Map<Long, PullRows> pulls = new LinkedHashMap<>();
+  private final RowsExport export = new RowsExport();
   private long nextPullId;
   private long pushes;
   private long duplicates;
@@ -265,6 +266,7 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
         .onCommand(InitShard.class, this::onInit)
         .onCommand(PushRows.class, this::onPush)
         .onCommand(PullRows.class, this::onPull)
+        .onCommand(SparseProtocol.ExportRows.class, this::onExport)
         .onCommand(UpdateMembership.class, this::onUpdateMembership)
         .onCommand(PullTimedOut.class, this::onPullTimedOut)
         .onCommand(TakeSnapshot.class, (state, t) -> onTakeSnapshot(state))
@@ -325,6 +327,15 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
     pulls.put(id, cmd);
     timers.startSingleTimer("pull-" + id, new PullTimedOut(id), settings.pullTimeout());
     return Effect().none();
+  }
+
+  private Effect<Event, ShardState> onExport(ShardState state, SparseProtocol.ExportRows cmd) {
+    if (!state.isInitialised()) {
+      return Effect().reply(cmd.replyTo(), new Refused(Problem.NOT_INITIALISED, entityId + " is not initialised"));
+    }
+    RowsExport.Page p = export.page(state.table, state.version, cmd.afterId(), cmd.limit());
+    return Effect().reply(cmd.replyTo(), new SparseProtocol.RowsPage(state.shard, state.version, p.ids(), p.values(),
+        p.more()));
   }
 
   private Effect<Event, ShardState> onPullTimedOut(ShardState state, PullTimedOut t) {

@@ -1,0 +1,43 @@
+package io.shardtrain.actors.sparse;
+
+import io.shardtrain.compute.sparse.RowStore;
+import io.shardtrain.compute.sparse.SparseTable;
+import java.util.Arrays;
+
+/**
+ * A shard's stored rows in pages of ascending id, for saving a model: each page starts after the
+ * last id of the one before, so a shard that restarts between pages (and stores its rows in
+ * another order) still gives every row once. The sorted ids are kept between pages and sorted
+ * again only when the table changed (another version or row count). Plain state of one shard.
+ */
+final class RowsExport {
+  /** Rows of {@code dim} values each: {@code values[k * dim, (k + 1) * dim)} is row {@code ids[k]}; {@code more}: rows follow. */
+  record Page(long[] ids, float[] values, boolean more) {}
+
+  private long[] sorted = new long[0];
+  private long sortedVersion = -1;
+  private int sortedSize = -1;
+
+  /** The first {@code limit} stored rows with an id above {@code after} (-1: from the first), values only (no optimizer slots). */
+  Page page(SparseTable table, long version, long after, int limit) {
+    RowStore store = table.store();
+    if (version != sortedVersion || store.size() != sortedSize) {
+      sorted = new long[store.size()];
+      for (int r = 0; r < sorted.length; r++) sorted[r] = store.id(r);
+      Arrays.sort(sorted);
+      sortedVersion = version;
+      sortedSize = store.size();
+    }
+    int from = Arrays.binarySearch(sorted, after);
+    from = from >= 0 ? from + 1 : -from - 1;
+    int to = (int) Math.min(sorted.length, (long) from + Math.max(1, limit));
+    int dim = table.dim();
+    long[] ids = Arrays.copyOfRange(sorted, from, to);
+    float[] values = new float[ids.length * dim];
+    for (int k = 0; k < ids.length; k++) {
+      int row = store.find(ids[k]);
+      System.arraycopy(store.page(row), store.base(row), values, k * dim, dim);
+    }
+    return new Page(ids, values, to < sorted.length);
+  }
+}
