@@ -17,7 +17,6 @@ import io.shardtrain.actors.ps.BlockSlice;
 import io.shardtrain.actors.ps.ParameterBlock;
 import io.shardtrain.actors.sparse.SparseClient;
 import io.shardtrain.actors.transport.Asks;
-import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.grpc.BlockValues;
 import io.shardtrain.grpc.CancelJobReply;
 import io.shardtrain.grpc.CancelJobRequest;
@@ -46,9 +45,6 @@ import io.shardtrain.grpc.ClusterStatus;
 import io.shardtrain.grpc.StatusRequest;
 import io.shardtrain.grpc.SubmitJobReply;
 import io.shardtrain.grpc.SubmitJobRequest;
-import io.shardtrain.persistence.model.ModelFiles;
-import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -77,6 +73,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
   private final JobMessages messages = new JobMessages();
   private final GrpcTrainers trainers;
   private final Executor blocking;
+  private final ModelSaves saves;
   /** The cluster's job once seen: one journal holds one job, so it does not change under a running node. */
   private final Map<String, JobSpec> knownJobs = new ConcurrentHashMap<>();
 
@@ -90,6 +87,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
     this.checkpointWait = checkpointWait(config);
     this.trainers = new GrpcTrainers(system);
     this.blocking = system.dispatchers().lookup(DispatcherSelector.blocking());
+    this.saves = new ModelSaves(api, blocking, apiTimeout, timeout);
   }
 
   /** How long a checkpoint call waits for the master: the longest wait of any call. */
@@ -376,32 +374,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
   public CompletionStage<SaveModelReply> saveModel(SaveModelRequest in) {
     return call(() -> {
       if (in.getDir().isBlank()) throw ApiError.fail(new ApiError.BadRequest("save-model needs a directory"));
-      return job(in.getJobId()).thenCompose(job -> {
-        if (job.ctr() != null) {
-          throw ApiError.fail(new ApiError.Refused("job " + job.jobId(), "save-model writes MLPs; a click-through"
-              + " job's rows live in its sparse table"));
-        }
-        var model = job.newModel(CpuBackend.create(1));
-        // A sync job's blocks are read at one version; an async job's blocks count their own updates.
-        CompletionStage<Long> read = job.mode() == io.shardtrain.actors.ps.BlockSpec.Mode.SYNC && in.getMinVersion() == 0
-            ? api.pullConsistent(model, job) : api.pullInto(model, job, in.getMinVersion());
-        return answer(read, "the job's blocks", apiTimeout)
-            .thenApplyAsync(version -> {
-              try {
-                var snapshot = ShardTrain.snapshot(model, job, version);
-                ModelFiles.save(Path.of(in.getDir()), snapshot);
-                if (!in.getNpyDir().isBlank()) ModelFiles.exportNpy(snapshot, Path.of(in.getNpyDir()));
-              } catch (java.nio.file.FileSystemException e) {
-                // The caller's path: a bad request, with the file system's reason, which the message lacks.
-                throw ApiError.fail(new ApiError.BadRequest("cannot write the model to " + in.getDir() + ": "
-                    + reason(e)));
-              } catch (IOException | RuntimeException e) {
-                throw ApiError.fail(new ApiError.Internal("cannot write the model to " + in.getDir() + ": " + e.getMessage()));
-              }
-              return SaveModelReply.newBuilder().setJobId(job.jobId()).setVersion(version)
-                  .setDir(Path.of(in.getDir()).toAbsolutePath().toString()).build();
-            }, blocking);
-      });
+      return job(in.getJobId()).thenCompose(job -> saves.save(job, in));
     });
   }
 
@@ -473,7 +446,7 @@ final class ShardTrainGrpcService implements ShardTrainApi {
    * stages run even non-async callbacks on a new thread on a 2-core machine ({@link Asks}): every
    * call's callbacks run on the thread the answer arrives on instead.
    */
-  private static <T> CompletionStage<T> answer(CompletionStage<T> stage, String from, Duration waited) {
+  static <T> CompletionStage<T> answer(CompletionStage<T> stage, String from, Duration waited) {
     return Asks.onArrival(stage).handle((v, failure) -> {
       if (failure != null) throw ApiError.fail(ApiError.of(failure, from, waited));
       return v;

@@ -10,13 +10,18 @@ import java.util.Arrays;
  * another order) still gives every row once. The sorted ids are kept between pages and sorted
  * again only when the table changed (another version or row count). Plain state of one shard.
  */
-final class RowsExport {
+public final class RowsExport {
   /** Rows of {@code dim} values each: {@code values[k * dim, (k + 1) * dim)} is row {@code ids[k]}; {@code more}: rows follow. */
-  record Page(long[] ids, float[] values, boolean more) {}
+  public record Page(long[] ids, float[] values, boolean more) {}
 
   private long[] sorted = new long[0];
   private long sortedVersion = -1;
   private int sortedSize = -1;
+
+  /** Every stored row of {@code table}, ids ascending (a single process's table, saved whole). */
+  public static Page all(SparseTable table) {
+    return new RowsExport().page(table, 0, -1, Math.max(1, table.store().size()));
+  }
 
   /** The first {@code limit} stored rows with an id above {@code after} (-1: from the first), values only (no optimizer slots). */
   Page page(SparseTable table, long version, long after, int limit) {

@@ -86,9 +86,9 @@ final class LocalCommand implements Callable<Integer> {
           .ifPresent(spec.commandLine().getErr()::println);
     }
     LocalRun run = new LocalRun(flags, spec.commandLine().getErr());
-    if (CtrData.isCtr(settings.dataset())) return runCtr(run, config, settings);
     // Where the model goes is checked before it trains, so a bad path costs no training.
     if (saveModel != null) io.shardtrain.persistence.model.ModelFiles.checkSavable(saveModel);
+    if (CtrData.isCtr(settings.dataset())) return runCtr(run, config, settings);
     // And where it starts from before the data loads or a node starts.
     if (settings.initFrom() != null) {
       String saved = io.shardtrain.persistence.model.ModelFiles.readManifest(settings.initFrom()).description()
@@ -147,10 +147,6 @@ final class LocalCommand implements Callable<Integer> {
   }
 
   private Integer runCtr(LocalRun run, Config config, TrainSettings settings) throws Exception {
-    if (saveModel != null || exportNpy != null) {
-      throw new IllegalArgumentException("--save-model and --export-npy save MLPs; a factorization machine's "
-          + "rows live in a sparse table, which they do not write");
-    }
     if (settings.initFrom() != null || settings.resumeFrom() != null) {
       throw new IllegalArgumentException(ShardTrain.CTR_STARTS_FRESH);
     }
@@ -177,7 +173,7 @@ final class LocalCommand implements Callable<Integer> {
     }
     CtrData data = CtrData.load(settings.dataset(), ctr, settings.seed());
     if (cluster) {
-      LocalRun.Outcome r = run.clusterCtr(config, settings, ctr, data, flags.ps, trainers, profile);
+      LocalRun.Outcome r = run.clusterCtr(config, settings, ctr, data, flags.ps, trainers, profile, keepsModel());
       Map<String, Object> m = r.summary();
       spec.commandLine().getOut().printf(java.util.Locale.ROOT,
           "%s %s: %s steps per trainer, %.0f samples/s, test_auc %.4f%s, sparse bytes per example:"
@@ -186,16 +182,22 @@ final class LocalCommand implements Callable<Integer> {
           m.get("sparse_push_bytes_per_example"));
       r.profile().forEach(spec.commandLine().getOut()::println);
       writeOutputs(m, r.metrics(), r.title());
+      saveModel(r.fm());
       return 0;
     }
-    LocalRun.Outcome r = run.singleCtr(settings, ctr, data);
+    LocalRun.Outcome r = run.singleCtr(settings, ctr, data, keepsModel());
     Map<String, Object> m = r.summary();
     spec.commandLine().getOut().printf(java.util.Locale.ROOT,
         "%s: %s steps, %.0f samples/s, test_auc %.4f (exact %.4f%s), test log loss %.4f%n",
         settings.dataset(), m.get("steps"), m.get("samples_per_sec"), m.get("test_auc"), m.get("test_auc_exact"),
         oracle(m, ", oracle %.4f"), m.get("test_logloss"));
     writeOutputs(m, r.metrics(), r.title());
+    saveModel(r.fm());
     return 0;
+  }
+
+  private boolean keepsModel() {
+    return saveModel != null || exportNpy != null;
   }
 
   /** The planted model's AUC in {@code format}, or nothing where the data has no planted model (Criteo's). */
@@ -260,7 +262,12 @@ final class LocalCommand implements Callable<Integer> {
     description.put("activation", s.activation());
     description.put("dataset", s.dataset());
     description.put("seed", String.valueOf(s.seed()));
-    var snapshot = io.shardtrain.persistence.model.ModelParameters.snapshot(model.parameters(), description, version);
+    saveModel(io.shardtrain.persistence.model.ModelParameters.snapshot(model.parameters(), description, version));
+  }
+
+  /** Writes {@code snapshot} where --save-model and --export-npy say. */
+  private void saveModel(io.shardtrain.persistence.model.ModelSnapshot snapshot) throws java.io.IOException {
+    if (snapshot == null) return;
     var out = spec.commandLine().getOut();
     if (saveModel != null) {
       io.shardtrain.persistence.model.ModelFiles.save(saveModel, snapshot);

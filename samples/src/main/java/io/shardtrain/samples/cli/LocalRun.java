@@ -4,8 +4,10 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.config.CtrSettings;
 import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.actors.job.CtrModel;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.PsSettings;
+import io.shardtrain.actors.sparse.RowsExport;
 import io.shardtrain.actors.transport.WireTimings;
 import io.shardtrain.compute.FileTrees;
 import io.shardtrain.compute.backend.Backend;
@@ -14,6 +16,7 @@ import io.shardtrain.compute.backend.TimedBackend;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.persistence.journal.Journal;
 import io.shardtrain.persistence.journal.JournalSettings;
+import io.shardtrain.persistence.model.ModelSnapshot;
 import io.shardtrain.samples.local.CtrData;
 import io.shardtrain.samples.local.CtrTraining;
 import io.shardtrain.samples.local.DataSets;
@@ -47,8 +50,9 @@ final class LocalRun {
    * single process sends none: 0); {@code profile}, the lines {@code --profile} prints, empty when the
    * run was not profiled.
    */
+  /** What a run gave the command: {@code model} an MLP's, {@code fm} a click-through model when it is to be saved. */
   record Outcome(Map<String, Object> summary, MetricsLog metrics, Mlp model, long version, String title,
-      long bytesSent, List<String> profile) {}
+      long bytesSent, List<String> profile, ModelSnapshot fm) {}
 
   private final TrainingFlags flags;
   private final PrintWriter err;
@@ -99,11 +103,11 @@ final class LocalRun {
     Map<String, Object> m = report(settings, r);
     if (r.profile() != null) m.put("profile", r.profile().json());
     return new Outcome(m, metrics, r.model(), r.steps(), settings.dataset() + " single process", 0,
-        r.profile() == null ? List.of() : r.profile().lines());
+        r.profile() == null ? List.of() : r.profile().lines(), null);
   }
 
   /** Trains a factorization machine on click-through data in this process. */
-  Outcome singleCtr(TrainSettings settings, CtrSettings ctr, CtrData data) {
+  Outcome singleCtr(TrainSettings settings, CtrSettings ctr, CtrData data, boolean keepModel) {
     err.println("shardtrain: factorization machine, k = " + ctr.factors() + ", " + data.train().size()
         + " training and " + data.test().size() + " test examples, " + data.train().fields() + " categorical and "
         + data.train().denseDim() + " dense features, " + data.train().hashSpace() + "-row id space");
@@ -128,8 +132,17 @@ final class LocalRun {
     m.put("final_loss", r.finalLoss());
     m.put("distinct_rows_per_example", r.distinctRowsPerExample());
     m.put("table_rows", r.tableRows());
+    ModelSnapshot fm = null;
+    if (keepModel) {
+      CtrModel model = new CtrModel(data.train().fields(), data.train().denseDim(), ctr.factors(),
+          data.train().hashSpace(), 1, (float) ctr.rowLr(), (float) ctr.rowInitialAccumulator(), (float) ctr.initStd(),
+          ctr.aucBins(), data.train().fingerprint());
+      RowsExport.Page rows = RowsExport.all(r.table());
+      fm = model.snapshot(null, settings.dataset(), settings.seed(), settings.optimizer(), r.steps(), r.dense(),
+          rows.ids(), rows.values());
+    }
     return new Outcome(m, metrics, null, r.steps(), settings.dataset() + " factorization machine, single process", 0,
-        List.of());
+        List.of(), fm);
   }
 
   /**
@@ -195,7 +208,7 @@ final class LocalRun {
     }
     return new Outcome(m, metrics, r.model(), r.version(),
         settings.dataset() + " " + modeName + ", " + trainers + " trainers", bytesSent,
-        profile == null ? List.of() : profile.lines());
+        profile == null ? List.of() : profile.lines(), null);
   }
 
   private static long modelFloats(TrainSettings settings, DataSets.TrainTest data) {
@@ -282,7 +295,7 @@ final class LocalRun {
    * profile the trainers' steps and count serialization time while they run.
    */
   Outcome clusterCtr(Config config, TrainSettings settings, CtrSettings ctr, CtrData data, int ps, int trainers,
-      boolean timeWire) throws Exception {
+      boolean timeWire, boolean keepModel) throws Exception {
     BlockSpec.Mode blockMode = blockMode(config);
     String modeName = blockMode.name().toLowerCase(Locale.ROOT);
     Path journalDir = journalDir(settings);
@@ -301,7 +314,7 @@ final class LocalRun {
         LocalCluster cluster = LocalCluster.start("shardtrain", psNodes, trainers, runConfig, Duration.ofSeconds(60),
             flags.layout())) {
       r = new DistributedCtrTraining(settings, ctr, blockMode, psSettings.blockSize(), psSettings.maxStaleness(),
-          progress, metrics, timeWire).run(cluster, data.train(), data.test());
+          progress, metrics, timeWire).run(cluster, data.train(), data.test(), keepModel);
     }
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("mode", modeName);
@@ -329,7 +342,7 @@ final class LocalRun {
     }
     return new Outcome(m, metrics, null, r.steps(),
         settings.dataset() + " factorization machine, " + modeName + ", " + trainers + " trainers", -1,
-        profile == null ? List.of() : profile.lines());
+        profile == null ? List.of() : profile.lines(), r.model());
   }
 
   /** With {@code --metrics-port P}, where node i's meters are ({@code LocalCluster}: P + i). */

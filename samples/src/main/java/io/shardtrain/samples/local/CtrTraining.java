@@ -33,9 +33,13 @@ import java.util.Locale;
  */
 public final class CtrTraining {
 
-  /** What a run produced; {@code distinctRowsPerExample}: the rows a step reads and updates, per example. */
+  /**
+   * What a run produced; {@code distinctRowsPerExample}: the rows a step reads and updates, per
+   * example; {@code table} and {@code dense}: the trained model.
+   */
   public record Result(long steps, long samples, double trainSeconds, double wallSeconds, double finalLoss,
-      double testAuc, double testAucExact, double testLogLoss, double distinctRowsPerExample, long tableRows) {
+      double testAuc, double testAucExact, double testLogLoss, double distinctRowsPerExample, long tableRows,
+      SparseTable table, float[] dense) {
     public double samplesPerSec() {
       return trainSeconds > 0 ? samples / trainSeconds : 0;
     }
@@ -116,7 +120,7 @@ public final class CtrTraining {
     progress.finish();
     return new Result(totalSteps, samples, trainNanos / 1e9, (System.nanoTime() - wallStart) / 1e9, lossEma,
         e.auc(), e.exactAuc(), e.logLoss(), samples > 0 ? (double) distinctRows / samples : 0,
-        table.store().size());
+        table.store().size(), table, dense);
   }
 
   /** Predicts the whole test set in chunks of 4096: histogram and exact AUC, mean log loss. */

@@ -12,6 +12,7 @@ import io.shardtrain.actors.trainer.StepProfile;
 import io.shardtrain.actors.trainer.TrainerSettings;
 import io.shardtrain.actors.transport.WireTimings;
 import io.shardtrain.compute.data.CtrDataset;
+import io.shardtrain.persistence.model.ModelSnapshot;
 import io.shardtrain.samples.report.MetricsLog;
 import io.shardtrain.samples.report.ProgressBar;
 import java.time.Duration;
@@ -35,11 +36,12 @@ public final class DistributedCtrTraining {
    * What a run produced; the bytes are sparse payload per training example, averaged over the
    * trainers; {@code testAucExamples}: the test examples the master's AUC merged; {@code profiles}:
    * each trainer's step profile, by id; {@code wire}: the serialization time while they ran (empty
-   * unless timed).
+   * unless timed); {@code model}: the trained model, read from the cluster when asked for (else null).
    */
   public record Result(JobSpec job, long steps, long samples, double trainSeconds, double wallSeconds,
       double finalLoss, double testAuc, long testAucExamples, double pullBytesPerExample,
-      double pushBytesPerExample, Map<String, StepProfile> profiles, Map<WireTimings.Kind, WireTimings.Figure> wire) {
+      double pushBytesPerExample, Map<String, StepProfile> profiles, Map<WireTimings.Kind, WireTimings.Figure> wire,
+      ModelSnapshot model) {
     public double samplesPerSec() {
       return trainSeconds > 0 ? samples / trainSeconds : 0;
     }
@@ -71,6 +73,12 @@ public final class DistributedCtrTraining {
   }
 
   public Result run(LocalCluster cluster, CtrDataset train, CtrDataset test) throws InterruptedException {
+    return run(cluster, train, test, false);
+  }
+
+  /** {@link #run(LocalCluster, CtrDataset, CtrDataset)}, and with {@code keepModel} the trained model read from the cluster at the end. */
+  public Result run(LocalCluster cluster, CtrDataset train, CtrDataset test, boolean keepModel)
+      throws InterruptedException {
     long wallStart = System.nanoTime();
     int trainers = cluster.trainerCount();
     ShardTrain coordinator = cluster.coordinator();
@@ -133,12 +141,13 @@ public final class DistributedCtrTraining {
     // The trainers send their AUC shares just before leaving: wait until the master merged them all.
     JobProtocol.JobStatus status = cluster.awaitStatus(plan.job().jobId(), st -> !Double.isNaN(st.testAuc()),
         Duration.ofSeconds(10));
+    ModelSnapshot model = keepModel ? coordinator.ctrModel(plan.job()).toCompletableFuture().join() : null;
     cluster.awaitSettled(plan.job().jobId(), DistributedTraining.SETTLE_WAIT);
     metrics.aucEvaluation((System.nanoTime() - trainStart) / 1e9, stepsDone.get(), status.testAuc());
     progress.message(String.format(Locale.ROOT, "final: test_auc %.4f over %d examples (merged from %d trainers)",
         status.testAuc(), status.testAucExamples(), trainers));
     return new Result(plan.job(), stepsDone.get() / trainers, samples.get(), trainSeconds,
         (System.nanoTime() - wallStart) / 1e9, lossEma[0], status.testAuc(), status.testAucExamples(),
-        pullBytes.sum(), pushBytes.sum(), DistributedTraining.byTrainer(profiles), wire);
+        pullBytes.sum(), pushBytes.sum(), DistributedTraining.byTrainer(profiles), wire, model);
   }
 }

@@ -35,6 +35,30 @@ class CtrLocalCommandTest {
         + " vocabulary = 100, hash-space = 4096, dense-dim = 4 }\n");
   }
 
+  /**
+   * The test AUC of the model saved in {@code model}, predicted as training does (rows the table
+   * does not store start from their initial values): the saved model is the trained one.
+   */
+  private static double savedModelAuc(Path model, String json) throws Exception {
+    var config = io.shardtrain.actors.config.ShardTrainConfig.load(smallCtr);
+    var ctr = io.shardtrain.actors.config.CtrSettings.fromConfig(config);
+    long seed = (long) field(json, "seed");
+    var data = io.shardtrain.samples.local.CtrData.load("ctr", ctr, seed);
+    var saved = io.shardtrain.persistence.model.ModelFiles.load(model);
+    assertEquals("fm", saved.description().get("model"));
+    var fm = new io.shardtrain.compute.nn.FactorizationMachine(data.train().fields(), data.train().denseDim(),
+        ctr.factors());
+    var table = io.shardtrain.samples.local.CtrTraining.table(fm, ctr, seed);
+    var rows = saved.table("fm.rows");
+    float[] row = new float[table.store().width()];
+    for (int r = 0; r < rows.rows(); r++) {
+      System.arraycopy(rows.values(), r * rows.dim(), row, 0, rows.dim());
+      table.restoreRow(rows.ids()[r], row, 0, 0);
+    }
+    return io.shardtrain.samples.local.CtrTraining.evaluate(fm, table, saved.parameter("fm.dense").values(), data.test(),
+        ctr.aucBins()).auc();
+  }
+
   private static double field(String json, String name) {
     Matcher m = Pattern.compile("\"" + name + "\": ([-0-9.eE]+)").matcher(json);
     assertTrue(m.find(), "report has no numeric field " + name + ":\n" + json);
@@ -46,10 +70,13 @@ class CtrLocalCommandTest {
     Path report = dir.resolve("ctr.json");
     Run r = run("local", "--config", smallCtr.toString(), "--dataset", "ctr", "--batch", "256", "--epochs", "1",
         "--optimizer", "adagrad", "--lr", "0.05", "--lr-schedule", "constant", "--no-progress",
-        "--report", report.toString());
+        "--report", report.toString(), "--save-model", dir.resolve("fm-single").toString());
     assertEquals(0, r.exit(), r.err());
     String json = Files.readString(report);
     assertEquals(157, field(json, "steps")); // ceil(40000 / 256)
+    assertEquals(field(json, "table_rows"),
+        io.shardtrain.persistence.model.ModelFiles.load(dir.resolve("fm-single")).table("fm.rows").rows());
+    assertEquals(field(json, "test_auc"), savedModelAuc(dir.resolve("fm-single"), json), 1e-9);
     double auc = field(json, "test_auc");
     double oracle = field(json, "oracle_auc");
     assertTrue(oracle > 0.7 && oracle < 0.95, json);
@@ -128,11 +155,14 @@ class CtrLocalCommandTest {
     Path report = dir.resolve("ctr-cluster.json");
     Run r = run("local", "--config", smallCtr.toString(), "--dataset", "ctr", "--batch", "256", "--epochs", "1",
         "--optimizer", "adagrad", "--lr", "0.05", "--lr-schedule", "constant", "--trainers", "2", "--ps", "2",
-        "--journal", "memory", "--no-progress", "--report", report.toString());
+        "--journal", "memory", "--no-progress", "--report", report.toString(), "--save-model",
+        dir.resolve("fm-cluster").toString());
     assertEquals(0, r.exit(), r.err());
     String json = Files.readString(report);
     double auc = field(json, "test_auc");
     assertTrue(auc > field(json, "oracle_auc") - 0.06, json);
+    // Both trainers' shares of the test set were predicted with the blocks and rows of the last step.
+    assertEquals(auc, savedModelAuc(dir.resolve("fm-cluster"), json), 1e-6);
     assertEquals(10000, field(json, "test_auc_examples"), json);
     // Ids (8 bytes) and rows (1 + 8 factors, 4 bytes each) of at most 8 distinct rows per example.
     double pulled = field(json, "sparse_pull_bytes_per_example");

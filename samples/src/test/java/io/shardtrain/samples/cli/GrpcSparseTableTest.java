@@ -26,7 +26,10 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -36,6 +39,7 @@ import org.junit.jupiter.api.io.TempDir;
  * id outside the table, gradient floats that are not dim per id, a NaN) are refused with
  * INVALID_ARGUMENT naming the problem, nothing applied.
  */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class GrpcSparseTableTest {
   private static final Duration DEADLINE = Duration.ofSeconds(30);
   static ClusterNode.Started node;
@@ -95,6 +99,7 @@ class GrpcSparseTableTest {
   }
 
   @Test
+  @Order(1)
   void theJobSaysWhereItsTableIsAndPullsGiveTheShardsRows() throws Exception {
     ClusterStatus s = api.call("GetStatus", StatusRequest.getDefaultInstance(), ClusterStatus.getDefaultInstance(),
         DEADLINE);
@@ -113,6 +118,7 @@ class GrpcSparseTableTest {
   }
 
   @Test
+  @Order(2)
   void aPushIsAppliedToItsRowsOnlyAndBadPushesAreRefusedNamingTheProblem() {
     int dim = job.table().dim();
     float[] before = values(pull(11, 12));
@@ -140,5 +146,41 @@ class GrpcSparseTableTest {
     assertEquals(Status.Code.INVALID_ARGUMENT, nonFinite.getStatus().getCode());
     assertArrayEquals(Arrays.copyOfRange(after, dim, 2 * dim), Arrays.copyOfRange(values(pull(12)), 0, dim),
         "nothing of the refused pushes applied");
+  }
+
+  /** Last: it cancels the job. */
+  @Test
+  @Order(3)
+  void saveModelWritesTheTablesRowsOnceTheJobNoLongerTrains() throws Exception {
+    int dim = job.table().dim();
+    float[] ones = new float[dim];
+    Arrays.fill(ones, 0.5f);
+    assertEquals(PushReply.Outcome.APPLIED, push(10, new long[] {21, 3000}, Arrays.copyOf(ones, 2 * dim)).getOutcome());
+    String grpc = "127.0.0.1:" + node.grpcPort();
+    Path out = dir.resolve("saved-fm");
+    GrpcClientCommandsTest.Run running = GrpcClientCommandsTest.run("save-model", "--grpc", grpc, "--job", "grpc-sparse",
+        "--out", out.toString());
+    assertEquals(2, running.exit(), running.err());
+    assertTrue(running.err().contains("it still trains; a click-through job's table is saved once the job is done or"
+        + " cancelled"), running.err());
+    assertEquals(0, GrpcClientCommandsTest.run("cancel-job", "--grpc", grpc, "grpc-sparse").exit());
+    GrpcClientCommandsTest.Run saved = GrpcClientCommandsTest.run("save-model", "--grpc", grpc, "--job", "grpc-sparse",
+        "--out", out.toString(), "--npy", dir.resolve("saved-npy").toString());
+    assertEquals(0, saved.exit(), saved.err());
+    var model = io.shardtrain.persistence.model.ModelFiles.load(out);
+    assertEquals("fm", model.description().get("model"));
+    assertEquals(job.ctr().machine().denseSize(), model.parameter("fm.dense").size());
+    var rows = model.table("fm.rows");
+    assertEquals(dim, rows.dim());
+    float[] pulled = values(pull(11, 21, 3000));
+    // Every row a push created, on either shard, in id order; 11 from the push test before.
+    assertArrayEquals(new long[] {11, 21, 3000}, rows.ids());
+    for (int k = 0; k < 3; k++) {
+      long id = new long[] {11, 21, 3000}[k];
+      int r = rows.find(id);
+      assertArrayEquals(Arrays.copyOfRange(pulled, k * dim, (k + 1) * dim),
+          Arrays.copyOfRange(rows.values(), r * dim, (r + 1) * dim), "row " + id);
+    }
+    assertTrue(Files.exists(dir.resolve("saved-npy/fm.rows.ids.npy")));
   }
 }
