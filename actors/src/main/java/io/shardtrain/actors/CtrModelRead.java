@@ -5,6 +5,7 @@ import io.shardtrain.actors.job.CtrModel;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSlice;
+import io.shardtrain.actors.sparse.RowsExport;
 import io.shardtrain.actors.sparse.SparseProtocol;
 import io.shardtrain.actors.sparse.SparseShard;
 import io.shardtrain.actors.sparse.TableSpec;
@@ -23,9 +24,6 @@ import java.util.concurrent.CompletionStage;
  * shard would come from different steps.
  */
 final class CtrModelRead {
-  /** Rows a page: about 0.7 MB with 8 factors, under the 2 MiB frame the cluster allows. */
-  static final int PAGE_ROWS = 16_384;
-
   private final ActorSystem<?> system;
   private final BlockPulls pulls;
   private final Duration timeout;
@@ -44,7 +42,7 @@ final class CtrModelRead {
     TableSpec table = job.table();
     List<CompletableFuture<List<SparseProtocol.RowsPage>>> shards = new ArrayList<>();
     for (int s = 0; s < table.shards(); s++) {
-      shards.add(pages(table.entityId(s), -1, new ArrayList<>()).toCompletableFuture());
+      shards.add(pages(table.entityId(s), -1, RowsExport.pageRows(table.dim()), new ArrayList<>()).toCompletableFuture());
     }
     List<CompletableFuture<?>> all = new ArrayList<>(blocks);
     all.addAll(shards);
@@ -65,10 +63,10 @@ final class CtrModelRead {
   }
 
   /** Shard {@code entityId}'s pages from the one after id {@code after} on, added to {@code pages}. */
-  private CompletionStage<List<SparseProtocol.RowsPage>> pages(String entityId, long after,
+  private CompletionStage<List<SparseProtocol.RowsPage>> pages(String entityId, long after, int limit,
       List<SparseProtocol.RowsPage> pages) {
     return SparseShard.entityRef(system, entityId).<SparseProtocol.ExportReply>ask(
-            replyTo -> new SparseProtocol.ExportRows(after, PAGE_ROWS, replyTo), timeout)
+            replyTo -> new SparseProtocol.ExportRows(after, limit, replyTo), timeout)
         .thenCompose(reply -> {
           if (reply instanceof SparseProtocol.Refused r) {
             throw new IllegalStateException("table shard " + entityId + " refused to give its rows: " + r.message());
@@ -76,7 +74,7 @@ final class CtrModelRead {
           SparseProtocol.RowsPage page = (SparseProtocol.RowsPage) reply;
           pages.add(page);
           if (!page.more() || page.ids().length == 0) return CompletableFuture.completedFuture(pages);
-          return pages(entityId, page.ids()[page.ids().length - 1], pages);
+          return pages(entityId, page.ids()[page.ids().length - 1], limit, pages);
         });
   }
 

@@ -41,6 +41,7 @@ import io.shardtrain.compute.optim.OptimizerSpec;
 import io.shardtrain.persistence.model.ModelFiles;
 import io.shardtrain.persistence.model.ModelParameters;
 import io.shardtrain.persistence.model.ModelSnapshot;
+import io.shardtrain.persistence.model.TableValues;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -170,18 +171,22 @@ public final class ShardTrain {
    * size; names and shapes must match, and an error names the first that does not.
    */
   public static void initFrom(java.nio.file.Path dir, Mlp model) {
-    ModelSnapshot saved;
-    try {
-      saved = ModelFiles.load(dir);
-    } catch (java.io.IOException e) {
-      throw new IllegalArgumentException("cannot initialise from " + dir + ": " + e.getMessage(), e);
-    }
+    ModelSnapshot saved = loadSaved(dir);
     try {
       ModelParameters.copyInto(saved, model.parameters());
     } catch (IllegalArgumentException e) {
       String hidden = saved.description().get("hidden");
       throw new IllegalArgumentException("cannot initialise from " + dir + ": " + e.getMessage()
           + (hidden == null ? "" : " (it was saved with hidden layers " + hidden + ")"), e);
+    }
+  }
+
+  /** The saved model in {@code dir}, checked as {@link ModelFiles#load} checks it; an error names the directory. */
+  public static ModelSnapshot loadSaved(java.nio.file.Path dir) {
+    try {
+      return ModelFiles.load(dir);
+    } catch (java.io.IOException e) {
+      throw new IllegalArgumentException("cannot initialise from " + dir + ": " + e.getMessage(), e);
     }
   }
 
@@ -266,12 +271,16 @@ public final class ShardTrain {
     if (trainers < 1) throw new IllegalArgumentException("shardtrain.train.trainers must be at least 1, got " + trainers);
   }
 
-  /** A click-through job and the initial dense part of its factorization machine; its id rows start in the table. */
-  public record CtrPlan(JobSpec job, float[] dense, OptimizerSpec optimizer) {}
+  /**
+   * A click-through job, the initial dense part of its factorization machine, and the rows its
+   * table starts from: a saved model's ({@code init-from}), else none (rows start when first pushed).
+   */
+  public record CtrPlan(JobSpec job, float[] dense, OptimizerSpec optimizer, TableValues rows) {}
 
-  /** Why a click-through job takes neither init-from nor resume-from. */
-  public static final String CTR_STARTS_FRESH = "init-from and resume-from start an MLP from a saved model or a"
-      + " checkpoint; a click-through job's rows live in a sparse table that neither holds, so it starts fresh";
+  /** Why a click-through job does not resume. */
+  public static final String CTR_DOES_NOT_RESUME = "resume-from continues an MLP from a checkpoint; a click-through"
+      + " job's checkpoints would need its rows' optimizer state, which is not saved: start it from a saved model"
+      + " with init-from instead (its rows and dense part, fresh optimizer state)";
 
   /**
    * Plans a click-through job on {@code train}: a factorization machine of {@code ctr}'s shape, its
@@ -288,12 +297,19 @@ public final class ShardTrain {
   public static CtrPlan planCtr(TrainSettings s, CtrSettings ctr, String jobId, int fields, int denseDim,
       long hashSpace, int trainExamples, long fingerprint, BlockSpec.Mode mode, int trainers, int blockSize,
       long maxStaleness, int tableShards) {
-    if (s.initFrom() != null || s.resumeFrom() != null) throw new IllegalArgumentException(CTR_STARTS_FRESH);
+    if (s.resumeFrom() != null) throw new IllegalArgumentException(CTR_DOES_NOT_RESUME);
     requireTrainers(trainers);
     OptimizerSpec optimizer = OptimizerSpec.parse(s.optimizer()).withWeightDecay((float) s.weightDecay());
     CtrModel model = new CtrModel(fields, denseDim, ctr.factors(), hashSpace, tableShards, (float) ctr.rowLr(),
         (float) ctr.rowInitialAccumulator(), (float) ctr.initStd(), ctr.aucBins(), fingerprint);
     float[] dense = model.machine().initialDense((float) ctr.initStd(), s.seed());
+    TableValues rows = null;
+    if (s.initFrom() != null) {
+      ModelSnapshot saved = loadSaved(s.initFrom());
+      model.checkSaved(saved, s.initFrom());
+      dense = saved.parameter(JobSpec.CTR_DENSE).values();
+      rows = saved.table(CtrModel.ROWS);
+    }
     long updates = mode.lockstep() ? s.stepsPerTrainer(trainExamples, trainers)
         : s.stepsPerTrainer(trainExamples, trainers) * trainers;
     List<String> blocks = BlockLayout.of(List.of(new ParamShape(JobSpec.CTR_DENSE, dense.length)), blockSize, jobId)
@@ -301,7 +317,7 @@ public final class ShardTrain {
     JobSpec job = new JobSpec(jobId, s.dataset(), trainExamples, denseDim, 2, List.of(), s.activation(), s.seed(),
         mode, trainers, s.batch(), s.steps() > 0 ? 0 : s.epochs(), s.steps(), s.optimizer(), (float) s.lr(),
         s.lrScheduleFor(updates), (float) s.weightDecay(), maxStaleness, blockSize, blocks, model);
-    return new CtrPlan(job, dense, optimizer);
+    return new CtrPlan(job, dense, optimizer, rows);
   }
 
   /**
@@ -326,8 +342,10 @@ public final class ShardTrain {
                 throw new IllegalStateException("table " + table.name() + " refused: " + refused.message());
               }
             }
-            return submitJob(job, null);
-          });
+            return plan.rows() == null ? CompletableFuture.completedFuture(null)
+                : TableLoad.load(system, table, plan.rows(), timeout);
+          })
+          .thenCompose(x -> submitJob(job, null));
     });
   }
 

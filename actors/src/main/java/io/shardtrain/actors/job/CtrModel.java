@@ -74,6 +74,45 @@ public record CtrModel(int fields, int denseDim, int factors, long hashSpace, in
         List.of(new TableValues(ROWS, machine().rowWidth(), ids, rows)));
   }
 
+  /**
+   * Checks that {@code saved} (read from {@code dir}) is a factorization machine of this shape, so a
+   * job of this model can start from its dense part and rows: the dense part's length, the rows'
+   * width, and every row id inside this table's id space; the error names the first that differs.
+   */
+  public void checkSaved(ModelSnapshot saved, java.nio.file.Path dir) {
+    String kind = saved.description().get("model");
+    String start = "cannot initialise from " + dir + ": ";
+    if (!"fm".equals(kind)) {
+      throw new IllegalArgumentException(start + "it holds " + (kind == null ? "a model of no stated kind" : "an " + kind
+          + " model") + ", not a factorization machine (model \"fm\")");
+    }
+    String shape = " (it was saved with " + saved.description().get("fields") + " fields, "
+        + saved.description().get("denseDim") + " dense features and " + saved.description().get("factors")
+        + " factors; this job has " + fields + ", " + denseDim + " and " + factors + ")";
+    int dense;
+    TableValues rows;
+    try {
+      dense = saved.parameter(JobSpec.CTR_DENSE).size();
+      rows = saved.table(ROWS);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(start + e.getMessage(), e);
+    }
+    if (dense != machine().denseSize()) {
+      throw new IllegalArgumentException(start + "its dense part has " + dense + " values, this job's needs "
+          + machine().denseSize() + shape);
+    }
+    if (rows.dim() != machine().rowWidth()) {
+      throw new IllegalArgumentException(start + "its rows have " + rows.dim() + " values, this job's have "
+          + machine().rowWidth() + shape);
+    }
+    for (long id : rows.rows() == 0 ? new long[0] : new long[] {rows.ids()[0], rows.ids()[rows.rows() - 1]}) {
+      if (id < 0 || id >= hashSpace) {
+        throw new IllegalArgumentException(start + "its row id " + id + " is outside this job's id space [0, "
+            + hashSpace + ") (shardtrain.train.ctr.hash-space)");
+      }
+    }
+  }
+
   /** A table name from a job id: '/' separates a table's name from its shard number, so it becomes '_'. */
   static String tableName(String jobId) {
     return "rows-" + jobId.replace('/', '_');

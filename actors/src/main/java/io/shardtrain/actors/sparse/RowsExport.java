@@ -18,6 +18,11 @@ public final class RowsExport {
   private long sortedVersion = -1;
   private int sortedSize = -1;
 
+  /** Rows of {@code dim} values that fit 1 MiB: a page that passes the cluster's 2 MiB frames and makes one journal event. */
+  public static int pageRows(int dim) {
+    return Math.max(1, (1 << 20) / (8 + 4 * dim));
+  }
+
   /** Every stored row of {@code table}, ids ascending (a single process's table, saved whole). */
   public static Page all(SparseTable table) {
     return new RowsExport().page(table, 0, -1, Math.max(1, table.store().size()));

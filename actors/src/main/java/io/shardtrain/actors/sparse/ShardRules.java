@@ -81,6 +81,28 @@ final class ShardRules {
     return null;
   }
 
+  /** Why a {@link SparseProtocol.LoadRows} is refused, or null: ids of this shard, dim values each, finite, before any step. */
+  Refused loadRefusal(ShardState state, SparseProtocol.LoadRows cmd) {
+    String what = "load of " + (cmd.ids() == null ? 0 : cmd.ids().length) + " rows";
+    Refused bad = idsRefusal(state, cmd.ids(), what);
+    if (bad != null) return bad;
+    if (state.version > 0) {
+      return new Refused(Problem.MALFORMED, what + " to shard " + entityId + ": rows load before a table trains, and this"
+          + " one is at version " + state.version);
+    }
+    int dim = state.spec.dim();
+    if (cmd.values() == null || cmd.values().length != (long) cmd.ids().length * dim) {
+      return new Refused(Problem.WRONG_DIM, what + " to shard " + entityId + ": rows of dim " + dim + " need "
+          + (long) cmd.ids().length * dim + " floats, got " + (cmd.values() == null ? "none" : cmd.values().length));
+    }
+    int nonFinite = NumericChecks.firstNonFinite(cmd.values());
+    if (nonFinite >= 0) {
+      return new Refused(Problem.NON_FINITE, what + " to shard " + entityId + ": row " + cmd.ids()[nonFinite / dim]
+          + " has the non-finite value " + cmd.values()[nonFinite] + " at column " + nonFinite % dim);
+    }
+    return null;
+  }
+
   PushOutcome push(ShardState state, PushRows cmd) {
     String what = "push of trainer " + cmd.trainerId() + " for step " + cmd.step();
     Refused bad = idsRefusal(state, cmd.ids(), what);

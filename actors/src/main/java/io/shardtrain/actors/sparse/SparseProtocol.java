@@ -39,6 +39,13 @@ public final class SparseProtocol {
     }
   }
 
+  /**
+   * Rows to start from, before the table trains (a job initialised from a saved model): row
+   * {@code ids[k]} takes {@code values[k * dim, (k + 1) * dim)}, its optimizer slots their initial
+   * values. Refused once the shard took a step; loading the same rows again changes nothing.
+   */
+  public record LoadRows(long[] ids, float[] values, ActorRef<LoadReply> replyTo) implements Command {}
+
   /** Counters and the barrier, for inspection. */
   public record GetStats(ActorRef<ShardStats> replyTo) implements Command {}
 
@@ -85,6 +92,12 @@ public final class SparseProtocol {
 
   /** The answer to {@link ExportRows}. */
   public sealed interface ExportReply {}
+
+  /** The answer to {@link LoadRows}. */
+  public sealed interface LoadReply {}
+
+  /** The rows of a {@link LoadRows} are stored; the shard holds {@code rows} rows. */
+  public record RowsStored(long rows) implements LoadReply {}
 
   /** The shard is this table's shard, at {@code version}. */
   public record ShardReady(long version) implements InitReply {}
@@ -141,7 +154,7 @@ public final class SparseProtocol {
 
   /** The request was refused for {@code problem}, said in words by {@code message}; nothing was applied. */
   public record Refused(Problem problem, String message)
-      implements InitReply, PullReply, PushReply, MembershipReply, ExportReply {}
+      implements InitReply, PullReply, PushReply, MembershipReply, ExportReply, LoadReply {}
 
   /**
    * A shard's counters and barrier. {@code rows} stored now; {@code rowsCreated},

@@ -86,12 +86,18 @@ public final class SparseSerializer extends SerializerWithStringManifest {
       o.l(m.afterId()).i(m.limit());
       ref(o, m.replyTo());
     }, in -> new SparseProtocol.ExportRows(in.l(), in.i(), ref(in)));
+    entry("LoadRows", SparseProtocol.LoadRows.class, (o, m) -> {
+      o.longs(m.ids()).floats(m.values());
+      ref(o, m.replyTo());
+    }, in -> new SparseProtocol.LoadRows(in.longs(), in.floats(), ref(in)));
     entry("Retire", SparseProtocol.Retire.class, (o, m) -> { }, in -> new SparseProtocol.Retire());
     // Replies
     entry("ShardReady", ShardReady.class, (o, m) -> o.l(m.version()), in -> new ShardReady(in.l()));
     entry("RowsPage", SparseProtocol.RowsPage.class,
         (o, m) -> o.i(m.shard()).l(m.version()).longs(m.ids()).floats(m.values()).b(m.more() ? 1 : 0),
         in -> new SparseProtocol.RowsPage(in.i(), in.l(), in.longs(), in.floats(), in.bool()));
+    entry("RowsStored", SparseProtocol.RowsStored.class, (o, m) -> o.l(m.rows()),
+        in -> new SparseProtocol.RowsStored(in.l()));
     entry("Rows", Rows.class, (o, m) -> o.s(m.table()).i(m.shard()).l(m.version()).longs(m.ids()).floats(m.values()),
         in -> new Rows(in.s(), in.i(), in.l(), in.longs(), in.floats()));
     entry("Applied", Applied.class, (o, m) -> o.l(m.version()), in -> new Applied(in.l()));
@@ -125,6 +131,8 @@ public final class SparseSerializer extends SerializerWithStringManifest {
         in -> new RowsExpired(in.l(), in.longs()));
     entry("SnapshotBegun", SnapshotBegun.class, (o, m) -> o.l(m.generation()).l(m.sequenceNr()),
         in -> new SnapshotBegun(in.l(), in.l()));
+    entry("RowsLoaded", SparseEvents.RowsLoaded.class, (o, m) -> o.longs(m.ids()).floats(m.values()),
+        in -> new SparseEvents.RowsLoaded(in.longs(), in.floats()));
     entry("RowsSaved", RowsSaved.class, (o, m) -> o.l(m.generation()).longs(m.ids()).floats(m.data()).longs(m.touched()),
         in -> new RowsSaved(in.l(), in.longs(), in.floats(), in.longs()));
     entry("SketchSaved", SketchSaved.class, (o, m) -> o.l(m.generation()).i(m.offset()).ints(m.counters()),

@@ -267,6 +267,7 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
         .onCommand(PushRows.class, this::onPush)
         .onCommand(PullRows.class, this::onPull)
         .onCommand(SparseProtocol.ExportRows.class, this::onExport)
+        .onCommand(SparseProtocol.LoadRows.class, this::onLoad)
         .onCommand(UpdateMembership.class, this::onUpdateMembership)
         .onCommand(PullTimedOut.class, this::onPullTimedOut)
         .onCommand(TakeSnapshot.class, (state, t) -> onTakeSnapshot(state))
@@ -336,6 +337,13 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
     RowsExport.Page p = export.page(state.table, state.version, cmd.afterId(), cmd.limit());
     return Effect().reply(cmd.replyTo(), new SparseProtocol.RowsPage(state.shard, state.version, p.ids(), p.values(),
         p.more()));
+  }
+
+  private Effect<Event, ShardState> onLoad(ShardState state, SparseProtocol.LoadRows cmd) {
+    Refused bad = rules.loadRefusal(state, cmd);
+    if (bad != null) return Effect().reply(cmd.replyTo(), bad);
+    return persist(List.of(new SparseEvents.RowsLoaded(cmd.ids(), cmd.values())))
+        .thenRun(s -> cmd.replyTo().tell(new SparseProtocol.RowsStored(s.table.store().size())));
   }
 
   private Effect<Event, ShardState> onPullTimedOut(ShardState state, PullTimedOut t) {

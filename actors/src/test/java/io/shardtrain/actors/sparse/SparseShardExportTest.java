@@ -80,4 +80,32 @@ class SparseShardExportTest {
     assertArrayEquals(new long[] {40, 50}, rest.ids());
     assertFalse(rest.more());
   }
+
+  private static SparseProtocol.LoadReply load(EventSourcedBehaviorTestKit<Command, Event, ShardState> tk, long[] ids,
+      float[] values) {
+    return tk.<SparseProtocol.LoadReply>runCommand(r -> new SparseProtocol.LoadRows(ids, values, r)).reply();
+  }
+
+  @Test
+  void loadedRowsAreStoredWithFreshSlotsSurviveARestartAndAreRefusedOnceTheTableTrained() {
+    TableSpec spec = TableSpec.of(SparseTestSupport.freshTable(), 1, 100, 2, INIT, RowOptimizer.adagrad(0.5f, 0.1f))
+        .withMode(TableSpec.Mode.ASYNC, 10);
+    EventSourcedBehaviorTestKit<Command, Event, ShardState> tk = shard(kit, spec, 0, settings());
+    init(tk, spec, 0);
+    assertEquals(new SparseProtocol.RowsStored(2), load(tk, new long[] {5, 9}, new float[] {1f, 2f, 3f, 4f}));
+    tk.restart();
+    RowsPage page = (RowsPage) export(tk, -1, 10);
+    assertArrayEquals(new long[] {5, 9}, page.ids());
+    assertArrayEquals(new float[] {1f, 2f, 3f, 4f}, page.values());
+    var store = tk.getState().table.store();
+    int row = store.find(9);
+    // AdaGrad's accumulators start at its initial value, as for a row a push creates.
+    assertEquals(0.1f, store.page(row)[store.base(row) + 2]);
+    var bad = (SparseProtocol.Refused) load(tk, new long[] {7}, new float[] {Float.NaN, 0f});
+    assertEquals(SparseProtocol.Problem.NON_FINITE, bad.problem());
+    tk.<SparseProtocol.PushReply>runCommand(r -> new SparseProtocol.PushRows("a", 1, 0, 1f, new long[] {5},
+        new float[] {1f, 1f}, r));
+    var late = (SparseProtocol.Refused) load(tk, new long[] {7}, new float[] {1f, 1f});
+    assertTrue(late.message().contains("rows load before a table trains, and this one is at version 1"), late.message());
+  }
 }

@@ -147,9 +147,7 @@ final class LocalCommand implements Callable<Integer> {
   }
 
   private Integer runCtr(LocalRun run, Config config, TrainSettings settings) throws Exception {
-    if (settings.initFrom() != null || settings.resumeFrom() != null) {
-      throw new IllegalArgumentException(ShardTrain.CTR_STARTS_FRESH);
-    }
+    if (settings.resumeFrom() != null) throw new IllegalArgumentException(ShardTrain.CTR_DOES_NOT_RESUME);
     List<String> mlpOnly = new ArrayList<>();
     if (flags.hidden != null) mlpOnly.add("--hidden");
     if (flags.activation != null) mlpOnly.add("--activation");

@@ -4,7 +4,6 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shardtrain.actors.config.CtrSettings;
 import io.shardtrain.actors.config.TrainSettings;
-import io.shardtrain.actors.job.CtrModel;
 import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.PsSettings;
 import io.shardtrain.actors.sparse.RowsExport;
@@ -134,11 +133,8 @@ final class LocalRun {
     m.put("table_rows", r.tableRows());
     ModelSnapshot fm = null;
     if (keepModel) {
-      CtrModel model = new CtrModel(data.train().fields(), data.train().denseDim(), ctr.factors(),
-          data.train().hashSpace(), 1, (float) ctr.rowLr(), (float) ctr.rowInitialAccumulator(), (float) ctr.initStd(),
-          ctr.aucBins(), data.train().fingerprint());
       RowsExport.Page rows = RowsExport.all(r.table());
-      fm = model.snapshot(null, settings.dataset(), settings.seed(), settings.optimizer(), r.steps(), r.dense(),
+      fm = CtrTraining.model(data.train(), ctr).snapshot(null, settings.dataset(), settings.seed(), settings.optimizer(), r.steps(), r.dense(),
           rows.ids(), rows.values());
     }
     return new Outcome(m, metrics, null, r.steps(), settings.dataset() + " factorization machine, single process", 0,

@@ -1,7 +1,10 @@
 package io.shardtrain.samples.local;
 
+import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.config.CtrSettings;
 import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.actors.job.CtrModel;
+import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.compute.data.Batch;
 import io.shardtrain.compute.data.BatchReader;
 import io.shardtrain.compute.data.CtrDataset;
@@ -19,6 +22,8 @@ import io.shardtrain.compute.sparse.BatchRows;
 import io.shardtrain.compute.sparse.RowInit;
 import io.shardtrain.compute.sparse.RowOptimizer;
 import io.shardtrain.compute.sparse.SparseTable;
+import io.shardtrain.persistence.model.ModelSnapshot;
+import io.shardtrain.persistence.model.TableValues;
 import io.shardtrain.samples.report.MetricsLog;
 import io.shardtrain.samples.report.ProgressBar;
 import java.util.Locale;
@@ -60,6 +65,12 @@ public final class CtrTraining {
     this.metrics = metrics;
   }
 
+  /** The click-through model of a single process on {@code train}: one table shard. */
+  public static CtrModel model(CtrDataset train, CtrSettings ctr) {
+    return new CtrModel(train.fields(), train.denseDim(), ctr.factors(), train.hashSpace(), 1, (float) ctr.rowLr(),
+        (float) ctr.rowInitialAccumulator(), (float) ctr.initStd(), ctr.aucBins(), train.fingerprint());
+  }
+
   /** The sparse table a job's id rows live in, as its settings describe it. */
   public static SparseTable table(FactorizationMachine fm, CtrSettings ctr, long seed) {
     return new SparseTable(fm.rowWidth(), new RowInit(RowInit.Kind.NORMAL, (float) ctr.initStd(), seed),
@@ -71,6 +82,7 @@ public final class CtrTraining {
     FactorizationMachine fm = new FactorizationMachine(train.fields(), train.denseDim(), ctr.factors());
     SparseTable table = table(fm, ctr, settings.seed());
     float[] dense = fm.initialDense((float) ctr.initStd(), settings.seed());
+    if (settings.initFrom() != null) dense = initFrom(settings.initFrom(), train, table);
     float[] denseGrad = new float[dense.length];
     Optimizer optimizer = OptimizerSpec.parse(settings.optimizer()).withWeightDecay((float) settings.weightDecay()).create();
     OptimizerState denseState = OptimizerState.create(optimizer, dense.length);
@@ -121,6 +133,24 @@ public final class CtrTraining {
     return new Result(totalSteps, samples, trainNanos / 1e9, (System.nanoTime() - wallStart) / 1e9, lossEma,
         e.auc(), e.exactAuc(), e.logLoss(), samples > 0 ? (double) distinctRows / samples : 0,
         table.store().size(), table, dense);
+  }
+
+  /**
+   * Stores the saved model's rows in {@code table} (their optimizer slots at their initial values)
+   * and returns its dense part, after checking its shape against this job's.
+   */
+  private float[] initFrom(java.nio.file.Path dir, CtrDataset train, SparseTable table) {
+    ModelSnapshot saved = ShardTrain.loadSaved(dir);
+    model(train, ctr).checkSaved(saved, dir);
+    TableValues rows = saved.table(CtrModel.ROWS);
+    int dim = rows.dim();
+    float[] row = new float[table.store().width()];
+    for (int r = 0; r < rows.rows(); r++) {
+      System.arraycopy(rows.values(), r * dim, row, 0, dim);
+      table.optimizer().initSlots(row, 0, dim);
+      table.restoreRow(rows.ids()[r], row, 0, 0);
+    }
+    return saved.parameter(JobSpec.CTR_DENSE).values().clone();
   }
 
   /** Predicts the whole test set in chunks of 4096: histogram and exact AUC, mean log loss. */

@@ -171,6 +171,42 @@ class CtrLocalCommandTest {
   }
 
   @Test
+  void aJobInitialisedFromASavedModelStartsWhereItStoppedInOneProcessAndOnACluster() throws Exception {
+    Path saved = dir.resolve("fm-to-start-from");
+    String[] training = {"--config", smallCtr.toString(), "--dataset", "ctr", "--batch", "256", "--optimizer",
+        "adagrad", "--lr", "0.05", "--lr-schedule", "constant", "--no-progress"};
+    Run first = run(concat(new String[] {"local", "--epochs", "1", "--report", dir.resolve("first.json").toString(),
+        "--save-model", saved.toString()}, training));
+    assertEquals(0, first.exit(), first.err());
+    double trained = field(Files.readString(dir.resolve("first.json")), "test_auc");
+    Run fresh = run(concat(new String[] {"local", "--steps", "1", "--report", dir.resolve("fresh.json").toString()},
+        training));
+    assertEquals(0, fresh.exit(), fresh.err());
+    double oneStep = field(Files.readString(dir.resolve("fresh.json")), "test_auc");
+    assertTrue(trained > oneStep + 0.05, "one epoch " + trained + ", one step " + oneStep);
+    // One more step from the saved model: its rows and dense part, where a fresh model's first step is at oneStep.
+    Run single = run(concat(new String[] {"local", "--steps", "1", "--init-from", saved.toString(), "--report",
+        dir.resolve("again.json").toString()}, training));
+    assertEquals(0, single.exit(), single.err());
+    assertEquals(trained, field(Files.readString(dir.resolve("again.json")), "test_auc"), 0.01);
+    Run cluster = run(concat(new String[] {"local", "--steps", "1", "--init-from", saved.toString(), "--trainers", "2",
+        "--ps", "2", "--journal", "memory", "--report", dir.resolve("again-cluster.json").toString()}, training));
+    assertEquals(0, cluster.exit(), cluster.err());
+    assertEquals(trained, field(Files.readString(dir.resolve("again-cluster.json")), "test_auc"), 0.01);
+    Path fourFactors = dir.resolve("small-ctr-k4.conf");
+    Files.writeString(fourFactors, Files.readString(smallCtr) + "shardtrain.train.ctr.factors = 4\n");
+    String[] otherTraining = training.clone();
+    otherTraining[1] = fourFactors.toString();
+    Run otherShape = run(concat(new String[] {"local", "--steps", "1", "--init-from", saved.toString()}, otherTraining));
+    assertEquals(2, otherShape.exit(), otherShape.err());
+    assertTrue(otherShape.err().contains("cannot initialise from " + saved + ": its dense part has"), otherShape.err());
+  }
+
+  private static String[] concat(String[]... parts) {
+    return java.util.Arrays.stream(parts).flatMap(java.util.Arrays::stream).toArray(String[]::new);
+  }
+
+  @Test
   void ctrInAllReduceModeIsRefusedBeforeAnyNodeStarts() {
     Run r = run("local", "--config", smallCtr.toString(), "--dataset", "ctr", "--trainers", "2", "--mode",
         "allreduce", "--no-progress");

@@ -611,7 +611,7 @@ class ShardTrainCliTest {
     Run resume = run("local", "--dataset", "ctr", "--data-dir", dataDir.toString(), "--steps", "5",
         "--resume-from", missing.toString());
     assertEquals(2, resume.exit(), resume.err());
-    assertEquals("shardtrain: error: " + ShardTrain.CTR_STARTS_FRESH, resume.err().strip());
+    assertEquals("shardtrain: error: " + ShardTrain.CTR_DOES_NOT_RESUME, resume.err().strip());
     Run shaped = run("local", "--dataset", "ctr", "--data-dir", dataDir.toString(), "--steps", "5",
         "--hidden", "64", "--backend", "cuda");
     assertEquals(2, shaped.exit(), shaped.err());
