@@ -306,7 +306,8 @@ final class ClientCommands {
   @Command(name = "save-model", mixinStandardHelpOptions = true,
       description = "Pull every parameter block of the running job and save the model (docs/MODEL-FORMAT.md) on the"
           + " node that serves the gRPC API. A sync job's blocks are saved at one version, read again at the newest"
-          + " version seen while a step is being applied; a block that does not get there is named.")
+          + " version seen while a step is being applied; a block that does not get there is named. A click-through"
+          + " job is saved with its table's rows once it is done or cancelled.")
   static final class SaveModel extends Client {
     @Option(names = "--out", required = true, paramLabel = "DIR",
         description = "Model directory to write, on the serving node (a relative path is made absolute here).")
