@@ -363,6 +363,7 @@ final class LocalRun {
     m.put("train_examples", data.train().size());
     m.put("test_examples", data.test().size());
     m.put("hash_space", data.train().hashSpace());
+    putStart(m, settings);
   }
 
   private static void putRates(Map<String, Object> m, long samples, double samplesPerSec, double trainSeconds,
@@ -385,6 +386,13 @@ final class LocalRun {
     m.put("seed", s.seed());
     m.put("compute_threads", s.computeThreads());
     m.put("backend", s.backend());
+    putStart(m, s);
+  }
+
+  /** Where the model started, when not from its seed: the saved model or checkpoint the run read. */
+  private static void putStart(Map<String, Object> m, TrainSettings s) {
+    if (s.initFrom() != null) m.put("init_from", s.initFrom().toString());
+    if (s.resumeFrom() != null) m.put("resume_from", s.resumeFrom().toString());
   }
 
   /** The report fields every mode measures. */

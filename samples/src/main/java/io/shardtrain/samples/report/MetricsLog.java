@@ -111,12 +111,21 @@ public final class MetricsLog {
   }
 
   public synchronized void evaluation(double seconds, long stepsDone, double accuracy) {
-    rows.add(new Row(seconds, "", -1, stepsDone, 0, Double.NaN, accuracy, Double.NaN));
+    addEvaluation(new Row(seconds, "", -1, stepsDone, 0, Double.NaN, accuracy, Double.NaN));
   }
 
   /** A test-set evaluation of a click model: its AUC (the CSV's test_auc column; accuracy stays blank). */
   public synchronized void aucEvaluation(double seconds, long stepsDone, double auc) {
-    rows.add(new Row(seconds, "", -1, stepsDone, 0, Double.NaN, Double.NaN, auc));
+    addEvaluation(new Row(seconds, "", -1, stepsDone, 0, Double.NaN, Double.NaN, auc));
+  }
+
+  /**
+   * An evaluation row; it replaces one of the same step count: a run's final evaluation, of the
+   * model after its last push, supersedes the periodic one its last step asked for.
+   */
+  private void addEvaluation(Row row) {
+    rows.removeIf(r -> r.step() < 0 && r.stepsDone() == row.stepsDone());
+    rows.add(row);
   }
 
   /** A test-set evaluation: seconds since training began, trainer steps done by then, accuracy. */

@@ -188,7 +188,9 @@ class CtrLocalCommandTest {
     Run single = run(concat(new String[] {"local", "--steps", "1", "--init-from", saved.toString(), "--report",
         dir.resolve("again.json").toString()}, training));
     assertEquals(0, single.exit(), single.err());
-    assertEquals(trained, field(Files.readString(dir.resolve("again.json")), "test_auc"), 0.01);
+    String again = Files.readString(dir.resolve("again.json"));
+    assertEquals(trained, field(again, "test_auc"), 0.01);
+    assertTrue(again.contains("\"init_from\": \"" + saved.toAbsolutePath() + "\""), again);
     Run cluster = run(concat(new String[] {"local", "--steps", "1", "--init-from", saved.toString(), "--trainers", "2",
         "--ps", "2", "--journal", "memory", "--report", dir.resolve("again-cluster.json").toString()}, training));
     assertEquals(0, cluster.exit(), cluster.err());

@@ -3,6 +3,7 @@ package io.shardtrain.samples.report;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class MetricsLogTest {
@@ -76,5 +77,21 @@ class MetricsLogTest {
     assertTrue(Double.isNaN(log.secondHalfSamplesPerSec()));
     log.step(0.1, "trainer-1", 1, 64, 1.0);
     assertTrue(Double.isNaN(log.secondHalfSamplesPerSec()));
+  }
+
+  @Test
+  void aSecondEvaluationAtTheSameStepCountReplacesTheFirst(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws Exception {
+    MetricsLog log = new MetricsLog();
+    log.step(0.1, "trainer-1", 1, 32, 2.0);
+    log.evaluation(0.2, 1, 0.50);
+    log.step(0.3, "trainer-1", 2, 32, 1.5);
+    log.evaluation(0.4, 2, 0.60);
+    log.evaluation(0.5, 2, 0.70);
+    assertEquals(List.of(new MetricsLog.Evaluation(0.2, 1, 0.50), new MetricsLog.Evaluation(0.5, 2, 0.70)),
+        log.evaluations());
+    java.nio.file.Path csv = dir.resolve("m.csv");
+    log.writeCsv(csv);
+    assertEquals(5, java.nio.file.Files.readAllLines(csv).size()); // header, two steps, two evaluations
   }
 }
