@@ -2,6 +2,7 @@ package io.shardtrain.samples.local;
 
 import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.ps.BlockProtocol;
 import io.shardtrain.actors.ps.BlockSpec;
@@ -149,8 +150,11 @@ public final class DistributedTraining {
     double accuracy = SingleProcessTraining.evaluate(model, test);
     metrics.evaluation((System.nanoTime() - trainStart) / 1e9, stepsDone.get(), accuracy);
     List<BlockProtocol.BlockStats> stats = coordinator.blockStats(job).toCompletableFuture().join();
-    cluster.awaitSettled(job.jobId(), SETTLE_WAIT);
-    progress.message(String.format(Locale.ROOT, "final: version %d, test accuracy %.4f", version, accuracy));
+    JobProtocol.JobStatus settled = cluster.awaitSettled(job.jobId(), SETTLE_WAIT);
+    // Periodic checkpoints go under the job's generated id: say where, or a user cannot resume from them.
+    String checkpoint = settled.checkpointStep() < 0 ? ""
+        : String.format(Locale.ROOT, "; last checkpoint: %s (step %d)", settled.checkpointDir(), settled.checkpointStep());
+    progress.message(String.format(Locale.ROOT, "final: version %d, test accuracy %.4f%s", version, accuracy, checkpoint));
     return new Result(job, stepsDone.get() / trainers, samples.get(), trainSeconds,
         (System.nanoTime() - wallStart) / 1e9, lossEma[0], accuracy, pushes.get(), pulls.get(), stale.get(),
         version, stats, model, byTrainer(profiles), wire);

@@ -193,10 +193,10 @@ public final class LocalCluster implements AutoCloseable {
    * Waits until the master waits for nothing from the blocks for job {@code jobId}
    * ({@link JobProtocol.JobStatus#settled}), at most {@code timeout}: the last trainers' leaves make
    * the master settle their tasks and send every block the new membership, which blocks closed in
-   * the meantime would drop while handing off, with a warning.
+   * the meantime would drop while handing off, with a warning. Returns the last status asked.
    */
-  public void awaitSettled(String jobId, Duration timeout) throws InterruptedException {
-    awaitStatus(jobId, JobProtocol.JobStatus::settled, timeout);
+  public JobProtocol.JobStatus awaitSettled(String jobId, Duration timeout) throws InterruptedException {
+    return awaitStatus(jobId, JobProtocol.JobStatus::settled, timeout);
   }
 
   /** Job {@code jobId}'s status once {@code until} holds for it, or the last one asked after {@code timeout}. */
