@@ -7,8 +7,9 @@ import java.util.Arrays;
 /**
  * A shard's stored rows in pages of ascending id, for saving a model: each page starts after the
  * last id of the one before, so a shard that restarts between pages (and stores its rows in
- * another order) still gives every row once. The sorted ids are kept between pages and sorted
- * again only when the table changed (another version or row count). Plain state of one shard.
+ * another order) still gives every row once. The sorted ids are kept between pages, sorted again
+ * only when the table changed (another version or row count), and dropped after the last page.
+ * Plain state of one shard.
  */
 public final class RowsExport {
   /** Rows of {@code dim} values each: {@code values[k * dim, (k + 1) * dim)} is row {@code ids[k]}; {@code more}: rows follow. */
@@ -48,6 +49,15 @@ public final class RowsExport {
       int row = store.find(ids[k]);
       System.arraycopy(store.page(row), store.base(row), values, k * dim, dim);
     }
-    return new Page(ids, values, to < sorted.length);
+    boolean more = to < sorted.length;
+    // The last page: the sorted ids (8 bytes a row) need not stay in the shard's memory.
+    if (!more) forget();
+    return new Page(ids, values, more);
+  }
+
+  private void forget() {
+    sorted = new long[0];
+    sortedVersion = -1;
+    sortedSize = -1;
   }
 }
