@@ -103,6 +103,20 @@ final class ShardRules {
     return null;
   }
 
+  /** A load's rows as events under the byte limit. */
+  List<Event> load(ShardState state, SparseProtocol.LoadRows cmd) {
+    int dim = state.spec.dim();
+    int per = settings.rowsPerEvent(8 + 4 * dim);
+    long[] ids = cmd.ids();
+    List<Event> events = new ArrayList<>();
+    for (int from = 0; from < ids.length; from += per) {
+      int to = Math.min(ids.length, from + per);
+      events.add(new SparseEvents.RowsLoaded(Arrays.copyOfRange(ids, from, to),
+          Arrays.copyOfRange(cmd.values(), from * dim, to * dim)));
+    }
+    return events;
+  }
+
   PushOutcome push(ShardState state, PushRows cmd) {
     String what = "push of trainer " + cmd.trainerId() + " for step " + cmd.step();
     Refused bad = idsRefusal(state, cmd.ids(), what);

@@ -342,7 +342,7 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
   private Effect<Event, ShardState> onLoad(ShardState state, SparseProtocol.LoadRows cmd) {
     Refused bad = rules.loadRefusal(state, cmd);
     if (bad != null) return Effect().reply(cmd.replyTo(), bad);
-    return persist(List.of(new SparseEvents.RowsLoaded(cmd.ids(), cmd.values())))
+    return persist(rules.load(state, cmd))
         .thenRun(s -> cmd.replyTo().tell(new SparseProtocol.RowsStored(s.table.store().size())));
   }
 

@@ -108,4 +108,17 @@ class SparseShardExportTest {
     var late = (SparseProtocol.Refused) load(tk, new long[] {7}, new float[] {1f, 1f});
     assertTrue(late.message().contains("rows load before a table trains, and this one is at version 1"), late.message());
   }
+
+  @Test
+  void aLoadIsJournaledInEventsUnderTheByteLimit() {
+    TableSpec spec = TableSpec.of(SparseTestSupport.freshTable(), 1, 1000, 2, INIT, RowOptimizer.sgd(0.5f));
+    // 8,208 bytes an event, 4,096 of them overhead: 257 rows of 16 bytes (an id and 2 floats).
+    EventSourcedBehaviorTestKit<Command, Event, ShardState> tk = shard(kit, spec, 0, settings(1000, 8208));
+    init(tk, spec, 0);
+    long[] ids = java.util.stream.LongStream.range(0, 600).toArray();
+    var result = tk.<SparseProtocol.LoadReply>runCommand(r -> new SparseProtocol.LoadRows(ids, new float[1200], r));
+    assertEquals(new SparseProtocol.RowsStored(600), result.reply());
+    assertEquals(3, result.events().size()); // 257 + 257 + 86
+    assertEquals(257, ((SparseEvents.RowsLoaded) result.events().get(0)).ids().length);
+  }
 }
