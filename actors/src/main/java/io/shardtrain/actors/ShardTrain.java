@@ -16,6 +16,7 @@ import io.shardtrain.actors.job.CtrModel;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.job.Resumption;
+import io.shardtrain.actors.job.SavedModels;
 import io.shardtrain.actors.master.JobDirectory;
 import io.shardtrain.actors.metrics.NodeMetrics;
 import io.shardtrain.actors.ps.BlockEvents;
@@ -39,7 +40,6 @@ import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import io.shardtrain.persistence.model.ModelFiles;
-import io.shardtrain.persistence.model.ModelParameters;
 import io.shardtrain.persistence.model.ModelSnapshot;
 import io.shardtrain.persistence.model.TableValues;
 import java.net.URLEncoder;
@@ -151,7 +151,7 @@ public final class ShardTrain {
     OptimizerSpec optimizer = OptimizerSpec.parse(s.optimizer()).withWeightDecay((float) s.weightDecay());
     Mlp model = Mlp.create(CpuBackend.create(1), inputDim, s.hidden(), classes,
         Activation.parse(s.activation()), s.seed());
-    if (s.initFrom() != null) initFrom(s.initFrom(), model);
+    if (s.initFrom() != null) SavedModels.initFrom(s.initFrom(), model);
     List<String> blocks = BlockLayout.of(model, blockSize, jobId).stream().map(BlockSlice::entityId).toList();
     long stepsPerTrainer = s.stepsPerTrainer(trainExamples, trainers);
     // Sync and all-reduce: one update per step; async: one per push of every trainer.
@@ -163,31 +163,6 @@ public final class ShardTrain {
         (float) s.lr(), s.lrScheduleFor(updates), (float) s.weightDecay(), maxStaleness, blockSize, blocks, null);
     Resumption resume = s.resumeFrom() == null ? null : Resumption.load(s.resumeFrom(), job, model, optimizer);
     return new Plan(job, model, optimizer, resume);
-  }
-
-  /**
-   * Overwrites {@code model}'s parameters with a saved model's (docs/MODEL-FORMAT.md). Blocks are
-   * cut from whole parameters, so the saved model may come from any number of ps nodes or block
-   * size; names and shapes must match, and an error names the first that does not.
-   */
-  public static void initFrom(java.nio.file.Path dir, Mlp model) {
-    ModelSnapshot saved = loadSaved(dir);
-    try {
-      ModelParameters.copyInto(saved, model.parameters());
-    } catch (IllegalArgumentException e) {
-      String hidden = saved.description().get("hidden");
-      throw new IllegalArgumentException("cannot initialise from " + dir + ": " + e.getMessage()
-          + (hidden == null ? "" : " (it was saved with hidden layers " + hidden + ")"), e);
-    }
-  }
-
-  /** The saved model in {@code dir}, checked as {@link ModelFiles#load} checks it; an error names the directory. */
-  public static ModelSnapshot loadSaved(java.nio.file.Path dir) {
-    try {
-      return ModelFiles.load(dir);
-    } catch (java.io.IOException e) {
-      throw new IllegalArgumentException("cannot initialise from " + dir + ": " + e.getMessage(), e);
-    }
   }
 
   /** The model's parameters as a snapshot with the job's description, for {@link ModelFiles#save}. */
@@ -305,7 +280,7 @@ public final class ShardTrain {
     float[] dense = model.machine().initialDense((float) ctr.initStd(), s.seed());
     TableValues rows = null;
     if (s.initFrom() != null) {
-      ModelSnapshot saved = loadSaved(s.initFrom());
+      ModelSnapshot saved = SavedModels.load(s.initFrom());
       model.checkSaved(saved, s.initFrom());
       dense = saved.parameter(JobSpec.CTR_DENSE).values();
       rows = saved.table(CtrModel.ROWS);

@@ -76,19 +76,20 @@ public record CtrModel(int fields, int denseDim, int factors, long hashSpace, in
 
   /**
    * Checks that {@code saved} (read from {@code dir}) is a factorization machine of this shape, so a
-   * job of this model can start from its dense part and rows: the dense part's length, the rows'
-   * width, and every row id inside this table's id space; the error names the first that differs.
+   * job of this model can start from its dense part and rows: the dense part's length (dense
+   * features and factors), the rows' width, the hash space (the same ids name the same values) and
+   * every row id inside it; the error names the first that differs. The number of fields may
+   * differ: an id is a field's value, so a job of other fields takes the rows of the ids it shares.
    */
   public void checkSaved(ModelSnapshot saved, java.nio.file.Path dir) {
     String kind = saved.description().get("model");
-    String start = "cannot initialise from " + dir + ": ";
+    String start = "cannot initialise from " + dir.toAbsolutePath().normalize() + ": ";
     if (!"fm".equals(kind)) {
       throw new IllegalArgumentException(start + "it holds " + (kind == null ? "a model of no stated kind" : "an " + kind
           + " model") + ", not a factorization machine (model \"fm\")");
     }
-    String shape = " (it was saved with " + saved.description().get("fields") + " fields, "
-        + saved.description().get("denseDim") + " dense features and " + saved.description().get("factors")
-        + " factors; this job has " + fields + ", " + denseDim + " and " + factors + ")";
+    String shape = " (it was saved with " + saved.description().get("denseDim") + " dense features and "
+        + saved.description().get("factors") + " factors; this job has " + denseDim + " and " + factors + ")";
     int dense;
     TableValues rows;
     try {
@@ -104,6 +105,12 @@ public record CtrModel(int fields, int denseDim, int factors, long hashSpace, in
     if (rows.dim() != machine().rowWidth()) {
       throw new IllegalArgumentException(start + "its rows have " + rows.dim() + " values, this job's have "
           + machine().rowWidth() + shape);
+    }
+    // An id is a hash of a field's value modulo the space: in another space it names other values.
+    String space = saved.description().get("hashSpace");
+    if (space != null && !space.equals(String.valueOf(hashSpace))) {
+      throw new IllegalArgumentException(start + "it was saved with hash space " + space + ", this job's is " + hashSpace
+          + " (shardtrain.train.ctr.hash-space): its rows would belong to other ids");
     }
     for (long id : rows.rows() == 0 ? new long[0] : new long[] {rows.ids()[0], rows.ids()[rows.rows() - 1]}) {
       if (id < 0 || id >= hashSpace) {

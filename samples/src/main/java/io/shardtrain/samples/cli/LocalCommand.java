@@ -88,8 +88,21 @@ final class LocalCommand implements Callable<Integer> {
     LocalRun run = new LocalRun(flags, spec.commandLine().getErr());
     // Where the model goes is checked before it trains, so a bad path costs no training.
     if (saveModel != null) io.shardtrain.persistence.model.ModelFiles.checkSavable(saveModel);
+    if (exportNpy != null) java.nio.file.Files.createDirectories(exportNpy);
+    // And where it starts from before the data loads or a node starts: a model of the right kind.
+    if (settings.initFrom() != null) {
+      Map<String, String> described = io.shardtrain.persistence.model.ModelFiles.readManifest(settings.initFrom())
+          .description();
+      String kind = CtrData.isCtr(settings.dataset()) ? "fm" : "mlp";
+      String savedKind = described.getOrDefault("model", "mlp");
+      if (!savedKind.equals(kind)) {
+        throw new IllegalArgumentException("cannot initialise from " + settings.initFrom() + ": it holds "
+            + ("fm".equals(savedKind) ? "a factorization machine (model \"fm\")" : "an " + savedKind + " model")
+            + ", and --dataset " + settings.dataset() + " trains " + ("fm".equals(kind) ? "a factorization machine"
+            : "an MLP"));
+      }
+    }
     if (CtrData.isCtr(settings.dataset())) return runCtr(run, config, settings);
-    // And where it starts from before the data loads or a node starts.
     if (settings.initFrom() != null) {
       String saved = io.shardtrain.persistence.model.ModelFiles.readManifest(settings.initFrom()).description()
           .get("activation");
@@ -98,7 +111,6 @@ final class LocalCommand implements Callable<Integer> {
             + "activation " + saved + "; this run's is " + settings.activation() + " (--activation)");
       }
     }
-    if (exportNpy != null) java.nio.file.Files.createDirectories(exportNpy);
     if (flags.ps > 0 || trainers > 1) return runCluster(run, config, settings);
     if (precision != WirePrecision.FP32) {
       spec.commandLine().getErr().println("shardtrain: --gradient-precision applies to gradients sent to "

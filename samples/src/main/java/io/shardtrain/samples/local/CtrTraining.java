@@ -1,10 +1,10 @@
 package io.shardtrain.samples.local;
 
-import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.config.CtrSettings;
 import io.shardtrain.actors.config.TrainSettings;
 import io.shardtrain.actors.job.CtrModel;
 import io.shardtrain.actors.job.JobSpec;
+import io.shardtrain.actors.job.SavedModels;
 import io.shardtrain.compute.data.Batch;
 import io.shardtrain.compute.data.BatchReader;
 import io.shardtrain.compute.data.CtrDataset;
@@ -140,7 +140,7 @@ public final class CtrTraining {
    * and returns its dense part, after checking its shape against this job's.
    */
   private float[] initFrom(java.nio.file.Path dir, CtrDataset train, SparseTable table) {
-    ModelSnapshot saved = ShardTrain.loadSaved(dir);
+    ModelSnapshot saved = SavedModels.load(dir);
     model(train, ctr).checkSaved(saved, dir);
     TableValues rows = saved.table(CtrModel.ROWS);
     int dim = rows.dim();

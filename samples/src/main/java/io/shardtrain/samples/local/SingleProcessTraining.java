@@ -86,7 +86,7 @@ public final class SingleProcessTraining {
     }
     Mlp model = Mlp.create(backend, train.dim(), settings.hidden(), train.numClasses(),
         Activation.parse(settings.activation()), settings.seed());
-    if (settings.initFrom() != null) io.shardtrain.actors.ShardTrain.initFrom(settings.initFrom(), model);
+    if (settings.initFrom() != null) io.shardtrain.actors.job.SavedModels.initFrom(settings.initFrom(), model);
     Optimizer optimizer = OptimizerSpec.parse(settings.optimizer())
         .withWeightDecay((float) settings.weightDecay()).create();
     List<Parameter> params = model.parameters();

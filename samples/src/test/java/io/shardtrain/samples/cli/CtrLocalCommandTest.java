@@ -202,6 +202,15 @@ class CtrLocalCommandTest {
     Run otherShape = run(concat(new String[] {"local", "--steps", "1", "--init-from", saved.toString()}, otherTraining));
     assertEquals(2, otherShape.exit(), otherShape.err());
     assertTrue(otherShape.err().contains("cannot initialise from " + saved + ": its dense part has"), otherShape.err());
+    // Refused before any data is read or generated.
+    Run mlp = run("local", "--dataset", "mnist", "--data-dir", dir.resolve("no-data").toString(), "--init-from",
+        saved.toString());
+    assertEquals("shardtrain: error: cannot initialise from " + saved.toAbsolutePath() + ": it holds a factorization"
+        + " machine (model \"fm\"), and --dataset mnist trains an MLP", mlp.err().strip());
+    Path file = Files.writeString(dir.resolve("a-file"), "x");
+    Run npyOnAFile = run(concat(new String[] {"local", "--steps", "1", "--export-npy", file.toString()}, training));
+    assertEquals(2, npyOnAFile.exit(), npyOnAFile.err());
+    assertTrue(!npyOnAFile.err().contains("factorization machine, k ="), "trained first:\n" + npyOnAFile.err());
   }
 
   private static String[] concat(String[]... parts) {
