@@ -15,8 +15,9 @@ import java.util.concurrent.CompletionStage;
 
 /**
  * Loads a saved model's rows into a fresh table before its job starts: each row goes to the shard
- * its id belongs to, in pages that fit a cluster frame and one journal event each; the shards load
- * at once, each its pages one after another. Loading again changes nothing (same rows, same values).
+ * its id belongs to, in pages that fit a cluster frame (the shard journals a page in events under
+ * its byte limit); the shards load at once, each its pages one after another. Loading again
+ * changes nothing (same rows, same values).
  */
 final class TableLoad {
   private TableLoad() {}

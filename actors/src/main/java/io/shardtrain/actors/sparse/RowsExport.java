@@ -19,7 +19,7 @@ public final class RowsExport {
   private long sortedVersion = -1;
   private int sortedSize = -1;
 
-  /** Rows of {@code dim} values that fit 1 MiB: a page that passes the cluster's 2 MiB frames and makes one journal event. */
+  /** Rows of {@code dim} values (and their ids) that fit 1 MiB: a page that passes the cluster's 2 MiB frames. */
   public static int pageRows(int dim) {
     return Math.max(1, (1 << 20) / (8 + 4 * dim));
   }

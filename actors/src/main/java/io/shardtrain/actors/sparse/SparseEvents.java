@@ -51,10 +51,10 @@ public final class SparseEvents {
    */
   public record SnapshotBegun(long generation, long sequenceNr) implements Event {}
 
-  /** Rows of snapshot {@code generation}: {@code data} holds each row's values and slots, side by side. */
   /** Rows a job started from (values only; their slots start at the optimizer's initial values). */
   public record RowsLoaded(long[] ids, float[] values) implements Event {}
 
+  /** Rows of snapshot {@code generation}: {@code data} holds each row's values and slots, side by side. */
   public record RowsSaved(long generation, long[] ids, float[] data, long[] touched) implements Event {}
 
   /** Admission counters {@code [offset, offset + counters.length)} of snapshot {@code generation}. */
