@@ -90,27 +90,23 @@ final class LocalCommand implements Callable<Integer> {
     if (saveModel != null) io.shardtrain.persistence.model.ModelFiles.checkSavable(saveModel);
     if (exportNpy != null) java.nio.file.Files.createDirectories(exportNpy);
     // And where it starts from before the data loads or a node starts: a model of the right kind.
+    boolean ctr = CtrData.isCtr(settings.dataset());
     if (settings.initFrom() != null) {
       Map<String, String> described = io.shardtrain.persistence.model.ModelFiles.readManifest(settings.initFrom())
           .description();
-      String kind = CtrData.isCtr(settings.dataset()) ? "fm" : "mlp";
       String savedKind = described.getOrDefault("model", "mlp");
-      if (!savedKind.equals(kind)) {
+      if (!savedKind.equals(ctr ? "fm" : "mlp")) {
         throw new IllegalArgumentException("cannot initialise from " + settings.initFrom() + ": it holds "
             + ("fm".equals(savedKind) ? "a factorization machine (model \"fm\")" : "an " + savedKind + " model")
-            + ", and --dataset " + settings.dataset() + " trains " + ("fm".equals(kind) ? "a factorization machine"
-            : "an MLP"));
+            + ", and --dataset " + settings.dataset() + " trains " + (ctr ? "a factorization machine" : "an MLP"));
       }
-    }
-    if (CtrData.isCtr(settings.dataset())) return runCtr(run, config, settings);
-    if (settings.initFrom() != null) {
-      String saved = io.shardtrain.persistence.model.ModelFiles.readManifest(settings.initFrom()).description()
-          .get("activation");
-      if (saved != null && !saved.equals(settings.activation())) {
+      String activation = described.get("activation");
+      if (!ctr && activation != null && !activation.equals(settings.activation())) {
         spec.commandLine().getErr().println("shardtrain: warning: " + settings.initFrom() + " was trained with "
-            + "activation " + saved + "; this run's is " + settings.activation() + " (--activation)");
+            + "activation " + activation + "; this run's is " + settings.activation() + " (--activation)");
       }
     }
+    if (ctr) return runCtr(run, config, settings);
     if (flags.ps > 0 || trainers > 1) return runCluster(run, config, settings);
     if (precision != WirePrecision.FP32) {
       spec.commandLine().getErr().println("shardtrain: --gradient-precision applies to gradients sent to "

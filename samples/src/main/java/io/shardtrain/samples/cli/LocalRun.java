@@ -47,9 +47,8 @@ final class LocalRun {
    * What a run produced: {@code summary}, the fields of {@code local}'s JSON report;
    * {@code bytesSent}, the bytes the nodes sent while the trainers ran, -1 when not counted (a
    * single process sends none: 0); {@code profile}, the lines {@code --profile} prints, empty when the
-   * run was not profiled.
+   * run was not profiled; {@code fm}, a click-through model when it is to be saved (else null).
    */
-  /** What a run gave the command: {@code model} an MLP's, {@code fm} a click-through model when it is to be saved. */
   record Outcome(Map<String, Object> summary, MetricsLog metrics, Mlp model, long version, String title,
       long bytesSent, List<String> profile, ModelSnapshot fm) {}
 
@@ -134,8 +133,8 @@ final class LocalRun {
     ModelSnapshot fm = null;
     if (keepModel) {
       RowsExport.Page rows = RowsExport.all(r.table());
-      fm = CtrTraining.model(data.train(), ctr).snapshot(null, settings.dataset(), settings.seed(), settings.optimizer(), r.steps(), r.dense(),
-          rows.ids(), rows.values());
+      fm = CtrTraining.model(data.train(), ctr).snapshot(null, settings.dataset(), settings.seed(),
+          settings.optimizer(), r.steps(), r.dense(), rows.ids(), rows.values());
     }
     return new Outcome(m, metrics, null, r.steps(), settings.dataset() + " factorization machine, single process", 0,
         List.of(), fm);
