@@ -9,7 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * Writes float32 arrays as NumPy {@code .npy} files, format version 1.0: the magic {@code \x93NUMPY},
+ * Writes float32 (and int64) arrays as NumPy {@code .npy} files, format version 1.0: the magic {@code \x93NUMPY},
  * bytes {@code 1 0}, a little-endian uint16 header length, an ASCII header dict
  * {@code {'descr': '<f4', 'fortran_order': False, 'shape': (r, c), }} padded with spaces and ended
  * by {@code \n} so the data starts at a multiple of 64 bytes, then the values in C order.
@@ -76,16 +76,7 @@ public final class NpyWriter {
 
   /** {@link #writeFloats} for int64 values. */
   static void writeLongs(FileChannel ch, long[] values, java.security.MessageDigest digest) throws IOException {
-    ByteBuffer buf = ByteBuffer.allocate(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
-    int chunk = buf.capacity() / 8;
-    for (int off = 0; off < values.length; off += chunk) {
-      int n = Math.min(chunk, values.length - off);
-      buf.clear();
-      buf.asLongBuffer().put(values, off, n);
-      buf.limit(8 * n);
-      if (digest != null) digest.update(buf.array(), 0, 8 * n);
-      writeFully(ch, buf);
-    }
+    writeChunks(ch, values.length, 8, (buf, off, n) -> buf.asLongBuffer().put(values, off, n), digest);
   }
 
   /**
@@ -94,16 +85,24 @@ public final class NpyWriter {
    */
   static void writeFloats(FileChannel ch, float[] values, java.security.MessageDigest digest)
       throws IOException {
+    writeChunks(ch, values.length, 4, (buf, off, n) -> buf.asFloatBuffer().put(values, off, n), digest);
+  }
+
+  /** Puts values {@code [off, off + n)} of an array into a little-endian buffer. */
+  private interface Chunk {
+    void put(ByteBuffer buf, int off, int n);
+  }
+
+  private static void writeChunks(FileChannel ch, int length, int bytesEach, Chunk chunk,
+      java.security.MessageDigest digest) throws IOException {
     ByteBuffer buf = ByteBuffer.allocate(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
-    int chunk = buf.capacity() / 4;
-    for (int off = 0; off < values.length; off += chunk) {
-      int n = Math.min(chunk, values.length - off);
+    int per = buf.capacity() / bytesEach;
+    for (int off = 0; off < length; off += per) {
+      int n = Math.min(per, length - off);
       buf.clear();
-      buf.asFloatBuffer().put(values, off, n);
-      buf.limit(4 * n);
-      if (digest != null) {
-        digest.update(buf.array(), 0, 4 * n);
-      }
+      chunk.put(buf, off, n);
+      buf.limit(bytesEach * n);
+      if (digest != null) digest.update(buf.array(), 0, bytesEach * n);
       writeFully(ch, buf);
     }
   }
