@@ -300,6 +300,11 @@ public final class ShardTrain {
    * submits it to the master; fails like {@link #submit(Plan)} while too few {@code ps} nodes joined.
    */
   public CompletionStage<Done> submit(CtrPlan plan) {
+    try {
+      CtrModel.requireExactDurability(PsSettings.create(system).durability());
+    } catch (IllegalArgumentException e) {
+      return CompletableFuture.failedFuture(e);
+    }
     return onceEnoughPsNodes(plan.job().jobId(), () -> {
       JobSpec job = plan.job();
       TableSpec table = job.table();

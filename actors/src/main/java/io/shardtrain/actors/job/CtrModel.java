@@ -120,6 +120,18 @@ public record CtrModel(int fields, int denseDim, int factors, long hashSpace, in
     }
   }
 
+  /**
+   * Refuses checkpoint durability ({@code shardtrain.ps.durability = checkpoint}): a lost ps node
+   * would roll the dense blocks back to a checkpoint, while the table's shards journal every step
+   * and no checkpoint holds their rows.
+   */
+  public static void requireExactDurability(io.shardtrain.actors.ps.PsSettings.Durability durability) {
+    if (durability == io.shardtrain.actors.ps.PsSettings.Durability.CHECKPOINT) {
+      throw new IllegalArgumentException("a click-through job needs shardtrain.ps.durability = exact: under checkpoint"
+          + " durability a lost ps node rolls its blocks back to a checkpoint, which would not hold its table's rows");
+    }
+  }
+
   /** A table name from a job id: '/' separates a table's name from its shard number, so it becomes '_'. */
   static String tableName(String jobId) {
     return "rows-" + jobId.replace('/', '_');

@@ -68,6 +68,10 @@ final class CheckpointQueue {
       return "job " + s.job().jobId() + " is async: checkpoints need sync mode"
           + " (one global step); save the model with save-model instead";
     }
+    if (s.job().ctr() != null) {
+      return "job " + s.job().jobId() + " trains a click-through model: a checkpoint holds the blocks, not its table's"
+          + " rows and their optimizer state; save the model with save-model once the job is done or cancelled";
+    }
     return null;
   }
 
@@ -89,7 +93,7 @@ final class CheckpointQueue {
 
   boolean periodicDue(MasterState s, boolean rollingBack) {
     if (everySteps <= 0 || running() || rollingBack || s.job() == null || !s.started() || s.done()
-        || s.job().mode() != BlockSpec.Mode.SYNC) {
+        || refusal(s) != null) {
       return false;
     }
     // The last step of a step-bounded job is checkpointed once, not again every tick until it is done.

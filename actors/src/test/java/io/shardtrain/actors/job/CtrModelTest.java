@@ -55,4 +55,13 @@ class CtrModelTest {
     assertEquals("cannot initialise from " + ABS + ": it holds an mlp model, not a factorization machine (model \"fm\")",
         e.getMessage());
   }
+
+  @Test
+  void checkpointDurabilityIsRefusedForAClickThroughJob() {
+    CtrModel.requireExactDurability(io.shardtrain.actors.ps.PsSettings.Durability.EXACT);
+    var e = assertThrows(IllegalArgumentException.class,
+        () -> CtrModel.requireExactDurability(io.shardtrain.actors.ps.PsSettings.Durability.CHECKPOINT));
+    assertEquals("a click-through job needs shardtrain.ps.durability = exact: under checkpoint durability a lost ps"
+        + " node rolls its blocks back to a checkpoint, which would not hold its table's rows", e.getMessage());
+  }
 }

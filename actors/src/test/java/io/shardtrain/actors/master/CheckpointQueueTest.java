@@ -244,5 +244,13 @@ class CheckpointQueueTest {
         + " shardtrain.trainer.checkpoint-every steps; save the model with save-model",
         CheckpointQueue.refusal(running(ring)));
     assertNull(CheckpointQueue.refusal(running(j)));
+    JobSpec ctr = new JobSpec(j.jobId(), "ctr", j.trainExamples(), 4, 2, java.util.List.of(), j.activation(), j.seed(),
+        BlockSpec.Mode.SYNC, j.trainers(), j.batch(), j.epochs(), j.steps(), j.optimizer(), j.lr(), j.lrSchedule(),
+        j.weightDecay(), j.maxStaleness(), j.blockSize(), j.blocks(),
+        new io.shardtrain.actors.job.CtrModel(3, 4, 2, 100, 1, 0.05f, 0.1f, 0.01f, 64, 1));
+    assertEquals("job " + j.jobId() + " trains a click-through model: a checkpoint holds the blocks, not its table's"
+        + " rows and their optimizer state; save the model with save-model once the job is done or cancelled",
+        CheckpointQueue.refusal(running(ctr)));
+    assertFalse(queue(1).periodicDue(running(ctr), false), "no periodic checkpoint of a click-through job either");
   }
 }
