@@ -2,6 +2,7 @@ package io.shardtrain.actors.metrics;
 
 import akka.actor.typed.ActorSystem;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
@@ -35,11 +36,18 @@ public final class BlockMeters {
   private final Timer barrierWait;
   private final BarrierRows barriers;
   private final NodeTraffic traffic;
+  private final MeterRegistry registry;
+  /** The node that retires this block's series later; null: at once (a plain registry). */
+  private final NodeMetrics node;
 
-  private BlockMeters(MeterRegistry registry, BarrierRows barriers, NodeTraffic traffic, String block) {
+  private BlockMeters(MeterRegistry registry, BarrierRows barriers, NodeTraffic traffic, String block,
+      NodeMetrics node) {
     this.block = block;
     this.barriers = barriers;
     this.traffic = traffic;
+    this.registry = registry;
+    this.node = node;
+    if (node != null) node.born("block " + block);
     pushes = Counter.builder(PUSHES).tag("block", block).description("gradient pushes the block received")
         .register(registry);
     pushBytes = Counter.builder(PUSH_BYTES).tag("block", block).baseUnit("bytes")
@@ -60,18 +68,18 @@ public final class BlockMeters {
   /** The meters of block {@code block} on {@code system}'s node. */
   public static BlockMeters of(ActorSystem<?> system, String block) {
     NodeMetrics node = NodeMetrics.get(system);
-    return new BlockMeters(node.registry(), node.barriers(), node.traffic(), block);
+    return new BlockMeters(node.registry(), node.barriers(), node.traffic(), block, node);
   }
 
   /** Meters that record nothing, for a block's pieces tested alone. */
   public static BlockMeters none() {
     MeterRegistry nowhere = new CompositeMeterRegistry();
-    return new BlockMeters(nowhere, new BarrierRows(nowhere), new NodeTraffic(), "none");
+    return new BlockMeters(nowhere, new BarrierRows(nowhere), new NodeTraffic(), "none", null);
   }
 
   /** On a plain registry, without a node (tests). */
   static BlockMeters of(MeterRegistry registry, BarrierRows barriers, NodeTraffic traffic, String block) {
-    return new BlockMeters(registry, barriers, traffic, block);
+    return new BlockMeters(registry, barriers, traffic, block, null);
   }
 
   /** A push of {@code floats} values arrived. */
@@ -104,5 +112,23 @@ public final class BlockMeters {
   /** The trainers the block's barrier waits for now; empty when it waits for nobody. */
   public void waitingFor(List<String> trainers) {
     barriers.set(block, trainers);
+  }
+
+  /**
+   * The block left this node (passivated, handed off): its barrier row goes at once, its series
+   * after {@code shardtrain.metrics.retired-series-for} unless it comes back ({@link NodeMetrics#retire});
+   * otherwise the export would keep every block that ever lived here. A block that comes back
+   * after that counts from 0 again, which Prometheus reads as a reset.
+   */
+  public void close() {
+    barriers.set(block, List.of());
+    Runnable remove = () -> {
+      for (Meter m : List.of(pushes, pushBytes, pulls, pullBytes, apply, journalWrite, barrierWait)) registry.remove(m);
+    };
+    if (node == null) {
+      remove.run();
+    } else {
+      node.retire("block " + block, remove);
+    }
   }
 }

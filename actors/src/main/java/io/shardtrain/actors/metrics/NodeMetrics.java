@@ -50,9 +50,13 @@ public final class NodeMetrics implements Extension {
   private final NodeTraffic traffic = new NodeTraffic();
   private final Map<String, TrainerMeters> trainers = new ConcurrentHashMap<>();
   private final Map<String, SparseMeters> sparseShards = new ConcurrentHashMap<>();
+  /** How many times each block or shard started on this node: a retirement runs only if none started since. */
+  private final Map<String, Long> lives = new ConcurrentHashMap<>();
+  private final ActorSystem<?> system;
 
   private NodeMetrics(ActorSystem<?> system, MetricsSettings settings) {
     this.settings = settings;
+    this.system = system;
     TrafficReporter.start(system, traffic);
     if (!settings.serves()) {
       prometheus = null;
@@ -95,7 +99,41 @@ public final class NodeMetrics implements Extension {
 
   /** The meters of sparse table shard {@code id} on this node, one set per id (gauges hold their value). */
   public SparseMeters sparseShard(String id) {
+    born("shard " + id);
     return sparseShards.computeIfAbsent(id, s -> SparseMeters.of(registry, s));
+  }
+
+  /** Shard {@code id} left this node (a hand-off, a passivation): it holds no rows here, and its series retire. */
+  public void closeSparseShard(String id) {
+    SparseMeters m = sparseShards.get(id);
+    if (m == null) return;
+    m.rows(0);
+    retire("shard " + id, () -> {
+      sparseShards.remove(id, m);
+      m.close();
+    });
+  }
+
+  /** Block or shard {@code key} started (again) on this node. */
+  void born(String key) {
+    lives.merge(key, 1L, Long::sum);
+  }
+
+  /**
+   * {@code key} left this node: {@code remove} takes its series out of the export after
+   * {@code shardtrain.metrics.retired-series-for} (so a last scrape still reads its final counts),
+   * unless it started here again meanwhile. Without an endpoint, at once.
+   */
+  void retire(String key, Runnable remove) {
+    Long life = lives.get(key);
+    Runnable ifStillGone = () -> {
+      if (life == null || lives.remove(key, life)) remove.run();
+    };
+    if (!settings.serves() || settings.retiredSeriesFor().isZero()) {
+      ifStillGone.run();
+    } else {
+      system.scheduler().scheduleOnce(settings.retiredSeriesFor(), ifStillGone, system.executionContext());
+    }
   }
 
   /** What this node's trainers trained on and its blocks moved, whether or not metrics are served. */

@@ -9,10 +9,18 @@ public final class SparseMeters {
   public static final String ROWS = "shardtrain.sparse.rows";
 
   private final AtomicLong rows = new AtomicLong();
+  private final MeterRegistry registry;
+  private final Gauge gauge;
 
   private SparseMeters(MeterRegistry registry, String shard) {
-    Gauge.builder(ROWS, rows, AtomicLong::get).tag("shard", shard)
+    this.registry = registry;
+    gauge = Gauge.builder(ROWS, rows, AtomicLong::get).tag("shard", shard)
         .description("rows the sparse table shard holds on this node").strongReference(true).register(registry);
+  }
+
+  /** The shard left this node: its series leave the export ({@link NodeMetrics#closeSparseShard}). */
+  void close() {
+    registry.remove(gauge);
   }
 
   /** Registers shard {@code shard}'s meters; once per registry and id ({@link NodeMetrics#sparseShard}). */

@@ -3,6 +3,7 @@ package io.shardtrain.actors.ps;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.Behavior;
+import akka.actor.typed.PostStop;
 import akka.actor.typed.SupervisorStrategy;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
@@ -178,6 +179,7 @@ public final class ParameterBlock extends EventSourcedBehavior<Command, Event, B
           counters.eventsReplayed = counters.eventsHandled;
           afterChange(state);
         })
+        .onSignal(PostStop.class, (state, signal) -> counters.meters.close())
         .build();
   }
 

@@ -229,8 +229,8 @@ public final class SparseShard extends EventSourcedBehavior<Command, Event, Shar
           eventsReplayed = eventsHandled - replayStart;
           afterChange(state);
         })
-        // Its rows leave this node's memory with it (a hand-off, a passivation).
-        .onSignal(PostStop.class, (state, signal) -> meters.rows(0))
+        // Its rows leave this node's memory with it (a hand-off, a passivation), and its series the export.
+        .onSignal(PostStop.class, (state, signal) -> NodeMetrics.get(context.getSystem()).closeSparseShard(entityId))
         .build();
   }
 

@@ -55,6 +55,18 @@ class MetersTest {
   }
 
   @Test
+  void aClosedBlocksSeriesLeaveTheExportAndStartAgainFromZeroWhenItComesBack() {
+    BlockMeters w = BlockMeters.of(registry, barriers, traffic, "gone#0");
+    w.pushed(10);
+    w.waitingFor(java.util.List.of("t1"));
+    w.close();
+    Map<String, Double> s = scrape();
+    assertTrue(s.keySet().stream().noneMatch(k -> k.contains("gone#0")), s.toString());
+    BlockMeters.of(registry, barriers, traffic, "gone#0").pushed(10);
+    assertEquals(1.0, scrape().get("shardtrain_block_pushes_total{block=\"gone#0\"}"));
+  }
+
+  @Test
   void applyJournalAndBarrierTimesAreSecondsWithTheirCounts() {
     BlockMeters w = BlockMeters.of(registry, barriers, traffic, "w#0");
     w.applied(2_000_000);
@@ -138,6 +150,8 @@ class MetersTest {
     assertEquals(9464, on.port());
     assertThrows(IllegalArgumentException.class, () -> new MetricsSettings("127.0.0.1", -1));
     assertThrows(IllegalArgumentException.class, () -> new MetricsSettings("127.0.0.1", 70_000));
+    assertThrows(IllegalArgumentException.class,
+        () -> new MetricsSettings("127.0.0.1", 9464, java.time.Duration.ofSeconds(-1)));
   }
 
   @Test

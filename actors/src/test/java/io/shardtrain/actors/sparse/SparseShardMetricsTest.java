@@ -27,7 +27,8 @@ class SparseShardMetricsTest {
   @BeforeAll
   static void start() {
     kit = ActorTestKit.create("SparseShardMetricsTest",
-        ConfigFactory.parseString("shardtrain.metrics.port = 1").withFallback(SparseTestSupport.CONFIG));
+        ConfigFactory.parseString("shardtrain.metrics { port = 1, retired-series-for = 1s }")
+            .withFallback(SparseTestSupport.CONFIG));
   }
 
   @AfterAll
@@ -57,5 +58,33 @@ class SparseShardMetricsTest {
     assertRows(spec.entityId(0), 2);
     push(tk, 2, new long[] {7, 9, 11});
     assertRows(spec.entityId(0), 4);
+  }
+
+  @Test
+  void aShardThatLeavesTheNodeLeavesTheExportAfterTheRetiredSeriesTime() throws Exception {
+    TableSpec spec = TableSpec.of(SparseTestSupport.freshTable(), 1, 100, 2, INIT, RowOptimizer.sgd(0.5f))
+        .withMode(TableSpec.Mode.ASYNC, 1);
+    var shard = kit.spawn(SparseShard.create(spec.entityId(0), settings()));
+    var probe = kit.<SparseProtocol.InitReply>createTestProbe();
+    shard.tell(new SparseProtocol.InitShard(spec, 0, probe.getRef()));
+    probe.expectMessageClass(SparseProtocol.ShardReady.class);
+    assertRows(spec.entityId(0), 0);
+    push(shard, spec);
+    assertRows(spec.entityId(0), 1);
+    shard.tell(new SparseProtocol.Retire());
+    kit.createTestProbe().expectTerminated(shard);
+    // It holds no rows here now; its series stay for a last scrape, then leave.
+    assertRows(spec.entityId(0), 0);
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (NodeMetrics.get(kit.system()).scrape().contains(spec.entityId(0)) && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+    }
+    assertTrue(!NodeMetrics.get(kit.system()).scrape().contains(spec.entityId(0)), "series of the stopped shard stay");
+  }
+
+  private static void push(akka.actor.typed.ActorRef<Command> shard, TableSpec spec) {
+    var probe = kit.<PushReply>createTestProbe();
+    shard.tell(new PushRows("a", 1, 0, 8f, new long[] {3}, new float[2], probe.getRef()));
+    probe.expectMessageClass(SparseProtocol.Applied.class);
   }
 }
