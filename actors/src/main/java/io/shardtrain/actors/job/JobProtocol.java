@@ -268,32 +268,35 @@ public final class JobProtocol {
    * click-through job's test AUC merged from every trainer's share over {@code testAucExamples}
    * examples, NaN until every planned trainer sent its share. {@code progress}: where each member
    * trainer is, in membership order. {@code cancelled}: the job was cancelled (so {@code done}
-   * before its last step or epoch). {@code settled}: the master waits for nothing from the blocks
+   * before its last step or epoch). {@code started}: its planned trainers registered (until then
+   * it waits for them, and trains nothing). {@code settled}: the master waits for nothing from the blocks
    * (every task a departed trainer held is settled with them, every block knows the current
    * membership, and no checkpoint is being taken); a program that stops a finished job's nodes waits
    * for it, or the master's last messages reach blocks that are handing off and are dropped.
    */
-  public record JobStatus(String jobId, boolean submitted, boolean done, boolean cancelled, int epochsDone, long membershipEpoch,
-      List<String> members, long examplesReported, List<String> leases, List<TrainerProgress> progress, JobSpec job,
+  public record JobStatus(String jobId, boolean submitted, boolean started, boolean done, boolean cancelled, int epochsDone,
+      long membershipEpoch, List<String> members, long examplesReported, List<String> leases, List<TrainerProgress> progress,
+      JobSpec job,
       long checkpointStep, String checkpointDir, long generation, double testAuc, long testAucExamples,
       boolean settled) implements CborSerializable {
 
     /** No job submitted; {@code jobId} not blank: a job of that id was, and was deleted since. */
     public static JobStatus none(String jobId) {
-      return new JobStatus(jobId, false, false, false, 0, 0, List.of(), 0, List.of(), List.of(), null, -1, "", 0,
+      return new JobStatus(jobId, false, false, false, false, 0, 0, List.of(), 0, List.of(), List.of(), null, -1, "", 0,
           Double.NaN, 0, true);
     }
 
     /** This status with the merged test AUC of a click-through job over {@code examples} test examples. */
     public JobStatus withTestAuc(double auc, long examples) {
-      return new JobStatus(jobId, submitted, done, cancelled, epochsDone, membershipEpoch, members, examplesReported, leases,
-          progress, job, checkpointStep, checkpointDir, generation, auc, examples, settled);
+      return new JobStatus(jobId, submitted, started, done, cancelled, epochsDone, membershipEpoch, members,
+          examplesReported, leases, progress, job, checkpointStep, checkpointDir, generation, auc, examples, settled);
     }
 
     /** This status, settled only if it was and {@code nothingAsked} (of the blocks, by the master's other parts). */
     public JobStatus settledOnlyIf(boolean nothingAsked) {
-      return new JobStatus(jobId, submitted, done, cancelled, epochsDone, membershipEpoch, members, examplesReported, leases,
-          progress, job, checkpointStep, checkpointDir, generation, testAuc, testAucExamples, settled && nothingAsked);
+      return new JobStatus(jobId, submitted, started, done, cancelled, epochsDone, membershipEpoch, members,
+          examplesReported, leases, progress, job, checkpointStep, checkpointDir, generation, testAuc, testAucExamples,
+          settled && nothingAsked);
     }
   }
 

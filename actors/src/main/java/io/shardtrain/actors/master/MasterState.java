@@ -372,7 +372,7 @@ public final class MasterState implements CborSerializable {
       progress.add(t == null ? new JobProtocol.TrainerProgress(id, ref, -1, -1, 0, 0, step)
           : new JobProtocol.TrainerProgress(id, ref, t.epoch, t.index, t.offset, t.length(), step));
     });
-    return new JobProtocol.JobStatus(job == null ? "" : job.jobId(), job != null, done(), cancelled,
+    return new JobProtocol.JobStatus(job == null ? "" : job.jobId(), job != null, started(), done(), cancelled,
         firstOpenEpoch, membershipEpoch, List.copyOf(members.keySet()), examplesReported, leases, progress, job,
         checkpoint == null ? -1 : checkpoint.step(), checkpoint == null ? "" : checkpoint.dir(), generation,
         Double.NaN, 0, settling().isEmpty());

@@ -32,7 +32,7 @@ class CborFuzzTest {
     seeds = SerializerFuzzing.seeds(kit.system(), List.of(
         new JobProtocol.Registration(MasterTest.job(), 3, List.of("a", "b"), 42, 1),
         new JobProtocol.Lease(1, 0, 0, 50, 20, Map.of("w#0", 28L)),
-        new JobProtocol.JobStatus("job-1", true, false, false, 1, 4, List.of("a"), 120, List.of("1/0@20 -> a"),
+        new JobProtocol.JobStatus("job-1", true, true, false, false, 1, 4, List.of("a"), 120, List.of("1/0@20 -> a"),
             List.of(new JobProtocol.TrainerProgress("a", kit.<TrainerNotice>createTestProbe().ref(), 1, 0, 20, 50, 3)),
             MasterTest.job(), 40, "/tmp/ckpt/job-1/step-40", 1, 0.75, 300, false),
         new TrainerNotice.RollBack(40, 2),

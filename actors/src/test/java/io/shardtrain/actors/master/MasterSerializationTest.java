@@ -42,7 +42,7 @@ class MasterSerializationTest {
     serialization.verifySerialization(new Master.TaskSettled(1, 0, "a", 20, 3, Map.of("w#0", 28L)), true);
     serialization.verifySerialization(new JobProtocol.NoTask(true), true);
     serialization.verifySerialization(new JobProtocol.WaitForTrainers(1, 2), true);
-    serialization.verifySerialization(new JobProtocol.JobStatus("job-1", true, false, false, 1, 4, List.of("a"), 120,
+    serialization.verifySerialization(new JobProtocol.JobStatus("job-1", true, true, false, false, 1, 4, List.of("a"), 120,
         List.of("1/0@20 -> a"), List.of(new JobProtocol.TrainerProgress("a", kit.<TrainerNotice>createTestProbe().ref(),
             1, 0, 20, 50, 3)), MasterTest.job(), 40, "/tmp/ckpt/job-1/step-40", 1, 0.75, 300, true), true);
     serialization.verifySerialization(new JobProtocol.CheckpointWritten("job-1", 40, "/tmp/ckpt"), true);

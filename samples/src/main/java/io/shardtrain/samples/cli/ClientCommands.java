@@ -190,7 +190,8 @@ final class ClientCommands {
       StatusRequest mine = StatusRequest.newBuilder().setJobId(submitted.getJobId()).build();
       JobWatch.Result r = JobWatch.untilDone(() -> {
         ClusterStatus s = api.call("GetStatus", mine, ClusterStatus.getDefaultInstance(), Duration.ofSeconds(10));
-        return new JobWatch.Progress(s.getJob().getJobId(), s.getSubmitted(), s.getDone(), s.getExamplesReported());
+        return new JobWatch.Progress(s.getJob().getJobId(), s.getSubmitted(), s.getStarted(), s.getDone(),
+            s.getExamplesReported(), s.getTrainersCount(), s.getJob().getTrainers());
       }, Duration.ofMillis(250), out, timeout());
       out.println(r.summary());
       if (report != null) {

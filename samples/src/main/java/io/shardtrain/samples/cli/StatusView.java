@@ -117,6 +117,11 @@ final class StatusView {
           (s.getExamplesReported() - previous.getExamplesReported()) / ((at - previousAt) / 1e9), (at - previousAt) / 1e9);
     }
     out.printf("  trainers (membership epoch %d): %s%n", s.getMembershipEpoch(), s.getTrainersList());
+    if (!s.getStarted() && !s.getDone()) {
+      // The job trains nothing until its planned trainers registered: say so, or it looks stalled.
+      out.printf("  waiting for trainers: %d of the %d the job plans (shardtrain.train.trainers) have registered%n",
+          s.getTrainersCount(), j.getTrainers());
+    }
     for (TrainerProgress t : s.getTrainerProgressList()) {
       String task = t.getEpoch() < 0 ? "no task"
           : String.format("epoch %d task %d at offset %d of %d", t.getEpoch(), t.getTask(), t.getOffset(), t.getTaskLength());

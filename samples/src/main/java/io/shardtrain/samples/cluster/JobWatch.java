@@ -22,8 +22,12 @@ public final class JobWatch {
     }
   }
 
-  /** What a poll of the job's status says. */
-  public record Progress(String jobId, boolean submitted, boolean done, long examplesReported) {}
+  /**
+   * What a poll of the job's status says; {@code started}: its planned trainers ({@code planned})
+   * registered, of which {@code registered} have so far.
+   */
+  public record Progress(String jobId, boolean submitted, boolean started, boolean done, long examplesReported,
+      int registered, int planned) {}
 
   /** One poll of the job's status; fails when the status is unavailable for now. */
   public interface StatusPoll {
@@ -41,6 +45,7 @@ public final class JobWatch {
     long firstNanos = -1;
     long firstExamples = 0;
     long printed = 0;
+    int waitingSaid = -1;
     long failingSince = -1;
     while (true) {
       Progress s;
@@ -74,6 +79,13 @@ public final class JobWatch {
         double training = firstNanos < 0 ? 0 : (now - firstNanos) / 1e9;
         double rate = training > 0 ? (s.examplesReported() - firstExamples) / training : 0;
         return new Result(s.jobId(), s.examplesReported(), training, rate, (now - start) / 1e9);
+      }
+      if (s.submitted() && !s.started() && s.registered() != waitingSaid) {
+        // The job trains nothing until its planned trainers registered: say so once a count, or it looks stalled.
+        waitingSaid = s.registered();
+        out.printf(Locale.ROOT, "%.0f s: waiting for trainers: %d of the %d the job plans have registered%n",
+            (now - start) / 1e9, s.registered(), s.planned());
+        out.flush();
       }
       if (s.examplesReported() >= printed + Math.max(1, printed / 10)) {
         printed = s.examplesReported();

@@ -22,7 +22,7 @@ class StatusViewTest {
   }
 
   private static ClusterStatus status(NodeTraffic traffic, TrainerProgress trainer, BlockState block) {
-    return ClusterStatus.newBuilder().setSubmitted(true).setJob(Job.newBuilder().setJobId("j").setMode("sync")
+    return ClusterStatus.newBuilder().setSubmitted(true).setStarted(true).setJob(Job.newBuilder().setJobId("j").setMode("sync")
         .setEpochs(1)).addTraffic(traffic).addTrainerProgress(trainer).addBlocks(block).build();
   }
 
@@ -60,5 +60,18 @@ class StatusViewTest {
     assertTrue(text.toString().contains("    t1 on " + NODE + ": no task, last step 9\n"), text.toString());
     assertTrue(text.toString().matches("(?s).*  last error of each block that had one:\n    w#0  at \\d\\d:\\d\\d:\\d\\d:"
         + " gradient of length 3 from trainer t1 does not match block w#0 of length 5\n.*"), text.toString());
+  }
+
+  @Test
+  void aJobWhosePlannedTrainersHaveNotAllRegisteredSaysItWaitsForThem() {
+    StringWriter text = new StringWriter();
+    ClusterStatus waiting = ClusterStatus.newBuilder().setSubmitted(true).addTrainers("t1")
+        .setJob(Job.newBuilder().setJobId("j").setMode("sync").setEpochs(1).setTrainers(2)).build();
+    new StatusView(new PrintWriter(text, true)).print(waiting, 0);
+    assertTrue(text.toString().contains("  waiting for trainers: 1 of the 2 the job plans (shardtrain.train.trainers)"
+        + " have registered\n"), text.toString());
+    text.getBuffer().setLength(0);
+    new StatusView(new PrintWriter(text, true)).print(waiting.toBuilder().setStarted(true).build(), 0);
+    assertTrue(!text.toString().contains("waiting for trainers"), text.toString());
   }
 }

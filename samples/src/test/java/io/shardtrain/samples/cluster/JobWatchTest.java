@@ -20,9 +20,9 @@ class JobWatchTest {
 
   @Test
   void aGapShorterThanThePatienceIsWaitedOutAndTheJobsEndReported() throws Exception {
-    ArrayDeque<Object> polls = new ArrayDeque<>(List.of(new JobWatch.Progress("j", true, false, 100),
+    ArrayDeque<Object> polls = new ArrayDeque<>(List.of(new JobWatch.Progress("j", true, true, false, 100, 2, 2),
         new IllegalStateException("master moving"), new IllegalStateException("master moving"),
-        new JobWatch.Progress("j", true, true, 640)));
+        new JobWatch.Progress("j", true, true, true, 640, 2, 2)));
     JobWatch.Result r = JobWatch.untilDone(() -> {
       Object next = polls.poll();
       if (next instanceof Exception e) throw e;
@@ -32,6 +32,17 @@ class JobWatchTest {
     assertEquals(640, r.examples());
     assertEquals(1, printed.toString().lines().filter(l -> l.startsWith("status unavailable")).count(),
         "one line for the gap, not one a poll:\n" + printed);
+  }
+
+  @Test
+  void aJobWaitingForItsTrainersSaysSoOnceForEachCount() throws Exception {
+    ArrayDeque<JobWatch.Progress> polls = new ArrayDeque<>(List.of(new JobWatch.Progress("j", true, false, false, 0, 0, 2),
+        new JobWatch.Progress("j", true, false, false, 0, 1, 2), new JobWatch.Progress("j", true, false, false, 0, 1, 2),
+        new JobWatch.Progress("j", true, true, false, 0, 2, 2), new JobWatch.Progress("j", true, true, true, 64, 2, 2)));
+    JobWatch.untilDone(polls::poll, Duration.ofMillis(1), out, Duration.ofSeconds(30));
+    List<String> waiting = printed.toString().lines().filter(l -> l.contains("waiting for trainers")).toList();
+    assertEquals(2, waiting.size(), printed.toString());
+    assertTrue(waiting.get(1).endsWith("waiting for trainers: 1 of the 2 the job plans have registered"), waiting.get(1));
   }
 
   @Test
