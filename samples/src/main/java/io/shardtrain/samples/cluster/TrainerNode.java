@@ -49,7 +49,8 @@ public final class TrainerNode {
           trained.add(status.jobId());
           CompletableFuture<Long> finished = new CompletableFuture<>();
           try {
-            train(api, trainerId, settings, log, status, listener(log, finished));
+            train(api, trainerId, settings, log, status, listener(log, finished,
+                () -> akka.actor.CoordinatedShutdown.get(api.system()).getShutdownReason().isPresent()));
             first.complete(finished.get());
           } catch (ExecutionException e) {
             // The listener printed why; a job that failed here is not taken again, the next one is.
@@ -93,8 +94,12 @@ public final class TrainerNode {
         () -> Backends.create(backend, threads).backend(), TrainerSettings.create(api.system()), listener));
   }
 
-  /** Prints a step now and then, the resumption, and the end; completes {@code finished}. */
-  private static StepListener listener(PrintStream log, CompletableFuture<Long> finished) {
+  /**
+   * Prints a step now and then, the resumption, and the end ({@code leaving}: whether the node is
+   * stopping, which ended it); completes {@code finished}.
+   */
+  private static StepListener listener(PrintStream log, CompletableFuture<Long> finished,
+      java.util.function.BooleanSupplier leaving) {
     return new StepListener() {
       private long last = System.nanoTime();
 
@@ -116,7 +121,9 @@ public final class TrainerNode {
 
       @Override
       public void onFinished(String id, long steps, long pushes, long pulls, long stale) {
-        log.printf("trainer %s finished: %d steps, %d pushes, %d pulls%n", id, steps, pushes, pulls);
+        // A node that stops takes its trainer out of the job, which goes on: not "finished".
+        String how = leaving.getAsBoolean() ? "left the job (its node is stopping) after" : "finished:";
+        log.printf("trainer %s %s %d steps, %d pushes, %d pulls%n", id, how, steps, pushes, pulls);
         finished.complete(steps);
       }
 
