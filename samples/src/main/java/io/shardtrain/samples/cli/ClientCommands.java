@@ -181,8 +181,9 @@ final class ClientCommands {
       });
       SubmitJobRequest request = SubmitJobRequest.newBuilder().setJobConfig(jobText).setShape(shape).build();
       Job submitted = submitWhileUnavailable(api, request).getJob();
-      out.printf("job %s submitted: %s mode, %d trainers, %d parameter blocks%s%n", submitted.getJobId(),
-          submitted.getMode(), submitted.getTrainers(), submitted.getBlocksCount(),
+      out.printf("job %s submitted: %s mode, %s, %s%s%n", submitted.getJobId(), submitted.getMode(),
+          NodeCommand.count(submitted.getTrainers(), "trainer"), NodeCommand.count(submitted.getBlocksCount(),
+              "parameter block"),
           resumeFrom == null ? "" : ", resumed from " + resumeFrom.toAbsolutePath());
       out.flush();
       if (!await) return 0;

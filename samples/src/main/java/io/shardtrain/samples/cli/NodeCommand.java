@@ -145,8 +145,8 @@ final class NodeCommand implements Callable<Integer> {
     if (jobConfig != null) {
       ClusterNode.awaitUp(node.system(), Duration.ofMinutes(2));
       JobSpec submitted = JobSubmitter.submit(node.api(), jobConfig, Duration.ofMinutes(2));
-      out.printf("job %s submitted: %s, %d trainers, %d blocks%n", submitted.jobId(),
-          submitted.mode().name().toLowerCase(), submitted.trainers(), submitted.blocks().size());
+      out.printf("job %s submitted: %s mode, %s, %s%n", submitted.jobId(), submitted.mode().name().toLowerCase(),
+          count(submitted.trainers(), "trainer"), count(submitted.blocks().size(), "parameter block"));
       out.flush();
     }
     if (roleList.contains("trainer")) {
@@ -202,5 +202,10 @@ final class NodeCommand implements Callable<Integer> {
     String name = file.getFileName().toString();
     int dot = name.lastIndexOf('.');
     return dot > 0 ? name.substring(0, dot) : name;
+  }
+
+  /** "1 trainer", "2 trainers". */
+  static String count(int n, String thing) {
+    return n + " " + thing + (n == 1 ? "" : "s");
   }
 }

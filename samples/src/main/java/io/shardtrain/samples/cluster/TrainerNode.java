@@ -115,6 +115,8 @@ public final class TrainerNode {
       @Override
       public void onResumed(String id, int epoch, int task, long offset, long step, long version) {
         // Printed, not logged: an operator restarting a trainer looks for this line at any log level.
+        // A first start at the beginning of a task resumes nothing.
+        if (step == 0 && offset == 0) return;
         log.printf("trainer %s resumes task %d/%d at offset %d after step %d (parameters pulled at version %d)%n",
             id, epoch, task, offset, step, version);
       }

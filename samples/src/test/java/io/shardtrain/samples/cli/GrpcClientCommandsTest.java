@@ -302,7 +302,7 @@ class GrpcClientCommandsTest {
     Run submit = run("submit", "--grpc", grpc, "--job", job.toString());
     assertEquals(0, submit.exit(), submit.err());
     // 64 inputs -> 8 hidden -> 4 classes: four parameters, each one block.
-    assertTrue(submit.out().contains("job cli-job submitted: sync mode, 1 trainers, 4 parameter blocks"), submit.out());
+    assertTrue(submit.out().contains("job cli-job submitted: sync mode, 1 trainer, 4 parameter blocks"), submit.out());
 
     Run status = run("status", "--grpc", grpc);
     assertEquals(0, status.exit(), status.err());

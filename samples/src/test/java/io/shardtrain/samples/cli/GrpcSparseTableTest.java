@@ -62,7 +62,7 @@ class GrpcSparseTableTest {
     GrpcClientCommandsTest.Run submit = GrpcClientCommandsTest.run("submit", "--grpc", grpc, "--job",
         jobFile.toString());
     assertEquals(0, submit.exit(), submit.err());
-    assertTrue(submit.out().contains("job grpc-sparse submitted: async mode, 1 trainers, 1 parameter blocks"),
+    assertTrue(submit.out().contains("job grpc-sparse submitted: async mode, 1 trainer, 1 parameter block"),
         submit.out());
     job = node.api().status().toCompletableFuture().get().job();
     api = ApiConnection.open(grpc, SecuritySettings.off());
