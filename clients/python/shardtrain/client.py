@@ -231,7 +231,10 @@ class Client:
     # ---- models and checkpoints ----
 
     def save_model(self, directory, npy_dir="", min_version=0, job_id=""):
-        """Saves job ``job_id``'s model (empty: the newest running job, else the newest finished one)."""
+        """Saves job ``job_id``'s model (empty: the newest running job, else the newest finished one).
+
+        A click-through job's model (its dense part and its table's rows) is saved once the job is done
+        or cancelled; while it trains the call fails with FAILED_PRECONDITION."""
         return self._call("SaveModel", pb.SaveModelRequest(dir=directory, npy_dir=npy_dir, min_version=min_version,
                                                            job_id=job_id))
 
