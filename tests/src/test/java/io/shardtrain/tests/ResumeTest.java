@@ -112,7 +112,8 @@ class ResumeTest {
 
   /**
    * Runs the job until a trainer passed step 30, checkpoints it into {@code dir}, then terminates
-   * the whole cluster while the trainers still run; returns the checkpoint's step.
+   * the whole cluster while the trainers still run (slowed from step 30 on, so they do); returns the
+   * checkpoint's step.
    */
   static long stopAfterACheckpoint(Config config, TrainSettings s, Dataset train, Dataset test, Path dir)
       throws Exception {
@@ -126,7 +127,15 @@ class ResumeTest {
       StepListener listener = new StepListener() {
         @Override
         public void onStep(String trainerId, long step, float loss, int examples, long computeNanos) {
-          if (step >= 30) past30.complete(null);
+          if (step < 30) return;
+          past30.complete(null);
+          // Slow the trainers from here: the job's last 70 steps took less than the checkpoint and the status
+          // checks in some runs, which then found the job done. Sync steps do not depend on timing.
+          try {
+            Thread.sleep(20);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
         }
 
         @Override
