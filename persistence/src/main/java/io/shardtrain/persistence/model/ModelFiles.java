@@ -253,32 +253,41 @@ public final class ModelFiles {
 
   /** The values of entry {@code e}'s file, checked against its size and hash as {@code listedIn} (a file of {@code dir}) has them. */
   static float[] readValues(Path dir, ModelManifest.Entry e, String listedIn) throws IOException {
-    Path file = dir.resolve(e.file());
-    long size;
-    try {
-      size = Files.size(file);
-    } catch (NoSuchFileException ex) {
-      throw new IllegalArgumentException("model " + dir + ": parameter file " + e.file() + " (for "
-          + e.name() + ") listed in " + listedIn + " is missing", ex);
-    }
-    if (size != e.bytes()) {
-      throw new IllegalArgumentException("model " + dir + ": parameter file " + e.file()
-          + " has " + size + " bytes, " + listedIn + " says " + e.bytes());
-    }
-    byte[] bytes = Files.readAllBytes(file);
-    if (bytes.length != e.bytes()) {
-      throw new IllegalArgumentException("model " + dir + ": parameter file " + e.file()
-          + " changed length while being read");
-    }
-    String actual = HexFormat.of().formatHex(sha256().digest(bytes));
-    if (!actual.equals(e.sha256())) {
-      throw new IllegalArgumentException("model " + dir + ": parameter file " + e.file()
-          + " has SHA-256 " + actual + ", " + listedIn + " says " + e.sha256()
-          + " (the file is corrupt or was changed)");
-    }
+    byte[] bytes = checkedBytes(dir, "parameter file", e.file(), e.name(), e.bytes(), e.sha256(), listedIn);
     float[] values = new float[bytes.length / 4];
     ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(values);
     return values;
+  }
+
+  /**
+   * The bytes of {@code file} in {@code dir} (a {@code kind}, such as "parameter file", of {@code name}),
+   * checked against the length and SHA-256 {@code listedIn} gives; the errors name the directory,
+   * the file and what is wrong. The length is checked before the file is read.
+   */
+  static byte[] checkedBytes(Path dir, String kind, String file, String name, long length, String sha256,
+      String listedIn) throws IOException {
+    Path path = dir.resolve(file);
+    long size;
+    try {
+      size = Files.size(path);
+    } catch (NoSuchFileException ex) {
+      throw new IllegalArgumentException("model " + dir + ": " + kind + " " + file + " (for " + name + ") listed in "
+          + listedIn + " is missing", ex);
+    }
+    if (size != length) {
+      throw new IllegalArgumentException("model " + dir + ": " + kind + " " + file + " has " + size + " bytes, "
+          + listedIn + " says " + length);
+    }
+    byte[] bytes = Files.readAllBytes(path);
+    if (bytes.length != length) {
+      throw new IllegalArgumentException("model " + dir + ": " + kind + " " + file + " changed length while being read");
+    }
+    String actual = HexFormat.of().formatHex(sha256().digest(bytes));
+    if (!actual.equals(sha256)) {
+      throw new IllegalArgumentException("model " + dir + ": " + kind + " " + file + " has SHA-256 " + actual + ", "
+          + listedIn + " says " + sha256 + " (the file is corrupt or was changed)");
+    }
+    return bytes;
   }
 
   private static void moveIntoPlace(Path tmp, Path dir) throws IOException {

@@ -217,11 +217,7 @@ public record ModelManifest(int formatVersion, Map<String, String> description, 
         throw new IllegalArgumentException(source + ": " + where + "byteOrder is \"" + order
             + "\", this reader supports \"" + BYTE_ORDER + "\" only");
       }
-      String file = f.string("file");
-      if (!FileNames.isPlainFileName(file)) {
-        throw new IllegalArgumentException(source + ": " + where + "file \"" + file
-            + "\" is not a plain file name inside the model directory");
-      }
+      String file = plainFile(source, where, f.string("file"));
       long bytes = f.integer("bytes");
       Entry e = new Entry(name, shape, file, bytes, f.string("sha256"));
       if (e.count() > Integer.MAX_VALUE || bytes != 4 * e.count()) {
@@ -229,10 +225,7 @@ public record ModelManifest(int formatVersion, Map<String, String> description, 
             + " but shape " + Tensor.shapeString(shape) + " of float32 needs "
             + (e.count() > Integer.MAX_VALUE ? "more than an array holds" : String.valueOf(4 * e.count())));
       }
-      if (!e.sha256().matches("[0-9a-f]{64}")) {
-        throw new IllegalArgumentException(source + ": " + where + "sha256 \"" + e.sha256()
-            + "\" is not 64 lower-case hex digits");
-      }
+      sha256(source, where, e.sha256());
       for (Entry prev : entries) {
         if (prev.name().equals(name)) {
           throw new IllegalArgumentException(source + ": parameter " + name + " is listed twice");
@@ -275,20 +268,21 @@ public record ModelManifest(int formatVersion, Map<String, String> description, 
       throw new IllegalArgumentException(source + ": " + where + "rows is " + rows + ", expected 0 to as many as an array"
           + " of " + dim + " values a row holds");
     }
-    String[] ids = file(source, where + "ids.", f.object("ids"), ID_DTYPE, 8 * rows);
-    String[] values = file(source, where + "values.", f.object("values"), DTYPE, 4 * rows * dim);
-    if (ids[0].equals(values[0])) throw new IllegalArgumentException(source + ": file " + ids[0] + " is listed twice");
-    return new TableEntry(name, (int) dim, rows, ids[0], 8 * rows, ids[1], values[0], 4 * rows * dim, values[1]);
+    TableFile ids = file(source, where + "ids.", f.object("ids"), ID_DTYPE, 8 * rows);
+    TableFile values = file(source, where + "values.", f.object("values"), DTYPE, 4 * rows * dim);
+    if (ids.file().equals(values.file())) {
+      throw new IllegalArgumentException(source + ": file " + ids.file() + " is listed twice");
+    }
+    return new TableEntry(name, (int) dim, rows, ids.file(), 8 * rows, ids.sha256(), values.file(), 4 * rows * dim,
+        values.sha256());
   }
 
-  /** A table's file: {file, sha256}, checked for its type and its length {@code bytes}. */
-  private static String[] file(String source, String where, Map<String, Object> json, String dtype, long bytes) {
+  private record TableFile(String file, String sha256) {}
+
+  /** A table's file, checked for its name, its type and its length {@code bytes}. */
+  private static TableFile file(String source, String where, Map<String, Object> json, String dtype, long bytes) {
     Fields f = new Fields(source, where, json);
-    String file = f.string("file");
-    if (!FileNames.isPlainFileName(file)) {
-      throw new IllegalArgumentException(source + ": " + where + "file \"" + file
-          + "\" is not a plain file name inside the model directory");
-    }
+    String file = plainFile(source, where, f.string("file"));
     if (!f.string("dtype").equals(dtype)) {
       throw new IllegalArgumentException(source + ": " + where + "dtype is \"" + f.string("dtype") + "\", expected \""
           + dtype + "\"");
@@ -297,11 +291,24 @@ public record ModelManifest(int formatVersion, Map<String, String> description, 
       throw new IllegalArgumentException(source + ": " + where + "bytes is " + f.integer("bytes") + " but the table's rows"
           + " need " + bytes);
     }
-    String sha = f.string("sha256");
+    return new TableFile(file, sha256(source, where, f.string("sha256")));
+  }
+
+  /** {@code file}, refused unless it is a plain file name inside the model directory (field {@code where + "file"}). */
+  private static String plainFile(String source, String where, String file) {
+    if (!FileNames.isPlainFileName(file)) {
+      throw new IllegalArgumentException(source + ": " + where + "file \"" + file
+          + "\" is not a plain file name inside the model directory");
+    }
+    return file;
+  }
+
+  /** {@code sha}, refused unless it is 64 lower-case hex digits (field {@code where + "sha256"}). */
+  private static String sha256(String source, String where, String sha) {
     if (!sha.matches("[0-9a-f]{64}")) {
       throw new IllegalArgumentException(source + ": " + where + "sha256 \"" + sha + "\" is not 64 lower-case hex digits");
     }
-    return new String[] {file, sha};
+    return sha;
   }
 
   @SuppressWarnings("unchecked")

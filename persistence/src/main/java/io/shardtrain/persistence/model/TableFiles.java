@@ -4,8 +4,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
@@ -67,23 +65,7 @@ final class TableFiles {
   }
 
   private static ByteBuffer checked(Path dir, String table, String name, long bytes, String sha256) throws IOException {
-    Path file = dir.resolve(name);
-    byte[] data;
-    try {
-      data = Files.readAllBytes(file);
-    } catch (NoSuchFileException e) {
-      throw new IllegalArgumentException("model " + dir + ": table file " + name + " (for " + table + ") listed in "
-          + ModelFiles.MANIFEST + " is missing", e);
-    }
-    if (data.length != bytes) {
-      throw new IllegalArgumentException("model " + dir + ": table file " + name + " has " + data.length + " bytes, "
-          + ModelFiles.MANIFEST + " says " + bytes);
-    }
-    String actual = HexFormat.of().formatHex(ModelFiles.sha256().digest(data));
-    if (!actual.equals(sha256)) {
-      throw new IllegalArgumentException("model " + dir + ": table file " + name + " has SHA-256 " + actual + ", "
-          + ModelFiles.MANIFEST + " says " + sha256 + " (the file is corrupt or was changed)");
-    }
-    return ByteBuffer.wrap(data).order(ByteOrder.LITTLE_ENDIAN);
+    return ByteBuffer.wrap(ModelFiles.checkedBytes(dir, "table file", name, table, bytes, sha256, ModelFiles.MANIFEST))
+        .order(ByteOrder.LITTLE_ENDIAN);
   }
 }
