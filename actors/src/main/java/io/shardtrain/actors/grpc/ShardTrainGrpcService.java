@@ -132,8 +132,8 @@ final class ShardTrainGrpcService implements ShardTrainApi {
     }).thenCompose(sj -> {
       JobProtocol.JobStatus s = sj.getKey();
       ClusterStatus.Builder b = ClusterStatus.newBuilder().addAllMembers(ClusterView.members(system))
-          .setSubmitted(s.submitted()).setStarted(s.started()).setDone(s.done()).setCancelled(s.cancelled()).setEpochsDone(s.epochsDone())
-          .setMembershipEpoch(s.membershipEpoch()).addAllTrainers(s.members()).setExamplesReported(s.examplesReported())
+          .setSubmitted(s.submitted()).setStarted(s.started()).setDone(s.done()).setCancelled(s.cancelled())
+          .setEpochsDone(s.epochsDone()).setMembershipEpoch(s.membershipEpoch()).addAllTrainers(s.members()).setExamplesReported(s.examplesReported())
           .addAllLeases(s.leases()).setCheckpointStep(s.checkpointStep()).setGeneration(s.generation())
           .setTestAuc(s.testAuc()).setTestAucExamples(s.testAucExamples())
           .addAllTrainerProgress(JobMessages.trainerProgress(s.progress(), system.address()));

@@ -10,9 +10,9 @@ import java.time.Duration;
  * trainer left) once nothing reached it for a while, so a finished job's entities that a save-model
  * or a pull woke leave memory again. Sharding's own idle passivation stays off, since a sync entity
  * must not leave in the middle of a step; without a member there is no step. The entity's command
- * handler tells it what it heard ({@link #hearing}), and the entity what it is ({@link #watch}); the check is a message of the entity's own
- * ({@code check}), on which it calls {@link #check}, and it retires on its {@code retire} message
- * ({@link Passivation}).
+ * handler tells it what it heard ({@link #hearing}), and the entity what it is ({@link #watch});
+ * the check is a message of the entity's own ({@code check}), on which it calls {@link #check},
+ * and it retires on its {@code retire} message ({@link Passivation}).
  */
 public final class IdleWatch<T> {
   private static final String TIMER = "idle-watch";
