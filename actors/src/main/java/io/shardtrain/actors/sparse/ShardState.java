@@ -81,13 +81,7 @@ final class ShardState {
         lastSteps.put(e.trainerId(), e.step());
       }
     } else if (event instanceof SparseEvents.RowsLoaded e) {
-      int dim = spec.dim();
-      float[] row = new float[spec.rowWidth()];
-      for (int k = 0; k < e.ids().length; k++) {
-        System.arraycopy(e.values(), k * dim, row, 0, dim);
-        table.optimizer().initSlots(row, 0, dim);
-        table.restoreRow(e.ids()[k], row, 0, version);
-      }
+      for (int k = 0; k < e.ids().length; k++) table.load(e.ids()[k], e.values(), k * spec.dim(), version);
     } else if (event instanceof RowsExpired e) {
       rowsExpired += table.evict(e.ids());
     } else if (event instanceof MembershipUpdated e) {

@@ -112,6 +112,20 @@ public final class SparseTable {
     return n;
   }
 
+  /**
+   * Stores row {@code id} with the values {@code values[offset, offset + dim)} and its optimizer
+   * slots at their initial values, last touched at {@code touched}: a row a saved model starts.
+   */
+  public void load(long id, float[] values, int offset, long touched) {
+    int row = store.find(id);
+    if (row < 0) row = store.insert(id, touched);
+    float[] page = store.page(row);
+    int base = store.base(row);
+    System.arraycopy(values, offset, page, base, dim);
+    optimizer.initSlots(page, base, dim);
+    store.touch(row, touched);
+  }
+
   /** Stores row {@code id} as {@code data[offset, offset + width)} (values and slots), last touched at {@code touched}. */
   public void restoreRow(long id, float[] data, int offset, long touched) {
     int row = store.find(id);

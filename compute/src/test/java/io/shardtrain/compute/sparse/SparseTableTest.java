@@ -84,4 +84,19 @@ class SparseTableTest {
     // 500 ids on 64 counters a line: about 7 ids share each counter, so the narrow one overcounts.
     assertTrue(over > 0);
   }
+
+  @Test
+  void aLoadedRowHasTheGivenValuesAndFreshSlotsAndTrainsFromThem() {
+    SparseTable t = new SparseTable(2, INIT, RowOptimizer.adagrad(0.5f, 0.25f), 1, 4, 16, 0);
+    t.load(9, new float[] {7f, 1f, -2f}, 1, 3);
+    float[] row = new float[2];
+    t.read(9, row, 0);
+    assertArrayEquals(new float[] {1f, -2f}, row);
+    var store = t.store();
+    int r = store.find(9);
+    assertArrayEquals(new float[] {1f, -2f, 0.25f, 0.25f},
+        java.util.Arrays.copyOfRange(store.page(r), store.base(r), store.base(r) + 4));
+    assertEquals(3, store.touched(r));
+    assertEquals(SparseTable.Applied.UPDATED, t.apply(9, new float[] {1f, 1f}, 0, 1, 4));
+  }
 }

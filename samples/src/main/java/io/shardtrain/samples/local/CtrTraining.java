@@ -143,13 +143,7 @@ public final class CtrTraining {
     ModelSnapshot saved = SavedModels.load(dir);
     model(train, ctr).checkSaved(saved, dir);
     TableValues rows = saved.table(CtrModel.ROWS);
-    int dim = rows.dim();
-    float[] row = new float[table.store().width()];
-    for (int r = 0; r < rows.rows(); r++) {
-      System.arraycopy(rows.values(), r * dim, row, 0, dim);
-      table.optimizer().initSlots(row, 0, dim);
-      table.restoreRow(rows.ids()[r], row, 0, 0);
-    }
+    for (int r = 0; r < rows.rows(); r++) table.load(rows.ids()[r], rows.values(), r * rows.dim(), 0);
     return saved.parameter(JobSpec.CTR_DENSE).values().clone();
   }
 

@@ -50,11 +50,7 @@ class CtrLocalCommandTest {
         ctr.factors());
     var table = io.shardtrain.samples.local.CtrTraining.table(fm, ctr, seed);
     var rows = saved.table("fm.rows");
-    float[] row = new float[table.store().width()];
-    for (int r = 0; r < rows.rows(); r++) {
-      System.arraycopy(rows.values(), r * rows.dim(), row, 0, rows.dim());
-      table.restoreRow(rows.ids()[r], row, 0, 0);
-    }
+    for (int r = 0; r < rows.rows(); r++) table.load(rows.ids()[r], rows.values(), r * rows.dim(), 0);
     return io.shardtrain.samples.local.CtrTraining.evaluate(fm, table, saved.parameter("fm.dense").values(), data.test(),
         ctr.aucBins()).auc();
   }
