@@ -111,7 +111,8 @@ final class NodeProcess implements AutoCloseable {
     return List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         // Two cores, as on the machine these tests are sized for, whatever this one has.
         "--add-modules", "jdk.incubator.vector", "-XX:ActiveProcessorCount=2", "-Xmx1g", "-XX:+UseSerialGC",
-        "-Dshardtrain.compute.warm-up=false", "-XX:+DisableExplicitGC", "-cp", cp);
+        "-Dshardtrain.compute.warm-up=false", "-Dshardtrain.compute.shape-kernels=false", "-XX:+DisableExplicitGC",
+        "-cp", cp);
   }
 
   private static List<String> archiveFlags;

@@ -13,6 +13,8 @@ final class GemmWorkspace {
   final float[] ap = new float[VectorGemm.A_BLOCK + FloatVector.SPECIES_PREFERRED.length()];
   final float[] tile =
       new float[Math.max(Math.max(VectorGemm.MR_TALL * VectorGemm.NR, ShallowGemm.TILE), DotGemm.SCRATCH)];
+  /** Where {@link RowGemm} finds kernels compiled for a shape; null for none (the warm-up's own products). */
+  ShapeKernels shapeKernels = ShapeKernels.JVM;
   private float[] bp = new float[0];
   private float[] transposed = new float[0];
   private float[] depthScratch = new float[0];

@@ -84,11 +84,19 @@ final class KernelWarmUp {
    * whole takes about 1-1.3 s of one core.
    */
   static void run(int steps) {
+    // Its shapes are not training's: no kernel is compiled for them (ShapeKernels).
+    GemmWorkspace ws = VectorGemm.threadWorkspace();
+    ShapeKernels kernels = ws.shapeKernels;
+    ws.shapeKernels = null;
     CpuBackend backend = CpuBackend.create(1);
-    shallowProducts(backend);
-    denseSteps(backend, steps);
-    transposedProducts(steps);
-    backend.close();
+    try {
+      shallowProducts(backend);
+      denseSteps(backend, steps);
+      transposedProducts(steps);
+    } finally {
+      backend.close();
+      ws.shapeKernels = kernels;
+    }
   }
 
   private static void shallowProducts(CpuBackend backend) {

@@ -9,7 +9,8 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code C[i, :] += A[i, p] * B[p, :]}, eight rows at a time so eight independent FMA chains
  * share each load of B's row. B's rows are loaded a whole vector wide from where they start,
  * reading into the next row; the lanes past n are never stored. No packing, no transposed copy
- * of B, no reduction across lanes.
+ * of B, no reduction across lanes. A shape seen before takes a kernel compiled for it
+ * ({@link ShapeKernels}), whose strides are constants.
  */
 final class RowGemm {
   private static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
@@ -20,19 +21,39 @@ final class RowGemm {
 
   /** Floats of scratch {@link #gemm} needs. */
   static final int SCRATCH = (ROWS + VL) * VL;
+  /** Where in the scratch B's last rows start, copied zero-padded; before it, the rows of C. */
+  static final int TAIL = ROWS * VL;
 
-  /** {@code C = alpha * A B + beta * C} for {@code n <= VL}; {@code scratch} holds {@link #SCRATCH} floats. */
-  static void gemm(float[] scratch, int m, int n, int k, float alpha, float[] a, int aOff, int lda,
-      float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+  /** What a kernel compiled for one shape is compiled for: the strides, the depth, B's rows read in place, C's width. */
+  record Shape(int lda, int ldb, int k, int whole, int n, int ldc) {
+    boolean is(int lda, int ldb, int k, int whole, int n, int ldc) {
+      return this.lda == lda && this.ldb == ldb && this.k == k && this.whole == whole && this.n == n && this.ldc == ldc;
+    }
+  }
+
+  /** {@link #ROWS} rows of C for one {@link Shape}: A's rows from {@code a0}, C's from {@code ci}. */
+  interface Rows {
+    void rows(float[] scratch, float[] a, int a0, float[] b, int bOff, float alpha, float beta, float[] c, int ci);
+  }
+
+  /**
+   * {@code C = alpha * A B + beta * C} for {@code n <= VL}; {@code scratch} holds {@link #SCRATCH}
+   * floats. {@code kernels}: where a kernel compiled for this shape may be; null for none.
+   */
+  static void gemm(ShapeKernels kernels, float[] scratch, int m, int n, int k, float alpha, float[] a, int aOff,
+      int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
     if (n > VL) throw new IllegalArgumentException("RowGemm takes at most " + VL + " columns, not " + n);
     // B's rows p < whole are read a whole vector wide in place; the last few, which would read
     // past the array, are copied zero-padded behind the rows' store area.
-    int room = b.length - bOff - VL;
-    int whole = room < 0 ? 0 : Math.min(k, room / ldb + 1);
-    int tail = ROWS * VL;
+    int whole = wholeRows(b, bOff, ldb, k);
+    int tail = TAIL;
     java.util.Arrays.fill(scratch, tail, tail + (k - whole) * VL, 0f);
     for (int p = whole; p < k; p++) System.arraycopy(b, bOff + p * ldb, scratch, tail + (p - whole) * VL, n);
     int i = 0;
+    Rows shaped = kernels == null || m < ROWS ? null : kernels.rows(lda, ldb, k, whole, n, ldc);
+    if (shaped != null) {
+      for (; i + ROWS <= m; i += ROWS) shaped.rows(scratch, a, aOff + i * lda, b, bOff, alpha, beta, c, cOff + i * ldc);
+    }
     for (; i + ROWS <= m; i += ROWS) {
       rows(scratch, a, aOff + i * lda, lda, b, bOff, ldb, whole, tail, k, n, alpha, beta, c, cOff + i * ldc, ldc);
     }
@@ -87,6 +108,12 @@ final class RowGemm {
     }
     acc.intoArray(scratch, 0);
     store(scratch, 0, n, alpha, beta, c, ci);
+  }
+
+  /** B's rows read a whole vector wide in place: the first rows, up to the one whose vector would end past the array. */
+  static int wholeRows(float[] b, int bOff, int ldb, int k) {
+    int room = b.length - bOff - VL;
+    return room < 0 ? 0 : Math.min(k, room / ldb + 1);
   }
 
   private static void store(float[] row, int from, int n, float alpha, float beta, float[] c, int at) {
