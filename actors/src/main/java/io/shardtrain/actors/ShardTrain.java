@@ -36,6 +36,7 @@ import io.shardtrain.actors.transport.Asks;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.data.CtrDataset;
 import io.shardtrain.compute.nn.Activation;
+import io.shardtrain.compute.nn.Initialization;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;
 import io.shardtrain.compute.optim.OptimizerSpec;
@@ -149,8 +150,8 @@ public final class ShardTrain {
       BlockSpec.Mode mode, int trainers, int blockSize, long maxStaleness) {
     requireTrainers(trainers);
     OptimizerSpec optimizer = OptimizerSpec.parse(s.optimizer()).withWeightDecay((float) s.weightDecay());
-    Mlp model = Mlp.create(CpuBackend.create(1), inputDim, s.hidden(), classes,
-        Activation.parse(s.activation()), s.seed());
+    Mlp model = Mlp.create(CpuBackend.create(1), inputDim, s.hidden(), classes, Activation.parse(s.activation()),
+        Initialization.parse(s.init()), s.seed());
     if (s.initFrom() != null) SavedModels.initFrom(s.initFrom(), model);
     List<String> blocks = BlockLayout.of(model, blockSize, jobId).stream().map(BlockSlice::entityId).toList();
     long stepsPerTrainer = s.stepsPerTrainer(trainExamples, trainers);
@@ -160,7 +161,8 @@ public final class ShardTrain {
     for (int h : s.hidden()) hidden.add(h);
     JobSpec job = new JobSpec(jobId, s.dataset(), trainExamples, inputDim, classes, hidden, s.activation(),
         s.seed(), mode, trainers, s.batch(), s.steps() > 0 ? 0 : s.epochs(), s.steps(), s.optimizer(),
-        (float) s.lr(), s.lrScheduleFor(updates), (float) s.weightDecay(), maxStaleness, blockSize, blocks, null);
+        (float) s.lr(), s.lrScheduleFor(updates), (float) s.weightDecay(), maxStaleness, blockSize, blocks, null,
+        s.init());
     Resumption resume = s.resumeFrom() == null ? null : Resumption.load(s.resumeFrom(), job, model, optimizer);
     return new Plan(job, model, optimizer, resume);
   }

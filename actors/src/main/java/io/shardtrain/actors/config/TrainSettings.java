@@ -2,6 +2,7 @@ package io.shardtrain.actors.config;
 
 import com.typesafe.config.Config;
 import io.shardtrain.compute.nn.Activation;
+import io.shardtrain.compute.nn.Initialization;
 import io.shardtrain.compute.optim.LearningRateSchedule;
 import io.shardtrain.compute.optim.OptimizerSpec;
 import java.nio.file.Path;
@@ -19,6 +20,7 @@ public record TrainSettings(
     String dataset,
     int[] hidden,
     String activation,
+    String init,
     String optimizer,
     double lr,
     String lrSchedule,
@@ -46,6 +48,7 @@ public record TrainSettings(
       throw new IllegalArgumentException("eval-every must not be negative (0: at each epoch's end), got " + evalEvery);
     }
     Activation.parse(activation);
+    Initialization.parse(init);
     OptimizerSpec.parse(optimizer);
     // Bound to any length here: the job's own is known once its data is.
     LearningRateSchedule.parse(bound(lrSchedule, 1), (float) lr);
@@ -77,6 +80,7 @@ public record TrainSettings(
         t.getString("dataset"),
         hidden.stream().mapToInt(Integer::intValue).toArray(),
         t.getString("activation"),
+        t.getString("init"),
         t.getString("optimizer"),
         t.getDouble("lr"),
         t.getString("lr-schedule"),

@@ -201,7 +201,7 @@ final class JobMessages {
         .setMode(j.mode().name().toLowerCase(Locale.ROOT)).setTrainers(j.trainers()).setBatch(j.batch())
         .setEpochs(j.epochs()).setSteps(j.steps()).setOptimizer(j.optimizer()).setLr(j.lr())
         .setLrSchedule(j.lrSchedule()).setWeightDecay(j.weightDecay()).setMaxStaleness(j.maxStaleness())
-        .setBlockSize(j.blockSize());
+        .setBlockSize(j.blockSize()).setInit(j.initialization().label());
     for (BlockSlice s : layout(j).values()) {
       b.addBlocks(Block.newBuilder().setBlockId(s.entityId()).setParameter(s.parameter()).setIndex(s.index())
           .setOffset(s.offset()).setLength(s.length()));

@@ -8,6 +8,7 @@ import io.shardtrain.actors.ps.ParamShape;
 import io.shardtrain.actors.sparse.TableSpec;
 import io.shardtrain.compute.backend.Backend;
 import io.shardtrain.compute.nn.Activation;
+import io.shardtrain.compute.nn.Initialization;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.persistence.model.ModelParameters;
 import io.shardtrain.persistence.model.ModelSnapshot;
@@ -45,7 +46,19 @@ public record JobSpec(
     int blockSize,
     List<String> blocks,
     // Left out when null, so an MLP job is written as it was before click-through jobs existed.
-    @JsonInclude(JsonInclude.Include.NON_NULL) CtrModel ctr) implements CborSerializable {
+    @JsonInclude(JsonInclude.Include.NON_NULL) CtrModel ctr,
+    // How the MLP's layers started (Initialization's label); null for the default, auto, so such a
+    // job is written as before the choice existed.
+    @JsonInclude(JsonInclude.Include.NON_NULL) String init) implements CborSerializable {
+
+  /** A job whose MLP starts as {@link Initialization#AUTO} does (and a click-through job). */
+  public JobSpec(String jobId, String dataset, int trainExamples, int inputDim, int classes, List<Integer> hidden,
+      String activation, long seed, BlockSpec.Mode mode, int trainers, int batch, int epochs, long steps,
+      String optimizer, float lr, String lrSchedule, float weightDecay, long maxStaleness, int blockSize,
+      List<String> blocks, CtrModel ctr) {
+    this(jobId, dataset, trainExamples, inputDim, classes, hidden, activation, seed, mode, trainers, batch, epochs,
+        steps, optimizer, lr, lrSchedule, weightDecay, maxStaleness, blockSize, blocks, ctr, null);
+  }
 
   public JobSpec {
     if (trainers < 1) throw new IllegalArgumentException("a job needs at least 1 trainer, got " + trainers);
@@ -60,6 +73,12 @@ public record JobSpec(
     }
     hidden = List.copyOf(hidden);
     blocks = List.copyOf(blocks);
+    if (init != null) init = Initialization.parse(init) == Initialization.AUTO ? null : Initialization.parse(init).label();
+  }
+
+  /** How the MLP's layers start. */
+  public Initialization initialization() {
+    return init == null ? Initialization.AUTO : Initialization.parse(init);
   }
 
   /** The sparse table of a click-through job; null for an MLP job. */
@@ -113,8 +132,8 @@ public record JobSpec(
    * and what pulled parameters are written into.
    */
   public Mlp newModel(Backend backend) {
-    return Mlp.create(backend, inputDim, hiddenArray(), classes,
-        Activation.parse(activation), seed);
+    return Mlp.create(backend, inputDim, hiddenArray(), classes, Activation.parse(activation), initialization(),
+        seed);
   }
 
   /** {@code model}'s parameters at {@code version} with this job's description, for {@code ModelFiles.save}. */
@@ -125,6 +144,7 @@ public record JobSpec(
     description.put("hidden", hidden.toString());
     description.put("classes", String.valueOf(classes));
     description.put("activation", activation);
+    if (init != null) description.put("init", initialization().label());
     description.put("job", jobId);
     description.put("dataset", dataset);
     // The data order's: a checkpoint's reader offsets are positions in it.

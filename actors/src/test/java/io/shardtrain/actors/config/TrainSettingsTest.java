@@ -62,6 +62,9 @@ class TrainSettingsTest {
     e = assertThrows(IllegalArgumentException.class, () -> with("shardtrain.train.eval-every = -1"));
     assertEquals("eval-every must not be negative (0: at each epoch's end), got -1", e.getMessage());
     assertEquals(Activation.TANH, Activation.parse(with("shardtrain.train.activation = Tanh").activation()));
+    e = assertThrows(IllegalArgumentException.class, () -> with("shardtrain.train.init = kaiming"));
+    assertEquals("unknown init 'kaiming': expected auto or pytorch", e.getMessage());
+    assertEquals("PyTorch", with("shardtrain.train.init = PyTorch").init());
   }
 
   @Test

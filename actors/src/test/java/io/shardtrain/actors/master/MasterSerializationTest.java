@@ -5,6 +5,7 @@ import akka.actor.typed.javadsl.Adapter;
 import akka.pattern.StatusReply;
 import akka.serialization.Serialization;
 import akka.serialization.SerializationExtension;
+import io.shardtrain.actors.job.JobSpec;
 import io.shardtrain.actors.job.JobProtocol;
 import io.shardtrain.actors.job.TrainerNotice;
 import java.util.HexFormat;
@@ -37,6 +38,13 @@ class MasterSerializationTest {
   void repliesRoundTripThroughCborSerialization() {
     var serialization = kit.serializationTestKit();
     serialization.verifySerialization(new JobProtocol.Registration(MasterTest.job(), 3, List.of("a", "b"), 42, 1), true);
+    JobSpec torchInit = MasterTest.job();
+    torchInit = new JobSpec(torchInit.jobId(), torchInit.dataset(), torchInit.trainExamples(), torchInit.inputDim(),
+        torchInit.classes(), torchInit.hidden(), torchInit.activation(), torchInit.seed(), torchInit.mode(),
+        torchInit.trainers(), torchInit.batch(), torchInit.epochs(), torchInit.steps(), torchInit.optimizer(),
+        torchInit.lr(), torchInit.lrSchedule(), torchInit.weightDecay(), torchInit.maxStaleness(), torchInit.blockSize(),
+        torchInit.blocks(), null, "pytorch");
+    serialization.verifySerialization(new Master.JobSubmitted(torchInit, null), true);
     serialization.verifySerialization(new JobProtocol.Lease(1, 0, 0, 50, 20), true);
     serialization.verifySerialization(new JobProtocol.Lease(1, 0, 0, 50, 20, Map.of("w#0", 28L)), true);
     serialization.verifySerialization(new Master.TaskSettled(1, 0, "a", 20, 3, Map.of("w#0", 28L)), true);

@@ -12,8 +12,9 @@ import java.util.Random;
  *
  * <p>Weights start He/Kaiming-uniform, {@code U(-sqrt(6/in), sqrt(6/in))}, which keeps the
  * activation variance steady through ReLU layers, or Glorot-uniform,
- * {@code U(-sqrt(6/(in+out)), sqrt(6/(in+out)))}, the usual choice before tanh and sigmoid.
- * Biases start at zero. Backward is split in {@link #backwardParameters} and
+ * {@code U(-sqrt(6/(in+out)), sqrt(6/(in+out)))}, the usual choice before tanh and sigmoid, and
+ * biases at zero; or as PyTorch's {@code nn.Linear} starts, weights and then biases
+ * {@code U(-1/sqrt(in), 1/sqrt(in))}. Backward is split in {@link #backwardParameters} and
  * {@link #backwardInput} so a model can hand out this layer's gradients before it spends time on
  * the input gradient (and skip that entirely for the first layer).
  */
@@ -22,7 +23,9 @@ public final class Dense implements Layer {
   /** How the weights are drawn. */
   public enum Init {
     HE_UNIFORM,
-    GLOROT_UNIFORM
+    GLOROT_UNIFORM,
+    /** {@code torch.nn.Linear}'s default: weights and biases {@code U(-1/sqrt(in), 1/sqrt(in))}. */
+    PYTORCH
   }
 
   private final String name;
@@ -50,11 +53,20 @@ public final class Dense implements Layer {
     this.out = out;
     this.backend = Objects.requireNonNull(backend, "backend");
     Tensor w = Tensor.zeros(in, out);
-    double limit = init == Init.HE_UNIFORM ? Math.sqrt(6.0 / in) : Math.sqrt(6.0 / (in + out));
+    double limit = switch (init) {
+      case HE_UNIFORM -> Math.sqrt(6.0 / in);
+      case GLOROT_UNIFORM -> Math.sqrt(6.0 / (in + out));
+      case PYTORCH -> 1 / Math.sqrt(in);
+    };
     float[] ws = w.data();
     for (int i = 0; i < ws.length; i++) ws[i] = (float) ((initRng.nextDouble() * 2 - 1) * limit);
+    Tensor b = Tensor.zeros(out);
+    if (init == Init.PYTORCH) {
+      float[] bs = b.data();
+      for (int i = 0; i < bs.length; i++) bs[i] = (float) ((initRng.nextDouble() * 2 - 1) * limit);
+    }
     this.weight = new Parameter(name + ".weight", w);
-    this.bias = new Parameter(name + ".bias", Tensor.zeros(out));
+    this.bias = new Parameter(name + ".bias", b);
   }
 
   public String name() {

@@ -15,9 +15,11 @@ import java.util.function.Consumer;
  *
  * <p>{@link #forwardBackward} hands each parameter to the caller the moment its gradient is
  * final, last layer first, so a trainer can start pushing the top layers while the lower ones
- * are still being differentiated. Hidden layers take the init that suits the activation
- * ({@link Activation#init()}); the output layer, which feeds the softmax, is Glorot-uniform.
- * All weights come from one {@code Random(seed)} in layer order, so a seed fixes the model.
+ * are still being differentiated. By default ({@link Initialization#AUTO}) hidden layers take
+ * the init that suits the activation ({@link Activation#init()}), the output layer, which feeds
+ * the softmax, Glorot-uniform; {@link Initialization#PYTORCH} starts every layer as PyTorch's
+ * {@code nn.Linear} does. All values come from one {@code Random(seed)} in layer order, so a seed
+ * fixes the model.
  *
  * <p>Forward can also run one dense layer at a time ({@link GradientStep}): a trainer runs a
  * layer as soon as its pulled parameters are in while later layers' are still arriving.
@@ -61,7 +63,14 @@ public final class Mlp implements GradientStep {
    */
   public static Mlp create(Backend backend, int inputDim, int[] hidden, int outputDim,
       Activation activation, long seed) {
+    return create(backend, inputDim, hidden, outputDim, activation, Initialization.AUTO, seed);
+  }
+
+  /** As {@link #create(Backend, int, int[], int, Activation, long)}, the layers started as {@code init} says. */
+  public static Mlp create(Backend backend, int inputDim, int[] hidden, int outputDim,
+      Activation activation, Initialization init, long seed) {
     Objects.requireNonNull(backend, "backend");
+    Objects.requireNonNull(init, "init");
     Objects.requireNonNull(hidden, "hidden");
     Objects.requireNonNull(activation, "activation");
     int[] widths = new int[hidden.length + 2];
@@ -79,8 +88,9 @@ public final class Mlp implements GradientStep {
     List<Layer> acts = new ArrayList<>();
     for (int i = 0; i + 1 < widths.length; i++) {
       boolean last = i + 2 == widths.length;
-      Dense.Init init = last ? Dense.Init.GLOROT_UNIFORM : activation.init();
-      dense.add(new Dense("dense" + (i + 1), widths[i], widths[i + 1], backend, rng, init));
+      Dense.Init layerInit = init == Initialization.PYTORCH ? Dense.Init.PYTORCH
+          : last ? Dense.Init.GLOROT_UNIFORM : activation.init();
+      dense.add(new Dense("dense" + (i + 1), widths[i], widths[i + 1], backend, rng, layerInit));
       if (!last && !inProducts(activation)) acts.add(activation.newLayer(backend));
     }
     return new Mlp(backend, activation, dense, acts);

@@ -150,6 +150,16 @@ class DenseTest {
   }
 
   @Test
+  void pytorchInitDrawsWeightsAndBiasesWithinOneOverRootIn() {
+    int in = 400, out = 300;
+    Dense d = new Dense("p", in, out, BACKEND, new Random(8), Dense.Init.PYTORCH);
+    // U(-1/sqrt(in), 1/sqrt(in)) has variance 1/(3 in), as torch.nn.Linear's weights and biases.
+    assertInit(d.weight().value().data(), 1 / Math.sqrt(in), 1.0 / (3 * in));
+    // 300 values estimate that variance to about 5%.
+    assertInit(d.bias().value().data(), 1 / Math.sqrt(in), 1.0 / (3 * in), 0.25);
+  }
+
+  @Test
   void sameSeedGivesTheSameWeightsAndParametersAreNamedWeightThenBias() {
     Dense a = new Dense("dense1", 6, 4, BACKEND, new Random(9));
     Dense b = new Dense("dense1", 6, 4, BACKEND, new Random(9));
@@ -164,12 +174,16 @@ class DenseTest {
   }
 
   private static void assertInit(float[] w, double limit, double variance) {
+    assertInit(w, limit, variance, 0.05);
+  }
+
+  private static void assertInit(float[] w, double limit, double variance, double tolerance) {
     double sumSq = 0;
     for (float v : w) {
       assertTrue(Math.abs(v) <= limit, "weight " + v + " outside +-" + limit);
       sumSq += (double) v * v;
     }
     double measured = sumSq / w.length;
-    assertEquals(variance, measured, 0.05 * variance, "init variance");
+    assertEquals(variance, measured, tolerance * variance, "init variance");
   }
 }

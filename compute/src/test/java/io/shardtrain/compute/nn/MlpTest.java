@@ -138,6 +138,25 @@ class MlpTest {
   }
 
   @Test
+  void pytorchInitStartsEveryLayerAsTorchLinearAndAutoByItsActivation() {
+    int[] widths = {784, 512, 256, 10};
+    Mlp torch = Mlp.create(BACKEND, 784, new int[] {512, 256}, 10, Activation.RELU, Initialization.PYTORCH, 5);
+    Mlp auto = Mlp.create(BACKEND, 784, new int[] {512, 256}, 10, Activation.RELU, Initialization.parse("AUTO"), 5);
+    for (int l = 0; l < 3; l++) {
+      double torchBound = 1 / Math.sqrt(widths[l]);
+      // He-uniform before the ReLUs, Glorot-uniform for the output layer.
+      double autoBound = l < 2 ? Math.sqrt(6.0 / widths[l]) : Math.sqrt(6.0 / (widths[l] + widths[l + 1]));
+      assertEquals(torchBound, maxAbs(torch.parameters().get(2 * l).value().data()), 0.01 * torchBound);
+      double biasMax = maxAbs(torch.parameters().get(2 * l + 1).value().data());
+      assertTrue(biasMax <= torchBound && biasMax > 0.5 * torchBound, "layer " + l + "'s biases reach " + biasMax);
+      assertEquals(autoBound, maxAbs(auto.parameters().get(2 * l).value().data()), 0.01 * autoBound);
+      assertEquals(0.0, maxAbs(auto.parameters().get(2 * l + 1).value().data()), "auto's biases start at zero");
+    }
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Initialization.parse("xavier"));
+    assertEquals("unknown init 'xavier': expected auto or pytorch", e.getMessage());
+  }
+
+  @Test
   void predictIsTheArgmaxOfTheLogits() {
     Mlp mlp = Mlp.create(BACKEND, 3, new int[] {4}, 5, Activation.TANH, 4);
     Tensor x = GradCheck.random(new Random(5), 2f, 9, 3);

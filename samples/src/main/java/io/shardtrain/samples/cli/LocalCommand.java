@@ -9,6 +9,7 @@ import io.shardtrain.actors.ps.BlockSpec;
 import io.shardtrain.actors.ps.PsSettings;
 import io.shardtrain.actors.transport.WirePrecision;
 import io.shardtrain.compute.backend.Backends;
+import io.shardtrain.compute.nn.Initialization;
 import io.shardtrain.persistence.journal.JournalSettings;
 import io.shardtrain.actors.config.CtrSettings;
 import io.shardtrain.samples.local.CtrData;
@@ -159,6 +160,7 @@ final class LocalCommand implements Callable<Integer> {
     List<String> mlpOnly = new ArrayList<>();
     if (flags.hidden != null) mlpOnly.add("--hidden");
     if (flags.activation != null) mlpOnly.add("--activation");
+    if (flags.init != null) mlpOnly.add("--init");
     if (flags.backend != null) mlpOnly.add("--backend");
     if (flags.computeThreads != null) mlpOnly.add("--compute-threads");
     if (!mlpOnly.isEmpty()) {
@@ -266,6 +268,8 @@ final class LocalCommand implements Callable<Integer> {
     description.put("hidden", java.util.Arrays.toString(s.hidden()));
     description.put("classes", String.valueOf(train.numClasses()));
     description.put("activation", s.activation());
+    Initialization init = Initialization.parse(s.init());
+    if (init != Initialization.AUTO) description.put("init", init.label());
     description.put("dataset", s.dataset());
     description.put("seed", String.valueOf(s.seed()));
     saveModel(io.shardtrain.persistence.model.ModelParameters.snapshot(model.parameters(), description, version));

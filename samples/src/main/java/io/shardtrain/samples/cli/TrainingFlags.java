@@ -53,6 +53,8 @@ final class TrainingFlags {
   String hidden;
   @Option(names = "--activation", description = "relu, tanh or sigmoid (default: ${sys:shardtrain.default.train.activation}).")
   String activation;
+  @Option(names = "--init", description = "How the MLP's layers start: auto (by activation, biases zero) or pytorch (as torch.nn.Linear) (default: ${sys:shardtrain.default.train.init}).")
+  String init;
   @Option(names = "--optimizer", description = "sgd, momentum, nesterov, adam, adamw, adagrad or lars (default: ${sys:shardtrain.default.train.optimizer}).")
   String optimizer;
   @Option(names = "--lr", description = "Base learning rate (default: ${sys:shardtrain.default.train.lr}).")
@@ -97,6 +99,7 @@ final class TrainingFlags {
     if (steps != null && epochs == null) put(flags, "train.epochs", 0);
     if (hidden != null) flags.put("shardtrain.train.hidden", toList(TrainSettings.parseHidden(hidden)));
     put(flags, "train.activation", activation);
+    put(flags, "train.init", init);
     put(flags, "train.optimizer", optimizer);
     put(flags, "train.lr", lr);
     put(flags, "train.lr-schedule", lrSchedule);

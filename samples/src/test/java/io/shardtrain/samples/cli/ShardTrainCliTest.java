@@ -128,6 +128,7 @@ class ShardTrainCliTest {
     }
     assertTrue(json.contains("\"mode\": \"single\""), json);
     assertTrue(json.contains("\"activation\": \"relu\"") && json.contains("\"lr_schedule\": \"cosine\""), json);
+    assertTrue(json.contains("\"init\": \"auto\""), json);
     assertEquals(0.0, field(json, "weight_decay"));
     assertEquals(3, field(json, "epochs"));
     assertEquals(48, field(json, "steps")); // 512 / 32 = 16 steps per epoch
@@ -194,6 +195,25 @@ class ShardTrainCliTest {
     String json = Files.readString(second);
     assertTrue(field(json, "blocks") >= 9, "64x32 in blocks of 300 alone makes 7: " + json);
     assertEquals(accuracy, field(json, "test_accuracy"), 0.005, json);
+  }
+
+  @Test
+  void aModelStartedAsPytorchsLinearLayersSaysSoInItsReportAndSavedModel() throws IOException {
+    Path report = dataDir.resolve("torch-init.json");
+    Path model = dataDir.resolve("torch-init-model");
+    Run r = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--hidden", "32",
+        "--init", "pytorch", "--optimizer", "sgd", "--lr", "0.05", "--batch", "32", "--epochs", "3", "--no-progress",
+        "--report", report.toString(), "--save-model", model.toString());
+    assertEquals(0, r.exit(), r.err());
+    String json = Files.readString(report);
+    assertTrue(json.contains("\"init\": \"pytorch\""), json);
+    assertTrue(field(json, "test_accuracy") > 0.9, json);
+    String manifest = Files.readString(model.resolve("manifest.json"));
+    assertTrue(manifest.contains("\"init\" : \"pytorch\"") || manifest.contains("\"init\": \"pytorch\""), manifest);
+    Run wrong = run("local", "--dataset", "fashion-mnist", "--data-dir", dataDir.toString(), "--init", "xavier",
+        "--steps", "1", "--no-progress");
+    assertEquals(2, wrong.exit());
+    assertEquals("shardtrain: error: unknown init 'xavier': expected auto or pytorch", wrong.err().strip());
   }
 
   @Test
@@ -613,9 +633,9 @@ class ShardTrainCliTest {
     assertEquals(2, resume.exit(), resume.err());
     assertEquals("shardtrain: error: " + ShardTrain.CTR_DOES_NOT_RESUME, resume.err().strip());
     Run shaped = run("local", "--dataset", "ctr", "--data-dir", dataDir.toString(), "--steps", "5",
-        "--hidden", "64", "--backend", "cuda");
+        "--hidden", "64", "--init", "pytorch", "--backend", "cuda");
     assertEquals(2, shaped.exit(), shaped.err());
-    assertEquals("shardtrain: error: --hidden, --backend shape or place an MLP; --dataset ctr trains a"
+    assertEquals("shardtrain: error: --hidden, --init, --backend shape or place an MLP; --dataset ctr trains a"
         + " factorization machine (k = shardtrain.train.ctr.factors) on plain arrays: leave them out",
         shaped.err().strip());
   }

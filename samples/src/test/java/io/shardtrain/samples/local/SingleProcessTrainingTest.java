@@ -48,7 +48,7 @@ class SingleProcessTrainingTest {
 
   /** 30 steps; a profile leaves out the first {@code profileSkip}. */
   private static SingleProcessTraining.Result train(String optimizer, Backend backend, long profileSkip) {
-    TrainSettings settings = new TrainSettings("blobs", new int[] {300, 128}, "relu", optimizer, 0.01, "constant",
+    TrainSettings settings = new TrainSettings("blobs", new int[] {300, 128}, "relu", "auto", optimizer, 0.01, "constant",
         0.0, 64, 0, 30, 42, 0, "cpu", backend.threads(), null, null, null);
     PrintStream quiet = new PrintStream(OutputStream.nullOutputStream());
     try (backend) {
