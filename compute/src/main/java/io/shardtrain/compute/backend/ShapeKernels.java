@@ -27,7 +27,10 @@ final class ShapeKernels {
   static final String PROPERTY = "shardtrain.compute.shape-kernels";
   /** Shapes given a kernel at most; a training job has one or two (its output layer, at most an evaluation's). */
   static final int MAX_SHAPES = 32;
-  /** Calls of a new kernel before products take it; the JIT's second tier compiles it within a few hundred. */
+  /**
+   * Calls of a new kernel before products take it, so that the JIT's second tier has compiled it
+   * by then; were it still at the first tier, products would run it slowly for a while (same bits).
+   */
   static final int WARM_CALLS = 2_000;
 
   /** This JVM's kernels; null when {@link #PROPERTY} turns them off. */
