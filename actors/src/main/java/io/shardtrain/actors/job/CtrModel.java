@@ -58,7 +58,7 @@ public record CtrModel(int fields, int denseDim, int factors, long hashSpace, in
   public ModelSnapshot snapshot(String jobId, String dataset, long seed, String optimizer, long version, float[] dense,
       long[] ids, float[] rows) {
     Map<String, String> description = new LinkedHashMap<>();
-    description.put("model", "fm");
+    description.put("model", SavedModels.FM);
     description.put("fields", String.valueOf(fields));
     description.put("denseDim", String.valueOf(denseDim));
     description.put("factors", String.valueOf(factors));
@@ -82,12 +82,8 @@ public record CtrModel(int fields, int denseDim, int factors, long hashSpace, in
    * differ: an id is a field's value, so a job of other fields takes the rows of the ids it shares.
    */
   public void checkSaved(ModelSnapshot saved, java.nio.file.Path dir) {
-    String kind = saved.description().get("model");
+    SavedModels.requireKind(saved.description(), dir, SavedModels.FM, "this job");
     String start = "cannot initialise from " + dir.toAbsolutePath().normalize() + ": ";
-    if (!"fm".equals(kind)) {
-      throw new IllegalArgumentException(start + "it holds " + (kind == null ? "a model of no stated kind" : "an " + kind
-          + " model") + ", not a factorization machine (model \"fm\")");
-    }
     String shape = " (it was saved with " + saved.description().get("denseDim") + " dense features and "
         + saved.description().get("factors") + " factors; this job has " + denseDim + " and " + factors + ")";
     int dense;

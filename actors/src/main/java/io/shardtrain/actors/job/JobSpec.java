@@ -139,7 +139,7 @@ public record JobSpec(
   /** {@code model}'s parameters at {@code version} with this job's description, for {@code ModelFiles.save}. */
   public ModelSnapshot snapshot(Mlp model, long version) {
     Map<String, String> description = new LinkedHashMap<>();
-    description.put("model", "mlp");
+    description.put("model", SavedModels.MLP);
     description.put("inputDim", String.valueOf(inputDim));
     description.put("hidden", hidden.toString());
     description.put("classes", String.valueOf(classes));

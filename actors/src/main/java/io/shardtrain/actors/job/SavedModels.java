@@ -11,6 +11,32 @@ import io.shardtrain.persistence.model.TableValues;
 public final class SavedModels {
   private SavedModels() {}
 
+  /** The kinds of model a description's {@code model} names: an MLP (also when it names none) and a factorization machine. */
+  public static final String MLP = "mlp";
+  public static final String FM = "fm";
+
+  /**
+   * Refuses a saved model whose description names another kind than {@code kind} ({@link #MLP} or
+   * {@link #FM}), naming both; {@code wanter} says what would train from it ("this job",
+   * "--dataset mnist").
+   */
+  public static void requireKind(java.util.Map<String, String> description, java.nio.file.Path dir, String kind,
+      String wanter) {
+    String saved = description.getOrDefault("model", MLP);
+    if (!saved.equals(kind)) {
+      throw new IllegalArgumentException("cannot initialise from " + dir.toAbsolutePath().normalize() + ": it holds "
+          + kindInWords(saved) + ", and " + wanter + " trains " + kindInWords(kind));
+    }
+  }
+
+  private static String kindInWords(String kind) {
+    return switch (kind) {
+      case MLP -> "an MLP (model \"mlp\")";
+      case FM -> "a factorization machine (model \"fm\")";
+      default -> "a model \"" + kind + "\"";
+    };
+  }
+
   /**
    * Overwrites {@code model}'s parameters with a saved model's (docs/MODEL-FORMAT.md). Blocks are
    * cut from whole parameters, so the saved model may come from any number of ps nodes or block
@@ -19,10 +45,7 @@ public final class SavedModels {
   public static void initFrom(java.nio.file.Path dir, Mlp model) {
     ModelSnapshot saved = load(dir);
     dir = dir.toAbsolutePath().normalize();
-    if ("fm".equals(saved.description().get("model"))) {
-      throw new IllegalArgumentException("cannot initialise from " + dir + ": it holds a factorization machine (model"
-          + " \"fm\"), not an MLP");
-    }
+    requireKind(saved.description(), dir, MLP, "this job");
     try {
       ModelParameters.copyInto(saved, model.parameters());
     } catch (IllegalArgumentException e) {

@@ -52,8 +52,8 @@ class CtrModelTest {
     ModelSnapshot mlp = new ModelSnapshot(Map.of("model", "mlp"), 1,
         List.of(new ParameterValues("dense1.weight", new int[] {1}, new float[1])));
     e = assertThrows(IllegalArgumentException.class, () -> model.checkSaved(mlp, DIR));
-    assertEquals("cannot initialise from " + ABS + ": it holds an mlp model, not a factorization machine (model \"fm\")",
-        e.getMessage());
+    assertEquals("cannot initialise from " + ABS + ": it holds an MLP (model \"mlp\"), and this job trains a"
+        + " factorization machine (model \"fm\")", e.getMessage());
   }
 
   @Test

@@ -433,7 +433,8 @@ final class VectorGemm {
   private static void narrowProduct(GemmWorkspace ws, boolean transA, boolean transB, int m, int n, int k,
       float alpha, float[] a, int lda, float[] b, int ldb, float beta, float[] c, int ldc) {
     if (!transA && !transB && n <= RowGemm.VL && (2 * n > RowGemm.VL || k < VL)) {
-      RowGemm.gemm(ws.shapeKernels, ws.transposed(RowGemm.SCRATCH), m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
+      RowGemm.gemm(ws.shapeKernels, ws.transposed(RowGemm.SCRATCH), m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0,
+          ldc);
       return;
     }
     if (!transA && k >= VL) {

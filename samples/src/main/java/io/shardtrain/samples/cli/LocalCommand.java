@@ -3,6 +3,7 @@ package io.shardtrain.samples.cli;
 import com.typesafe.config.Config;
 import io.shardtrain.actors.ShardTrain;
 import io.shardtrain.actors.config.TrainSettings;
+import io.shardtrain.actors.job.SavedModels;
 import io.shardtrain.actors.metrics.MetricsSettings;
 import io.shardtrain.actors.job.Resumption;
 import io.shardtrain.actors.ps.BlockSpec;
@@ -95,12 +96,8 @@ final class LocalCommand implements Callable<Integer> {
     if (settings.initFrom() != null) {
       Map<String, String> described = io.shardtrain.persistence.model.ModelFiles.readManifest(settings.initFrom())
           .description();
-      String savedKind = described.getOrDefault("model", "mlp");
-      if (!savedKind.equals(ctr ? "fm" : "mlp")) {
-        throw new IllegalArgumentException("cannot initialise from " + settings.initFrom() + ": it holds "
-            + ("fm".equals(savedKind) ? "a factorization machine (model \"fm\")" : "an " + savedKind + " model")
-            + ", and --dataset " + settings.dataset() + " trains " + (ctr ? "a factorization machine" : "an MLP"));
-      }
+      SavedModels.requireKind(described, settings.initFrom(), ctr ? SavedModels.FM : SavedModels.MLP,
+          "--dataset " + settings.dataset());
       String activation = described.get("activation");
       if (!ctr && activation != null && !activation.equals(settings.activation())) {
         spec.commandLine().getErr().println("shardtrain: warning: " + settings.initFrom() + " was trained with "
@@ -263,7 +260,7 @@ final class LocalCommand implements Callable<Integer> {
       long version) throws java.io.IOException {
     if (saveModel == null && exportNpy == null) return;
     Map<String, String> description = new LinkedHashMap<>();
-    description.put("model", "mlp");
+    description.put("model", SavedModels.MLP);
     description.put("inputDim", String.valueOf(train.dim()));
     description.put("hidden", java.util.Arrays.toString(s.hidden()));
     description.put("classes", String.valueOf(train.numClasses()));

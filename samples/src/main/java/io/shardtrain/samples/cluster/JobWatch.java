@@ -36,7 +36,8 @@ public final class JobWatch {
 
   /**
    * Polls every {@code every} until the job is done, printing a line when the reported examples
-   * grew by a tenth of the last line's count or more; status failures (a master that is moving) are
+   * grew by a tenth of the last line's count or more, at most one a second (lines say whole
+   * seconds, and two lines of the same second read as a repeat); status failures (a master that is moving) are
    * retried for {@code patience}, then it fails with the last one.
    */
   public static Result untilDone(StatusPoll status, Duration every, PrintWriter out, Duration patience)
@@ -45,6 +46,7 @@ public final class JobWatch {
     long firstNanos = -1;
     long firstExamples = 0;
     long printed = 0;
+    long printedSecond = -1;
     int waitingSaid = -1;
     long failingSince = -1;
     while (true) {
@@ -80,16 +82,18 @@ public final class JobWatch {
         double rate = training > 0 ? (s.examplesReported() - firstExamples) / training : 0;
         return new Result(s.jobId(), s.examplesReported(), training, rate, (now - start) / 1e9);
       }
+      long second = Math.round((now - start) / 1e9);
       if (s.submitted() && !s.started() && s.registered() != waitingSaid) {
         // The job trains nothing until its planned trainers registered: say so once a count, or it looks stalled.
         waitingSaid = s.registered();
-        out.printf(Locale.ROOT, "%.0f s: waiting for trainers: %d of the %d the job plans have registered%n",
-            (now - start) / 1e9, s.registered(), s.planned());
+        out.printf(Locale.ROOT, "%d s: waiting for trainers: %d of the %d the job plans have registered%n",
+            second, s.registered(), s.planned());
         out.flush();
       }
-      if (s.examplesReported() >= printed + Math.max(1, printed / 10)) {
+      if (s.examplesReported() >= printed + Math.max(1, printed / 10) && second != printedSecond) {
         printed = s.examplesReported();
-        out.printf(Locale.ROOT, "%.0f s: %d examples reported%n", (now - start) / 1e9, printed);
+        printedSecond = second;
+        out.printf(Locale.ROOT, "%d s: %d examples reported%n", second, printed);
         out.flush();
       }
       Thread.sleep(every.toMillis());

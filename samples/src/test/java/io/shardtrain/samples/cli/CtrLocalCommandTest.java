@@ -201,8 +201,8 @@ class CtrLocalCommandTest {
     // Refused before any data is read or generated.
     Run mlp = run("local", "--dataset", "mnist", "--data-dir", dir.resolve("no-data").toString(), "--init-from",
         saved.toString());
-    assertEquals("shardtrain: error: cannot initialise from " + saved.toAbsolutePath() + ": it holds a factorization"
-        + " machine (model \"fm\"), and --dataset mnist trains an MLP", mlp.err().strip());
+    assertEquals("shardtrain: error: cannot initialise from " + saved.toAbsolutePath().normalize() + ": it holds a"
+        + " factorization machine (model \"fm\"), and --dataset mnist trains an MLP (model \"mlp\")", mlp.err().strip());
     Path file = Files.writeString(dir.resolve("a-file"), "x");
     Run npyOnAFile = run(concat(new String[] {"local", "--steps", "1", "--export-npy", file.toString()}, training));
     assertEquals(2, npyOnAFile.exit(), npyOnAFile.err());

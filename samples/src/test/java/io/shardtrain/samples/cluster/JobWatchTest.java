@@ -46,6 +46,16 @@ class JobWatchTest {
   }
 
   @Test
+  void progressIsOneLineASecondHoweverFastTheExamplesGrow() throws Exception {
+    ArrayDeque<JobWatch.Progress> polls = new ArrayDeque<>(List.of(new JobWatch.Progress("j", true, true, false, 100, 2, 2),
+        new JobWatch.Progress("j", true, true, false, 200, 2, 2), new JobWatch.Progress("j", true, true, false, 400, 2, 2),
+        new JobWatch.Progress("j", true, true, false, 800, 2, 2), new JobWatch.Progress("j", true, true, true, 1600, 2, 2)));
+    JobWatch.untilDone(polls::poll, Duration.ofMillis(1), out, Duration.ofSeconds(30));
+    assertEquals(List.of("0 s: 100 examples reported"),
+        printed.toString().lines().filter(l -> l.contains("examples reported")).toList());
+  }
+
+  @Test
   void statusThatStaysUnavailablePastThePatienceFailsNamingWhy() {
     AtomicInteger polls = new AtomicInteger();
     IllegalStateException e = assertThrows(IllegalStateException.class, () -> JobWatch.untilDone(() -> {
