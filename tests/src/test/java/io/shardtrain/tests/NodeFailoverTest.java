@@ -178,6 +178,13 @@ class NodeFailoverTest {
         if (t >= killedAt && (decidedAt == null || t < decidedAt)) decidedAt = t;
       }
     }
+    // The nodes that stayed say what happened to it, at the default log level.
+    java.util.function.BooleanSupplier said = () -> cluster.nodes.stream().filter(n -> n != node).anyMatch(
+        n -> n.log().contains(" is unreachable") && n.log().contains(" was downed and removed from the cluster"));
+    for (long by = System.nanoTime() + 20_000_000_000L; !said.getAsBoolean() && System.nanoTime() < by; ) {
+      Thread.sleep(200);
+    }
+    assertTrue(said.getAsBoolean(), "no node that stayed said the killed one went");
     Recovery r = new Recovery((wentOnAt - killedAt) / 1e3,
         decidedAt == null ? Double.NaN : (wentOnAt - decidedAt) / 1e3);
     System.out.printf("%s: killed %s after %d examples; the resolver decided %s s later; training went on"

@@ -52,6 +52,7 @@ final class RowKernel implements RowGemm.Rows {
       c6 = FloatVector.broadcast(SPECIES, a[a0 + 6 * LDA + p]).fma(y, c6);
       c7 = FloatVector.broadcast(SPECIES, a[a0 + 7 * LDA + p]).fma(y, c7);
     }
+    // B's last rows from the scratch, in a loop of their own, so that the main loop reads one array.
     int tail = RowGemm.TAIL;
     for (int p = WHOLE; p < K; p++) {
       FloatVector y = FloatVector.fromArray(SPECIES, scratch, tail + (p - WHOLE) * VL);

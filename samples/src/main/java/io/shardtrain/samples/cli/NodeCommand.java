@@ -128,6 +128,7 @@ final class NodeCommand implements Callable<Integer> {
       out.printf("%s up with roles %s%n", self, roleList);
       out.flush();
     });
+    MemberLines.start(node.system(), out);
     if (node.grpcPort() >= 0) {
       out.printf("gRPC API at %s:%d%n", node.system().settings().config().getString("shardtrain.grpc.host"),
           node.grpcPort());
