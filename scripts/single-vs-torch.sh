@@ -2,9 +2,9 @@
 # Issue 17's single-process bar: ShardTrain's `local` against PyTorch's torch_single.py (the reference
 # runs kept outside this repository, in the directory PEERS; docs/BENCHMARKS.md, "The PyTorch
 # reference runs"), one compute thread each, in alternating rounds (which goes first alternates
-# too); prints each round's samples/s, their ratio and both test accuracies, and the median of the ratios. With CPU both are
-# pinned to that vCPU (taskset), the JVM's compiler and collector threads with them; without it,
-# neither is pinned. PyTorch runs on OpenBLAS's own choice of kernels (the AVX-512 ones on an
+# too); prints each round's samples/s, their ratio and both test accuracies, and the median of the
+# ratios. With CPU both are pinned to that vCPU (taskset), the JVM's compiler and collector threads
+# with them; without it, neither is pinned. PyTorch runs on OpenBLAS's own choice of kernels (the AVX-512 ones on an
 # AVX-512 machine): OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset.
 #   bash scripts/single-vs-torch.sh ROUNDS PEERS [CPU]    # from the repository root
 set -euo pipefail

@@ -11,8 +11,9 @@ import io.shardtrain.persistence.model.TableValues;
 public final class SavedModels {
   private SavedModels() {}
 
-  /** The kinds of model a description's {@code model} names: an MLP (also when it names none) and a factorization machine. */
+  /** A description's {@code model} for an MLP; a description that names no kind is an MLP's too. */
   public static final String MLP = "mlp";
+  /** A description's {@code model} for a factorization machine (a click-through model). */
   public static final String FM = "fm";
 
   /**
