@@ -28,6 +28,13 @@ public record CtrDataset(
     return labels.length;
   }
 
+  /** How many rows of the id space {@code [0, hashSpace)} the examples' ids use. */
+  public int rowsUsed() {
+    java.util.BitSet used = new java.util.BitSet(hashSpace);
+    for (int id : ids) used.set(id);
+    return used.cardinality();
+  }
+
   /** The dense features with the click labels as 0/1 targets; a view, no copy. */
   public Dataset asDataset() {
     return Dataset.withTargets(dense, denseDim, labels);

@@ -54,6 +54,12 @@ class CtrGeneratorTest {
   }
 
   @Test
+  void rowsUsedCountsEachIdOnce() {
+    CtrDataset d = new CtrDataset(2, 0, 10, new int[] {1, 3, 3, 9, 1, 0}, new float[0], new float[3], new float[3]);
+    assertEquals(4, d.rowsUsed());
+  }
+
+  @Test
   void sameSeedGivesIdenticalDataAndAnotherSeedDoesNot() {
     CtrDataset a = new CtrGenerator(CtrGenerator.Config.defaults(42)).generate(2000);
     CtrDataset b = new CtrGenerator(CtrGenerator.Config.defaults(42)).generate(2000);

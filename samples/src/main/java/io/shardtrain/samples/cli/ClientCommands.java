@@ -148,7 +148,9 @@ final class ClientCommands {
       DataSets.requireKnown(s.dataset());
       // The shape the job's model is planned from; the trainers read the same data set.
       if (CtrData.isCtr(s.dataset())) {
-        var train = CtrData.load(s.dataset(), CtrSettings.fromConfig(jobConfig), s.seed()).train();
+        CtrData ctrData = CtrData.load(s.dataset(), CtrSettings.fromConfig(jobConfig), s.seed());
+        ctrData.crowdedIdSpace().ifPresent(spec.commandLine().getErr()::println);
+        var train = ctrData.train();
         shape = DatasetShape.newBuilder().setInputDim(train.denseDim()).setTrainExamples(train.size()).setClasses(2)
             .setClickThrough(ClickThroughShape.newBuilder().setFields(train.fields()).setHashSpace(train.hashSpace())
                 .setFingerprint(train.fingerprint()))

@@ -177,6 +177,7 @@ final class LocalCommand implements Callable<Integer> {
           + " parameter server: use --mode sync or async");
     }
     CtrData data = CtrData.load(settings.dataset(), ctr, settings.seed());
+    data.crowdedIdSpace().ifPresent(spec.commandLine().getErr()::println);
     if (cluster) {
       LocalRun.Outcome r = run.clusterCtr(config, settings, ctr, data, flags.ps, trainers, profile, keepsModel());
       Map<String, Object> m = r.summary();

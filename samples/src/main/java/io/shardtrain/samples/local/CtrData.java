@@ -45,6 +45,19 @@ public record CtrData(CtrDataset train, CtrDataset test, double oracleAuc) {
     throw new IllegalArgumentException("'" + dataset + "' is not a click-through data set (ctr or criteo:PATH)");
   }
 
+  /**
+   * A warning when the training data's ids use more than half of the id space: values hashed into
+   * so full a space share rows often (half full, about 28% of the distinct values share theirs with
+   * another), and a shared row learns one weight for values that may click differently.
+   */
+  public java.util.Optional<String> crowdedIdSpace() {
+    int used = train.rowsUsed();
+    if (2L * used <= train.hashSpace()) return java.util.Optional.empty();
+    return java.util.Optional.of(String.format(java.util.Locale.ROOT, "shardtrain: warning: the training data's ids"
+        + " use %d of the id space's %d rows (%.0f%%), so many feature values share a row; a larger"
+        + " shardtrain.train.ctr.hash-space keeps them apart", used, train.hashSpace(), 100.0 * used / train.hashSpace()));
+  }
+
   /** A test set of one class has no AUC: every score ranks no click above no non-click. */
   private static void requireBothClasses(Path file, CtrDataset test, double fraction) {
     int clicks = 0;

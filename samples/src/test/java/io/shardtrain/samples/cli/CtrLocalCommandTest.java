@@ -1,6 +1,7 @@
 package io.shardtrain.samples.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.PrintWriter;
@@ -79,10 +80,26 @@ class CtrLocalCommandTest {
     assertTrue(auc > oracle - 0.05 && auc <= oracle + 0.01, "test_auc " + auc + ", oracle " + oracle);
     assertEquals(field(json, "test_auc_exact"), auc, 1e-3);
     assertTrue(r.out().contains("test_auc "), r.out());
+    assertFalse(r.err().contains("share a row"), "8 x 100 values in 4096 rows are no crowd:\n" + r.err());
     List<String> csv = Files.readAllLines(dir.resolve("ctr.csv"));
     assertTrue(csv.get(0).endsWith(",test_accuracy,test_auc"), csv.get(0));
     String last = csv.get(csv.size() - 1);
     assertEquals(auc, Double.parseDouble(last.substring(last.lastIndexOf(',') + 1)), 1e-5);
+  }
+
+  @Test
+  void anIdSpaceTheDataFillsMoreThanHalfOfIsWarnedOf() throws Exception {
+    Path crowded = dir.resolve("crowded-ctr.conf");
+    Files.writeString(crowded, Files.readString(smallCtr) + "shardtrain.train.ctr.hash-space = 512\n");
+    Run r = run("local", "--config", crowded.toString(), "--dataset", "ctr", "--steps", "1", "--no-progress");
+    assertEquals(0, r.exit(), r.err());
+    // 8 fields of 100 values each, all drawn in 40,000 examples, hashed into 512 rows: 1 - e^(-800/512) of them used.
+    Matcher m = Pattern.compile("shardtrain: warning: the training data's ids use (\\d+) of the id space's 512 rows"
+        + " \\((\\d+)%\\), so many feature values share a row; a larger shardtrain.train.ctr.hash-space keeps them"
+        + " apart").matcher(r.err());
+    assertTrue(m.find(), r.err());
+    int used = Integer.parseInt(m.group(1));
+    assertTrue(used > 350 && used < 450, used + " rows used");
   }
 
   @Test
