@@ -47,8 +47,8 @@ public record CtrData(CtrDataset train, CtrDataset test, double oracleAuc) {
 
   /**
    * A warning when the training data's ids use more than half of the id space: values hashed into
-   * so full a space share rows often (half full, about 28% of the distinct values share theirs with
-   * another), and a shared row learns one weight for values that may click differently.
+   * so full a space share rows often (at half full, about half the distinct values share their row
+   * with another), and a shared row learns one weight for values that may click differently.
    */
   public java.util.Optional<String> crowdedIdSpace() {
     int used = train.rowsUsed();
