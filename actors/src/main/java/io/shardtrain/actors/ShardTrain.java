@@ -36,7 +36,6 @@ import io.shardtrain.actors.transport.Asks;
 import io.shardtrain.compute.backend.CpuBackend;
 import io.shardtrain.compute.data.CtrDataset;
 import io.shardtrain.compute.nn.Activation;
-import io.shardtrain.compute.nn.Initialization;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;
 import io.shardtrain.compute.optim.OptimizerSpec;
@@ -151,7 +150,7 @@ public final class ShardTrain {
     requireTrainers(trainers);
     OptimizerSpec optimizer = OptimizerSpec.parse(s.optimizer()).withWeightDecay((float) s.weightDecay());
     Mlp model = Mlp.create(CpuBackend.create(1), inputDim, s.hidden(), classes, Activation.parse(s.activation()),
-        Initialization.parse(s.init()), s.seed());
+        s.initialization(), s.seed());
     if (s.initFrom() != null) SavedModels.initFrom(s.initFrom(), model);
     List<String> blocks = BlockLayout.of(model, blockSize, jobId).stream().map(BlockSlice::entityId).toList();
     long stepsPerTrainer = s.stepsPerTrainer(trainExamples, trainers);

@@ -63,6 +63,11 @@ public record TrainSettings(
     dataset = datasetName(dataset);
   }
 
+  /** How the MLP's layers start ({@code init}, checked above). */
+  public Initialization initialization() {
+    return Initialization.parse(init);
+  }
+
   /**
    * A data set's name in lower case, as torchvision's {@code MNIST} names the same data; the path
    * of {@code criteo:PATH} keeps its case.

@@ -73,7 +73,10 @@ public record JobSpec(
     }
     hidden = List.copyOf(hidden);
     blocks = List.copyOf(blocks);
-    if (init != null) init = Initialization.parse(init) == Initialization.AUTO ? null : Initialization.parse(init).label();
+    if (init != null) {
+      Initialization parsed = Initialization.parse(init);
+      init = parsed == Initialization.AUTO ? null : parsed.label();
+    }
   }
 
   /** How the MLP's layers start. */

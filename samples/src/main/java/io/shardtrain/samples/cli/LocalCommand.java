@@ -266,7 +266,7 @@ final class LocalCommand implements Callable<Integer> {
     description.put("hidden", java.util.Arrays.toString(s.hidden()));
     description.put("classes", String.valueOf(train.numClasses()));
     description.put("activation", s.activation());
-    Initialization init = Initialization.parse(s.init());
+    Initialization init = s.initialization();
     if (init != Initialization.AUTO) description.put("init", init.label());
     description.put("dataset", s.dataset());
     description.put("seed", String.valueOf(s.seed()));

@@ -12,7 +12,6 @@ import io.shardtrain.compute.FileTrees;
 import io.shardtrain.compute.backend.Backend;
 import io.shardtrain.compute.backend.Backends;
 import io.shardtrain.compute.backend.TimedBackend;
-import io.shardtrain.compute.nn.Initialization;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.persistence.journal.Journal;
 import io.shardtrain.persistence.journal.JournalSettings;
@@ -379,7 +378,7 @@ final class LocalRun {
     m.put("batch", s.batch());
     m.put("hidden", s.hidden());
     m.put("activation", s.activation());
-    m.put("init", Initialization.parse(s.init()).label());
+    m.put("init", s.initialization().label());
     m.put("optimizer", s.optimizer());
     m.put("lr", s.lr());
     m.put("lr_schedule", s.lrSchedule());

@@ -12,7 +12,6 @@ import io.shardtrain.compute.data.Dataset;
 import io.shardtrain.compute.data.ReaderPosition;
 import io.shardtrain.compute.metrics.Accuracy;
 import io.shardtrain.compute.nn.Activation;
-import io.shardtrain.compute.nn.Initialization;
 import io.shardtrain.compute.nn.GradientStep;
 import io.shardtrain.compute.nn.Mlp;
 import io.shardtrain.compute.nn.Parameter;
@@ -86,7 +85,7 @@ public final class SingleProcessTraining {
       throw new IllegalArgumentException("data set '" + settings.dataset() + "' has no class labels");
     }
     Mlp model = Mlp.create(backend, train.dim(), settings.hidden(), train.numClasses(),
-        Activation.parse(settings.activation()), Initialization.parse(settings.init()), settings.seed());
+        Activation.parse(settings.activation()), settings.initialization(), settings.seed());
     if (settings.initFrom() != null) io.shardtrain.actors.job.SavedModels.initFrom(settings.initFrom(), model);
     Optimizer optimizer = OptimizerSpec.parse(settings.optimizer())
         .withWeightDecay((float) settings.weightDecay()).create();
